@@ -1,0 +1,95 @@
+/**
+ * The single seam through which Gantry runs other programs (helm, kustomize, git, python, the local
+ * cluster's binaries). Keeping every child process behind these two functions gives one place for
+ * environment hygiene and for error messages that name the command and carry its stderr.
+ */
+import { execa, ExecaError, type ResultPromise } from 'execa';
+
+export interface RunOptions {
+  cwd?: string;
+  /** Added to (not replacing) the parent environment. */
+  env?: Record<string, string | undefined>;
+  /** Written to the program's stdin. */
+  input?: string;
+  /** Kills the program after this many milliseconds. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+}
+
+/** A program exited non-zero, timed out, or could not be started. */
+export class CommandError extends Error {
+  readonly command: string;
+  readonly exitCode: number | undefined;
+  readonly stderr: string;
+
+  constructor(command: string, exitCode: number | undefined, stderr: string, reason: string) {
+    super(`${command}: ${reason}${stderr ? `\n${stderr.trimEnd()}` : ''}`);
+    this.name = 'CommandError';
+    this.command = command;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+}
+
+/**
+ * Runs `file args...` to completion and returns its output.
+ * @throws CommandError on a non-zero exit, a timeout, or a missing program.
+ */
+export async function run(file: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  try {
+    const result = await execa(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      input: options.input,
+      timeout: options.timeoutMs,
+      cancelSignal: options.signal,
+      stripFinalNewline: false,
+      maxBuffer: 1024 * 1024 * 1024,
+    });
+    return { stdout: result.stdout, stderr: result.stderr };
+  } catch (error) {
+    throw toCommandError(file, args, error);
+  }
+}
+
+export interface StartOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** File descriptor (e.g. of an opened log file) that receives both stdout and stderr. */
+  logFd?: number;
+  /** Outlives the parent: its own process group, not waited for. */
+  detached?: boolean;
+}
+
+/**
+ * Starts a long-lived program (a worker, or a cluster component) without waiting for it.
+ * With `logFd` its output goes to that file; otherwise stdin/stdout are pipes the caller drives.
+ */
+export function start(file: string, args: readonly string[], options: StartOptions = {}): ResultPromise {
+  const stdio = options.logFd === undefined ? 'pipe' : (['ignore', options.logFd, options.logFd] as const);
+  const child = execa(file, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio,
+    detached: options.detached ?? false,
+    buffer: false,
+    reject: false,
+    cleanup: !options.detached,
+  });
+  if (options.detached) child.unref();
+  return child;
+}
+
+function toCommandError(file: string, args: readonly string[], error: unknown): Error {
+  if (!(error instanceof ExecaError)) return error instanceof Error ? error : new Error(String(error));
+  const command = [file, ...args].join(' ');
+  const stderr = typeof error.stderr === 'string' ? error.stderr : '';
+  if (error.code === 'ENOENT') return new CommandError(command, undefined, '', `${file} was not found on PATH`);
+  if (error.timedOut) return new CommandError(command, undefined, stderr, 'timed out');
+  return new CommandError(command, error.exitCode, stderr, `exited with code ${error.exitCode ?? 'unknown'}`);
+}
