@@ -3,7 +3,8 @@
  * cluster's binaries). Keeping every child process behind these two functions gives one place for
  * environment hygiene and for error messages that name the command and carry its stderr.
  */
-import { execa, ExecaError, type ResultPromise } from 'execa';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execa, ExecaError } from 'execa';
 
 export interface RunOptions {
   cwd?: string;
@@ -68,18 +69,15 @@ export interface StartOptions {
 
 /**
  * Starts a long-lived program (a worker, or a cluster component) without waiting for it.
- * With `logFd` its output goes to that file; otherwise stdin/stdout are pipes the caller drives.
+ * With `logFd` its output goes to that file; otherwise stdin/stdout/stderr are pipes the caller drives.
+ * A detached program gets its own process group and does not keep this process alive.
  */
-export function start(file: string, args: readonly string[], options: StartOptions = {}): ResultPromise {
-  const stdio = options.logFd === undefined ? 'pipe' : (['ignore', options.logFd, options.logFd] as const);
-  const child = execa(file, args, {
+export function start(file: string, args: readonly string[], options: StartOptions = {}): ChildProcess {
+  const child = spawn(file, args, {
     cwd: options.cwd,
-    env: options.env,
-    stdio,
+    env: { ...process.env, ...options.env },
+    stdio: options.logFd === undefined ? 'pipe' : ['ignore', options.logFd, options.logFd],
     detached: options.detached ?? false,
-    buffer: false,
-    reject: false,
-    cleanup: !options.detached,
   });
   if (options.detached) child.unref();
   return child;

@@ -35,7 +35,6 @@ const writeOptions: ToStringOptions & { version: '1.1'; customTags: typeof goCom
   lineWidth: 0,
   minContentWidth: 0,
   indentSeq: true,
-  aliasDuplicateObjects: false,
 };
 
 /**
@@ -68,7 +67,7 @@ export function parseYaml(text: string, source: string): unknown {
 
 /** Writes one value as a YAML 1.1 document (no leading `---`). */
 export function toYaml(value: unknown): string {
-  return stringify(value, writeOptions);
+  return stringify(value, { ...writeOptions, aliasDuplicateObjects: false });
 }
 
 /** Writes values as a multi-document YAML stream, each document introduced by `---`. */

@@ -1,4 +1,29 @@
+/**
+ * The `gantry` command line: one subcommand per verb, as Kluctl's CLI has them.
+ */
+import { Command } from 'commander';
+import { deleteCommand } from './delete.ts';
+import { deployCommand } from './deploy.ts';
+import { diffCommand } from './diff.ts';
+import { listTargetsCommand } from './list-targets.ts';
+import { pruneCommand } from './prune.ts';
+import { renderCommand } from './render.ts';
+import { validateCommand } from './validate.ts';
+
+/** Runs the CLI on `argv` (process.argv form) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  console.log('node', process.version, argv.slice(2));
-  return 0;
+  const program = new Command('gantry')
+    .description('GitOps continuous delivery for Kubernetes: deploys Kluctl projects with server-side apply')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand()]) {
+    program.addCommand(command);
+  }
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    const code = (error as { exitCode?: number }).exitCode;
+    return typeof code === 'number' ? code : 1;
+  }
+  return typeof process.exitCode === 'number' ? process.exitCode : 0;
 }

@@ -1,0 +1,147 @@
+/**
+ * The Go-built tools Gantry's tests, demo and local cluster need, with the exact versions and how each is built.
+ * Changing a version here gives a new cache entry; changing only how a tool is built (ldflags) does not, so
+ * delete the old entry from the cache when doing that.
+ */
+import type { GoModFile } from './go-build.ts';
+
+export interface GoTool {
+  /** Binary name; with `version` also the cache key. */
+  name: string;
+  /** Go module providing the tool, fetched at `version` from the module proxy. */
+  module: string;
+  version: string;
+  /** Import path of the package built: the tool's main package, or the one `mainSource` calls into. */
+  package: string;
+  /**
+   * `install`: plain `go install package@version` (the module has no replace directives).
+   * `wrapper`: built inside a generated module that requires `module`, for modules `go install` refuses.
+   */
+  via: 'install' | 'wrapper';
+  /** For `wrapper`: a main.go to build instead of `package`, when the module ships no main package. */
+  mainSource?: string;
+  /** For `wrapper`: upstream replaces pointing at its own ./staging tree are redirected to this published version. */
+  stagingVersion?: string;
+  /** `-X importpath.name=value` stamps, given the tool module's own go.mod. */
+  stamps?: (upstream: GoModFile) => string[];
+  /** Files copied from the module's source tree into the tool's cache directory (paths relative to both). */
+  files?: Array<{ from: string; to: string }>;
+}
+
+const KUBERNETES_VERSION = 'v1.35.4';
+// Upstream tags each staging module (k8s.io/api, client-go, ...) v0.X.Y alongside kubernetes v1.X.Y.
+const KUBERNETES_STAGING_VERSION = 'v0.35.4';
+// What kubernetes v1.35.4's go.mod pins, so etcd matches what that release is tested against.
+const ETCD_VERSION = 'v3.6.5';
+const KWOK_VERSION = 'v0.8.0';
+const HELM_VERSION = 'v3.22.0';
+// v5.8.3 needs Go >= 1.27 (a dependency raised its go line); v5.8.2 is the newest that builds with Go 1.26.
+const KUSTOMIZE_VERSION = 'v5.8.2';
+
+/** Without these the binaries report v0.0.0-master, and Helm's kubeVersion checks against the server fail. */
+function kubernetesVersionStamps(): string[] {
+  const [major, minor] = KUBERNETES_VERSION.slice(1).split('.');
+  return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((pkg) => [
+    `${pkg}.gitVersion=${KUBERNETES_VERSION}`,
+    `${pkg}.gitMajor=${major}`,
+    `${pkg}.gitMinor=${minor}`,
+    `${pkg}.gitTreeState=clean`,
+  ]);
+}
+
+function kubernetesTool(name: string): GoTool {
+  return {
+    name,
+    module: 'k8s.io/kubernetes',
+    version: KUBERNETES_VERSION,
+    package: `k8s.io/kubernetes/cmd/${name}`,
+    via: 'wrapper',
+    stagingVersion: KUBERNETES_STAGING_VERSION,
+    stamps: kubernetesVersionStamps,
+  };
+}
+
+/**
+ * Helm's release Makefile stamps its version and, as the default Kubernetes version for offline rendering
+ * (`helm template` without --kube-version), 1.(minor of its client-go); a plain build would say v3.22 and 1.20.
+ */
+function helmStamps(upstream: GoModFile): string[] {
+  const clientGo = upstream.Require?.find((r) => r.Path === 'k8s.io/client-go');
+  if (!clientGo) throw new Error(`helm ${HELM_VERSION}: go.mod does not require k8s.io/client-go`);
+  const minor = clientGo.Version.split('.')[1];
+  return [
+    `helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`,
+    'helm.sh/helm/v3/internal/version.gitTreeState=clean',
+    ...['pkg/chartutil', 'pkg/lint/rules'].flatMap((pkg) => [
+      `helm.sh/helm/v3/${pkg}.k8sVersionMajor=1`,
+      `helm.sh/helm/v3/${pkg}.k8sVersionMinor=${minor}`,
+    ]),
+  ];
+}
+
+const ETCD_MAIN = `package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() {
+	etcdmain.Main(os.Args)
+}
+`;
+
+// kwok alone simulates nothing: these stock stages make nodes Ready (with lease heartbeats) and drive pods to
+// Running, Succeeded (Jobs complete) and deletion. The volume stages are left out on purpose: PVCs stay Pending.
+const KWOK_STAGES = [
+  'node/fast/node-initialize.yaml',
+  'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml',
+  'pod/fast/pod-ready.yaml',
+  'pod/fast/pod-complete.yaml',
+  'pod/fast/pod-delete.yaml',
+];
+
+/** Name of the kwok stages directory inside kwok's cache directory. */
+export const KWOK_STAGES_DIR = 'stages';
+
+export const TOOLS: readonly GoTool[] = [
+  kubernetesTool('kube-apiserver'),
+  kubernetesTool('kube-controller-manager'),
+  kubernetesTool('kube-scheduler'),
+  kubernetesTool('kubectl'),
+  {
+    name: 'etcd',
+    module: 'go.etcd.io/etcd/server/v3',
+    version: ETCD_VERSION,
+    package: 'go.etcd.io/etcd/server/v3/etcdmain',
+    via: 'wrapper',
+    mainSource: ETCD_MAIN,
+  },
+  {
+    name: 'kwok',
+    module: 'sigs.k8s.io/kwok',
+    version: KWOK_VERSION,
+    package: 'sigs.k8s.io/kwok/cmd/kwok',
+    via: 'install',
+    files: KWOK_STAGES.map((stage) => ({
+      from: `kustomize/stage/${stage}`,
+      to: `${KWOK_STAGES_DIR}/${stage.split('/').pop()}`,
+    })),
+  },
+  {
+    name: 'helm',
+    module: 'helm.sh/helm/v3',
+    version: HELM_VERSION,
+    package: 'helm.sh/helm/v3/cmd/helm',
+    via: 'install',
+    stamps: helmStamps,
+  },
+  {
+    name: 'kustomize',
+    module: 'sigs.k8s.io/kustomize/kustomize/v5',
+    version: KUSTOMIZE_VERSION,
+    package: 'sigs.k8s.io/kustomize/kustomize/v5',
+    via: 'install',
+  },
+];

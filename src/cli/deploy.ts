@@ -1,0 +1,40 @@
+import { Command } from 'commander';
+import { deployTarget } from '../deploy/deploy.ts';
+import { prepareTarget } from '../deploy/prepare.ts';
+import { addOutputFlag, addTargetFlags, confirm, parseDuration, toTargetOptions, type TargetFlags } from './options.ts';
+import { runResultCommand } from './run-action.ts';
+
+interface DeployFlags extends TargetFlags {
+  dryRun?: boolean;
+  prune?: boolean;
+  yes?: boolean;
+  wait: boolean;
+  timeout: string;
+}
+
+export function deployCommand(): Command {
+  const command = new Command('deploy').description('render the target and apply it with server-side apply, waiting for readiness');
+  addOutputFlag(addTargetFlags(command))
+    .option('--dry-run', 'server-side dry run: show what would change, persist nothing')
+    .option('--prune', 'also delete orphan objects (the target owns them, the render no longer produces them)')
+    .option('-y, --yes', 'do not ask before deleting orphans')
+    .option('--no-wait', 'do not wait for readiness')
+    .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m')
+    .action((flags: DeployFlags) =>
+      runResultCommand(flags.output, async (progress) => {
+        const prepared = await prepareTarget(toTargetOptions(flags), progress);
+        return deployTarget(
+          prepared,
+          {
+            dryRun: flags.dryRun ?? false,
+            prune: flags.prune ?? false,
+            wait: flags.wait,
+            timeoutMs: parseDuration(flags.timeout),
+            confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
+          },
+          progress,
+        );
+      }),
+    );
+  return command;
+}

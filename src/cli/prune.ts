@@ -1,0 +1,39 @@
+import { Command } from 'commander';
+import { prepareTarget } from '../deploy/prepare.ts';
+import { pruneTarget } from '../deploy/prune.ts';
+import { addOutputFlag, addTargetFlags, confirm, parseDuration, toTargetOptions, type TargetFlags } from './options.ts';
+import { runResultCommand } from './run-action.ts';
+import { formatRef } from '../kube/object.ts';
+
+interface DeletionFlags extends TargetFlags {
+  dryRun?: boolean;
+  yes?: boolean;
+  timeout: string;
+}
+
+export function pruneCommand(): Command {
+  const command = new Command('prune').description("delete the target's objects that the render no longer produces");
+  addDeletionFlags(command).action((flags: DeletionFlags) =>
+      runResultCommand(flags.output, async (progress) => {
+        const prepared = await prepareTarget(toTargetOptions(flags), progress);
+        return pruneTarget(prepared, { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) }, progress);
+      }),
+    );
+  return command;
+}
+
+/** The flags prune and delete share. */
+export function addDeletionFlags(command: Command): Command {
+  return addOutputFlag(addTargetFlags(command))
+    .option('--dry-run', 'show what would be deleted, delete nothing')
+    .option('-y, --yes', 'do not ask before deleting')
+    .option('--timeout <duration>', 'how long to wait for deleted objects to disappear', '10m');
+}
+
+export function confirmDeletion(refs: readonly Parameters<typeof formatRef>[0][], flags: { yes?: boolean; dryRun?: boolean }): Promise<boolean> {
+  if (flags.dryRun) return Promise.resolve(true);
+  process.stderr.write(`Objects to delete:\n${refs.map((ref) => `  ${formatRef(ref)}\n`).join('')}`);
+  return confirm(`Delete these ${refs.length} object(s)?`, flags.yes ?? false);
+}
+
+export type { DeletionFlags };

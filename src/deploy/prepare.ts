@@ -1,0 +1,91 @@
+/**
+ * The first half of every command: choose the target, connect to its cluster, load the deployment tree and render
+ * it completely. Nothing here changes the cluster; a command only applies or deletes after this returned.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Cluster } from '../kube/cluster.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import { builtinScope } from '../kube/scope.ts';
+import type { KubeObject } from '../kube/object.ts';
+import { parseArgs } from '../project/args.ts';
+import { loadDeploymentItems } from '../project/deployment-project.ts';
+import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
+import { renderProject, type RenderedItem } from '../render/render-project.ts';
+import { JinjaPool } from '../template/jinja-pool.ts';
+import type { Progress } from '../progress.ts';
+
+/** Kubernetes version charts are rendered for when no cluster is connected. */
+export const OFFLINE_KUBERNETES_VERSION = 'v1.35.0';
+
+export interface TargetOptions {
+  projectDir: string;
+  target: string | undefined;
+  /** `name=value` strings from `-a`. */
+  args: readonly string[];
+  kubeconfig: string | undefined;
+  /** Overrides the target's context. */
+  context: string | undefined;
+  /** Render without a cluster (built-in kind scopes, default Kubernetes version). */
+  offline: boolean;
+}
+
+export interface PreparedTarget {
+  project: KluctlProject;
+  target: ResolvedTarget;
+  /** Undefined when offline. */
+  cluster: Cluster | undefined;
+  items: RenderedItem[];
+  /** All objects of all items, in deployment order. */
+  objects: KubeObject[];
+}
+
+/**
+ * Loads, connects and renders. The Jinja2 pool and the scratch folder live only for this call.
+ * @throws Error for an unknown target, missing kubeconfig context, unreachable cluster, or any render problem.
+ */
+export async function prepareTarget(options: TargetOptions, progress: Progress): Promise<PreparedTarget> {
+  const project = await loadKluctlProject(options.projectDir);
+  const renderer = new JinjaPool();
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'gantry-render-'));
+  try {
+    const kubeConfig = options.offline ? undefined : loadKubeConfig({ kubeconfig: options.kubeconfig });
+    progress.step('target', `loading target ${options.target ?? '(no name)'}`);
+    const target = await resolveTarget(
+      project,
+      { targetName: options.target, externalArgs: parseArgs(options.args), contextOverride: options.context, defaultContext: kubeConfig?.getCurrentContext() },
+      renderer,
+    );
+    const cluster = options.offline ? undefined : Cluster.connect({ kubeconfig: options.kubeconfig, context: target.context });
+    const [kubeVersion, scope, apiVersions] = cluster
+      ? await Promise.all([cluster.version(), cluster.discovery.scopeResolver(), servedApiVersions(cluster)])
+      : [OFFLINE_KUBERNETES_VERSION, builtinScope, []];
+    const deploymentItems = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, renderer);
+    const items = await renderProject({
+      rootDir: project.dir,
+      items: deploymentItems,
+      discriminator: target.discriminator,
+      renderer,
+      scope,
+      helm: { kubeVersion, apiVersions },
+      workDir,
+      onPhase: (phase) => progress.step('render', phase),
+    });
+    return { project, target, cluster, items, objects: items.flatMap((item) => item.objects) };
+  } finally {
+    await renderer.close();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** `group/version` and `group/version/Kind` of everything served, as Helm's Capabilities.APIVersions lists them. */
+async function servedApiVersions(cluster: Cluster): Promise<string[]> {
+  const versions = new Set<string>();
+  for (const resource of await cluster.discovery.resources()) {
+    const groupVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
+    versions.add(groupVersion);
+    versions.add(`${groupVersion}/${resource.kind}`);
+  }
+  return [...versions].sort();
+}

@@ -1,0 +1,49 @@
+/**
+ * `prune` and `delete`, as Kluctl defines them: prune deletes the target's objects that the render no longer
+ * produces; delete deletes every object of the target. Both find objects only through the target's discriminator
+ * and skip anything Gantry does not own (see ownership.ts), so neither can touch another target's objects.
+ */
+import { refOf, type ObjectRef } from '../kube/object.ts';
+import type { Progress } from '../progress.ts';
+import { deleteObjects } from './deletion.ts';
+import { FIELD_MANAGER, findOrphans, requireCluster } from './deploy.ts';
+import { deletionBlocker } from './ownership.ts';
+import type { PreparedTarget } from './prepare.ts';
+import { RemoteObjects } from './remote-objects.ts';
+import { ResultCollector, type CommandResult } from './result.ts';
+
+export interface DeletionCommandOptions {
+  dryRun: boolean;
+  timeoutMs: number;
+  /** Asked with the objects about to be deleted; resolves false to delete nothing. */
+  confirm?: (refs: readonly ObjectRef[]) => Promise<boolean>;
+}
+
+/** Deletes the target's orphan objects. */
+export async function pruneTarget(prepared: PreparedTarget, options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
+  const remote = await loadOwned(prepared, 'prune', progress);
+  return deleteAfterConfirm(prepared, findOrphans(prepared, remote), options, progress);
+}
+
+/** Deletes every object of the target. */
+export async function deleteTarget(prepared: PreparedTarget, options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
+  const remote = await loadOwned(prepared, 'delete', progress);
+  const owned = remote.labelled.filter((object) => deletionBlocker(object, FIELD_MANAGER) === undefined).map(refOf);
+  return deleteAfterConfirm(prepared, owned, options, progress);
+}
+
+async function loadOwned(prepared: PreparedTarget, verb: string, progress: Progress): Promise<RemoteObjects> {
+  if (!prepared.target.discriminator) {
+    throw new Error(`${verb} needs a discriminator to find the target's objects, and ${prepared.project.file ?? 'the project'} defines none`);
+  }
+  progress.step('cluster', `reading objects of discriminator '${prepared.target.discriminator}'`);
+  return RemoteObjects.load(requireCluster(prepared), prepared.target.discriminator);
+}
+
+async function deleteAfterConfirm(prepared: PreparedTarget, refs: ObjectRef[], options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
+  const result = new ResultCollector();
+  if (refs.length > 0 && (await (options.confirm?.(refs) ?? true))) {
+    await deleteObjects(requireCluster(prepared), refs, result, { dryRun: options.dryRun, timeoutMs: options.timeoutMs, progress });
+  }
+  return result.finish();
+}

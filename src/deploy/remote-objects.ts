@@ -1,0 +1,64 @@
+/**
+ * What the cluster holds for a target before a command changes anything: every object carrying the target's
+ * discriminator label (one list per listable resource, in parallel), plus rendered objects that exist without
+ * the label (fetched one by one, so "new" really means new).
+ */
+import pLimit from 'p-limit';
+import type { Cluster } from '../kube/cluster.ts';
+import { KubeApiError } from '../kube/client.ts';
+import { refKey, refOf, type KubeObject, type ObjectRef } from '../kube/object.ts';
+import { DISCRIMINATOR_LABEL } from '../render/postprocess.ts';
+
+export class RemoteObjects {
+  private readonly byKey = new Map<string, KubeObject>();
+  /** Objects that carry the discriminator label (candidates for orphans, prune and delete). */
+  readonly labelled: KubeObject[];
+
+  private constructor(labelled: KubeObject[]) {
+    this.labelled = labelled;
+    for (const object of labelled) this.byKey.set(refKey(refOf(object)), object);
+  }
+
+  /**
+   * Lists every object labelled with `discriminator`; with an empty discriminator nothing can be attributed to
+   * the target, so the list is empty.
+   */
+  static async load(cluster: Cluster, discriminator: string): Promise<RemoteObjects> {
+    if (!discriminator) return new RemoteObjects([]);
+    const selector = `${DISCRIMINATOR_LABEL}=${discriminator}`;
+    const limit = pLimit(16);
+    const lists = await Promise.all((await cluster.discovery.listable()).map((resource) => limit(() => listTolerant(cluster, resource, selector))));
+    const unique = new Map<string, KubeObject>();
+    for (const object of lists.flat()) unique.set(object.metadata.uid ?? refKey(refOf(object)), object);
+    return new RemoteObjects([...unique.values()]);
+  }
+
+  /** Fetches the rendered objects the label list did not find (objects created before, or by someone else). */
+  async fetchMissing(cluster: Cluster, refs: readonly ObjectRef[]): Promise<void> {
+    const limit = pLimit(16);
+    const missing = refs.filter((ref) => !this.byKey.has(refKey(ref)));
+    await Promise.all(
+      missing.map((ref) =>
+        limit(async () => {
+          const object = await cluster.get(ref);
+          if (object) this.byKey.set(refKey(ref), object);
+        }),
+      ),
+    );
+  }
+
+  /** The object as it was before the command, or undefined when it did not exist. */
+  get(ref: ObjectRef): KubeObject | undefined {
+    return this.byKey.get(refKey(ref));
+  }
+}
+
+/** Some resources cannot be listed by everyone (403) or only look listable (405); they hold nothing of ours. */
+async function listTolerant(cluster: Cluster, resource: Parameters<Cluster['list']>[0], selector: string): Promise<KubeObject[]> {
+  try {
+    return await cluster.list(resource, selector);
+  } catch (error) {
+    if (error instanceof KubeApiError && [403, 404, 405].includes(error.status)) return [];
+    throw error;
+  }
+}

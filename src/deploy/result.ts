@@ -1,0 +1,66 @@
+/**
+ * The outcome of a command, in the sections Kluctl reports: new, changed (with a diff each), deleted and orphan
+ * objects, warnings and errors. Commands add to a ResultCollector as they go (from parallel items) and print the
+ * frozen CommandResult at the end.
+ */
+import { formatRef, refKey, type ObjectRef } from '../kube/object.ts';
+
+/** A changed object: its ref plus the unified diff of the normalized objects (YAML), cluster → rendered. */
+export type ChangedObject = ObjectRef & { diff: string };
+
+/** A warning or error, naming the object when it concerns one. */
+export interface ResultMessage {
+  object?: ObjectRef;
+  message: string;
+}
+
+export interface CommandResult {
+  newObjects: ObjectRef[];
+  changedObjects: ChangedObject[];
+  deletedObjects: ObjectRef[];
+  orphanObjects: ObjectRef[];
+  warnings: ResultMessage[];
+  errors: ResultMessage[];
+}
+
+export class ResultCollector {
+  private readonly result: CommandResult = { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], warnings: [], errors: [] };
+
+  addNew(ref: ObjectRef): void {
+    this.result.newObjects.push(ref);
+  }
+
+  addChanged(ref: ObjectRef, diff: string): void {
+    this.result.changedObjects.push({ ...ref, diff });
+  }
+
+  addDeleted(ref: ObjectRef): void {
+    this.result.deletedObjects.push(ref);
+  }
+
+  addOrphan(ref: ObjectRef): void {
+    this.result.orphanObjects.push(ref);
+  }
+
+  warn(message: string, ref?: ObjectRef): void {
+    this.result.warnings.push(ref ? { object: ref, message } : { message });
+  }
+
+  error(message: string, ref?: ObjectRef): void {
+    this.result.errors.push(ref ? { object: ref, message } : { message });
+  }
+
+  /** The result with every object list sorted the way Kluctl prints refs. */
+  finish(): CommandResult {
+    const byRef = (a: ObjectRef, b: ObjectRef): number => formatRef(a).localeCompare(formatRef(b));
+    const unique = (refs: ObjectRef[]): ObjectRef[] => [...new Map(refs.map((ref) => [refKey(ref), ref])).values()].sort(byRef);
+    return {
+      newObjects: unique(this.result.newObjects),
+      changedObjects: [...this.result.changedObjects].sort(byRef),
+      deletedObjects: unique(this.result.deletedObjects),
+      orphanObjects: unique(this.result.orphanObjects),
+      warnings: [...this.result.warnings],
+      errors: [...this.result.errors],
+    };
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * One connected cluster: the dynamic operations Gantry needs on any kind (built-in or CRD), addressed by GVK
+ * through discovery. Server-side apply sends the object as rendered (PATCH application/apply-patch+yaml, JSON
+ * being valid YAML) with strict field validation, so the API server rejects unknown fields instead of dropping them.
+ */
+import { KubeClient, KubeApiError, loadKubeConfig, type ConnectOptions } from './client.ts';
+import { Discovery, type ApiResource } from './discovery.ts';
+import { formatRef, refOf, type KubeObject, type ObjectRef } from './object.ts';
+
+/** The cluster serves no resource for a GVK (its CRD is missing, or the version is not served). */
+export class UnknownKindError extends Error {
+  constructor(group: string, version: string, kind: string) {
+    super(`the cluster serves no ${group ? `${group}/` : ''}${version} ${kind} (is its CustomResourceDefinition installed?)`);
+    this.name = 'UnknownKindError';
+  }
+}
+
+export interface ApplyOptions {
+  fieldManager: string;
+  /** Take ownership of fields other managers own instead of failing with a conflict. */
+  force?: boolean;
+  /** Server-side dry run: the API server validates, defaults and answers, and persists nothing. */
+  dryRun?: boolean;
+}
+
+export class Cluster {
+  readonly client: KubeClient;
+  readonly discovery: Discovery;
+  /** The kubeconfig context in use. */
+  readonly context: string;
+
+  constructor(client: KubeClient) {
+    this.client = client;
+    this.discovery = new Discovery(client);
+    this.context = client.config.getCurrentContext();
+  }
+
+  /** Connects using the kubeconfig rules; nothing is sent until the first request. */
+  static connect(options: ConnectOptions = {}): Cluster {
+    return new Cluster(new KubeClient(loadKubeConfig(options)));
+  }
+
+  /** The server's version, e.g. `v1.35.4`. */
+  async version(): Promise<string> {
+    return (await this.client.request<{ gitVersion: string }>('GET', '/version')).gitVersion;
+  }
+
+  /**
+   * Server-side applies `object` and returns the object as the server stored (or, dry-run, would store) it.
+   * @throws UnknownKindError, or KubeApiError (409 Conflict for field conflicts, 422 Invalid for rejected objects).
+   */
+  async apply(object: KubeObject, options: ApplyOptions): Promise<KubeObject> {
+    const path = await this.objectPath(refOf(object));
+    return this.client.request<KubeObject>('PATCH', path, {
+      body: object,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: options.fieldManager, force: options.force ? 'true' : undefined, dryRun: options.dryRun ? 'All' : undefined, fieldValidation: 'Strict' },
+    });
+  }
+
+  /** The object, or undefined when it does not exist (or its kind is not served). */
+  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
+    try {
+      return await this.client.request<KubeObject>('GET', await this.objectPath(ref));
+    } catch (error) {
+      if (error instanceof UnknownKindError || (error instanceof KubeApiError && error.status === 404)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Every object of `resource` matching `labelSelector`, in `namespace` or (without one) in all namespaces,
+   * with apiVersion and kind filled in (list responses leave them out of the items).
+   */
+  async list(resource: ApiResource, labelSelector: string, namespace?: string): Promise<KubeObject[]> {
+    const items: KubeObject[] = [];
+    let continueToken: string | undefined;
+    do {
+      const page = await this.client.request<{ items: KubeObject[]; metadata?: { continue?: string } }>('GET', collectionPath(resource, namespace), {
+        query: { labelSelector, limit: '500', continue: continueToken },
+      });
+      const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
+      for (const item of page.items) items.push({ ...item, apiVersion, kind: resource.kind });
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return items;
+  }
+
+  /**
+   * Deletes the object (dependents in the background, as kubectl does); an object already gone is not an error.
+   * @returns false when the object did not exist.
+   */
+  async delete(ref: ObjectRef, options: { dryRun?: boolean } = {}): Promise<boolean> {
+    try {
+      await this.client.request('DELETE', await this.objectPath(ref), {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
+        query: { dryRun: options.dryRun ? 'All' : undefined },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
+  /** The resource for a ref's GVK, asking discovery again once on a miss. */
+  async resourceFor(ref: Pick<ObjectRef, 'group' | 'version' | 'kind'>): Promise<ApiResource> {
+    const resource = await this.discovery.findFresh(ref.group, ref.version, ref.kind);
+    if (!resource) throw new UnknownKindError(ref.group, ref.version, ref.kind);
+    return resource;
+  }
+
+  private async objectPath(ref: ObjectRef): Promise<string> {
+    const resource = await this.resourceFor(ref);
+    if (resource.namespaced && !ref.namespace) throw new Error(`${formatRef(ref)}: a namespaced object needs a namespace`);
+    return `${collectionPath(resource, resource.namespaced ? ref.namespace : undefined)}/${encodeURIComponent(ref.name)}`;
+  }
+}
+
+function collectionPath(resource: ApiResource, namespace: string | undefined): string {
+  const base = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
+  return `${base}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${resource.resource}`;
+}
+

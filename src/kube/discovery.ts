@@ -1,0 +1,128 @@
+/**
+ * API discovery: which resources the cluster serves, so a GVK maps to a URL and a scope. Uses aggregated
+ * discovery (apidiscovery.k8s.io/v2, two requests for the whole cluster; GA since Kubernetes 1.30) and falls back
+ * to per-group discovery for older servers. The mapping is cached and must be invalidated when CRDs change or a
+ * kind is unknown (Gantry does so after applying CRDs and on a miss).
+ */
+import type { KubeClient } from './client.ts';
+import type { ScopeResolver } from './scope.ts';
+
+/** One resource the cluster serves at one group/version. */
+export interface ApiResource {
+  group: string;
+  version: string;
+  kind: string;
+  /** Plural resource name used in URLs (`deployments`). */
+  resource: string;
+  namespaced: boolean;
+  verbs: string[];
+  /** True for the group's preferred (first listed) version. */
+  preferred: boolean;
+}
+
+const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+
+interface AggregatedList {
+  kind?: string;
+  items?: Array<{
+    metadata?: { name?: string };
+    versions?: Array<{
+      version: string;
+      resources?: Array<{ resource: string; responseKind?: { kind?: string }; scope?: string; verbs?: string[] }>;
+    }>;
+  }>;
+}
+
+export class Discovery {
+  private readonly client: KubeClient;
+  private cached: Promise<ApiResource[]> | undefined;
+
+  constructor(client: KubeClient) {
+    this.client = client;
+  }
+
+  /** Every resource of every served group version (subresources excluded). */
+  resources(): Promise<ApiResource[]> {
+    this.cached ??= this.load().catch((error: unknown) => {
+      this.cached = undefined;
+      throw error;
+    });
+    return this.cached;
+  }
+
+  /** Forgets the mapping; the next lookup asks the cluster again. */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  /** The resource serving exactly this group/version/kind, or undefined. */
+  async find(group: string, version: string, kind: string): Promise<ApiResource | undefined> {
+    return (await this.resources()).find((entry) => entry.group === group && entry.version === version && entry.kind === kind);
+  }
+
+  /** Like find, but asks the cluster again once on a miss (a CRD may have just been established). */
+  async findFresh(group: string, version: string, kind: string): Promise<ApiResource | undefined> {
+    const found = await this.find(group, version, kind);
+    if (found) return found;
+    this.invalidate();
+    return this.find(group, version, kind);
+  }
+
+  /** The preferred-version resource of every kind that can be listed (what prune and delete search). */
+  async listable(): Promise<ApiResource[]> {
+    return (await this.resources()).filter((entry) => entry.preferred && entry.verbs.includes('list'));
+  }
+
+  /** A synchronous scope lookup over the current mapping, for rendering. */
+  async scopeResolver(): Promise<ScopeResolver> {
+    const scopes = new Map((await this.resources()).map((entry) => [`${entry.group}/${entry.kind}`, entry.namespaced]));
+    return { isNamespaced: (group, kind) => scopes.get(`${group}/${kind}`) };
+  }
+
+  private async load(): Promise<ApiResource[]> {
+    const [core, groups] = await Promise.all([
+      this.client.request<AggregatedList>('GET', '/api', { accept: AGGREGATED }),
+      this.client.request<AggregatedList>('GET', '/apis', { accept: AGGREGATED }),
+    ]);
+    if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') return [...fromAggregated(core), ...fromAggregated(groups)];
+    return this.loadPerGroup();
+  }
+
+  /** Discovery for servers without aggregated discovery: one request per group version. */
+  private async loadPerGroup(): Promise<ApiResource[]> {
+    const groups = await this.client.request<{ groups: Array<{ name: string; versions: Array<{ version: string }>; preferredVersion?: { version: string } }> }>('GET', '/apis');
+    const paths = [{ group: '', version: 'v1', path: '/api/v1', preferred: true }];
+    for (const group of groups.groups) {
+      for (const { version } of group.versions) paths.push({ group: group.name, version, path: `/apis/${group.name}/${version}`, preferred: group.preferredVersion?.version === version });
+    }
+    const lists = await Promise.all(
+      paths.map(async (entry) => {
+        const list = await this.client.request<{ resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }> }>('GET', entry.path);
+        return list.resources
+          .filter((resource) => !resource.name.includes('/'))
+          .map((resource) => ({ group: entry.group, version: entry.version, kind: resource.kind, resource: resource.name, namespaced: resource.namespaced, verbs: resource.verbs, preferred: entry.preferred }));
+      }),
+    );
+    return lists.flat();
+  }
+}
+
+function fromAggregated(list: AggregatedList): ApiResource[] {
+  const resources: ApiResource[] = [];
+  for (const group of list.items ?? []) {
+    for (const [index, version] of (group.versions ?? []).entries()) {
+      for (const resource of version.resources ?? []) {
+        resources.push({
+          group: group.metadata?.name ?? '',
+          version: version.version,
+          kind: resource.responseKind?.kind ?? '',
+          resource: resource.resource,
+          namespaced: resource.scope === 'Namespaced',
+          verbs: resource.verbs ?? [],
+          preferred: index === 0,
+        });
+      }
+    }
+  }
+  return resources;
+}

@@ -1,0 +1,105 @@
+/**
+ * Renders every deployment item of a project into Kubernetes objects, in kluctl's phases: template all items,
+ * then render their Helm charts, then build their kustomizations, then add Kluctl's metadata and settle
+ * namespaces. Each phase runs items in parallel and collects every failure, so one run reports all problems; a
+ * failure anywhere means no objects at all (nothing may be applied after a render error).
+ */
+import { readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import type { DeploymentItem } from '../project/deployment-project.ts';
+import type { JinjaPool } from '../template/jinja-pool.ts';
+import type { KubeObject } from '../kube/object.ts';
+import { withCrdScopes, type ScopeResolver } from '../kube/scope.ts';
+import { templateItem } from './template-item.ts';
+import { renderHelmChart, type HelmEnvironment } from './helm.ts';
+import { buildKustomization } from './kustomize.ts';
+import { addKluctlMetadata, settleNamespaces } from './postprocess.ts';
+import { ProblemList, problemsOf } from '../problems.ts';
+
+export interface RenderRequest {
+  rootDir: string;
+  items: readonly DeploymentItem[];
+  discriminator: string;
+  renderer: JinjaPool;
+  /** Scope of kinds: discovery when a cluster is reachable, built-in kinds otherwise. */
+  scope: ScopeResolver;
+  helm: Omit<HelmEnvironment, 'helmHome'>;
+  /** Empty scratch folder the rendered files are written to; the caller removes it. */
+  workDir: string;
+  /** Called as each phase starts, for progress output. */
+  onPhase?: (phase: string) => void;
+}
+
+export interface RenderedItem {
+  item: DeploymentItem;
+  /** Objects of the item in kustomize's output order; empty for barriers and onlyRender items. */
+  objects: KubeObject[];
+}
+
+/** Every problem of a failed render, each naming the file or item. */
+export class RenderError extends ProblemList {
+  constructor(problems: string[]) {
+    super(problems);
+    this.name = 'RenderError';
+  }
+}
+
+/**
+ * Renders `request.items`; the result keeps the items' order.
+ * @throws RenderError listing every failing item.
+ */
+export async function renderProject(request: RenderRequest): Promise<RenderedItem[]> {
+  const limit = pLimit(Math.max(2, os.availableParallelism() * 2));
+  const renderRoot = path.join(request.workDir, 'rendered');
+  const pathItems = request.items.filter((item) => item.dir !== undefined);
+
+  request.onPhase?.('Rendering templates');
+  const renderedDirs = await eachItem(pathItems, (item) => limit(() => templateItem(item, request.rootDir, renderRoot, request.renderer)));
+
+  request.onPhase?.('Rendering Helm charts');
+  const helm = { ...request.helm, helmHome: path.join(request.workDir, 'helm') };
+  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, request.rootDir, helm)));
+
+  request.onPhase?.('Building kustomize objects');
+  const built = await eachItem(pathItems, (item, index) =>
+    item.onlyRender ? Promise.resolve([]) : limit(async () => (await buildKustomization(renderedDirs[index] as string, item.overrideNamespace)).objects),
+  );
+
+  request.onPhase?.('Postprocessing objects');
+  const objectsByItem = new Map(pathItems.map((item, index) => [item, addKluctlMetadata(built[index] as KubeObject[], item, request.discriminator)]));
+  const scope = withCrdScopes([...objectsByItem.values()].flat(), request.scope);
+  for (const objects of objectsByItem.values()) settleNamespaces(objects, scope);
+  return request.items.map((item) => ({ item, objects: objectsByItem.get(item) ?? [] }));
+}
+
+/** Runs `work` for every item, then throws one RenderError naming each item that failed. */
+async function eachItem<T>(items: readonly DeploymentItem[], work: (item: DeploymentItem, index: number) => Promise<T>): Promise<T[]> {
+  const results = await Promise.allSettled(items.map(work));
+  const problems = results.flatMap((result, index) =>
+    result.status === 'rejected' ? problemsOf(result.reason).map((problem) => describeFailure(items[index] as DeploymentItem, problem)) : [],
+  );
+  if (problems.length > 0) throw new RenderError(problems);
+  return results.map((result) => (result as PromiseFulfilledResult<T>).value);
+}
+
+/** Prefixes the item's folder unless the problem already names a file of it (or an absolute path). */
+function describeFailure(item: DeploymentItem, problem: string): string {
+  return problem.includes(item.relDir ?? '\0') || path.isAbsolute(problem.split(':')[0] ?? '') ? problem : `${item.relDir}: ${problem}`;
+}
+
+async function renderItemCharts(renderedDir: string, item: DeploymentItem, rootDir: string, helm: HelmEnvironment): Promise<void> {
+  for (const chartFile of await findHelmChartFiles(renderedDir)) {
+    const subDir = path.relative(renderedDir, path.dirname(chartFile));
+    await renderHelmChart(chartFile, path.join(item.dir as string, subDir), rootDir, helm);
+  }
+}
+
+async function findHelmChartFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile() && /^helm-chart\.ya?ml$/i.test(entry.name))
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .sort();
+}

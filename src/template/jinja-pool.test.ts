@@ -1,0 +1,107 @@
+/** The worker pool: batching, ordering, concurrency, crash recovery, shutdown and the Python check. */
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JinjaPool } from './jinja-pool.ts';
+import { makeProject, workerPids } from './test-support.ts';
+
+let project: { root: string; remove: () => Promise<void> };
+const fileCount = 30;
+const fileNames = Array.from({ length: fileCount }, (_, index) => `f${String(index).padStart(2, '0')}.yml`);
+
+beforeAll(async () => {
+  project = await makeProject(Object.fromEntries(fileNames.map((name, index) => [name, `{{ n }}-${index}`])));
+});
+
+afterAll(async () => {
+  await project?.remove();
+});
+
+describe('with two workers', () => {
+  let pool: JinjaPool;
+
+  beforeAll(() => {
+    pool = new JinjaPool({ workers: 2 });
+  });
+
+  afterAll(async () => {
+    await pool?.close();
+  });
+
+  it('returns results in request order for a batch split over the workers', async () => {
+    const files = [...fileNames].reverse();
+    const rendered = await pool.renderFiles({ rootDir: project.root, files, context: { n: 7 } });
+    expect(rendered).toEqual(files.map((path) => ({ path, text: `7-${Number(path.slice(1, 3))}` })));
+    expect((await workerPids()).length).toBe(2);
+  });
+
+  it('keeps many concurrent batches apart, with no more processes than workers', async () => {
+    const batches = await Promise.all(
+      Array.from({ length: 25 }, (_, n) => pool.renderFiles({ rootDir: project.root, files: fileNames.slice(n, n + 5), context: { n } })),
+    );
+    batches.forEach((rendered, n) => {
+      expect(rendered).toEqual(fileNames.slice(n, n + 5).map((path, offset) => ({ path, text: `${n}-${n + offset}` })));
+    });
+    expect((await workerPids()).length).toBe(2);
+  });
+});
+
+it('rejects the request of a killed worker with its stderr tail, then renders with a fresh worker', async () => {
+  const stderr: string[] = [];
+  const pool = new JinjaPool({ workers: 1, onStderr: (line) => stderr.push(line) });
+  const busy = pool.renderString({
+    rootDir: project.root,
+    dir: '.',
+    name: 'slow',
+    source: '{{ debug_print("about to loop") }}{% for i in range(100000000) %}{% endfor %}',
+    context: {},
+  });
+  await expect.poll(() => stderr).toContain('debug_print: about to loop');
+  const [victim] = await workerPids();
+  if (victim === undefined) throw new Error('no worker process found');
+  process.kill(victim, 'SIGKILL');
+  await expect(busy).rejects.toThrow(
+    /^Jinja2 worker \(pid \d+\) was killed by SIGKILL while rendering; its stderr ended with:\ndebug_print: about to loop$/,
+  );
+
+  const rendered = await pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 1 } });
+  expect(rendered.every((file) => 'text' in file)).toBe(true);
+  const after = await workerPids();
+  expect(after).toHaveLength(1);
+  expect(after).not.toContain(victim);
+  await pool.close();
+});
+
+it('close() leaves no worker process behind', async () => {
+  const pool = new JinjaPool({ workers: 3 });
+  await pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } });
+  const started = await workerPids();
+  expect(started.length).toBe(3);
+  await pool.close();
+  expect(await workerPids()).toEqual([]);
+  await expect(pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } })).rejects.toThrow('JinjaPool is closed');
+});
+
+describe('a Python that cannot render', () => {
+  it('gives one error saying what to install when Python is missing', async () => {
+    const pool = new JinjaPool({ python: '/nonexistent/python3' });
+    const request = { rootDir: project.root, dir: '.', name: 't', source: '{{ 1 }}', context: {} };
+    const expected = /^\/nonexistent\/python3 not found: install Python 3\.9\+ and `pip install -r \S+requirements\.txt`/;
+    await expect(pool.renderString(request)).rejects.toThrow(expected);
+    await expect(pool.renderString(request)).rejects.toThrow(expected);
+    await pool.close();
+  });
+
+  it('names the missing package and the pip command when jinja2 is not importable', async () => {
+    // python3 -S skips site-packages, so neither jinja2 nor PyYAML is found.
+    const python = join(project.root, 'python-without-packages');
+    await writeFile(python, '#!/bin/sh\nexec python3 -S "$@"\n');
+    await chmod(python, 0o755);
+    const pool = new JinjaPool({ python });
+    await expect(pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } })).rejects.toThrow(
+      /jinja2 missing \(needs 3\.1\.6\), PyYAML missing \(needs 6\.0\.3\): run `\S+ -m pip install -r \S+requirements\.txt`/,
+    );
+    await pool.close();
+    expect(await workerPids()).toEqual([]);
+  });
+});

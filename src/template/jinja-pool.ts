@@ -1,0 +1,199 @@
+/**
+ * Renders project files and strings with the real Python Jinja2, configured as Kluctl configures it (see
+ * rendering.py), in a pool of long-lived worker processes. A JavaScript Jinja2 is not an option: on Kluctl-style
+ * templates it differs from Python's in value printing, scoping and filters.
+ *
+ * The pool must be closed with close(): idle workers keep Node's event loop alive.
+ */
+import { availableParallelism } from 'node:os';
+import { JinjaWorker, type WorkerRequest, type WorkerResult } from './jinja-worker.ts';
+import { checkPython } from './python-check.ts';
+import { TemplateError } from './template-error.ts';
+
+export { TemplateError };
+
+/** Each request carries the whole context, so a batch is not cut into requests smaller than this. */
+const MIN_FILES_PER_REQUEST = 4;
+const STOP_GRACE_MS = 5_000;
+
+export interface JinjaPoolOptions {
+  /** Number of worker processes, started as work arrives. Default: the number of CPUs. */
+  workers?: number;
+  /** Python interpreter. Default: $GANTRY_PYTHON, else `python3` on PATH. */
+  python?: string;
+  /** Receives each line workers write to stderr (debug_print). Default: written to this process's stderr. */
+  onStderr?: (line: string) => void;
+}
+
+/** Variables and lookup rules shared by every template of one request. */
+export interface RenderScope {
+  /** Project root: paths are relative to it; the default search path ends there. */
+  rootDir: string;
+  /** The template variables (target, args, vars, ...); must be JSON-serializable. */
+  context: Readonly<Record<string, unknown>>;
+  /**
+   * Folders (relative to rootDir) searched in order for include/import/load_template names, replacing the default:
+   * the rendered template's own folder, then each parent folder up to rootDir.
+   */
+  searchDirs?: readonly string[];
+}
+
+export interface RenderFilesRequest extends RenderScope {
+  /** Files to render, relative to rootDir. */
+  files: readonly string[];
+}
+
+export type RenderedFile = { path: string; text: string } | { path: string; error: TemplateError };
+
+export interface StringTemplate {
+  /** Names the template in errors. */
+  name: string;
+  source: string;
+  /** Folder (relative to rootDir) whose search path applies, as if the string were a file in it. */
+  dir: string;
+}
+
+export interface RenderStringsRequest extends RenderScope {
+  templates: readonly StringTemplate[];
+}
+
+export type RenderedString = { name: string; text: string } | { name: string; error: TemplateError };
+
+export type RenderStringRequest = RenderScope & StringTemplate;
+
+interface Job {
+  request: WorkerRequest;
+  resolve: (results: WorkerResult[]) => void;
+  reject: (error: Error) => void;
+}
+
+export class JinjaPool {
+  private readonly size: number;
+  private readonly python: string;
+  private readonly onStderr: (line: string) => void;
+  private readonly workers = new Set<JinjaWorker>();
+  private readonly queue: Job[] = [];
+  private pythonChecked: Promise<void> | undefined;
+  private closed = false;
+
+  /** Starts nothing yet: Python is checked and workers start on the first render. */
+  constructor(options: JinjaPoolOptions = {}) {
+    this.size = Math.max(1, Math.floor(options.workers ?? availableParallelism()));
+    this.python = options.python ?? (process.env.GANTRY_PYTHON || 'python3');
+    this.onStderr = options.onStderr ?? ((line) => process.stderr.write(`${line}\n`));
+  }
+
+  /**
+   * Renders each file of the request, spreading a large batch over all workers.
+   * @returns one entry per file, in request order, with the rendered text or the TemplateError of that file.
+   * @throws Error (not TemplateError) when Python or its packages are missing, a worker dies while rendering part of
+   *   the batch, or the pool is closed.
+   */
+  async renderFiles(request: RenderFilesRequest): Promise<RenderedFile[]> {
+    const { rootDir, context, searchDirs, files } = request;
+    const requests = this.split(files).map((part) => this.submit({ rootDir, context, searchDirs, files: part }));
+    const parts = await Promise.all(requests);
+    return parts.flat().map((result, index) => {
+      const path = files[index] ?? '';
+      return result.error ? { path, error: toTemplateError(result.error) } : { path, text: result.text ?? '' };
+    });
+  }
+
+  /**
+   * Renders strings as templates, in one request.
+   * @returns one entry per template, in request order. @throws as renderFiles.
+   */
+  async renderStrings(request: RenderStringsRequest): Promise<RenderedString[]> {
+    const { rootDir, context, searchDirs, templates } = request;
+    if (templates.length === 0) return [];
+    const results = await this.submit({ rootDir, context, searchDirs, templates });
+    return results.map((result, index) => {
+      const name = templates[index]?.name ?? '';
+      return result.error ? { name, error: toTemplateError(result.error) } : { name, text: result.text ?? '' };
+    });
+  }
+
+  /**
+   * Renders one string as a template.
+   * @throws TemplateError when the template fails; Error as renderFiles.
+   */
+  async renderString(request: RenderStringRequest): Promise<string> {
+    const { rootDir, context, searchDirs, name, source, dir } = request;
+    const [rendered] = await this.renderStrings({ rootDir, context, searchDirs, templates: [{ name, source, dir }] });
+    if (!rendered) throw new Error(`Jinja2 worker returned no result for ${name}`);
+    if ('error' in rendered) throw rendered.error;
+    return rendered.text;
+  }
+
+  /** Rejects queued requests, lets in-flight ones finish, and waits until every worker process has exited. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error('JinjaPool is closed'));
+    await Promise.all([...this.workers].map((worker) => worker.stop(STOP_GRACE_MS)));
+  }
+
+  /**
+   * Cuts a batch into requests: up to two per worker (so one slow part does not leave the others idle), each of at
+   * least MIN_FILES_PER_REQUEST files.
+   */
+  private split(files: readonly string[]): string[][] {
+    if (files.length === 0) return [];
+    const count = Math.min(this.size * 2, Math.ceil(files.length / MIN_FILES_PER_REQUEST));
+    const size = Math.ceil(files.length / count);
+    const parts: string[][] = [];
+    for (let start = 0; start < files.length; start += size) parts.push(files.slice(start, start + size));
+    return parts;
+  }
+
+  private submit(request: WorkerRequest): Promise<WorkerResult[]> {
+    if (this.closed) return Promise.reject(new Error('JinjaPool is closed'));
+    const expected = (request.files ?? request.templates ?? []).length;
+    return new Promise<WorkerResult[]>((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      void this.dispatch();
+    }).then((results) => {
+      if (results.length !== expected) {
+        throw new Error(`Jinja2 worker returned ${results.length} results for ${expected} templates`);
+      }
+      return results;
+    });
+  }
+
+  /** Hands queued requests to idle workers, starting workers up to the pool size; called whenever one may be free. */
+  private async dispatch(): Promise<void> {
+    try {
+      await (this.pythonChecked ??= checkPython(this.python));
+    } catch (error) {
+      for (const job of this.queue.splice(0)) job.reject(error as Error);
+      return;
+    }
+    while (!this.closed && this.queue.length > 0) {
+      const worker = this.idleWorker() ?? this.startWorker();
+      const job = worker && this.queue.shift();
+      if (!worker || !job) return;
+      worker
+        .request(job.request)
+        .then(job.resolve, job.reject)
+        .finally(() => void this.dispatch());
+    }
+  }
+
+  private idleWorker(): JinjaWorker | undefined {
+    for (const worker of this.workers) if (!worker.busy) return worker;
+    return undefined;
+  }
+
+  private startWorker(): JinjaWorker | undefined {
+    if (this.workers.size >= this.size) return undefined;
+    const worker = new JinjaWorker(this.python, this.onStderr, (gone) => {
+      this.workers.delete(gone);
+      void this.dispatch();
+    });
+    this.workers.add(worker);
+    return worker;
+  }
+}
+
+function toTemplateError(error: NonNullable<WorkerResult['error']>): TemplateError {
+  return new TemplateError(error.file, error.line ?? undefined, error.message, error.expression ?? undefined);
+}

@@ -1,0 +1,71 @@
+/**
+ * Verifies, before any worker starts, that the Python Gantry renders templates with exists and has exactly the
+ * packages pinned in requirements.txt, so a broken setup gives one error saying what to install instead of a
+ * crashing worker per request.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { CommandError, run } from '../exec.ts';
+
+export const REQUIREMENTS_FILE = fileURLToPath(new URL('./requirements.txt', import.meta.url));
+
+const MINIMUM_PYTHON = [3, 9] as const;
+
+// Prints {"python": [major, minor, micro], "packages": {name: version or null}} for the names given as arguments.
+const PROBE = `
+import json, sys
+from importlib import metadata
+
+def installed(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+print(json.dumps({"python": list(sys.version_info[:3]), "packages": {name: installed(name) for name in sys.argv[1:]}}))
+`;
+
+interface Probe {
+  python: number[];
+  packages: Record<string, string | null>;
+}
+
+/**
+ * @param python the interpreter to check (a path, or a name looked up on PATH).
+ * @throws Error naming what is missing or of the wrong version and the command that installs it.
+ */
+export async function checkPython(python: string): Promise<void> {
+  const required = await pinnedRequirements();
+  let probe: Probe;
+  try {
+    probe = JSON.parse((await run(python, ['-c', PROBE, ...required.keys()], { timeoutMs: 60_000 })).stdout) as Probe;
+  } catch (error) {
+    if (!(error instanceof CommandError)) throw error;
+    // The seam reports a program missing from PATH as an exit without code and without stderr.
+    const notFound = error.exitCode === undefined && !error.stderr;
+    const reason = notFound ? `${python} not found` : `${python} failed: ${error.stderr.trim().split('\n').pop()}`;
+    throw new Error(
+      `${reason}: install Python ${MINIMUM_PYTHON.join('.')}+ and \`pip install -r ${REQUIREMENTS_FILE}\`, ` +
+        'or point GANTRY_PYTHON at a Python that has them',
+    );
+  }
+  const [major = 0, minor = 0] = probe.python;
+  if (major < MINIMUM_PYTHON[0] || (major === MINIMUM_PYTHON[0] && minor < MINIMUM_PYTHON[1])) {
+    throw new Error(`${python} is Python ${probe.python.join('.')}; Gantry's templating needs ${MINIMUM_PYTHON.join('.')}+`);
+  }
+  const wrong = [...required].filter(([name, version]) => probe.packages[name] !== version);
+  if (wrong.length > 0) {
+    const found = wrong.map(([name, version]) => `${name} ${probe.packages[name] ?? 'missing'} (needs ${version})`);
+    throw new Error(`${python}: ${found.join(', ')}: run \`${python} -m pip install -r ${REQUIREMENTS_FILE}\``);
+  }
+}
+
+/** Package name -> exact version, from the `name==version` lines of requirements.txt. */
+async function pinnedRequirements(): Promise<Map<string, string>> {
+  const pins = new Map<string, string>();
+  for (const line of (await readFile(REQUIREMENTS_FILE, 'utf8')).split('\n')) {
+    const [name, version] = line.split('==').map((part) => part.trim());
+    if (name && version) pins.set(name, version);
+  }
+  return pins;
+}

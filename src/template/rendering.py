@@ -1,0 +1,219 @@
+"""Renders project files and strings with Jinja2 the way Kluctl does (kluctl's lib/go-jinja2 and
+docs/kluctl/templating/README.md):
+
+- StrictUndefined, trim_blocks and lstrip_blocks off, one trailing newline dropped, the loopcontrols extension and
+  Kluctl's filters and globals;
+- the variables are the environment's *globals*, not render arguments, so macros of imported templates see them;
+- a name given to include/import/extends/load_template is looked up in the search dirs, in order (by default the
+  rendered file's own folder, then each parent folder up to the project root; the same for every template included
+  along the way), except that `./x` and `../x` are relative to the including template;
+- a file or string without any `{` is returned unchanged, without going through Jinja2 at all.
+
+Every rendering gets a fresh Environment (cheap: ~15 us), so no template, import or global of one rendering is
+seen by another. The variables themselves are shared by the renderings of one request, as Kluctl shares them within
+one render batch: a template that changes a variable in place (update_dict on it, `.append`) changes it for the
+files rendered after it in the same request, and for no other request. Compiled template code is what is expensive,
+and that is kept across renderings: per template file keyed by its source text, so a changed file is recompiled and
+an unchanged one never is.
+"""
+
+import functools
+import os
+import posixpath
+import traceback
+
+from jinja2 import (
+    BaseLoader,
+    BytecodeCache,
+    Environment,
+    StrictUndefined,
+    TemplateError,
+    TemplateNotFound,
+    TemplatesNotFound,
+)
+from jinja2.loaders import split_template_path
+
+import kluctl_functions
+
+_SETTINGS = dict(
+    undefined=StrictUndefined,
+    trim_blocks=False,
+    lstrip_blocks=False,
+    keep_trailing_newline=False,
+    extensions=["jinja2.ext.loopcontrols"],
+)
+
+
+def render_file(root_dir, path, variables, search_dirs=None):
+    """Renders the file `path` (relative to `root_dir`) with `variables` (a dict) as the template globals.
+
+    `search_dirs` (relative to root_dir) replaces the default search path when given.
+    Returns {"path", "text"}, or {"path", "error": {"file", "line", "message", "expression"}} when rendering fails.
+    """
+    root_dir = os.path.abspath(root_dir)
+    absolute = os.path.normpath(os.path.join(root_dir, path))
+    loader = SearchPathLoader(_search_dirs(root_dir, os.path.dirname(absolute), search_dirs), root_template=absolute)
+    try:
+        with open(absolute, "rb") as file:
+            raw = file.read()
+        if b"{" not in raw:
+            return {"path": path, "text": raw.decode("utf-8")}
+        environment = _environment(loader, variables)
+        return {"path": path, "text": environment.get_template(absolute).render()}
+    except Exception as error:
+        return {"path": path, "error": describe_error(error, loader.sources, root_dir, path)}
+
+
+def render_string(root_dir, template, variables, search_dirs=None):
+    """Renders `template` ({"name", "source", "dir"}: a label for errors, the template text, and the folder,
+    relative to `root_dir`, whose search path applies) with `variables` as the template globals.
+
+    Returns {"name", "text"} or {"name", "error": {...}} as render_file does.
+    """
+    root_dir = os.path.abspath(root_dir)
+    name, source = template["name"], template["source"]
+    folder = os.path.normpath(os.path.join(root_dir, template.get("dir", ".")))
+    loader = SearchPathLoader(_search_dirs(root_dir, folder, search_dirs))
+    loader.sources[name] = source
+    if "{" not in source:
+        return {"name": name, "text": source}
+    try:
+        environment = _environment(loader, variables)
+        compiled = environment.template_class.from_code(
+            environment, _compile_string(source, name), environment.make_globals(None), None
+        )
+        return {"name": name, "text": compiled.render()}
+    except Exception as error:
+        return {"name": name, "error": describe_error(error, loader.sources, root_dir, name)}
+
+
+def describe_error(error, sources, root_dir, fallback_file):
+    """Where and why a rendering failed: the innermost frame of a template we loaded (an included template's own
+    file and line when the error is inside it), Jinja's message, and that line's text.
+
+    `sources` maps template file names to their text; `fallback_file` is named when no template frame exists
+    (e.g. the file itself is missing). Returns {"file", "line", "message", "expression"}; line is 1-based or None.
+    """
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename in sources]
+    if not frames:
+        return {"file": fallback_file, "line": None, "message": _message(error), "expression": None}
+    filename, line = frames[-1].filename, frames[-1].lineno
+    lines = sources[filename].splitlines()
+    expression = lines[line - 1].strip() if 0 < line <= len(lines) else None
+    shown = os.path.relpath(filename, root_dir) if filename.startswith(root_dir + os.sep) else filename
+    return {"file": shown, "line": line, "message": _message(error), "expression": expression}
+
+
+def _message(error):
+    if isinstance(error, TemplatesNotFound):
+        return error.message
+    if isinstance(error, TemplateNotFound):
+        return f"template {error.name} not found"
+    if isinstance(error, TemplateError) and error.message:
+        return error.message
+    if isinstance(error, OSError) and error.strerror:
+        return f"cannot read {error.filename}: {error.strerror}"
+    return f"{type(error).__name__}: {error}"
+
+
+def _search_dirs(root_dir, folder, explicit):
+    if explicit is not None:
+        return [os.path.normpath(os.path.join(root_dir, directory)) for directory in explicit]
+    relative = os.path.relpath(folder, root_dir)
+    outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+    parts = [] if relative == os.curdir or outside else relative.split(os.sep)
+    return [os.path.join(root_dir, *parts[:depth]) for depth in range(len(parts), -1, -1)]
+
+
+class KluctlEnvironment(Environment):
+    """Jinja's Environment with Kluctl's relative names and with compiled string templates reused."""
+
+    def join_path(self, template, parent):
+        """`./x` and `../x` name a file relative to the including template `parent`, as Kluctl's docs define;
+        other names are left for the search path. (Kluctl fails on a relative name inside a string template;
+        here it is looked up on the search path.)"""
+        if parent is not None and template.startswith(("./", "../")):
+            return posixpath.normpath(posixpath.join(posixpath.dirname(parent), template))
+        return template
+
+    def from_string(self, source, globals=None, template_class=None):
+        """As Jinja's; used by Kluctl's `render`, which templates call with the same snippets again and again."""
+        cls = template_class or self.template_class
+        return cls.from_code(self, _compile_string(source, None), self.make_globals(globals), None)
+
+
+class SearchPathLoader(BaseLoader):
+    """Finds templates as Kluctl's loader does: the root template by its own path, an absolute name only inside a
+    search dir, any other name in the first search dir holding it. Remembers each source it served in `sources`
+    (file name -> text) for error reports."""
+
+    def __init__(self, search_dirs, root_template=None):
+        self.search_dirs = search_dirs
+        self.root_template = root_template
+        self.sources = {}
+
+    def find(self, name):
+        """The file `name` refers to, or None. Raises TemplateNotFound for names that climb out with `..`."""
+        if name == self.root_template:
+            return name
+        if os.path.isabs(name):
+            name = os.path.abspath(name)
+            return name if any(name.startswith(directory + os.sep) for directory in self.search_dirs) else None
+        pieces = split_template_path(name)
+        for directory in self.search_dirs:
+            candidate = os.path.join(directory, *pieces)
+            if os.path.isfile(candidate):
+                return candidate
+        return None
+
+    def get_source(self, environment, template):
+        path = self.find(template)
+        if path is None:
+            raise TemplateNotFound(template)
+        try:
+            # Text mode, as Kluctl reads templates: \r\n becomes \n.
+            with open(path, encoding="utf-8") as file:
+                source = file.read()
+        except OSError:
+            raise TemplateNotFound(template)
+        path = os.path.normpath(path)
+        self.sources[path] = source
+        # Never stale: every rendering has its own Environment, so nothing outlives the files it was loaded from.
+        return source, path, None
+
+
+class CompiledCodeCache(BytecodeCache):
+    """Compiled template code in memory, per template name and file, valid while the source text is unchanged."""
+
+    def __init__(self):
+        self._entries = {}
+
+    def load_bytecode(self, bucket):
+        entry = self._entries.get(bucket.key)
+        if entry is not None and entry[0] == bucket.checksum:
+            bucket.code = entry[1]
+
+    def dump_bytecode(self, bucket):
+        self._entries[bucket.key] = (bucket.checksum, bucket.code)
+
+
+_FILE_CODE = CompiledCodeCache()
+
+
+def _environment(loader, variables):
+    environment = KluctlEnvironment(loader=loader, bytecode_cache=_FILE_CODE, **_SETTINGS)
+    environment.globals.update(variables)
+    kluctl_functions.install(environment)
+    return environment
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_string(source, filename):
+    # Compiled code does not depend on the Environment instance, only on its settings, filters and tests: the
+    # compiler is configured exactly like every rendering's Environment.
+    return _compiler().compile(source, None, filename)
+
+
+@functools.cache
+def _compiler():
+    return _environment(SearchPathLoader([]), {})

@@ -1,0 +1,50 @@
+"""Gantry's Jinja2 worker: a long-lived process rendering templates as Kluctl does, one request at a time.
+
+Protocol, one JSON document per line in each direction (README.md has the details):
+  request   {"id", "rootDir", "context", "files": [path, ...]}                        paths relative to rootDir
+         or {"id", "rootDir", "context", "templates": [{"name", "source", "dir"}, ...]}
+            either may carry "searchDirs": [dir, ...] (relative to rootDir) to replace the default search path
+  response  {"id", "results": [...]} with one entry per file/template, in request order:
+            {"path" or "name", "text"} or {"path" or "name", "error": {"file", "line", "message", "expression"}}
+         or {"id", "error": message} when the request itself is malformed.
+Only responses are written to stdout; debug_print and anything else a rendering prints goes to stderr.
+"""
+
+import json
+import sys
+
+import rendering
+
+
+def main():
+    responses = sys.stdout
+    # Whatever else prints (a warning, a helper) must not land between responses.
+    sys.stdout = sys.stderr
+    sys.stdin.reconfigure(encoding="utf-8")
+    for line in sys.stdin:
+        if line.strip():
+            responses.write(json.dumps(answer(line)) + "\n")
+            responses.flush()
+
+
+def answer(line):
+    """The response to one request line; never raises, whatever the line holds."""
+    request_id = None
+    try:
+        request = json.loads(line)
+        request_id = request["id"]
+        return {"id": request_id, "results": render_batch(request)}
+    except Exception as error:
+        return {"id": request_id, "error": f"invalid request: {type(error).__name__}: {error}"}
+
+
+def render_batch(request):
+    """Renders every file or template of `request` with its context; failures are per entry."""
+    root_dir, variables, search_dirs = request["rootDir"], request["context"], request.get("searchDirs")
+    if "files" in request:
+        return [rendering.render_file(root_dir, path, variables, search_dirs) for path in request["files"]]
+    return [rendering.render_string(root_dir, template, variables, search_dirs) for template in request["templates"]]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+/**
+ * End-to-end tests drive Gantry as a user does, through its binary, and check the cluster with the real kubectl.
+ */
+import path from 'node:path';
+import { execa } from 'execa';
+import { REPO_ROOT } from './fixtures.ts';
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export const KUBECONFIG = path.join(REPO_ROOT, '.cluster/kubeconfig');
+const BIN = path.join(REPO_ROOT, 'bin/gantry.js');
+const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
+/** The kubectl the local cluster's setup built (the machine's own may be years older). */
+const KUBECTL = path.join(REPO_ROOT, '.cluster/bin/kubectl');
+
+/** Runs `gantry <args>` against the local cluster and returns its exit code and output. */
+export async function gantry(args: readonly string[], options: { cwd?: string } = {}): Promise<CliRun> {
+  const result = await execa(NODE, [BIN, ...args], { cwd: options.cwd, env: { KUBECONFIG }, reject: false, stripFinalNewline: false });
+  return { code: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs a command that prints a `-o json` result and returns the parsed document, failing on a non-JSON answer. */
+export async function gantryJson(args: readonly string[], options: { cwd?: string } = {}): Promise<{ code: number; result: JsonResult; stderr: string }> {
+  const run = await gantry([...args, '-o', 'json'], options);
+  try {
+    return { code: run.code, result: JSON.parse(run.stdout) as JsonResult, stderr: run.stderr };
+  } catch {
+    throw new Error(`gantry ${args.join(' ')} did not print JSON (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
+  }
+}
+
+export interface JsonRef {
+  group: string;
+  version: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+export interface JsonResult {
+  newObjects: JsonRef[];
+  changedObjects: Array<JsonRef & { diff: string }>;
+  deletedObjects: JsonRef[];
+  orphanObjects: JsonRef[];
+  warnings: Array<{ object?: JsonRef; message: string }>;
+  errors: Array<{ object?: JsonRef; message: string }>;
+}
+
+/** `kubectl <args> -o json` against the local cluster, parsed. */
+export async function kubectlJson<T = { items: Array<Record<string, any>> }>(args: readonly string[]): Promise<T> {
+  const result = await execa(KUBECTL, [...args, '-o', 'json'], { env: { KUBECONFIG } });
+  return JSON.parse(result.stdout) as T;
+}
+
+/** `kubectl <args>` against the local cluster; returns stdout. */
+export async function kubectl(args: readonly string[], input?: string): Promise<string> {
+  return (await execa(KUBECTL, args, { env: { KUBECONFIG }, input })).stdout;
+}
+
+/** The current context of the local cluster's kubeconfig (the fixtures' targets name a context of their own). */
+export async function localContext(): Promise<string> {
+  return kubectl(['config', 'current-context']);
+}
+
+/** `kind/name` strings of refs, sorted, for readable assertions. */
+export function names(refs: readonly JsonRef[]): string[] {
+  return refs.map((ref) => `${ref.namespace ? `${ref.namespace}/` : ''}${ref.kind}/${ref.name}`).sort();
+}
