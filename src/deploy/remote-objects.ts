@@ -26,7 +26,7 @@ export class RemoteObjects {
   static async load(cluster: Cluster, discriminator: string): Promise<RemoteObjects> {
     if (!discriminator) return new RemoteObjects([]);
     const selector = `${DISCRIMINATOR_LABEL}=${discriminator}`;
-    const limit = pLimit(16);
+    const limit = pLimit(32);
     const lists = await Promise.all((await cluster.discovery.listable()).map((resource) => limit(() => listTolerant(cluster, resource, selector))));
     const unique = new Map<string, KubeObject>();
     for (const object of lists.flat()) unique.set(object.metadata.uid ?? refKey(refOf(object)), object);
