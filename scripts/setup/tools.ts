@@ -37,6 +37,10 @@ const KWOK_VERSION = 'v0.8.0';
 const HELM_VERSION = 'v3.22.0';
 // v5.8.3 needs Go >= 1.27 (a dependency raised its go line); v5.8.2 is the newest that builds with Go 1.26.
 const KUSTOMIZE_VERSION = 'v5.8.2';
+const SOPS_VERSION = 'v3.13.3';
+const AGE_VERSION = 'v1.3.2';
+// An OCI registry on 127.0.0.1 for tests of Helm charts from oci:// repositories.
+const REGISTRY_VERSION = 'v3.1.2';
 
 /** Without these the binaries report v0.0.0-master, and Helm's kubeVersion checks against the server fail. */
 function kubernetesVersionStamps(): string[] {
@@ -142,6 +146,16 @@ export const TOOLS: readonly GoTool[] = [
     module: 'sigs.k8s.io/kustomize/kustomize/v5',
     version: KUSTOMIZE_VERSION,
     package: 'sigs.k8s.io/kustomize/kustomize/v5',
+    via: 'install',
+  },
+  { name: 'sops', module: 'github.com/getsops/sops/v3', version: SOPS_VERSION, package: 'github.com/getsops/sops/v3/cmd/sops', via: 'install' },
+  { name: 'age-keygen', module: 'filippo.io/age', version: AGE_VERSION, package: 'filippo.io/age/cmd/age-keygen', via: 'install' },
+  { name: 'age', module: 'filippo.io/age', version: AGE_VERSION, package: 'filippo.io/age/cmd/age', via: 'install' },
+  {
+    name: 'registry',
+    module: 'github.com/distribution/distribution/v3',
+    version: REGISTRY_VERSION,
+    package: 'github.com/distribution/distribution/v3/cmd/registry',
     via: 'install',
   },
 ];

@@ -14,6 +14,7 @@ import { loadDeploymentItems } from '../project/deployment-project.ts';
 import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
 import { JinjaPool } from '../template/jinja-pool.ts';
+import { GitCache } from '../source/git-cache.ts';
 import type { Progress } from '../progress.ts';
 
 /** Kubernetes version charts are rendered for when no cluster is connected. */
@@ -61,7 +62,8 @@ export async function prepareTarget(options: TargetOptions, progress: Progress):
     const [kubeVersion, scope, apiVersions] = cluster
       ? await Promise.all([cluster.version(), cluster.discovery.scopeResolver(), servedApiVersions(cluster)])
       : [OFFLINE_KUBERNETES_VERSION, builtinScope, []];
-    const deploymentItems = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, renderer);
+    const environment = { renderer, cluster, git: new GitCache() };
+    const deploymentItems = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment);
     const items = await renderProject({
       rootDir: project.dir,
       items: deploymentItems,

@@ -6,6 +6,7 @@ import { copyExample, example, removeCopy } from '../../test/support/fixtures.ts
 import { loadDeploymentItems } from './deployment-project.ts';
 import { loadKluctlProject, resolveTarget } from './kluctl-project.ts';
 import { parseArgs } from './args.ts';
+import { GitCache } from '../source/git-cache.ts';
 
 const pool = new JinjaPool({ workers: 2 });
 afterAll(() => pool.close());
@@ -13,7 +14,7 @@ afterAll(() => pool.close());
 async function load(dir: string, target: string, args: string[] = []) {
   const project = await loadKluctlProject(dir);
   const resolved = await resolveTarget(project, { targetName: target, externalArgs: parseArgs(args), contextOverride: undefined, defaultContext: 'ctx' }, pool);
-  return { resolved, items: await loadDeploymentItems(dir, { target: resolved.templateValue, args: resolved.args }, pool) };
+  return { resolved, items: await loadDeploymentItems(dir, { target: resolved.templateValue, args: resolved.args }, { renderer: pool, cluster: undefined, git: new GitCache() }) };
 }
 
 describe('3-templating-and-multi-env', () => {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseYaml } from '../yaml.ts';
 import { DeploymentProjectSchema, UNSUPPORTED_ITEM_KEYS, validate, type DeploymentItemConfig, type DeploymentProjectConfig } from './schema.ts';
 import { evaluateCondition, type StringScope } from './render-values.ts';
-import type { JinjaPool } from '../template/jinja-pool.ts';
+import type { ProjectEnvironment } from './environment.ts';
 import type { Values } from './values.ts';
 import { loadVars } from './vars.ts';
 import { findProjectFile, isDirectory, isInside, relativeSlashPath } from './files.ts';
@@ -56,7 +56,7 @@ interface ProjectNode {
 
 interface LoadState {
   rootDir: string;
-  renderer: JinjaPool;
+  environment: ProjectEnvironment;
   dirUses: Map<string, number>;
 }
 
@@ -65,8 +65,8 @@ interface LoadState {
  * @throws Error naming the deployment.yaml (and item) for template errors, invalid YAML, unknown keys,
  * missing folders, and paths outside the project.
  */
-export async function loadDeploymentItems(rootDir: string, rootContext: Values, renderer: JinjaPool): Promise<DeploymentItem[]> {
-  const state: LoadState = { rootDir: path.resolve(rootDir), renderer, dirUses: new Map() };
+export async function loadDeploymentItems(rootDir: string, rootContext: Values, environment: ProjectEnvironment): Promise<DeploymentItem[]> {
+  const state: LoadState = { rootDir: path.resolve(rootDir), environment, dirUses: new Map() };
   const root = await loadProjectNode(state.rootDir, rootContext, undefined, state);
   return root ? collectItems(root, state) : [];
 }
@@ -78,15 +78,15 @@ async function loadProjectNode(dir: string, context: Values, parent: ProjectNode
   const config = file ? await readProjectConfig(file, searchDirs, context, state) : await implicitConfig(dir, parent, state);
   if (!parent && config.when !== undefined) throw new Error(`${label}: the root deployment project can not contain 'when'`);
   const node: ProjectNode = { dir, file: label, config, context, parent };
-  node.context = await loadVars(config.vars, context, { rootDir: state.rootDir, searchDirs: projectSearchDirs(node), declaredIn: label, renderer: state.renderer });
-  if (!(await evaluateCondition(config.when, conditionRequest(node, state), state.renderer))) return undefined;
+  node.context = await loadVars(config.vars, context, { rootDir: state.rootDir, searchDirs: projectSearchDirs(node), declaredIn: label, environment: state.environment });
+  if (!(await evaluateCondition(config.when, conditionRequest(node, state), state.environment.renderer))) return undefined;
   return node;
 }
 
 async function readProjectConfig(file: string, searchDirs: readonly string[], context: Values, state: LoadState): Promise<DeploymentProjectConfig> {
   const relative = relativeSlashPath(state.rootDir, file);
   const relativeSearchDirs = searchDirs.map((dir) => relativeSlashPath(state.rootDir, dir));
-  const [rendered] = await state.renderer.renderFiles({ rootDir: state.rootDir, files: [relative], context, searchDirs: relativeSearchDirs });
+  const [rendered] = await state.environment.renderer.renderFiles({ rootDir: state.rootDir, files: [relative], context, searchDirs: relativeSearchDirs });
   if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${file}: not rendered`);
   const config = validate(DeploymentProjectSchema, parseYaml(rendered.text, file) ?? {}, file);
   for (const [index, item] of (config.deployments ?? []).entries()) {
@@ -124,7 +124,7 @@ async function collectItems(node: ProjectNode, state: LoadState): Promise<Deploy
   const items: DeploymentItem[] = [];
   for (const [index, config] of (node.config.deployments ?? []).entries()) {
     const label = `${node.file}: deployments[${index}]`;
-    if (!(await evaluateCondition(config.when, conditionRequest(node, state), state.renderer))) continue;
+    if (!(await evaluateCondition(config.when, conditionRequest(node, state), state.environment.renderer))) continue;
     if (config.include !== undefined) {
       items.push(...(await collectInclude(node, config, label, state)));
       if (config.barrier) items.push(barrierItem(node, config));
@@ -141,7 +141,7 @@ async function collectItems(node: ProjectNode, state: LoadState): Promise<Deploy
 
 async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, label: string, state: LoadState): Promise<DeploymentItem[]> {
   const dir = await resolveFolder(node.dir, config.include as string, label, state);
-  const context = await loadVars(config.vars, node.context, { rootDir: state.rootDir, searchDirs: projectSearchDirs(node), declaredIn: node.file, renderer: state.renderer });
+  const context = await loadVars(config.vars, node.context, { rootDir: state.rootDir, searchDirs: projectSearchDirs(node), declaredIn: node.file, environment: state.environment });
   const child = await loadProjectNode(dir, context, { node, include: config }, state);
   return child ? collectItems(child, state) : [];
 }
@@ -151,7 +151,7 @@ async function pathItem(node: ProjectNode, config: DeploymentItemConfig, label: 
   const index = state.dirUses.get(dir) ?? 0;
   state.dirUses.set(dir, index + 1);
   const searchDirs = [dir, ...projectSearchDirs(node)];
-  const context = await loadVars(config.vars, node.context, { rootDir: state.rootDir, searchDirs, declaredIn: node.file, renderer: state.renderer });
+  const context = await loadVars(config.vars, node.context, { rootDir: state.rootDir, searchDirs, declaredIn: node.file, environment: state.environment });
   return {
     ...inherited(node, config),
     dir,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseYaml } from '../yaml.ts';
 import { SUPPORTED_VARS_SOURCES, type VarsSource } from './schema.ts';
 import { evaluateCondition, renderStrings } from './render-values.ts';
-import type { JinjaPool } from '../template/jinja-pool.ts';
+import type { ProjectEnvironment } from './environment.ts';
 import { deepMerge, isPlainObject, setPath, type Values } from './values.ts';
 import { isFile, relativeSlashPath } from './files.ts';
 
@@ -18,7 +18,7 @@ export interface VarsScope {
   searchDirs: readonly string[];
   /** The file that declares the sources, for error messages. */
   declaredIn: string;
-  renderer: JinjaPool;
+  environment: ProjectEnvironment;
 }
 
 /**
@@ -35,8 +35,8 @@ export async function loadVars(sources: readonly VarsSource[] | undefined, conte
 
 async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, label: string): Promise<Values> {
   const stringScope = { rootDir: scope.rootDir, dir: scope.searchDirs[0] ?? scope.rootDir, name: scope.declaredIn, context };
-  const source = (await renderStrings(raw, stringScope, scope.renderer)) as VarsSource;
-  if (!(await evaluateCondition(source.when, stringScope, scope.renderer))) return context;
+  const source = (await renderStrings(raw, stringScope, scope.environment.renderer)) as VarsSource;
+  if (!(await evaluateCondition(source.when, stringScope, scope.environment.renderer))) return context;
   const loaded = await loadValue(source, context, scope, label);
   if (loaded === undefined) return context;
   const newVars = placeAtTargetPath(loaded, source.targetPath, label);
@@ -63,7 +63,7 @@ async function loadFile(file: string, ignoreMissing: boolean, context: Values, s
   }
   const relative = relativeSlashPath(scope.rootDir, found);
   const searchDirs = scope.searchDirs.map((dir) => relativeSlashPath(scope.rootDir, dir));
-  const [rendered] = await scope.renderer.renderFiles({ rootDir: scope.rootDir, files: [relative], context, searchDirs });
+  const [rendered] = await scope.environment.renderer.renderFiles({ rootDir: scope.rootDir, files: [relative], context, searchDirs });
   if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${found}: not rendered`);
   const value = parseYaml(rendered.text, found) ?? {};
   if (!isPlainObject(value)) throw new Error(`${found}: a vars file must hold a YAML mapping`);

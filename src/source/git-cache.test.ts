@@ -1,0 +1,72 @@
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
+import { GitCache } from './git-cache.ts';
+
+let repo: TestRepo;
+let root: string;
+beforeAll(async () => {
+  repo = await createRepo({ 'app/config.yaml': 'version: 1\n' });
+  root = await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-'));
+});
+afterAll(async () => {
+  await repo.remove();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('GitCache', () => {
+  it('checks out the default branch as plain files', async () => {
+    const cache = new GitCache({ root });
+    const { dir, commit } = await cache.checkout(repo.url);
+    expect(await readFile(path.join(dir, 'app/config.yaml'), 'utf8')).toBe('version: 1\n');
+    expect(await readdir(dir)).not.toContain('.git');
+    expect(commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('sees a new commit only after the refresh interval', async () => {
+    const lazy = new GitCache({ root, refreshMs: 60_000 });
+    const before = await lazy.resolve(repo.url);
+    const pushed = await repo.commit({ 'app/config.yaml': 'version: 2\n' });
+    expect(await lazy.resolve(repo.url)).toBe(before);
+    const eager = new GitCache({ root, refreshMs: 0 });
+    expect(await eager.resolve(repo.url)).toBe(pushed);
+    expect(await readFile(path.join((await eager.checkout(repo.url)).dir, 'app/config.yaml'), 'utf8')).toBe('version: 2\n');
+  });
+
+  it('resolves tags, branches and commits, keeping one snapshot per commit', async () => {
+    const cache = new GitCache({ root, refreshMs: 0 });
+    const tagged = await repo.commit({ 'app/config.yaml': 'version: 3\n' });
+    await repo.tag('v3');
+    await repo.branch('release');
+    await repo.commit({ 'app/config.yaml': 'version: 4\n' });
+    expect((await cache.checkout(repo.url, { tag: 'v3' })).commit).toBe(tagged);
+    expect((await cache.checkout(repo.url, { branch: 'release' })).commit).toBe(tagged);
+    const byCommit = await cache.checkout(repo.url, { commit: tagged });
+    expect(byCommit.dir).toBe((await cache.checkout(repo.url, { tag: 'v3' })).dir);
+    expect(await readFile(path.join(byCommit.dir, 'app/config.yaml'), 'utf8')).toBe('version: 3\n');
+  });
+
+  it('fetches once more for a pinned commit the mirror does not have yet', async () => {
+    const cache = new GitCache({ root, refreshMs: 60_000 });
+    await cache.resolve(repo.url);
+    const pushed = await repo.commit({ 'app/new.yaml': 'x: 1\n' });
+    expect((await cache.checkout(repo.url, { commit: pushed })).commit).toBe(pushed);
+  });
+
+  it('serves concurrent checkouts of one repository from one snapshot', async () => {
+    const cache = new GitCache({ root, refreshMs: 0 });
+    const results = await Promise.all(Array.from({ length: 6 }, () => cache.checkout(repo.url, { branch: 'release' })));
+    expect(new Set(results.map((result) => result.dir)).size).toBe(1);
+    const entries = await readdir(path.dirname(results[0]?.dir ?? ''));
+    expect(entries.filter((entry) => entry.includes('.partial-'))).toEqual([]);
+  });
+
+  it('names the URL that cannot be fetched and the ref that does not exist', async () => {
+    const cache = new GitCache({ root });
+    await expect(cache.checkout('file:///nonexistent/repo.git')).rejects.toThrow(/git repository file:\/\/\/nonexistent\/repo\.git could not be fetched: .*does not exist|not appear/);
+    await expect(cache.checkout(repo.url, { tag: 'no-such-tag' })).rejects.toThrow(`git repository ${repo.url} has no tag no-such-tag`);
+    await expect(cache.checkout(repo.url, { commit: 'deadbeef'.repeat(5) })).rejects.toThrow(/has no commit deadbeef/);
+  });
+});
