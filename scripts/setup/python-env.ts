@@ -36,10 +36,10 @@ export async function ensurePythonEnv(requirementsFile: string, report: (line: s
 
 async function requirePython(): Promise<void> {
   try {
-    await run('python3', ['-c', 'import venv, ensurepip']);
+    await run('python3', ['-c', 'import sys, venv, ensurepip; assert sys.version_info >= (3, 11)']);
   } catch (error) {
     throw new Error(
-      'setup: python3 (3.9 or newer) with its venv and ensurepip modules is needed for Jinja2 templating; install ' +
+      'setup: python3 (3.11 or newer) with its venv and ensurepip modules is needed for Jinja2 templating; install ' +
         `it (Debian/Ubuntu: apt-get install python3 python3-venv) (${(error as Error).message.split('\n')[0]})`,
     );
   }

@@ -86,7 +86,7 @@ describe('a Python that cannot render', () => {
   it('gives one error saying what to install when Python is missing', async () => {
     const pool = new JinjaPool({ python: '/nonexistent/python3' });
     const request = { rootDir: project.root, dir: '.', name: 't', source: '{{ 1 }}', context: {} };
-    const expected = /^\/nonexistent\/python3 not found: install Python 3\.9\+ and `pip install -r \S+requirements\.txt`/;
+    const expected = /^\/nonexistent\/python3 not found: install Python 3\.11\+ and `pip install -r \S+requirements\.txt`/;
     await expect(pool.renderString(request)).rejects.toThrow(expected);
     await expect(pool.renderString(request)).rejects.toThrow(expected);
     await pool.close();
@@ -99,7 +99,7 @@ describe('a Python that cannot render', () => {
     await chmod(python, 0o755);
     const pool = new JinjaPool({ python });
     await expect(pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } })).rejects.toThrow(
-      /jinja2 missing \(needs 3\.1\.6\), PyYAML missing \(needs 6\.0\.3\): run `\S+ -m pip install -r \S+requirements\.txt`/,
+      /jinja2 missing \(needs 3\.1\.6\), .*PyYAML missing \(needs 6\.0\.3\), python-slugify missing .*: run `\S+ -m pip install -r \S+requirements\.txt`/,
     );
     await pool.close();
     expect(await workerPids()).toEqual([]);

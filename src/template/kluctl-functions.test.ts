@@ -4,6 +4,7 @@
  * Kluctl's yaml_utils configures it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BEGIN, END, parseImagePlaceholders } from './image-placeholder.ts';
 import { JinjaPool } from './jinja-pool.ts';
 import { TemplateError } from './template-error.ts';
 import { makeProject } from './test-support.ts';
@@ -11,7 +12,7 @@ import { makeProject } from './test-support.ts';
 const context = {
   target: { name: 'test' },
   args: { list: ['a', 'b'], deep: { var: 'value' } },
-  images: { note: 'from the caller' },
+  images: [{ image: 'nginx', resultImage: 'nginx:1.27' }],
 };
 
 let pool: JinjaPool;
@@ -112,7 +113,7 @@ describe('globals', () => {
   it('raise fails the rendering with the message', async () => {
     const error = await render('ok\n{{ raise("boom") }}').catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(TemplateError);
-    expect(error).toMatchObject({ file: 'inline', line: 2, reason: 'boom' });
+    expect(error).toMatchObject({ file: 'inline', line: 2, reason: 'TemplateError: boom' });
   });
 
   it('debug_print writes to stderr and prints nothing', async () => {
@@ -129,7 +130,9 @@ describe('globals', () => {
     expect(await render('{{ time.parse_iso("2022-10-01T10:00:00+00:00").as_timezone("Europe/Berlin") }}')).toBe('2022-10-01T12:00:00+02:00');
   });
 
-  it('passes an images object of the caller through', async () => {
-    expect(await render('{{ images.note }}')).toBe('from the caller');
+  it('images.get_image gives a placeholder for the image, over a variable named images', async () => {
+    const rendered = await render('image: {{ images.get_image("nginx") }}');
+    expect(rendered).toBe(`image: ${BEGIN}${Buffer.from('{"image": "nginx"}').toString('base64')}${END}`);
+    expect(parseImagePlaceholders(rendered)).toEqual([{ image: 'nginx', start: 7, end: rendered.length }]);
   });
 });

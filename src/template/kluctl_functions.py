@@ -1,5 +1,6 @@
 """The filters and global functions Kluctl adds to Jinja2, with Kluctl's semantics
-(docs/kluctl/templating/filters.md and functions.md; behaviour details from kluctl's lib/go-jinja2 kluctl_ext.py).
+(docs/kluctl/templating/filters.md and functions.md; behaviour details from kluctl's lib/go-jinja2 kluctl_ext.py and
+dict_utils.py). test/conformance/jinja2 compares them with Kluctl's own code.
 
 `load_latest_git_commit` is not provided.
 """
@@ -14,9 +15,9 @@ import jinja2
 from jinja2 import TemplateError, TemplateNotFound
 
 import var_path
+from kluctl_images import images_global, version_global
 from kluctl_time import time_global
 from kluctl_yaml import from_yaml, to_yaml
-from slugify_text import slugify
 
 # Set in the variables of a template that load_sha256 renders, so that its own load_sha256 calls (of itself or of
 # templates that load it back) give a placeholder instead of recursing, as Kluctl's docs describe.
@@ -25,7 +26,7 @@ _HASHING_MARKER = "__calc_sha256__"
 
 def install(environment):
     """Adds Kluctl's filters and globals to `environment`, over any variable of the same name (Kluctl adds them
-    after the project variables)."""
+    after the project variables: a variable named `images`, `time` or `version` is not seen by templates)."""
     environment.filters.update(
         b64encode=b64encode,
         b64decode=b64decode,
@@ -46,6 +47,8 @@ def install(environment):
         debug_print=debug_print,
         render=render,
         time=time_global(),
+        images=images_global(),
+        version=version_global(),
     )
     environment.globals["raise"] = raise_error
 
@@ -70,6 +73,13 @@ def sha256(data, digest_len=None):
     if not isinstance(data, bytes):
         data = data.encode("utf-8")
     return hashlib.sha256(data).hexdigest()[:digest_len]
+
+
+def slugify(text, **options):
+    """python-slugify's slug of `text`, with its keyword arguments (separator, max_length, ...)."""
+    from slugify import slugify as python_slugify
+
+    return python_slugify(text, **options)
 
 
 @jinja2.pass_context
@@ -121,13 +131,18 @@ def get_var(context, paths, default=None):
 
 def merge_dict(base, overrides, clone=True):
     """Deep-merges `overrides` into a deep copy of `base` (into `base` itself when clone is false) and returns it;
-    values of `overrides` win except where both sides hold dicts. None counts as an empty dict."""
+    values of `overrides` win except where both sides hold dicts. None overrides count as an empty dict; a None base
+    only when clone is false (copying None fails, as in Kluctl)."""
     if clone:
-        base = _clone(base)
+        base = _clone_dict(base)
     if base is None:
         base = {}
-    for key, value in (overrides or {}).items():
-        if isinstance(base.get(key), dict) and isinstance(value, dict):
+    if overrides is None:
+        overrides = {}
+    # Keys and item access rather than items(), so that other mappings fail or work as they do in Kluctl.
+    for key in overrides:
+        value = overrides[key]
+        if key in base and isinstance(base[key], dict) and isinstance(value, dict):
             merge_dict(base[key], value, clone=False)
         else:
             base[key] = value
@@ -152,10 +167,16 @@ def debug_print(message):
     return ""
 
 
+def _clone_dict(mapping):
+    """Kluctl's copy for merge_dict: a new dict whose values are copied as _clone copies them. `mapping` must have
+    items() (None fails with AttributeError, as in Kluctl)."""
+    return {key: _clone(item) for key, item in mapping.items()}
+
+
 def _clone(value):
-    """Kluctl's copy for merge_dict: dicts and other non-text iterables are copied deeply (the latter as lists)."""
+    """Dicts and other non-text iterables are copied deeply (the latter as lists); anything else is shared."""
     if isinstance(value, dict):
-        return {key: _clone(item) for key, item in value.items()}
+        return _clone_dict(value)
     if _is_collection(value):
         return [_clone(item) for item in value]
     return value

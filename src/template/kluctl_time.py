@@ -69,5 +69,6 @@ class KluctlTime:
 
 def _moment_of(other):
     if not isinstance(other, KluctlTime):
-        raise ValueError("value is not a time object")
+        # Kluctl's message, which names its class SimpleTime.
+        raise ValueError("value is not a SimpleTime")
     return other.moment

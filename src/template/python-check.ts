@@ -9,7 +9,8 @@ import { CommandError, run } from '../exec.ts';
 
 export const REQUIREMENTS_FILE = fileURLToPath(new URL('./requirements.txt', import.meta.url));
 
-const MINIMUM_PYTHON = [3, 9] as const;
+// 3.11: datetime.fromisoformat (time.parse_iso) reads ISO 8601 as Kluctl's embedded Python (3.14) does, `Z` included.
+const MINIMUM_PYTHON = [3, 11] as const;
 
 // Prints {"python": [major, minor, micro], "packages": {name: version or null}} for the names given as arguments.
 const PROBE = `

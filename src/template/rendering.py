@@ -20,20 +20,15 @@ an unchanged one never is.
 import functools
 import os
 import posixpath
+import re
 import traceback
 
-from jinja2 import (
-    BaseLoader,
-    BytecodeCache,
-    Environment,
-    StrictUndefined,
-    TemplateError,
-    TemplateNotFound,
-    TemplatesNotFound,
-)
+from jinja2 import BaseLoader, BytecodeCache, Environment, StrictUndefined, TemplateNotFound
 from jinja2.loaders import split_template_path
 
 import kluctl_functions
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _SETTINGS = dict(
     undefined=StrictUndefined,
@@ -87,9 +82,21 @@ def render_string(root_dir, template, variables, search_dirs=None):
         return {"name": name, "error": describe_error(error, loader.sources, root_dir, name)}
 
 
+def kluctl_variables(context):
+    """The template variables as Kluctl's templates see `context` (parsed JSON): with the keys of every mapping in
+    sorted order. Kluctl hands its variables to Python as Go's json.Marshal writes them, which sorts map keys, so
+    `{% for k in labels %}`, `{{ labels }}` and `labels | to_yaml` see key order, not the order of the project's
+    YAML (nor JavaScript's, which puts integer-like keys first)."""
+    if isinstance(context, dict):
+        return {key: kluctl_variables(context[key]) for key in sorted(context)}
+    if isinstance(context, list):
+        return [kluctl_variables(item) for item in context]
+    return context
+
+
 def describe_error(error, sources, root_dir, fallback_file):
     """Where and why a rendering failed: the innermost frame of a template we loaded (an included template's own
-    file and line when the error is inside it), Jinja's message, and that line's text.
+    file and line when the error is inside it), the message as Kluctl words it, and that line's text.
 
     `sources` maps template file names to their text; `fallback_file` is named when no template frame exists
     (e.g. the file itself is missing). Returns {"file", "line", "message", "expression"}; line is 1-based or None.
@@ -98,20 +105,19 @@ def describe_error(error, sources, root_dir, fallback_file):
     if not frames:
         return {"file": fallback_file, "line": None, "message": _message(error), "expression": None}
     filename, line = frames[-1].filename, frames[-1].lineno
-    lines = sources[filename].splitlines()
+    # Lines as Jinja counts them (str.splitlines would also split at form feeds and other separators).
+    lines = _LINE_BREAK.split(sources[filename])
     expression = lines[line - 1].strip() if 0 < line <= len(lines) else None
     shown = os.path.relpath(filename, root_dir) if filename.startswith(root_dir + os.sep) else filename
     return {"file": shown, "line": line, "message": _message(error), "expression": expression}
 
 
 def _message(error):
-    if isinstance(error, TemplatesNotFound):
-        return error.message
+    """Kluctl's text for the error (lib/go-jinja2 jinja2_utils.extract_template_error): `template X not found` for a
+    missing template, else the exception's class name and text, e.g. `UndefinedError: 'x' is undefined`."""
     if isinstance(error, TemplateNotFound):
-        return f"template {error.name} not found"
-    if isinstance(error, TemplateError) and error.message:
-        return error.message
-    if isinstance(error, OSError) and error.strerror:
+        return f"template {error} not found"
+    if isinstance(error, OSError) and error.strerror and error.filename:
         return f"cannot read {error.filename}: {error.strerror}"
     return f"{type(error).__name__}: {error}"
 
@@ -130,9 +136,9 @@ class KluctlEnvironment(Environment):
 
     def join_path(self, template, parent):
         """`./x` and `../x` name a file relative to the including template `parent`, as Kluctl's docs define;
-        other names are left for the search path. (Kluctl fails on a relative name inside a string template;
-        here it is looked up on the search path.)"""
-        if parent is not None and template.startswith(("./", "../")):
+        other names are left for the search path. (Jinja asks only when there is a parent: in a string template,
+        `./x` is looked up on the search path, where it means `x`.)"""
+        if template.startswith(("./", "../")):
             return posixpath.normpath(posixpath.join(posixpath.dirname(parent), template))
         return template
 

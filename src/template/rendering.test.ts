@@ -68,8 +68,8 @@ describe('values print as Python prints them', () => {
     );
   });
 
-  it('prints JSON context values as the Python values they become', async () => {
-    expect(await render('{{ args }}')).toBe("{'flag': True, 'none': None, 'n': 1.5}");
+  it('prints JSON context values as the Python values they become, mappings with sorted keys as Kluctl passes them', async () => {
+    expect(await render('{{ args }}')).toBe("{'flag': True, 'n': 1.5, 'none': None}");
   });
 });
 
@@ -106,15 +106,15 @@ describe('errors', () => {
     expect('error' in rendered && rendered.error).toMatchObject({
       file: 'undefined.yml',
       line: 2,
-      reason: "'missing' is undefined",
+      reason: "UndefinedError: 'missing' is undefined",
       expression: 'value: {{ missing }}',
-      message: "undefined.yml:2: 'missing' is undefined\n    value: {{ missing }}",
+      message: "undefined.yml:2: UndefinedError: 'missing' is undefined\n    value: {{ missing }}",
     });
   });
 
   it('reports a missing attribute as StrictUndefined does', async () => {
     const error = await renderError('a: 1\nb: {{ target.nope }}');
-    expect(error).toMatchObject({ file: 'inline', line: 2, reason: "'dict object' has no attribute 'nope'" });
+    expect(error).toMatchObject({ file: 'inline', line: 2, reason: "UndefinedError: 'dict object' has no attribute 'nope'" });
   });
 
   it('reports syntax errors with their line', async () => {
@@ -122,7 +122,7 @@ describe('errors', () => {
     expect('error' in rendered && rendered.error).toMatchObject({
       file: 'syntax.yml',
       line: 3,
-      reason: "expected token 'end of print statement', got 'b'",
+      reason: "TemplateSyntaxError: expected token 'end of print statement', got 'b'",
       expression: '{{ a b }}',
     });
   });
@@ -132,7 +132,7 @@ describe('errors', () => {
     expect('error' in rendered && rendered.error).toMatchObject({
       file: 'broken.j2',
       line: 2,
-      reason: "'nope' is undefined",
+      reason: "UndefinedError: 'nope' is undefined",
       expression: 'second {{ nope }}',
     });
   });

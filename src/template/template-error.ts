@@ -9,7 +9,10 @@ export class TemplateError extends Error {
   readonly line: number | undefined;
   /** The text of that line, trimmed. */
   readonly expression: string | undefined;
-  /** Jinja's own message, e.g. `'foo' is undefined`. */
+  /**
+   * The message as Kluctl reports it: the exception's class and text (`UndefinedError: 'foo' is undefined`,
+   * `TemplateError: <raise() message>`), or `template x.j2 not found`.
+   */
   readonly reason: string;
 
   /** `message` reads `file:line: reason`, followed by the failing line indented on its own line. */

@@ -40,7 +40,8 @@ def answer(line):
 
 def render_batch(request):
     """Renders every file or template of `request` with its context; failures are per entry."""
-    root_dir, variables, search_dirs = request["rootDir"], request["context"], request.get("searchDirs")
+    root_dir, search_dirs = request["rootDir"], request.get("searchDirs")
+    variables = rendering.kluctl_variables(request["context"])
     if "files" in request:
         return [rendering.render_file(root_dir, path, variables, search_dirs) for path in request["files"]]
     return [rendering.render_string(root_dir, template, variables, search_dirs) for template in request["templates"]]

@@ -49,7 +49,7 @@ describe('bad input', { timeout: 300_000 }, () => {
     });
     const { code, result } = await gantryJson(['deploy', '-t', 't', '--project-dir', dir, '--context', context]);
     expect(code).toBe(1);
-    expect(result.errors.map((error) => error.message)).toEqual([expect.stringMatching(/^app\/bad\.yaml:7: 'no_such_var' is undefined/)]);
+    expect(result.errors.map((error) => error.message)).toEqual([expect.stringMatching(/^app\/bad\.yaml:7: UndefinedError: 'no_such_var' is undefined/)]);
     expect(result.newObjects).toEqual([]);
     expect(await namespaceExists('gantry-e2e-render-error')).toBe(false);
   });
