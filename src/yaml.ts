@@ -5,7 +5,7 @@
  * dropped: timestamps (stay strings) and sexagesimal numbers (`12:30` stays a string).
  * Writing uses 1.1 too, so a string such as "on" is quoted and survives a round trip through kubectl.
  */
-import { parseAllDocuments, stringify, type Tags, type ToStringOptions } from 'yaml';
+import { isScalar, parseAllDocuments, parseDocument, Scalar, stringify, type Tags, type ToStringOptions } from 'yaml';
 
 /** A YAML document that could not be parsed; the message names the source and line. */
 export class YamlError extends Error {
@@ -73,6 +73,34 @@ export function toYaml(value: unknown): string {
 /** Writes values as a multi-document YAML stream, each document introduced by `---`. */
 export function toYamlDocuments(values: readonly unknown[]): string {
   return values.map((value) => `---\n${toYaml(value)}`).join('');
+}
+
+/**
+ * Replaces the scalar at `path` in a YAML text by `value`, leaving every other byte as it was (comments, order,
+ * quoting of other values), for edits of files people maintain by hand. The scalar keeps its quoting style; a
+ * plain scalar gets quotes when `value` would otherwise read as something other than that string (e.g. `1.10`).
+ * @throws Error naming `source` when there is no scalar at `path`.
+ */
+export function replaceScalar(text: string, path: readonly string[], value: string, source: string): string {
+  const document = parseDocument(text, { ...parseOptions });
+  const node = document.getIn(path, true);
+  if (!isScalar(node) || !node.range) throw new Error(`${source}: ${path.join('.')} is not a plain value`);
+  const [start, end] = node.range;
+  return text.slice(0, start) + scalarText(value, node.type) + text.slice(end);
+}
+
+function scalarText(value: string, type: Scalar['type']): string {
+  if (type === Scalar.QUOTE_SINGLE) return `'${value.replaceAll("'", "''")}'`;
+  if (type === Scalar.PLAIN && readsAsString(value)) return value;
+  return JSON.stringify(value);
+}
+
+function readsAsString(value: string): boolean {
+  try {
+    return parseYaml(value, 'value') === value;
+  } catch {
+    return false;
+  }
 }
 
 /** The library's message repeats the position we already print; keep only its first sentence. */

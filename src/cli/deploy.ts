@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
 import { prepareTarget } from '../deploy/prepare.ts';
-import { addOutputFlag, addTargetFlags, confirm, parseDuration, toTargetOptions, type TargetFlags } from './options.ts';
+import { addApplyFlags, addOutputFlag, addTargetFlags, confirm, parseDuration, toApplyBehaviour, toTargetOptions, type ApplyFlags, type TargetFlags } from './options.ts';
 import { runResultCommand } from './run-action.ts';
 
-interface DeployFlags extends TargetFlags {
+interface DeployFlags extends TargetFlags, ApplyFlags {
   dryRun?: boolean;
   prune?: boolean;
   yes?: boolean;
@@ -14,7 +14,7 @@ interface DeployFlags extends TargetFlags {
 
 export function deployCommand(): Command {
   const command = new Command('deploy').description('render the target and apply it with server-side apply, waiting for readiness');
-  addOutputFlag(addTargetFlags(command))
+  addApplyFlags(addOutputFlag(addTargetFlags(command)))
     .option('--dry-run', 'server-side dry run: show what would change, persist nothing')
     .option('--prune', 'also delete orphan objects (the target owns them, the render no longer produces them)')
     .option('-y, --yes', 'do not ask before deleting orphans')
@@ -30,6 +30,7 @@ export function deployCommand(): Command {
             prune: flags.prune ?? false,
             wait: flags.wait,
             timeoutMs: parseDuration(flags.timeout),
+            behaviour: toApplyBehaviour(flags),
             confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
           },
           progress,

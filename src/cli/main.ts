@@ -5,6 +5,8 @@ import { Command } from 'commander';
 import { deleteCommand } from './delete.ts';
 import { deployCommand } from './deploy.ts';
 import { diffCommand } from './diff.ts';
+import { helmPullCommand } from './helm-pull.ts';
+import { helmUpdateCommand } from './helm-update.ts';
 import { listTargetsCommand } from './list-targets.ts';
 import { pruneCommand } from './prune.ts';
 import { renderCommand } from './render.ts';
@@ -16,7 +18,7 @@ export async function main(argv: string[]): Promise<number> {
     .description('GitOps continuous delivery for Kubernetes: deploys Kluctl projects with server-side apply')
     .showHelpAfterError()
     .exitOverride();
-  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand()]) {
+  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand(), helmPullCommand(), helmUpdateCommand()]) {
     program.addCommand(command);
   }
   try {

@@ -4,13 +4,21 @@
 import { createInterface } from 'node:readline/promises';
 import { Option, type Command } from 'commander';
 import type { TargetOptions } from '../deploy/prepare.ts';
+import type { ApplyBehaviour } from '../deploy/apply.ts';
 
 export interface TargetFlags {
   target?: string;
+  targetNameOverride?: string;
   arg: string[];
+  argsFromFile: string[];
   projectDir: string;
   kubeconfig?: string;
   context?: string;
+  discriminator?: string;
+  includeTag: string[];
+  excludeTag: string[];
+  includeDeploymentDir: string[];
+  excludeDeploymentDir: string[];
   output: OutputFormat;
 }
 
@@ -19,10 +27,45 @@ export type OutputFormat = 'text' | 'json';
 export function addTargetFlags(command: Command): Command {
   return command
     .option('-t, --target <name>', 'target to run against')
-    .option('-a, --arg <name=value>', 'template argument (repeatable; the value is parsed as YAML)', collect, [])
+    .option('-T, --target-name-override <name>', "the target's name as templates and the discriminator see it")
+    .option('-a, --arg <name=value>', 'template argument (repeatable; the value is parsed as YAML; name=@file reads a file)', collect, [])
+    .option('--args-from-file <file>', 'YAML file of template arguments (repeatable; -a overrides)', collect, [])
     .option('--project-dir <dir>', 'folder of the Kluctl project', '.')
     .option('--kubeconfig <file>', 'kubeconfig to use instead of $KUBECONFIG / ~/.kube/config')
-    .option('--context <name>', "kubeconfig context, overriding the target's");
+    .option('--context <name>', "kubeconfig context, overriding the target's")
+    .option('--discriminator <value>', "overrides the target's discriminator")
+    .option('-I, --include-tag <tag>', 'only items with this tag (repeatable)', collect, [])
+    .option('-E, --exclude-tag <tag>', 'skip items with this tag (repeatable)', collect, [])
+    .option('--include-deployment-dir <dir>', 'only the item in this folder (repeatable)', collect, [])
+    .option('--exclude-deployment-dir <dir>', 'skip the item in this folder (repeatable)', collect, []);
+}
+
+export interface ApplyFlags {
+  forceApply?: boolean;
+  replaceOnError?: boolean;
+  forceReplaceOnError?: boolean;
+  abortOnError?: boolean;
+  readinessTimeout: string;
+}
+
+/** The flags that change how objects are applied (deploy and diff), named as Kluctl names them. */
+export function addApplyFlags(command: Command): Command {
+  return command
+    .option('--force-apply', 'take over every field other field managers own instead of giving them up')
+    .option('--replace-on-error', 'when applying an object fails, retry with a replace')
+    .option('--force-replace-on-error', 'when replacing fails too, delete the object and create it again')
+    .option('--abort-on-error', 'start no further item after the first error')
+    .option('--readiness-timeout <duration>', 'how long to wait for one set of objects to become ready', '5m');
+}
+
+export function toApplyBehaviour(flags: ApplyFlags): ApplyBehaviour {
+  return {
+    forceApply: flags.forceApply ?? false,
+    replaceOnError: flags.replaceOnError ?? false,
+    forceReplaceOnError: flags.forceReplaceOnError ?? false,
+    abortOnError: flags.abortOnError ?? false,
+    readinessTimeoutMs: parseDuration(flags.readinessTimeout),
+  };
 }
 
 export function addOutputFlag(command: Command): Command {
@@ -30,7 +73,27 @@ export function addOutputFlag(command: Command): Command {
 }
 
 export function toTargetOptions(flags: TargetFlags, offline = false): TargetOptions {
-  return { projectDir: flags.projectDir, target: flags.target, args: flags.arg, kubeconfig: flags.kubeconfig, context: flags.context, offline };
+  return {
+    projectDir: flags.projectDir,
+    target: flags.target,
+    targetNameOverride: flags.targetNameOverride,
+    args: flags.arg,
+    argsFiles: flags.argsFromFile,
+    kubeconfig: flags.kubeconfig,
+    context: flags.context,
+    discriminator: flags.discriminator,
+    offline,
+    inclusion: {
+      includeTags: flags.includeTag,
+      excludeTags: flags.excludeTag,
+      includeDirs: flags.includeDeploymentDir.map(trimSlashes),
+      excludeDirs: flags.excludeDeploymentDir.map(trimSlashes),
+    },
+  };
+}
+
+function trimSlashes(dir: string): string {
+  return dir.replace(/^\.\/|\/+$/g, '');
 }
 
 function collect(value: string, previous: string[]): string[] {

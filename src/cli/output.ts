@@ -15,7 +15,7 @@ export function printResult(result: CommandResult, format: OutputFormat): void {
 
 /** A result holding only errors, for failures before any object was touched. */
 export function errorResult(error: unknown): CommandResult {
-  return { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], warnings: [], errors: problemsOf(error).map((message) => ({ message })) };
+  return { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: problemsOf(error).map((message) => ({ message })) };
 }
 
 function formatText(result: CommandResult): string {
@@ -25,6 +25,7 @@ function formatText(result: CommandResult): string {
   for (const changed of result.changedObjects) {
     lines.push('', heading(`Diff for object ${formatRef(changed)}`), ...changed.diff.split('\n').map(colorDiffLine));
   }
+  section(lines, 'Applied hooks', result.appliedHooks.map(formatRef));
   section(lines, 'Deleted objects', result.deletedObjects.map(formatRef));
   section(lines, 'Orphan objects', result.orphanObjects.map(formatRef));
   section(lines, 'Warnings', result.warnings.map(formatMessage));

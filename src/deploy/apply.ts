@@ -2,43 +2,65 @@
  * Applying a rendered project, in Kluctl's order with Gantry's readiness waits:
  * 1. every Namespace and CustomResourceDefinition of the whole project first (CRDs until Established), so no item
  *    waits for a namespace or kind that another item creates;
- * 2. items in parallel, 8 at a time, objects of one item in their rendered order, each with server-side apply;
+ * 2. items in parallel, 8 at a time; within an item, as Kluctl does: delete its `deleteObjects` and
+ *    `kluctl.io/delete` objects, run its pre-deploy hooks, apply its objects in rendered order, wait for the objects
+ *    it asks to wait for (`waitReadiness`, `kluctl.io/wait-readiness`, `waitReadinessObjects`), run post-deploy hooks;
  * 3. at each barrier, and at the end, wait until everything applied so far is ready (Kluctl's barrier only waits
  *    for the apply; waiting for readiness too is what a barrier is usually meant for).
  * Each object is compared with its state before the run: not there before → new; otherwise a non-empty diff →
- * changed. Failures are recorded per object and the run goes on, as Kluctl does.
+ * changed. Failures are recorded per object and the run goes on (unless abortOnError), as Kluctl does.
  */
 import pLimit from 'p-limit';
 import type { Cluster } from '../kube/cluster.ts';
 import { UnknownKindError } from '../kube/cluster.ts';
 import { KubeApiError } from '../kube/client.ts';
-import { refKey, refOf, splitApiVersion, type KubeObject, type ObjectRef } from '../kube/object.ts';
+import { formatRef, refKey, refOf, splitApiVersion, type KubeObject, type ObjectRef } from '../kube/object.ts';
 import type { RenderedItem } from '../render/render-project.ts';
+import { isTrueAnnotation } from '../render/postprocess.ts';
 import type { Progress } from '../progress.ts';
-import { diffObjects } from './diff.ts';
+import { resolveConflicts, type ConflictCause, type ConflictRule } from './conflicts.ts';
+import { untilGone } from './deletion.ts';
+import { diffForResult, type DiffRules } from './diff.ts';
+import { hookOf, hooksFor, type Hook, type HookPhase } from './hooks.ts';
+import { resolveSelectors } from './object-selectors.ts';
 import type { RemoteObjects } from './remote-objects.ts';
 import type { ResultCollector } from './result.ts';
 import { isWaitedFor, waitForReadiness } from './wait.ts';
+
+export interface ApplyBehaviour {
+  /** Take every conflicting field (`--force-apply`). */
+  forceApply: boolean;
+  /** Retry a failed apply with a replace (PUT) (`--replace-on-error`). */
+  replaceOnError: boolean;
+  /** If the replace fails too, delete and re-create (`--force-replace-on-error`). */
+  forceReplaceOnError: boolean;
+  /** Stop starting new items after the first error (`--abort-on-error`). */
+  abortOnError: boolean;
+  /** Limit of each readiness wait, in milliseconds (`--readiness-timeout`). */
+  readinessTimeoutMs: number;
+}
 
 export interface ApplyContext {
   cluster: Cluster;
   fieldManager: string;
   /** Server-side dry run: nothing is persisted and nothing is waited for. */
   dryRun: boolean;
-  /** Wait for readiness at barriers and at the end. */
+  /** Wait for readiness (off with `--no-wait`). */
   wait: boolean;
-  /** Epoch milliseconds by which every wait must end. */
+  /** Epoch milliseconds by which everything must end. */
   deadline: number;
+  options: ApplyBehaviour;
   remote: RemoteObjects;
   result: ResultCollector;
   progress: Progress;
 }
 
-/** Applies `items` and records new, changed and failed objects in `context.result`. */
+/** Applies `items` and records new, changed, deleted and failed objects and applied hooks in `context.result`. */
 export async function applyItems(items: readonly RenderedItem[], context: ApplyContext): Promise<void> {
   const run = new ApplyRun(context, items);
   await run.applyEarlyObjects();
   for (const group of splitAtBarriers(items)) {
+    if (run.aborted()) break;
     await run.applyGroup(group);
   }
 }
@@ -58,6 +80,17 @@ function isEarlyObject(object: KubeObject): boolean {
   return (group === '' && object.kind === 'Namespace') || (group === 'apiextensions.k8s.io' && object.kind === 'CustomResourceDefinition');
 }
 
+/** An item's objects sorted by role. */
+interface ItemPlan {
+  hooks: Hook[];
+  objects: KubeObject[];
+  deletions: ObjectRef[];
+  /** Objects of this item to wait for right after it is applied. */
+  itemWaits: ObjectRef[];
+  /** None of the item's objects existed before: initial hooks run. */
+  initial: boolean;
+}
+
 class ApplyRun {
   private readonly context: ApplyContext;
   private readonly items: readonly RenderedItem[];
@@ -66,6 +99,7 @@ class ApplyRun {
   private readonly plannedNamespaces = new Set<string>();
   /** Kinds declared by CRDs of this run, which a dry run cannot send to a server that does not know them yet. */
   private readonly plannedKinds = new Set<string>();
+  private failed = false;
 
   constructor(context: ApplyContext, items: readonly RenderedItem[]) {
     this.context = context;
@@ -77,13 +111,19 @@ class ApplyRun {
     }
   }
 
+  aborted(): boolean {
+    return this.failed && this.context.options.abortOnError;
+  }
+
   async applyEarlyObjects(): Promise<void> {
-    const early = this.items.flatMap((item) => item.objects.filter(isEarlyObject));
+    const early = this.items.flatMap((rendered) =>
+      rendered.objects.filter((object) => isEarlyObject(object) && !isTrueAnnotation(object, 'kluctl.io/delete') && !safeHookOf(object)).map((object) => ({ object, rendered })),
+    );
     if (early.length === 0) return;
     this.context.progress.step('apply', `applying ${early.length} Namespace/CRD object(s) first`);
     const refs: ObjectRef[] = [];
-    for (const object of early.sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))) {
-      if (await this.applyObject(object)) refs.push(refOf(object));
+    for (const { object, rendered } of early.sort((a, b) => Number(b.object.kind === 'Namespace') - Number(a.object.kind === 'Namespace'))) {
+      if (await this.applyObject(object, rendered, false)) refs.push(refOf(object));
     }
     const crds = refs.filter((ref) => ref.kind === 'CustomResourceDefinition');
     if (crds.length > 0 && !this.context.dryRun) await this.waitFor(crds, 'CRDs to be established');
@@ -92,56 +132,186 @@ class ApplyRun {
 
   async applyGroup(group: readonly RenderedItem[]): Promise<void> {
     const limit = pLimit(8);
-    const applied = await Promise.all(group.map((item) => limit(() => this.applyItem(item))));
+    const applied = await Promise.all(group.map((item) => limit(() => (this.aborted() ? [] : this.applyItem(item)))));
     const barrier = group[group.length - 1]?.item;
     if (barrier?.barrier) this.context.progress.step('barrier', barrier.message ?? 'waiting for everything before the barrier');
     const toWait = applied.flat();
-    if (this.context.wait && !this.context.dryRun && toWait.length > 0) await this.waitFor(toWait, 'readiness');
+    if (this.shouldWait() && toWait.length > 0) await this.waitFor(toWait, 'readiness');
   }
 
-  /** Applies one item's objects in order; returns the refs to wait for. */
+  /** Runs one item; returns the refs still to wait for at the next barrier. */
   private async applyItem(rendered: RenderedItem): Promise<ObjectRef[]> {
-    const objects = rendered.objects.filter((object) => !this.applied.has(refKey(refOf(object))));
-    const scope = rendered.item.relDir ?? '<barrier>';
-    if (objects.length === 0) return [];
-    this.context.progress.step(scope, `applying ${objects.length} object(s)`);
-    const waitFor: ObjectRef[] = [];
-    for (const object of objects) {
-      if ((await this.applyObject(object)) && isWaitedFor(object)) waitFor.push(refOf(object));
+    const scope = rendered.item.relDir ?? (rendered.item.deleteObjects.length > 0 ? '<delete>' : rendered.item.waitReadinessObjects.length > 0 ? '<wait>' : '<barrier>');
+    const plan = await this.planItem(rendered, scope);
+    if (!plan) return [];
+    if (plan.deletions.length > 0) await this.deleteForItem(plan.deletions, scope);
+    await this.runHooks(plan, 'pre-deploy', rendered, scope);
+    if (this.aborted()) return [];
+    if (plan.objects.length > 0) this.context.progress.step(scope, `applying ${plan.objects.length} object(s)`);
+    const waitLater: ObjectRef[] = [];
+    for (const object of plan.objects) {
+      if (this.aborted()) return [];
+      if ((await this.applyObject(object, rendered, false)) && isWaitedFor(object)) waitLater.push(refOf(object));
     }
-    this.context.progress.step(scope, `applied ${objects.length} object(s)`);
-    return waitFor;
+    if (plan.objects.length > 0) this.context.progress.step(scope, `applied ${plan.objects.length} object(s)`);
+    if (plan.itemWaits.length > 0 && this.shouldWait()) await this.waitFor(plan.itemWaits, `readiness of ${scope}`);
+    await this.runHooks(plan, 'post-deploy', rendered, scope);
+    return waitLater.filter((ref) => !plan.itemWaits.some((waited) => refKey(waited) === refKey(ref)));
+  }
+
+  private async planItem(rendered: RenderedItem, scope: string): Promise<ItemPlan | undefined> {
+    const { item } = rendered;
+    const hooks: Hook[] = [];
+    const objects: KubeObject[] = [];
+    const deletions: ObjectRef[] = [];
+    const itemWaits: ObjectRef[] = [];
+    for (const object of rendered.objects) {
+      let hook: Hook | undefined;
+      try {
+        hook = hookOf(object);
+      } catch (error) {
+        this.fail(error, refOf(object));
+        continue;
+      }
+      if (isTrueAnnotation(object, 'kluctl.io/delete')) deletions.push(refOf(object));
+      else if (hook) hooks.push(hook);
+      else if (!this.applied.has(refKey(refOf(object)))) objects.push(object);
+      if (!hook && (item.waitReadiness || isTrueAnnotation(object, 'kluctl.io/wait-readiness'))) itemWaits.push(refOf(object));
+    }
+    try {
+      deletions.push(...(await resolveSelectors(this.context.cluster, item.deleteObjects)));
+      itemWaits.push(...(await resolveSelectors(this.context.cluster, item.waitReadinessObjects)));
+    } catch (error) {
+      this.fail(new Error(`${scope}: ${(error as Error).message}`));
+      return undefined;
+    }
+    const initial = rendered.objects.every((object) => !this.context.remote.get(refOf(object)));
+    return { hooks, objects, deletions, itemWaits, initial };
+  }
+
+  private async deleteForItem(refs: readonly ObjectRef[], scope: string): Promise<void> {
+    this.context.progress.step(scope, `deleting ${refs.length} object(s)`);
+    const deleted: ObjectRef[] = [];
+    for (const ref of refs) {
+      try {
+        if (await this.context.cluster.delete(ref, { dryRun: this.context.dryRun })) {
+          deleted.push(ref);
+          this.context.result.addDeleted(ref);
+        }
+      } catch (error) {
+        this.fail(error, ref);
+      }
+    }
+    if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, this.timeLeft());
+  }
+
+  /** Kluctl's RunHooks: delete (before-hook-creation), apply in weight order, wait, delete per policy. */
+  private async runHooks(plan: ItemPlan, phase: HookPhase, rendered: RenderedItem, scope: string): Promise<void> {
+    const hooks = hooksFor(plan.hooks, phase, plan.initial);
+    if (hooks.length === 0 || this.aborted()) return;
+    this.context.progress.step(scope, `running ${hooks.length} ${phase} hook(s)`);
+    await this.deleteHooks(hooks.filter((hook) => hook.deletePolicies.has('before-hook-creation')));
+    const outcomes: Array<{ hook: Hook; ready: boolean }> = [];
+    for (const hook of hooks) {
+      const ref = refOf(hook.object);
+      if (!(await this.applyObject(hook.object, rendered, true))) continue;
+      if (!hook.wait || !this.shouldWait()) continue;
+      const notReady = await this.waitFor([ref], `hook ${formatRef(ref)}`);
+      outcomes.push({ hook, ready: notReady === 0 });
+    }
+    const toDelete = outcomes.filter(({ hook, ready }) => (ready && hook.deletePolicies.has('hook-succeeded')) || (!ready && hook.deletePolicies.has('hook-failed')));
+    await this.deleteHooks(toDelete.map(({ hook }) => hook));
+  }
+
+  private async deleteHooks(hooks: readonly Hook[]): Promise<void> {
+    const refs = hooks.map((hook) => refOf(hook.object));
+    const deleted: ObjectRef[] = [];
+    for (const ref of refs) {
+      try {
+        if (await this.context.cluster.delete(ref, { dryRun: this.context.dryRun })) deleted.push(ref);
+      } catch (error) {
+        this.fail(error, ref);
+      }
+    }
+    if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, this.timeLeft());
   }
 
   /** Applies one object and records the outcome; returns false when it failed. */
-  private async applyObject(object: KubeObject): Promise<boolean> {
+  private async applyObject(object: KubeObject, rendered: RenderedItem, hook: boolean): Promise<boolean> {
     const ref = refOf(object);
     this.applied.add(refKey(ref));
-    const before = this.context.remote.get(ref);
     try {
-      const after = await this.send(object);
-      if (!before) this.context.result.addNew(ref);
-      else {
-        const diff = diffObjects(before, after);
-        if (diff) this.context.result.addChanged(ref, diff);
-      }
+      const after = await this.send(object, rendered.item.conflictResolution);
+      if (hook) this.context.result.addAppliedHook(ref);
+      else this.recordChange(object, after, rendered);
       return true;
     } catch (error) {
-      this.context.result.error(describeApplyError(error), ref);
+      this.fail(new Error(describeApplyError(error)), ref);
       return false;
     }
   }
 
-  private async send(object: KubeObject): Promise<KubeObject> {
-    const { cluster, fieldManager, dryRun } = this.context;
+  private recordChange(object: KubeObject, after: KubeObject, rendered: RenderedItem): void {
+    const ref = refOf(object);
+    const rules: DiffRules = { ignoreForDiff: rendered.item.ignoreForDiff };
+    const before = this.context.remote.get(ref) ?? this.context.remote.byDiffName(object);
+    if (!before) {
+      this.context.result.addNew(ref);
+      return;
+    }
+    const diff = diffForResult(before, after, rules);
+    if (diff) this.context.result.addChanged(ref, diff);
+  }
+
+  /** Server-side apply, with Kluctl's fallbacks: conflict resolution, then replace, then delete and re-create. */
+  private async send(object: KubeObject, rules: readonly ConflictRule[]): Promise<KubeObject> {
+    const { cluster, dryRun, options } = this.context;
     if (dryRun && this.isPlannedKind(object)) return object;
+    const apply = (candidate: KubeObject, force: boolean) => this.applyInPlace(candidate, force);
+    try {
+      return await apply(object, options.forceApply);
+    } catch (error) {
+      if (error instanceof UnknownKindError) throw error;
+      const remote = this.context.remote.get(refOf(object)) ?? (await cluster.get(refOf(object)));
+      if (isConflict(error) && remote) {
+        const resolution = resolveConflicts(object, remote, conflictCauses(error), rules);
+        for (const lost of resolution.lostOwnership) {
+          this.context.result.warn(`${lost.message}. Not updating field '${lost.field}' as we lost field ownership`, refOf(object));
+        }
+        return apply(resolution.object, true).catch((retryError: unknown) => this.replaceOrRecreate(object, remote, retryError));
+      }
+      return this.replaceOrRecreate(object, remote, error);
+    }
+  }
+
+  private async applyInPlace(object: KubeObject, force: boolean): Promise<KubeObject> {
+    const { cluster, fieldManager, dryRun } = this.context;
     const namespace = object.metadata.namespace;
     if (dryRun && namespace && this.plannedNamespaces.has(namespace) && !(await this.namespaceExists(namespace))) {
       // The server refuses objects in a namespace that does not exist yet; the default namespace stands in for it.
-      const answer = await cluster.apply({ ...object, metadata: { ...object.metadata, namespace: 'default' } }, { fieldManager, dryRun });
+      const answer = await cluster.apply({ ...object, metadata: { ...object.metadata, namespace: 'default' } }, { fieldManager, dryRun, force });
       return { ...answer, metadata: { ...answer.metadata, namespace } };
     }
-    return cluster.apply(object, { fieldManager, dryRun });
+    return cluster.apply(object, { fieldManager, dryRun, force });
+  }
+
+  /** `--replace-on-error`: PUT over the live object; `--force-replace-on-error`: delete it and apply again. */
+  private async replaceOrRecreate(object: KubeObject, remote: KubeObject | undefined, error: unknown): Promise<KubeObject> {
+    const { cluster, fieldManager, dryRun, options, result } = this.context;
+    const ref = refOf(object);
+    if (!remote || !(options.replaceOnError || options.forceReplaceOnError)) throw error;
+    result.warn(`applying failed (${describeApplyError(error)}), retrying with replace`, ref);
+    try {
+      return await cluster.replace(object, remote.metadata.resourceVersion ?? '', { fieldManager, dryRun });
+    } catch (replaceError) {
+      if (!options.forceReplaceOnError) throw replaceError;
+      if (isTrueAnnotation(object, 'kluctl.io/skip-delete') || isTrueAnnotation(remote, 'kluctl.io/skip-delete')) throw replaceError;
+      result.warn('replacing failed too, deleting and re-creating the object', ref);
+      if (dryRun) return object;
+      await cluster.delete(ref);
+      await untilGone(cluster, [ref], this.timeLeft());
+      return cluster.apply(object, { fieldManager });
+    }
   }
 
   private isPlannedKind(object: KubeObject): boolean {
@@ -152,18 +322,51 @@ class ApplyRun {
     return (await this.context.cluster.get({ group: '', version: 'v1', kind: 'Namespace', namespace: '', name })) !== undefined;
   }
 
-  private async waitFor(refs: readonly ObjectRef[], what: string): Promise<void> {
+  private shouldWait(): boolean {
+    return this.context.wait && !this.context.dryRun;
+  }
+
+  private timeLeft(): number {
+    return Math.max(0, this.context.deadline - Date.now());
+  }
+
+  /** Waits for `refs`; records each that is not ready as an error and returns how many were not. */
+  private async waitFor(refs: readonly ObjectRef[], what: string): Promise<number> {
     const { progress, result } = this.context;
     progress.step('wait', `waiting for ${refs.length} object(s): ${what}`);
     const notReady = await waitForReadiness(this.context.cluster, refs, {
-      timeoutMs: Math.max(0, this.context.deadline - Date.now()),
+      timeoutMs: Math.min(this.context.options.readinessTimeoutMs, this.timeLeft()),
       onPoll: (remaining) => remaining > 0 && progress.step('wait', `${remaining} object(s) not ready yet`),
     });
     for (const entry of notReady) {
+      this.failed = true;
       result.error(entry.failed ? `failed: ${entry.reason}` : `not ready before the timeout: ${entry.reason}`, entry.ref);
     }
     if (notReady.length === 0) progress.step('wait', `${refs.length} object(s) ready`);
+    return notReady.length;
   }
+
+  private fail(error: unknown, ref?: ObjectRef): void {
+    this.failed = true;
+    this.context.result.error(error instanceof Error ? error.message : String(error), ref);
+  }
+}
+
+function safeHookOf(object: KubeObject): Hook | undefined {
+  try {
+    return hookOf(object);
+  } catch {
+    return undefined;
+  }
+}
+
+function isConflict(error: unknown): error is KubeApiError {
+  return error instanceof KubeApiError && error.status === 409 && conflictCauses(error).length > 0;
+}
+
+function conflictCauses(error: KubeApiError): ConflictCause[] {
+  const causes = (error.details as { causes?: Array<{ reason?: string; field?: string; message?: string }> } | undefined)?.causes ?? [];
+  return causes.filter((cause) => cause.reason === 'FieldManagerConflict' && cause.field).map((cause) => ({ field: cause.field as string, message: cause.message ?? 'conflict' }));
 }
 
 function describeApplyError(error: unknown): string {

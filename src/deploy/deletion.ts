@@ -46,17 +46,25 @@ async function deleteBatch(cluster: Cluster, refs: readonly ObjectRef[], result:
 }
 
 async function waitUntilGone(cluster: Cluster, refs: readonly ObjectRef[], result: ResultCollector, options: DeletionOptions): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  let remaining = [...refs];
-  while (remaining.length > 0 && Date.now() < deadline) {
-    const present = await Promise.all(remaining.map(async (ref) => (await cluster.get(ref)) !== undefined));
-    remaining = remaining.filter((_, index) => present[index]);
-    if (remaining.length > 0) {
-      options.progress.step('delete', `waiting for ${remaining.length} object(s) to disappear`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
+  const remaining = await untilGone(cluster, refs, options.timeoutMs, (count) => options.progress.step('delete', `waiting for ${count} object(s) to disappear`));
   for (const ref of new Map(remaining.map((entry) => [refKey(entry), entry])).values()) {
     result.warn('still being deleted when the timeout passed', ref);
   }
+}
+
+/**
+ * Polls until none of `refs` exists any more, or `timeoutMs` passed.
+ * @returns the refs still present at the end.
+ */
+export async function untilGone(cluster: Cluster, refs: readonly ObjectRef[], timeoutMs: number, onWait?: (count: number) => void): Promise<ObjectRef[]> {
+  const deadline = Date.now() + timeoutMs;
+  let remaining = [...refs];
+  while (remaining.length > 0) {
+    const present = await Promise.all(remaining.map(async (ref) => (await cluster.get(ref)) !== undefined));
+    remaining = remaining.filter((_, index) => present[index]);
+    if (remaining.length === 0 || Date.now() >= deadline) break;
+    onWait?.(remaining.length);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return remaining;
 }

@@ -5,7 +5,7 @@
  */
 import { refKey, refOf } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
-import { applyItems } from './apply.ts';
+import { applyItems, type ApplyBehaviour } from './apply.ts';
 import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
 import type { PreparedTarget } from './prepare.ts';
@@ -21,6 +21,7 @@ export interface DeployOptions {
   wait: boolean;
   /** For readiness waits and deletions together, in milliseconds. */
   timeoutMs: number;
+  behaviour: ApplyBehaviour;
   /** Asked before orphans are deleted; resolves false to skip the deletion. */
   confirmPrune?: (count: number) => Promise<boolean>;
 }
@@ -33,7 +34,7 @@ export async function deployTarget(prepared: PreparedTarget, options: DeployOpti
   progress.step('cluster', `reading objects of discriminator '${prepared.target.discriminator}'`);
   const remote = await RemoteObjects.load(cluster, prepared.target.discriminator);
   await remote.fetchMissing(cluster, prepared.objects.map(refOf));
-  await applyItems(prepared.items, { cluster, fieldManager: FIELD_MANAGER, dryRun: options.dryRun, wait: options.wait, deadline, remote, result, progress });
+  await applyItems(prepared.items, { cluster, fieldManager: FIELD_MANAGER, dryRun: options.dryRun, wait: options.wait, deadline, options: options.behaviour, remote, result, progress });
   const orphans = findOrphans(prepared, remote);
   for (const orphan of orphans) result.addOrphan(orphan);
   if (options.prune && orphans.length > 0 && (await (options.confirmPrune?.(orphans.length) ?? true))) {
@@ -45,7 +46,9 @@ export async function deployTarget(prepared: PreparedTarget, options: DeployOpti
 /** Labelled objects Gantry owns that the render no longer produces. */
 export function findOrphans(prepared: PreparedTarget, remote: RemoteObjects) {
   const rendered = new Set(prepared.objects.map((object) => refKey(refOf(object))));
-  return remote.labelled.filter((object) => !rendered.has(refKey(refOf(object))) && deletionBlocker(object, FIELD_MANAGER) === undefined).map(refOf);
+  return remote.labelled
+    .filter((object) => !rendered.has(refKey(refOf(object))) && deletionBlocker(object, FIELD_MANAGER, prepared.inclusion) === undefined)
+    .map(refOf);
 }
 
 export function requireCluster(prepared: PreparedTarget) {

@@ -1,15 +1,23 @@
 /**
  * Object diffs as Kluctl shows them: both sides normalized (server bookkeeping removed: managedFields, the
- * last-applied annotation, creationTimestamp, generation, resourceVersion, uid, status), written as YAML with
- * sorted keys, then compared as a unified diff. An empty diff means no change.
+ * last-applied annotation, creationTimestamp, generation, resourceVersion, uid, status; then the fields the
+ * project's `ignoreForDiff` rules and the object's `kluctl.io/ignore-diff*` annotations name), written as YAML
+ * with sorted keys, then compared as a unified diff. An empty diff means no change.
  */
 import { createTwoFilesPatch } from 'diff';
 import { toYaml } from '../yaml.ts';
 import { formatRef, refOf, type KubeObject } from '../kube/object.ts';
+import type { IgnoreForDiffConfig } from '../project/schema.ts';
 import { isPlainObject } from '../project/values.ts';
+import { isTrueAnnotation } from '../render/postprocess.ts';
+import { allFieldPaths, asList, deleteField, formatFieldPath, matchesObject, matchJsonPath, type FieldPath } from './field-paths.ts';
 
 const DROPPED_METADATA = ['managedFields', 'creationTimestamp', 'generation', 'resourceVersion', 'uid', 'selfLink'];
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+export interface DiffRules {
+  ignoreForDiff: readonly IgnoreForDiffConfig[];
+}
 
 /** A copy of `object` without server bookkeeping, keys sorted at every level. */
 export function normalizeObject(object: KubeObject): KubeObject {
@@ -23,6 +31,16 @@ export function normalizeObject(object: KubeObject): KubeObject {
   return sortKeys(copy) as KubeObject;
 }
 
+/**
+ * The diff a result reports for an object, from the cluster's `before` to `after`: '' when they are equal once
+ * ignored fields are removed, or when the rendered object is annotated `kluctl.io/ignore-diff`.
+ */
+export function diffForResult(before: KubeObject, after: KubeObject, rules: DiffRules): string {
+  if (isTrueAnnotation(after, 'kluctl.io/ignore-diff')) return '';
+  const rulesForObject = [...rules.ignoreForDiff.filter((rule) => matchesObject(rule, after)), ...annotationRules(after)];
+  return diffObjects(withoutIgnored(before, rulesForObject), withoutIgnored(after, rulesForObject));
+}
+
 /** Unified diff from `before` to `after` (both normalized first); '' when they are equal. */
 export function diffObjects(before: KubeObject, after: KubeObject): string {
   const oldText = toYaml(normalizeObject(before));
@@ -34,6 +52,30 @@ export function diffObjects(before: KubeObject, after: KubeObject): string {
     .slice(2)
     .join('\n')
     .trimEnd();
+}
+
+/** `kluctl.io/ignore-diff-field(-N)` and `kluctl.io/ignore-diff-field-regex(-N)` as rules. */
+function annotationRules(object: KubeObject): IgnoreForDiffConfig[] {
+  const entries = Object.entries(object.metadata.annotations ?? {});
+  return [
+    { fieldPath: entries.filter(([key]) => /^kluctl\.io\/ignore-diff-field(-\d*)?$/.test(key)).map(([, value]) => value) },
+    { fieldPathRegex: entries.filter(([key]) => /^kluctl\.io\/ignore-diff-field-regex(-\d*)?$/.test(key)).map(([, value]) => value) },
+  ];
+}
+
+function withoutIgnored(object: KubeObject, rules: readonly IgnoreForDiffConfig[]): KubeObject {
+  const copy = structuredClone(object) as KubeObject;
+  const paths: FieldPath[] = [];
+  for (const rule of rules) {
+    for (const expression of asList(rule.fieldPath)) paths.push(...matchJsonPath(copy, expression));
+    const patterns = asList(rule.fieldPathRegex).map((pattern) => new RegExp(`^${pattern}$`));
+    if (patterns.length > 0) paths.push(...allFieldPaths(copy).filter((path) => patterns.some((pattern) => pattern.test(formatFieldPath(path)))));
+  }
+  // Deepest first, and later list items before earlier ones, so removing one never moves another.
+  for (const path of paths.sort((a, b) => b.length - a.length || String(b[b.length - 1]).localeCompare(String(a[a.length - 1]), undefined, { numeric: true }))) {
+    deleteField(copy, path);
+  }
+  return copy;
 }
 
 function sortKeys(value: unknown): unknown {

@@ -10,7 +10,8 @@ import { loadKubeConfig } from '../kube/client.ts';
 import { builtinScope } from '../kube/scope.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { parseArgs } from '../project/args.ts';
-import { loadDeploymentItems } from '../project/deployment-project.ts';
+import { loadDeploymentItems, type DeploymentItem } from '../project/deployment-project.ts';
+import { isIncluded, NO_SELECTION, type Inclusion } from '../project/inclusion.ts';
 import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
 import { JinjaPool } from '../template/jinja-pool.ts';
@@ -30,6 +31,14 @@ export interface TargetOptions {
   context: string | undefined;
   /** Render without a cluster (built-in kind scopes, default Kubernetes version). */
   offline: boolean;
+  /** YAML files of args (`--args-from-file`), loaded before `args`. */
+  argsFiles?: readonly string[];
+  /** `-T`: the target's name as templates see it. */
+  targetNameOverride?: string | undefined;
+  /** `--discriminator`: overrides the project's and target's discriminator. */
+  discriminator?: string | undefined;
+  /** Tag and folder selection; items outside it are neither rendered nor deployed. */
+  inclusion?: Inclusion;
 }
 
 export interface PreparedTarget {
@@ -40,6 +49,7 @@ export interface PreparedTarget {
   items: RenderedItem[];
   /** All objects of all items, in deployment order. */
   objects: KubeObject[];
+  inclusion: Inclusion;
 }
 
 /**
@@ -55,7 +65,14 @@ export async function prepareTarget(options: TargetOptions, progress: Progress):
     progress.step('target', `loading target ${options.target ?? '(no name)'}`);
     const target = await resolveTarget(
       project,
-      { targetName: options.target, externalArgs: parseArgs(options.args), contextOverride: options.context, defaultContext: kubeConfig?.getCurrentContext() },
+      {
+        targetName: options.target,
+        externalArgs: await parseArgs(options.args, options.argsFiles),
+        contextOverride: options.context,
+        defaultContext: kubeConfig?.getCurrentContext(),
+        nameOverride: options.targetNameOverride,
+        discriminatorOverride: options.discriminator,
+      },
       renderer,
     );
     const cluster = options.offline ? undefined : Cluster.connect({ kubeconfig: options.kubeconfig, context: target.context });
@@ -63,22 +80,29 @@ export async function prepareTarget(options: TargetOptions, progress: Progress):
       ? await Promise.all([cluster.version(), cluster.discovery.scopeResolver(), servedApiVersions(cluster)])
       : [OFFLINE_KUBERNETES_VERSION, builtinScope, []];
     const environment = { renderer, cluster, git: new GitCache() };
-    const deploymentItems = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment);
+    const inclusion = options.inclusion ?? NO_SELECTION;
+    const deploymentItems = (await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment)).filter((item) =>
+      isSelectedForDeploy(item, inclusion),
+    );
     const items = await renderProject({
-      rootDir: project.dir,
       items: deploymentItems,
       discriminator: target.discriminator,
       renderer,
       scope,
-      helm: { kubeVersion, apiVersions },
+      helm: { kubeVersion, apiVersions, git: environment.git, kube: cluster && { kubeconfig: options.kubeconfig, context: cluster.context } },
       workDir,
       onPhase: (phase) => progress.step('render', phase),
     });
-    return { project, target, cluster, items, objects: items.flatMap((item) => item.objects) };
+    return { project, target, cluster, items, objects: items.flatMap((item) => item.objects), inclusion };
   } finally {
     await renderer.close();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** Items outside the selection are skipped, except those Kluctl always deploys (barriers, alwaysDeploy, onlyRender). */
+function isSelectedForDeploy(item: DeploymentItem, inclusion: Inclusion): boolean {
+  return item.barrier || item.alwaysDeploy || item.onlyRender || isIncluded({ tags: item.tags, dir: item.relDir }, inclusion);
 }
 
 /** `group/version` and `group/version/Kind` of everything served, as Helm's Capabilities.APIVersions lists them. */

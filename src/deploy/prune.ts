@@ -28,11 +28,14 @@ export async function pruneTarget(prepared: PreparedTarget, options: DeletionCom
 /** Deletes every object of the target. */
 export async function deleteTarget(prepared: PreparedTarget, options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
   const remote = await loadOwned(prepared, 'delete', progress);
-  const owned = remote.labelled.filter((object) => deletionBlocker(object, FIELD_MANAGER) === undefined).map(refOf);
+  const owned = remote.labelled.filter((object) => deletionBlocker(object, FIELD_MANAGER, prepared.inclusion) === undefined).map(refOf);
   return deleteAfterConfirm(prepared, owned, options, progress);
 }
 
 async function loadOwned(prepared: PreparedTarget, verb: string, progress: Progress): Promise<RemoteObjects> {
+  if (!prepared.target.name) {
+    throw new Error(`${verb} needs a named target, and ${prepared.project.file ?? `${prepared.project.dir} (no .kluctl.yaml)`} defines none`);
+  }
   if (!prepared.target.discriminator) {
     throw new Error(`${verb} needs a discriminator to find the target's objects, and ${prepared.project.file ?? 'the project'} defines none`);
   }

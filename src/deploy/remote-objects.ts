@@ -47,6 +47,22 @@ export class RemoteObjects {
     );
   }
 
+  /**
+   * For an object annotated `kluctl.io/diff-name` (whose real name changes with its content), the youngest labelled
+   * object of the same kind and namespace with the same diff-name, to diff against.
+   */
+  byDiffName(object: KubeObject): KubeObject | undefined {
+    const diffName = object.metadata.annotations?.['kluctl.io/diff-name'];
+    if (!diffName) return undefined;
+    const ref = refOf(object);
+    return this.labelled
+      .filter((candidate) => {
+        const other = refOf(candidate);
+        return other.group === ref.group && other.kind === ref.kind && other.namespace === ref.namespace && candidate.metadata.annotations?.['kluctl.io/diff-name'] === diffName;
+      })
+      .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))[0];
+  }
+
   /** The object as it was before the command, or undefined when it did not exist. */
   get(ref: ObjectRef): KubeObject | undefined {
     return this.byKey.get(refKey(ref));

@@ -19,12 +19,14 @@ export interface CommandResult {
   changedObjects: ChangedObject[];
   deletedObjects: ObjectRef[];
   orphanObjects: ObjectRef[];
+  /** Hook objects applied during the run (Kluctl's "Applied hooks"). */
+  appliedHooks: ObjectRef[];
   warnings: ResultMessage[];
   errors: ResultMessage[];
 }
 
 export class ResultCollector {
-  private readonly result: CommandResult = { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], warnings: [], errors: [] };
+  private readonly result: CommandResult = { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: [] };
 
   addNew(ref: ObjectRef): void {
     this.result.newObjects.push(ref);
@@ -36,6 +38,10 @@ export class ResultCollector {
 
   addDeleted(ref: ObjectRef): void {
     this.result.deletedObjects.push(ref);
+  }
+
+  addAppliedHook(ref: ObjectRef): void {
+    this.result.appliedHooks.push(ref);
   }
 
   addOrphan(ref: ObjectRef): void {
@@ -59,6 +65,7 @@ export class ResultCollector {
       changedObjects: [...this.result.changedObjects].sort(byRef),
       deletedObjects: unique(this.result.deletedObjects),
       orphanObjects: unique(this.result.orphanObjects),
+      appliedHooks: unique(this.result.appliedHooks),
       warnings: [...this.result.warnings],
       errors: [...this.result.errors],
     };

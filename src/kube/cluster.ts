@@ -58,6 +58,18 @@ export class Cluster {
     });
   }
 
+  /**
+   * Replaces the object (PUT) as of `resourceVersion`, for fields server-side apply cannot change.
+   * @throws KubeApiError (409 when the object changed since `resourceVersion`).
+   */
+  async replace(object: KubeObject, resourceVersion: string, options: { fieldManager: string; dryRun?: boolean }): Promise<KubeObject> {
+    const body = { ...object, metadata: { ...object.metadata, resourceVersion } };
+    return this.client.request<KubeObject>('PUT', await this.objectPath(refOf(object)), {
+      body,
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined, fieldValidation: 'Strict' },
+    });
+  }
+
   /** The object, or undefined when it does not exist (or its kind is not served). */
   async get(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {

@@ -1,28 +1,46 @@
 /**
- * Command-line args (`-a name=value`), as kluctl's external args define them: the name may be dotted to set a
- * nested value, and the value is parsed as YAML, so `-a replicas=3` is a number and `-a flags={a: 1}` an object.
+ * Command-line args, as kluctl's external args define them: `-a name=value` where the name may be dotted to set a
+ * nested value and the value is parsed as YAML (`-a replicas=3` is a number, `-a flags={a: 1}` an object);
+ * `-a name=@file` takes the value from a file (`\@` escapes a literal @); `--args-from-file` loads a YAML file of
+ * args first, which `-a` then overrides.
  */
+import { readFile } from 'node:fs/promises';
 import { parseYaml } from '../yaml.ts';
-import { setPath, type Values } from './values.ts';
+import { deepMerge, isPlainObject, setPath, type Values } from './values.ts';
 
 const ARG_PATTERN = /^([a-zA-Z0-9_./-]+)=(.*)$/s;
 
 /**
- * Parses `name=value` strings into a nested args object.
- * @throws Error naming the malformed argument.
+ * Parses `name=value` strings into a nested args object, over the args of `argsFiles`.
+ * @throws Error naming the malformed argument or the unreadable/invalid file.
  */
-export function parseArgs(argList: readonly string[]): Values {
-  const args: Values = {};
+export async function parseArgs(argList: readonly string[], argsFiles: readonly string[] = []): Promise<Values> {
+  let args: Values = {};
+  for (const file of argsFiles) args = deepMerge(args, await readArgsFile(file));
   for (const arg of argList) {
     const match = ARG_PATTERN.exec(arg);
     if (!match) throw new Error(`invalid argument '${arg}': expected name=value`);
     const [, name, raw] = match as unknown as [string, string, string];
-    setPath(args, name, parseArgValue(raw, name));
+    setPath(args, name, await argValue(raw, name));
   }
   return args;
 }
 
-function parseArgValue(raw: string, name: string): unknown {
-  if (raw === '') return '';
-  return parseYaml(raw, `argument ${name}`) ?? null;
+async function argValue(raw: string, name: string): Promise<unknown> {
+  if (raw.startsWith('@')) return parseYaml(await readArgFile(raw.slice(1), name), raw.slice(1)) ?? null;
+  const text = raw.startsWith('\\@') ? raw.slice(1) : raw;
+  if (text === '') return '';
+  return parseYaml(text, `argument ${name}`) ?? null;
+}
+
+async function readArgFile(file: string, name: string): Promise<string> {
+  return readFile(file, 'utf8').catch(() => {
+    throw new Error(`argument ${name}: cannot read file '${file}'`);
+  });
+}
+
+async function readArgsFile(file: string): Promise<Values> {
+  const value = parseYaml(await readArgFile(file, `--args-from-file`), file) ?? {};
+  if (!isPlainObject(value)) throw new Error(`${file}: an args file must hold a YAML mapping`);
+  return value;
 }

@@ -13,7 +13,7 @@ afterAll(() => pool.close());
 
 async function load(dir: string, target: string, args: string[] = []) {
   const project = await loadKluctlProject(dir);
-  const resolved = await resolveTarget(project, { targetName: target, externalArgs: parseArgs(args), contextOverride: undefined, defaultContext: 'ctx' }, pool);
+  const resolved = await resolveTarget(project, { targetName: target, externalArgs: await parseArgs(args), contextOverride: undefined, defaultContext: 'ctx' }, pool);
   return { resolved, items: await loadDeploymentItems(dir, { target: resolved.templateValue, args: resolved.args }, { renderer: pool, cluster: undefined, git: new GitCache() }) };
 }
 

@@ -1,29 +1,54 @@
 /**
  * Loads the deployment.yaml tree of a Kluctl project into a flat, ordered list of deployment items, as kluctl's
- * deployment-yml, tags and templating docs define it:
+ * deployment-yml, tags, templating and kluctl-libraries docs define it:
  * - each deployment.yaml is rendered by Jinja2 with the vars of its parent before it is parsed, then its own
  *   `vars` are loaded for its items and includes;
  * - `when` skips an item (or, on an included project, the whole project);
  * - tags are inherited (parent include's tags, then the project's) and an item without tags gets the base name of
  *   its path as its tag; commonLabels/commonAnnotations merge root to leaf (child wins); the nearest
  *   overrideNamespace wins;
+ * - `include` and `git` bring in other projects; a git project is a source of its own (its own root, and it cannot
+ *   load templates of the project including it); a project with `.kluctl-library.yaml` is a library: it sees
+ *   only the args its include passes (plus every var with `passVars`), with its own defaults;
  * - a root folder without deployment.yaml is one item `path: .`.
  */
-import { readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseYaml } from '../yaml.ts';
-import { DeploymentProjectSchema, UNSUPPORTED_ITEM_KEYS, validate, type DeploymentItemConfig, type DeploymentProjectConfig } from './schema.ts';
+import {
+  DeploymentProjectSchema,
+  KluctlLibrarySchema,
+  UNSUPPORTED_ITEM_KEYS,
+  validate,
+  type ConflictResolutionConfig,
+  type DeploymentItemConfig,
+  type DeploymentProjectConfig,
+  type IgnoreForDiffConfig,
+  type GitInclude,
+  type ObjectSelector,
+} from './schema.ts';
 import { evaluateCondition, type StringScope } from './render-values.ts';
 import type { ProjectEnvironment } from './environment.ts';
-import type { Values } from './values.ts';
+import { withDefaultArgs } from './kluctl-project.ts';
+import { isPlainObject, type Values } from './values.ts';
 import { loadVars } from './vars.ts';
 import { findProjectFile, isDirectory, isInside, relativeSlashPath } from './files.ts';
 
+/** Where an item's files come from: the project itself (id '') or a git include (its own checkout). */
+export interface ItemSource {
+  /** Absolute root folder of the source; item folders and templates stay inside it. */
+  root: string;
+  /** '' for the project, a short stable name for a git source. */
+  id: string;
+}
+
 /** One entry of the flattened deployment list. */
 export interface DeploymentItem {
-  /** Absolute folder of a `path` item; undefined for a pure barrier. */
+  source: ItemSource;
+  /** Absolute folder of a `path` item; undefined for barriers, deleteObjects and waitReadinessObjects items. */
   dir: string | undefined;
-  /** `dir` relative to the project root with forward slashes (Kluctl's kluctl.io/deployment-item-dir). */
+  /** `dir` relative to its source root with forward slashes (Kluctl's kluctl.io/deployment-item-dir). */
   relDir: string | undefined;
   /** 0 for the first item using a folder, then 1, 2, … (each use is rendered separately). */
   index: number;
@@ -34,6 +59,12 @@ export interface DeploymentItem {
   onlyRender: boolean;
   alwaysDeploy: boolean;
   skipDeleteIfTags: boolean;
+  /** Generate the kustomization from every YAML file below the folder, not just the folder itself. */
+  recursive: boolean;
+  /** Objects this item deletes when it runs. */
+  deleteObjects: ObjectSelector[];
+  /** Objects (not necessarily Gantry's) this item waits for. */
+  waitReadinessObjects: ObjectSelector[];
   tags: string[];
   /** Templating context of the item: target, args and every var visible to it. */
   context: Values;
@@ -42,12 +73,17 @@ export interface DeploymentItem {
   commonLabels: Record<string, string>;
   commonAnnotations: Record<string, string>;
   overrideNamespace: string | undefined;
+  /** conflictResolution rules of this project and every project above it. */
+  conflictResolution: ConflictResolutionConfig[];
+  /** ignoreForDiff rules of this project and every project above it. */
+  ignoreForDiff: IgnoreForDiffConfig[];
   /** The deployment.yaml declaring the item (for messages). */
   declaredIn: string;
 }
 
 interface ProjectNode {
   dir: string;
+  source: ItemSource;
   file: string;
   config: DeploymentProjectConfig;
   context: Values;
@@ -55,7 +91,6 @@ interface ProjectNode {
 }
 
 interface LoadState {
-  rootDir: string;
   environment: ProjectEnvironment;
   dirUses: Map<string, number>;
 }
@@ -63,30 +98,34 @@ interface LoadState {
 /**
  * Loads the tree below `rootDir` with the root templating context (target, args).
  * @throws Error naming the deployment.yaml (and item) for template errors, invalid YAML, unknown keys,
- * missing folders, and paths outside the project.
+ * missing folders, paths outside the project, unknown git repositories or refs.
  */
 export async function loadDeploymentItems(rootDir: string, rootContext: Values, environment: ProjectEnvironment): Promise<DeploymentItem[]> {
-  const state: LoadState = { rootDir: path.resolve(rootDir), environment, dirUses: new Map() };
-  const root = await loadProjectNode(state.rootDir, rootContext, undefined, state);
-  return root ? collectItems(root, state) : [];
+  const state: LoadState = { environment, dirUses: new Map() };
+  const root = path.resolve(rootDir);
+  const node = await loadProjectNode(root, { root, id: '' }, rootContext, undefined, state);
+  return node ? collectItems(node, state) : [];
 }
 
-async function loadProjectNode(dir: string, context: Values, parent: ProjectNode['parent'], state: LoadState): Promise<ProjectNode | undefined> {
+async function loadProjectNode(dir: string, source: ItemSource, context: Values, parent: ProjectNode['parent'], state: LoadState): Promise<ProjectNode | undefined> {
   const file = await findProjectFile(dir, 'deployment');
   const label = file ?? path.join(dir, 'deployment.yaml');
-  const searchDirs = [dir, ...(parent ? projectSearchDirs(parent.node) : [])];
-  const config = file ? await readProjectConfig(file, searchDirs, context, state) : await implicitConfig(dir, parent, state);
+  const partial = { dir, source, parent };
+  const config = file ? await readProjectConfig(file, projectSearchDirs(partial), source, context, state) : await implicitConfig(dir, parent, source);
   if (!parent && config.when !== undefined) throw new Error(`${label}: the root deployment project can not contain 'when'`);
-  const node: ProjectNode = { dir, file: label, config, context, parent };
-  node.context = await loadVars(config.vars, context, { rootDir: state.rootDir, searchDirs: projectSearchDirs(node), declaredIn: label, environment: state.environment });
-  if (!(await evaluateCondition(config.when, conditionRequest(node, state), state.environment.renderer))) return undefined;
+  const node: ProjectNode = { ...partial, file: label, config, context };
+  node.context = await loadVars(config.vars, context, varsScope(node, projectSearchDirs(node), label, state));
+  if (!(await evaluateCondition(config.when, conditionScope(node), state.environment.renderer))) return undefined;
   return node;
 }
 
-async function readProjectConfig(file: string, searchDirs: readonly string[], context: Values, state: LoadState): Promise<DeploymentProjectConfig> {
-  const relative = relativeSlashPath(state.rootDir, file);
-  const relativeSearchDirs = searchDirs.map((dir) => relativeSlashPath(state.rootDir, dir));
-  const [rendered] = await state.environment.renderer.renderFiles({ rootDir: state.rootDir, files: [relative], context, searchDirs: relativeSearchDirs });
+async function readProjectConfig(file: string, searchDirs: readonly string[], source: ItemSource, context: Values, state: LoadState): Promise<DeploymentProjectConfig> {
+  const [rendered] = await state.environment.renderer.renderFiles({
+    rootDir: source.root,
+    files: [relativeSlashPath(source.root, file)],
+    context,
+    searchDirs: searchDirs.map((dir) => relativeSlashPath(source.root, dir)),
+  });
   if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${file}: not rendered`);
   const config = validate(DeploymentProjectSchema, parseYaml(rendered.text, file) ?? {}, file);
   for (const [index, item] of (config.deployments ?? []).entries()) {
@@ -96,11 +135,11 @@ async function readProjectConfig(file: string, searchDirs: readonly string[], co
   return config;
 }
 
-/** Without deployment.yaml, only the root is allowed, as one `path: .` item. */
-async function implicitConfig(dir: string, parent: ProjectNode['parent'], state: LoadState): Promise<DeploymentProjectConfig> {
-  if (!parent) return { deployments: [{ path: '.', tags: [] }] };
+/** Without deployment.yaml, only the root of a source is allowed, as one `path: .` item. */
+async function implicitConfig(dir: string, parent: ProjectNode['parent'], source: ItemSource): Promise<DeploymentProjectConfig> {
+  if (!parent || dir === source.root) return { deployments: [{ path: '.', tags: [] }] };
   const entries = await readdir(dir).catch(() => [] as string[]);
-  const relative = relativeSlashPath(state.rootDir, dir);
+  const relative = relativeSlashPath(source.root, dir);
   if (entries.some((entry) => /^kustomization\.ya?ml$/.test(entry))) {
     throw new Error(`${relative}: included folder has a kustomization.yaml but no deployment.yaml (use 'path:' instead of 'include:')`);
   }
@@ -124,75 +163,120 @@ async function collectItems(node: ProjectNode, state: LoadState): Promise<Deploy
   const items: DeploymentItem[] = [];
   for (const [index, config] of (node.config.deployments ?? []).entries()) {
     const label = `${node.file}: deployments[${index}]`;
-    if (!(await evaluateCondition(config.when, conditionRequest(node, state), state.environment.renderer))) continue;
-    if (config.include !== undefined) {
+    if (!(await evaluateCondition(config.when, conditionScope(node), state.environment.renderer))) continue;
+    if (config.include !== undefined || config.git !== undefined) {
       items.push(...(await collectInclude(node, config, label, state)));
-      if (config.barrier) items.push(barrierItem(node, config));
+      if (config.barrier) items.push(actionItem(node, { barrier: true, message: config.message }));
     } else if (config.path !== undefined) {
       items.push(await pathItem(node, config, label, state));
-    } else if (config.barrier) {
-      items.push(barrierItem(node, config));
+    } else if (config.barrier || config.deleteObjects || config.waitReadinessObjects) {
+      items.push(actionItem(node, config));
     } else {
-      throw new Error(`${label}: an item needs one of 'path', 'include' or 'barrier'`);
+      throw new Error(`${label}: an item needs one of 'path', 'include', 'git', 'barrier', 'deleteObjects' or 'waitReadinessObjects'`);
     }
   }
   return items;
 }
 
 async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, label: string, state: LoadState): Promise<DeploymentItem[]> {
-  const dir = await resolveFolder(node.dir, config.include as string, label, state);
-  const context = await loadVars(config.vars, node.context, { rootDir: state.rootDir, searchDirs: projectSearchDirs(node), declaredIn: node.file, environment: state.environment });
-  const child = await loadProjectNode(dir, context, { node, include: config }, state);
+  const { dir, source } = config.git !== undefined ? await checkoutGitInclude(config.git, label, state) : { dir: await resolveFolder(node, config.include as string, label), source: node.source };
+  const base = await includeContext(node, config, dir, label);
+  const context = await loadVars(config.vars, base, varsScope(node, projectSearchDirs(node), node.file, state));
+  const child = await loadProjectNode(dir, source, context, { node, include: config }, state);
   return child ? collectItems(child, state) : [];
 }
 
+async function checkoutGitInclude(git: GitInclude, label: string, state: LoadState): Promise<{ dir: string; source: ItemSource }> {
+  const spec = typeof git === 'string' ? { url: git } : git;
+  const checkout = await checkoutRef(spec.url, spec.ref, state).catch((error: Error) => {
+    throw new Error(`${label}: ${error.message}`);
+  });
+  const dir = path.resolve(checkout.dir, spec.subDir ?? '.');
+  if (!isInside(checkout.dir, dir) || !(await isDirectory(dir))) throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
+  const id = `git-${createHash('sha256').update(spec.url).digest('hex').slice(0, 10)}-${checkout.commit.slice(0, 10)}`;
+  return { dir, source: { root: checkout.dir, id } };
+}
+
+/** A ref given as a plain string (Kluctl's older form) names a branch or, failing that, a tag. */
+async function checkoutRef(url: string, ref: Exclude<GitInclude, string>['ref'], state: LoadState) {
+  if (typeof ref !== 'string') return state.environment.git.checkout(url, ref ?? {});
+  return state.environment.git.checkout(url, { branch: ref }).catch(() => state.environment.git.checkout(url, { tag: ref }));
+}
+
+/**
+ * The context an included project starts from: a copy of the including project's; for a library project only the
+ * include's `args` (with the library's defaults) and, with `passVars`, every var but `args`.
+ */
+async function includeContext(node: ProjectNode, config: DeploymentItemConfig, dir: string, label: string): Promise<Values> {
+  const libraryFile = await findProjectFile(dir, '.kluctl-library');
+  if (!libraryFile) return node.context;
+  const library = validate(KluctlLibrarySchema, parseYaml(await readFile(libraryFile, 'utf8'), libraryFile) ?? {}, libraryFile);
+  const passed = config.passVars ? Object.fromEntries(Object.entries(node.context).filter(([key]) => key !== 'args')) : {};
+  const args = isPlainObject(config.args) ? config.args : {};
+  try {
+    return { ...passed, args: withDefaultArgs(args, library.args ?? [], libraryFile) };
+  } catch (error) {
+    throw new Error(`${label}: ${(error as Error).message}`);
+  }
+}
+
 async function pathItem(node: ProjectNode, config: DeploymentItemConfig, label: string, state: LoadState): Promise<DeploymentItem> {
-  const dir = await resolveFolder(node.dir, config.path as string, label, state);
-  const index = state.dirUses.get(dir) ?? 0;
-  state.dirUses.set(dir, index + 1);
+  const dir = await resolveFolder(node, config.path as string, label);
+  const key = `${node.source.id}:${dir}`;
+  const index = state.dirUses.get(key) ?? 0;
+  state.dirUses.set(key, index + 1);
   const searchDirs = [dir, ...projectSearchDirs(node)];
-  const context = await loadVars(config.vars, node.context, { rootDir: state.rootDir, searchDirs, declaredIn: node.file, environment: state.environment });
+  const context = await loadVars(config.vars, node.context, varsScope(node, searchDirs, node.file, state));
   return {
     ...inherited(node, config),
     dir,
-    relDir: relativeSlashPath(state.rootDir, dir),
+    relDir: relativeSlashPath(node.source.root, dir),
     index,
+    recursive: config.recursive ?? false,
     context,
     searchDirs,
   };
 }
 
-function barrierItem(node: ProjectNode, config: DeploymentItemConfig): DeploymentItem {
-  return { ...inherited(node, { barrier: true, message: config.message }), dir: undefined, relDir: undefined, index: 0, context: node.context, searchDirs: projectSearchDirs(node) };
+/** An item without a folder: a barrier, or objects to delete or wait for. */
+function actionItem(node: ProjectNode, config: DeploymentItemConfig): DeploymentItem {
+  return { ...inherited(node, config), dir: undefined, relDir: undefined, index: 0, recursive: false, context: node.context, searchDirs: projectSearchDirs(node) };
 }
 
-function inherited(node: ProjectNode, config: DeploymentItemConfig): Omit<DeploymentItem, 'dir' | 'relDir' | 'index' | 'context' | 'searchDirs'> {
+function inherited(node: ProjectNode, config: DeploymentItemConfig): Omit<DeploymentItem, 'dir' | 'relDir' | 'index' | 'recursive' | 'context' | 'searchDirs'> {
   return {
+    source: node.source,
     barrier: config.barrier ?? false,
     message: config.message,
     waitReadiness: config.waitReadiness ?? false,
     onlyRender: config.onlyRender ?? false,
     alwaysDeploy: config.alwaysDeploy ?? false,
     skipDeleteIfTags: config.skipDeleteIfTags ?? false,
+    deleteObjects: config.deleteObjects ?? [],
+    waitReadinessObjects: config.waitReadinessObjects ?? [],
     tags: [...new Set([...projectTags(node), ...(config.tags ?? [])])],
     commonLabels: mergedFromRoot(node, (config) => config.commonLabels),
     commonAnnotations: mergedFromRoot(node, (config) => config.commonAnnotations),
     overrideNamespace: nearest(node, (config) => config.overrideNamespace),
+    conflictResolution: collected(node, (config) => config.conflictResolution),
+    ignoreForDiff: collected(node, (config) => config.ignoreForDiff),
     declaredIn: node.file,
   };
 }
 
-async function resolveFolder(base: string, relative: string, label: string, state: LoadState): Promise<string> {
-  const dir = path.resolve(base, relative);
-  if (!isInside(state.rootDir, dir)) throw new Error(`${label}: '${relative}' is outside the project`);
+async function resolveFolder(node: ProjectNode, relative: string, label: string): Promise<string> {
+  const dir = path.resolve(node.dir, relative);
+  if (!isInside(node.source.root, dir)) throw new Error(`${label}: '${relative}' is outside the project`);
   if (!(await isDirectory(dir))) throw new Error(`${label}: folder '${relative}' does not exist`);
   return dir;
 }
 
-/** This project's folder, then its parents' (kluctl's getRenderSearchDirs). */
-function projectSearchDirs(node: ProjectNode): string[] {
+/** This project's folder, then its parents' within the same source (kluctl's getRenderSearchDirs). */
+function projectSearchDirs(node: Pick<ProjectNode, 'dir' | 'source' | 'parent'>): string[] {
   const dirs: string[] = [];
-  for (let current: ProjectNode | undefined = node; current; current = current.parent?.node) dirs.push(current.dir);
+  for (let current: Pick<ProjectNode, 'dir' | 'source' | 'parent'> | undefined = node; current; current = current.parent?.node) {
+    if (current.source.root === node.source.root) dirs.push(current.dir);
+  }
   return dirs;
 }
 
@@ -213,6 +297,12 @@ function mergedFromRoot(node: ProjectNode, pick: (config: DeploymentProjectConfi
   return Object.assign({}, ...chain.map((current) => pick(current.config) ?? {}));
 }
 
+function collected<T>(node: ProjectNode, pick: (config: DeploymentProjectConfig) => T[] | undefined): T[] {
+  const all: T[] = [];
+  for (let current: ProjectNode | undefined = node; current; current = current.parent?.node) all.push(...(pick(current.config) ?? []));
+  return all;
+}
+
 function nearest<T>(node: ProjectNode, pick: (config: DeploymentProjectConfig) => T | undefined): T | undefined {
   for (let current: ProjectNode | undefined = node; current; current = current.parent?.node) {
     const value = pick(current.config);
@@ -221,6 +311,10 @@ function nearest<T>(node: ProjectNode, pick: (config: DeploymentProjectConfig) =
   return undefined;
 }
 
-function conditionRequest(node: ProjectNode, state: LoadState): StringScope {
-  return { rootDir: state.rootDir, dir: node.dir, name: node.file, context: node.context };
+function varsScope(node: Pick<ProjectNode, 'source'>, searchDirs: readonly string[], declaredIn: string, state: LoadState) {
+  return { rootDir: node.source.root, searchDirs, declaredIn, environment: state.environment };
+}
+
+function conditionScope(node: ProjectNode): StringScope {
+  return { rootDir: node.source.root, dir: node.dir, name: node.file, context: node.context };
 }

@@ -48,6 +48,10 @@ export interface TargetSelection {
   contextOverride: string | undefined;
   /** The kubeconfig's current context, used when neither the flag nor the target names one. */
   defaultContext: string | undefined;
+  /** `-T/--target-name-override`: the target's name as templates and the discriminator see it. */
+  nameOverride?: string | undefined;
+  /** `--discriminator`: replaces the target's and the project's discriminator template. */
+  discriminatorOverride?: string | undefined;
 }
 
 /**
@@ -57,9 +61,10 @@ export interface TargetSelection {
  */
 export async function resolveTarget(project: KluctlProject, selection: TargetSelection, renderer: JinjaPool): Promise<ResolvedTarget> {
   const config = selectTarget(project, selection.targetName);
+  if (selection.nameOverride) config.name = selection.nameOverride;
   const args = withDefaultArgs(deepMerge(config.args ?? {}, selection.externalArgs), project.config.args ?? [], project.file);
   const context = selection.contextOverride ?? config.context ?? selection.defaultContext;
-  const discriminator = config.discriminator ?? project.config.discriminator ?? '';
+  const discriminator = selection.discriminatorOverride ?? config.discriminator ?? project.config.discriminator ?? '';
   let target: Values = { ...config, args, discriminator, ...(context === undefined ? {} : { context }) };
   for (let attempt = 0; attempt < 10; attempt++) {
     const context = { target, args: target['args'] as Values };
@@ -88,8 +93,12 @@ function selectTarget(project: KluctlProject, name: string | undefined): TargetC
   return structuredClone(target);
 }
 
-/** Fills in arg defaults and checks required args, as kluctl's LoadDefaultArgs does. */
-function withDefaultArgs(args: Values, definitions: readonly ArgDefinition[], file: string | undefined): Values {
+/**
+ * Fills in arg defaults and checks required args, as kluctl's LoadDefaultArgs does (for .kluctl.yaml and for
+ * library projects' .kluctl-library.yaml).
+ * @throws Error naming `file` and the missing arg.
+ */
+export function withDefaultArgs(args: Values, definitions: readonly ArgDefinition[], file: string | undefined): Values {
   let defaults: Values = {};
   for (const definition of definitions) {
     if (definition.default === undefined) continue;

@@ -12,17 +12,69 @@ const Strict = { additionalProperties: false } as const;
 const AnyObject = Type.Record(Type.String(), Type.Unknown());
 const StringMap = Type.Record(Type.String(), Type.String());
 
+/** A git ref as Kluctl's GitRef: exactly one of branch, tag or commit (checked when the source is loaded). */
+const GitRefSchema = Type.Object(
+  { branch: Type.Optional(Type.String()), tag: Type.Optional(Type.String()), commit: Type.Optional(Type.String()) },
+  Strict,
+);
+
+/** Field schemas of the vars sources Gantry loads, as kluctl's templating/variable-sources docs define them. */
+export const VarsSourceGitSchema = Type.Object({ url: Type.String({ minLength: 1 }), ref: Type.Optional(GitRefSchema), path: Type.String({ minLength: 1 }) }, Strict);
+export type VarsSourceGit = Static<typeof VarsSourceGitSchema>;
+
+export const VarsSourceClusterMapSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    labels: Type.Optional(StringMap),
+    namespace: Type.String({ minLength: 1 }),
+    key: Type.String({ minLength: 1 }),
+    /** Deprecated in Kluctl in favour of the source's own targetPath; still honoured. */
+    targetPath: Type.Optional(Type.String()),
+  },
+  Strict,
+);
+export type VarsSourceClusterMap = Static<typeof VarsSourceClusterMapSchema>;
+
+export const VarsSourceClusterObjectSchema = Type.Object(
+  {
+    kind: Type.String({ minLength: 1 }),
+    apiVersion: Type.Optional(Type.String()),
+    namespace: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    labels: Type.Optional(StringMap),
+    list: Type.Optional(Type.Boolean()),
+    path: Type.String({ minLength: 1 }),
+    render: Type.Optional(Type.Boolean()),
+    parseYaml: Type.Optional(Type.Boolean()),
+  },
+  Strict,
+);
+export type VarsSourceClusterObject = Static<typeof VarsSourceClusterObjectSchema>;
+
+export const VarsSourceHttpSchema = Type.Object(
+  {
+    url: Type.String({ minLength: 1 }),
+    method: Type.Optional(Type.String()),
+    body: Type.Optional(Type.String()),
+    headers: Type.Optional(StringMap),
+    jsonPath: Type.Optional(Type.String()),
+  },
+  Strict,
+);
+export type VarsSourceHttp = Static<typeof VarsSourceHttpSchema>;
+
 export const VarsSourceSchema = Type.Object(
   {
     values: Type.Optional(AnyObject),
     file: Type.Optional(Type.String()),
-    git: Type.Optional(AnyObject),
+    git: Type.Optional(VarsSourceGitSchema),
     gitFiles: Type.Optional(AnyObject),
-    clusterConfigMap: Type.Optional(AnyObject),
-    clusterSecret: Type.Optional(AnyObject),
-    clusterObject: Type.Optional(AnyObject),
+    clusterConfigMap: Type.Optional(VarsSourceClusterMapSchema),
+    clusterSecret: Type.Optional(VarsSourceClusterMapSchema),
+    clusterObject: Type.Optional(VarsSourceClusterObjectSchema),
+    /** A tree whose leaves are environment variable names (`NAME` or `NAME:default`). */
     systemEnvVars: Type.Optional(AnyObject),
-    http: Type.Optional(AnyObject),
+    http: Type.Optional(VarsSourceHttpSchema),
     awsSecretsManager: Type.Optional(AnyObject),
     gcpSecretManager: Type.Optional(AnyObject),
     vault: Type.Optional(AnyObject),
@@ -38,7 +90,7 @@ export const VarsSourceSchema = Type.Object(
 );
 export type VarsSource = Static<typeof VarsSourceSchema>;
 
-const ObjectRefItem = Type.Object(
+export const ObjectSelectorSchema = Type.Object(
   {
     group: Type.Optional(Type.String()),
     kind: Type.Optional(Type.String()),
@@ -77,8 +129,8 @@ export const DeploymentItemSchema = Type.Object(
     oci: Type.Optional(AnyObject),
     barrier: Type.Optional(Type.Boolean()),
     message: Type.Optional(Type.String()),
-    deleteObjects: Type.Optional(Type.Array(ObjectRefItem)),
-    waitReadinessObjects: Type.Optional(Type.Array(ObjectRefItem)),
+    deleteObjects: Type.Optional(Type.Array(ObjectSelectorSchema)),
+    waitReadinessObjects: Type.Optional(Type.Array(ObjectSelectorSchema)),
     tags: Type.Optional(Type.Array(Type.String())),
     vars: Type.Optional(Type.Array(VarsSourceSchema)),
     when: Type.Optional(Type.String()),
@@ -93,6 +145,32 @@ export const DeploymentItemSchema = Type.Object(
 );
 export type DeploymentItemConfig = Static<typeof DeploymentItemSchema>;
 
+/** A string or a list of strings (Kluctl accepts both for field paths and managers). */
+const StringOrList = Type.Union([Type.String(), Type.Array(Type.String())]);
+const ObjectMatch = {
+  group: Type.Optional(Type.String()),
+  kind: Type.Optional(Type.String()),
+  namespace: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+};
+
+/** An `ignoreForDiff` entry (kluctl's deployment-yml docs). */
+export const IgnoreForDiffSchema = Type.Object({ ...ObjectMatch, fieldPath: Type.Optional(StringOrList), fieldPathRegex: Type.Optional(StringOrList) }, Strict);
+export type IgnoreForDiffConfig = Static<typeof IgnoreForDiffSchema>;
+
+/** A `conflictResolution` entry (kluctl's deployment-yml docs). */
+export const ConflictResolutionSchema = Type.Object(
+  {
+    ...ObjectMatch,
+    fieldPath: Type.Optional(StringOrList),
+    fieldPathRegex: Type.Optional(StringOrList),
+    manager: Type.Optional(StringOrList),
+    action: Type.Union([Type.Literal('ignore'), Type.Literal('force-apply')]),
+  },
+  Strict,
+);
+export type ConflictResolutionConfig = Static<typeof ConflictResolutionSchema>;
+
 export const DeploymentProjectSchema = Type.Object(
   {
     deployments: Type.Optional(Type.Array(DeploymentItemSchema)),
@@ -102,8 +180,8 @@ export const DeploymentProjectSchema = Type.Object(
     commonAnnotations: Type.Optional(StringMap),
     overrideNamespace: Type.Optional(Type.String()),
     tags: Type.Optional(Type.Array(Type.String())),
-    ignoreForDiff: Type.Optional(Type.Array(AnyObject)),
-    conflictResolution: Type.Optional(Type.Array(AnyObject)),
+    ignoreForDiff: Type.Optional(Type.Array(IgnoreForDiffSchema)),
+    conflictResolution: Type.Optional(Type.Array(ConflictResolutionSchema)),
     templateExcludes: Type.Optional(Type.Array(Type.String())),
   },
   Strict,
@@ -126,6 +204,9 @@ export type TargetConfig = Static<typeof TargetSchema>;
 export const ArgDefinitionSchema = Type.Object({ name: Type.String({ minLength: 1 }), default: Type.Optional(Type.Unknown()) }, Strict);
 export type ArgDefinition = Static<typeof ArgDefinitionSchema>;
 
+/** `.kluctl-library.yaml`, which marks an included project as a library taking args (kluctl-libraries docs). */
+export const KluctlLibrarySchema = Type.Object({ args: Type.Optional(Type.Array(ArgDefinitionSchema)) }, Strict);
+
 export const KluctlProjectSchema = Type.Object(
   {
     targets: Type.Optional(Type.Array(TargetSchema)),
@@ -137,11 +218,18 @@ export const KluctlProjectSchema = Type.Object(
 );
 export type KluctlProjectConfig = Static<typeof KluctlProjectSchema>;
 
+export type ObjectSelector = Static<typeof ObjectSelectorSchema>;
+export type GitInclude = Static<typeof GitIncludeSchema>;
+
 /** Deployment item keys Kluctl accepts that this version of Gantry refuses rather than ignores. */
-export const UNSUPPORTED_ITEM_KEYS = ['git', 'oci', 'recursive', 'deleteObjects', 'waitReadinessObjects', 'args', 'passVars'] as const;
+export const UNSUPPORTED_ITEM_KEYS = ['oci'] as const;
+
 
 /** Vars source kinds Gantry loads; the others in VarsSourceSchema are refused with a clear error. */
-export const SUPPORTED_VARS_SOURCES = ['values', 'file'] as const;
+export const SUPPORTED_VARS_SOURCES = ['values', 'file', 'git', 'clusterConfigMap', 'clusterSecret', 'clusterObject', 'systemEnvVars', 'http'] as const;
+
+/** Every vars source kind Kluctl has (the keys of VarsSourceSchema that are not modifiers). */
+export const VARS_SOURCE_KINDS = [...SUPPORTED_VARS_SOURCES, 'gitFiles', 'awsSecretsManager', 'gcpSecretManager', 'vault', 'azureKeyVault'] as const;
 
 /**
  * Checks `value` against `schema` and returns it typed.

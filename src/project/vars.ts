@@ -1,29 +1,48 @@
 /**
  * Vars sources, as kluctl's templating/variable-sources docs define them: each source is rendered with the vars
- * loaded before it, then merged into the templating context (or under it, with noOverride), optionally at a
- * targetPath. This version loads `values` and `file`; other sources are refused with a clear error.
+ * loaded before it (and skipped when its `when` is false), loaded, optionally placed at a targetPath, then merged
+ * into the templating context (or under it, with noOverride). Gantry loads values, file, git, clusterConfigMap,
+ * clusterSecret, clusterObject, systemEnvVars and http (see vars/); the cloud secret stores and gitFiles are refused
+ * with a clear error.
+ *
+ * Sensitive sources (sops-encrypted files, Secrets, cluster objects, environment variables, or `sensitive: true`)
+ * mark the top-level vars they set; sensitiveVarNames tells which, so output can redact them.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { parseYaml } from '../yaml.ts';
-import { SUPPORTED_VARS_SOURCES, type VarsSource } from './schema.ts';
-import { evaluateCondition, renderStrings } from './render-values.ts';
-import type { ProjectEnvironment } from './environment.ts';
-import { deepMerge, isPlainObject, setPath, type Values } from './values.ts';
-import { isFile, relativeSlashPath } from './files.ts';
+import { SUPPORTED_VARS_SOURCES, VARS_SOURCE_KINDS, type VarsSource } from './schema.ts';
+import { evaluateCondition } from './render-values.ts';
+import { deepMerge, isPlainObject, type Values } from './values.ts';
+import { loadClusterMap, loadClusterObject } from './vars/cluster.ts';
+import { loadSystemEnvVars } from './vars/env.ts';
+import { loadFileSource, loadGitSource } from './vars/files.ts';
+import { loadHttp } from './vars/http.ts';
+import { parseTargetPath, placeAtPath } from './vars/json-path.ts';
+import { renderWithContext, type LoadedVars, type SourceRequest, type VarsScope } from './vars/source.ts';
 
-export interface VarsScope {
-  rootDir: string;
-  /** Folders a relative vars file is looked up in, in order (kluctl's render search dirs). */
-  searchDirs: readonly string[];
-  /** The file that declares the sources, for error messages. */
-  declaredIn: string;
-  environment: ProjectEnvironment;
-}
+export type { VarsScope };
+
+type SupportedKind = (typeof SUPPORTED_VARS_SOURCES)[number];
+type Loader<K extends SupportedKind> = (config: NonNullable<VarsSource[K]>, request: SourceRequest) => Promise<LoadedVars | undefined> | LoadedVars;
+
+const LOADERS: { [K in SupportedKind]: Loader<K> } = {
+  values: (values) => ({ value: values, sensitive: false }),
+  file: loadFileSource,
+  git: loadGitSource,
+  clusterConfigMap: (config, request) => loadClusterMap(config, 'ConfigMap', request),
+  clusterSecret: (config, request) => loadClusterMap(config, 'Secret', request),
+  clusterObject: loadClusterObject,
+  systemEnvVars: (tree, request) => loadSystemEnvVars(tree, request),
+  http: loadHttp,
+};
+
+/** Top-level var names set by sensitive sources, per context object loadVars returned. */
+const sensitiveNames = new WeakMap<Values, ReadonlySet<string>>();
 
 /**
- * Loads `sources` in order into a copy of `context` and returns the new context.
- * @throws Error naming the declaring file and the source for a missing file, invalid YAML or a template error.
+ * Loads `sources` in order into a copy of `context` and returns the new context. Sensitive names of `context` carry
+ * over to the result.
+ * @throws Error naming the declaring file and the source (`<file>: vars[<index>]`) for a bad source, a missing
+ *   file/object/variable (unless ignoreMissing), a template error, invalid YAML, a sops failure, a cluster source
+ *   while offline, or a failed request.
  */
 export async function loadVars(sources: readonly VarsSource[] | undefined, context: Values, scope: VarsScope): Promise<Values> {
   let result = context;
@@ -33,58 +52,60 @@ export async function loadVars(sources: readonly VarsSource[] | undefined, conte
   return result;
 }
 
-async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, label: string): Promise<Values> {
-  const stringScope = { rootDir: scope.rootDir, dir: scope.searchDirs[0] ?? scope.rootDir, name: scope.declaredIn, context };
-  const source = (await renderStrings(raw, stringScope, scope.environment.renderer)) as VarsSource;
-  if (!(await evaluateCondition(source.when, stringScope, scope.environment.renderer))) return context;
-  const loaded = await loadValue(source, context, scope, label);
-  if (loaded === undefined) return context;
-  const newVars = placeAtTargetPath(loaded, source.targetPath, label);
-  return source.noOverride ? deepMerge(newVars, context) : deepMerge(context, newVars);
+/**
+ * Top-level names in `vars` that a sensitive vars source set (or merged into), for redacting output. Only objects
+ * returned by loadVars (or passed through it) carry the marker; a copy does not.
+ */
+export function sensitiveVarNames(vars: Values): ReadonlySet<string> {
+  return sensitiveNames.get(vars) ?? new Set();
 }
 
-async function loadValue(source: VarsSource, context: Values, scope: VarsScope, label: string): Promise<unknown> {
-  if (source.values !== undefined) return source.values;
-  if (source.file !== undefined) return loadFile(source.file, source.ignoreMissing ?? false, context, scope, label);
-  const kind = Object.keys(source).find((key) => !['ignoreMissing', 'noOverride', 'sensitive', 'targetPath', 'when', 'multidoc'].includes(key));
-  if (kind && !(SUPPORTED_VARS_SOURCES as readonly string[]).includes(kind)) {
+/** A shallow copy of `vars` with the value of each sensitive top-level name replaced by `*****`. */
+export function redactSensitiveVars(vars: Values): Values {
+  const sensitive = sensitiveVarNames(vars);
+  return Object.fromEntries(Object.entries(vars).map(([key, value]) => [key, sensitive.has(key) ? '*****' : value]));
+}
+
+async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, label: string): Promise<Values> {
+  const kind = sourceKind(raw, label);
+  const request: SourceRequest = { context, scope, label, ignoreMissing: raw.ignoreMissing ?? false, multidoc: raw.multidoc ?? false };
+  const source = (await renderWithContext(raw, request, scope.declaredIn)) as VarsSource;
+  if (!(await evaluateCondition(source.when, { rootDir: scope.rootDir, dir: scope.searchDirs[0] ?? scope.rootDir, name: scope.declaredIn, context }, scope.environment.renderer))) {
+    return context;
+  }
+  if (request.multidoc && source.targetPath === undefined) throw new Error(`${label}: 'multidoc' needs 'targetPath'`);
+  const loaded = await (LOADERS[kind] as Loader<SupportedKind>)(source[kind] as never, request);
+  if (loaded === undefined) return context;
+  const newVars = placeVars(loaded.value, source.targetPath, context, label);
+  const result = source.noOverride ? deepMerge(newVars, context) : deepMerge(context, newVars);
+  const sensitive = raw.sensitive ?? loaded.sensitive;
+  sensitiveNames.set(result, new Set([...sensitiveVarNames(context), ...(sensitive ? Object.keys(newVars) : [])]));
+  return result;
+}
+
+/**
+ * The one source kind `source` has, as Kluctl's ValidateVarsSource requires.
+ * @throws Error for none, several, or a kind Gantry does not load.
+ */
+function sourceKind(source: VarsSource, label: string): SupportedKind {
+  const kinds = VARS_SOURCE_KINDS.filter((kind) => source[kind] !== undefined);
+  const [kind, ...others] = kinds;
+  if (!kind) throw new Error(`${label}: a vars source needs one of ${SUPPORTED_VARS_SOURCES.join(', ')}`);
+  if (others.length > 0) throw new Error(`${label}: a vars source can have only one of ${kinds.join(', ')}`);
+  if (!(SUPPORTED_VARS_SOURCES as readonly string[]).includes(kind)) {
     throw new Error(`${label}: vars source '${kind}' is not supported by this version of Gantry (supported: ${SUPPORTED_VARS_SOURCES.join(', ')})`);
   }
-  throw new Error(`${label}: a vars source needs one of ${SUPPORTED_VARS_SOURCES.join(', ')}`);
+  return kind as SupportedKind;
 }
 
-/** Vars files are templates too: found on the search dirs, rendered with the current vars, then parsed. */
-async function loadFile(file: string, ignoreMissing: boolean, context: Values, scope: VarsScope, label: string): Promise<Values | undefined> {
-  const found = await findOnSearchDirs(file, scope.searchDirs);
-  if (!found) {
-    if (ignoreMissing) return undefined;
-    const searched = scope.searchDirs.map((dir) => relativeSlashPath(scope.rootDir, dir)).join(', ');
-    throw new Error(`${label}: vars file '${file}' not found (searched in ${searched})`);
-  }
-  const relative = relativeSlashPath(scope.rootDir, found);
-  const searchDirs = scope.searchDirs.map((dir) => relativeSlashPath(scope.rootDir, dir));
-  const [rendered] = await scope.environment.renderer.renderFiles({ rootDir: scope.rootDir, files: [relative], context, searchDirs });
-  if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${found}: not rendered`);
-  const value = parseYaml(rendered.text, found) ?? {};
-  if (!isPlainObject(value)) throw new Error(`${found}: a vars file must hold a YAML mapping`);
-  return value;
-}
-
-async function findOnSearchDirs(file: string, searchDirs: readonly string[]): Promise<string | undefined> {
-  if (path.isAbsolute(file)) return undefined;
-  for (const dir of searchDirs) {
-    const candidate = path.resolve(dir, file);
-    if (await isFile(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-function placeAtTargetPath(value: unknown, targetPath: string | undefined, label: string): Values {
+function placeVars(value: unknown, targetPath: string | undefined, context: Values, label: string): Values {
   if (targetPath === undefined) {
-    if (!isPlainObject(value)) throw new Error(`${label}: 'targetPath' is required for a vars source that is not a mapping`);
+    if (!isPlainObject(value)) throw new Error(`${label}: 'targetPath' is required for a vars source that does not load a mapping`);
     return value;
   }
-  const placed: Values = {};
-  setPath(placed, targetPath, value);
-  return placed;
+  try {
+    return placeAtPath(parseTargetPath(targetPath), value, context, targetPath);
+  } catch (error) {
+    throw new Error(`${label}: ${(error as Error).message}`);
+  }
 }

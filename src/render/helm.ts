@@ -1,47 +1,26 @@
 /**
  * Helm charts in deployment items, as kluctl's helm docs define them: a `helm-chart.yaml` (with a rendered
- * `helm-values.yaml` beside it) is rendered by the helm binary into its `output` file, which kustomize then picks
- * up. Charts come pre-pulled from the nearest `.helm-charts/` folder (`<scheme>[_port]_<host>/<path>/<chart>/<version>`)
- * or from a local `path`; rendering never touches the network.
+ * `helm-values.yaml` beside it) is rendered by `helm template` into its `output` file, which kustomize then picks
+ * up. Where the chart's files come from is src/helm/locate.ts. Helm hook annotations stay as they are; the deploy
+ * runs them as Kluctl hooks (src/deploy/hooks.ts).
+ * With a cluster, charts' `lookup` calls read it (`--dry-run=server`, everything else stays client-side, as
+ * Kluctl's server dry run does); offline they see nothing, as `helm template` does.
  */
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Type, type Static } from 'typebox';
-import { run } from '../exec.ts';
-import { toolPath } from '../tools.ts';
-import { parseYaml, parseYamlDocuments, toYamlDocuments } from '../yaml.ts';
-import { validate } from '../project/schema.ts';
-import { findProjectFile, isDirectory, isInside } from '../project/files.ts';
+import { parseYamlDocuments, toYamlDocuments } from '../yaml.ts';
+import { findProjectFile, isInside, relativeSlashPath } from '../project/files.ts';
 import { isPlainObject } from '../project/values.ts';
 import type { KubeObject } from '../kube/object.ts';
+import type { GitCache } from '../source/git-cache.ts';
+import { chartSourceOf, DEFAULT_HELM_OUTPUT, readHelmChartConfig, type HelmChartConfig } from '../helm/chart-config.ts';
+import { locateChart } from '../helm/locate.ts';
+import { runHelm } from '../helm/helm-cli.ts';
+
+export { DEFAULT_HELM_OUTPUT, readHelmChartConfig };
 
 /** Marks objects whose namespace defaults to the release namespace (kluctl's annotation of the same meaning). */
 export const HELM_NAMESPACE_ANNOTATION = 'kluctl.io/helm-install-namespace';
-
-const HelmChartFileSchema = Type.Object(
-  {
-    helmChart: Type.Object(
-      {
-        repo: Type.Optional(Type.String()),
-        path: Type.Optional(Type.String()),
-        git: Type.Optional(Type.Unknown()),
-        chartName: Type.Optional(Type.String()),
-        chartVersion: Type.Optional(Type.String()),
-        updateConstraints: Type.Optional(Type.String()),
-        releaseName: Type.String({ minLength: 1 }),
-        namespace: Type.Optional(Type.String()),
-        output: Type.Optional(Type.String()),
-        skipCRDs: Type.Optional(Type.Boolean()),
-        skipUpdate: Type.Optional(Type.Boolean()),
-        skipPrePull: Type.Optional(Type.Boolean()),
-        credentialsId: Type.Optional(Type.String()),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-export type HelmChartConfig = Static<typeof HelmChartFileSchema>['helmChart'];
 
 export interface HelmEnvironment {
   /** Kubernetes version charts are rendered for (`v1.35.4`). */
@@ -50,82 +29,56 @@ export interface HelmEnvironment {
   apiVersions: readonly string[];
   /** Scratch folder for helm's own config/cache/data, so no user configuration leaks in. */
   helmHome: string;
-}
-
-/** Default `output` of a chart, as Kluctl defines it. */
-export const DEFAULT_HELM_OUTPUT = 'helm-rendered.yaml';
-
-/** Reads and checks a rendered helm-chart.yaml. */
-export async function readHelmChartConfig(file: string): Promise<HelmChartConfig> {
-  return validate(HelmChartFileSchema, parseYaml(await readFile(file, 'utf8'), file) ?? {}, file).helmChart;
+  /** Git charts are checked out through it. */
+  git: GitCache;
+  /** The cluster `lookup` reads, as helm's flags name it; undefined when rendering offline. */
+  kube?: { kubeconfig: string | undefined; context: string } | undefined;
 }
 
 /**
  * Renders the chart configured in `<renderedDir>/helm-chart.yaml` into `<renderedDir>/<output>`.
- * @param sourceDir the item folder in the project (where `.helm-charts` and local chart paths are resolved from).
- * @throws Error naming the helm-chart.yaml for a missing pre-pulled chart, an unsupported source, or helm's failure.
+ * @param sourceDir the helm-chart.yaml's folder in the project (`.helm-charts` and local chart paths are resolved
+ *   from there).
+ * @param projectRoot root of the project (or git include) the chart file belongs to.
+ * @throws Error naming the helm-chart.yaml (relative to `projectRoot`) for an invalid file, a missing or stale
+ *   chart, or helm's failure.
  */
 export async function renderHelmChart(chartFile: string, sourceDir: string, projectRoot: string, environment: HelmEnvironment): Promise<void> {
   const renderedDir = path.dirname(chartFile);
-  const config = await readHelmChartConfig(chartFile);
-  const chartDir = await locateChart(config, chartFile, sourceDir, projectRoot);
-  const valuesFile = await findProjectFile(renderedDir, 'helm-values');
-  const namespace = config.namespace ?? 'default';
-  const args = ['template', config.releaseName, chartDir, '--namespace', namespace, '--kube-version', environment.kubeVersion, '--skip-tests'];
-  args.push(config.skipCRDs ? '--skip-crds' : '--include-crds');
-  if (valuesFile) args.push('--values', valuesFile);
-  for (const apiVersion of environment.apiVersions) args.push('--api-versions', apiVersion);
-  const { stdout } = await run(toolPath('helm'), args, { env: helmEnv(environment.helmHome) }).catch((error: Error) => {
-    throw new Error(`${chartFile}: helm template failed: ${error.message}`);
+  const shownAs = relativeSlashPath(projectRoot, path.join(sourceDir, path.basename(chartFile)));
+  const config = await readHelmChartConfig(chartFile, shownAs);
+  const outputFile = path.resolve(renderedDir, config.output ?? DEFAULT_HELM_OUTPUT);
+  if (!isInside(renderedDir, outputFile)) throw new Error(`${shownAs}: output '${config.output}' leaves the chart's folder`);
+  const source = chartSourceOf(config, shownAs, sourceDir, projectRoot);
+  const chartDir = await locateChart(source, config.skipPrePull ?? false, sourceDir, projectRoot, environment.git).catch((error: unknown) => {
+    throw new Error(`${shownAs}: ${messageOf(error)}`);
   });
-  const objects = parseYamlDocuments(stdout, `${chartFile} (helm output)`) as KubeObject[];
+  const args = await templateArgs(config, chartDir, renderedDir, environment);
+  const { stdout } = await runHelm(args, environment.helmHome).catch((error: unknown) => {
+    throw new Error(`${shownAs}: helm template failed: ${messageOf(error)}`);
+  });
+  const objects = parseYamlDocuments(stdout, `${shownAs} (helm output)`) as KubeObject[];
   if (config.namespace !== undefined) for (const object of objects) annotate(object, HELM_NAMESPACE_ANNOTATION, config.namespace);
-  const outputFile = path.join(renderedDir, config.output ?? DEFAULT_HELM_OUTPUT);
   await mkdir(path.dirname(outputFile), { recursive: true });
   await writeFile(outputFile, toYamlDocuments(objects));
 }
 
-async function locateChart(config: HelmChartConfig, chartFile: string, sourceDir: string, projectRoot: string): Promise<string> {
-  if (config.path !== undefined) {
-    const dir = path.resolve(sourceDir, config.path);
-    if (!isInside(projectRoot, dir) || !(await isDirectory(dir))) throw new Error(`${chartFile}: local chart '${config.path}' not found`);
-    return dir;
+/** `helm template` as Kluctl's render calls Helm's install action: CRDs included unless skipCRDs, no test hooks. */
+async function templateArgs(config: HelmChartConfig, chartDir: string, renderedDir: string, environment: HelmEnvironment): Promise<string[]> {
+  const args = ['template', config.releaseName, chartDir, '--namespace', config.namespace ?? 'default', '--kube-version', environment.kubeVersion, '--skip-tests'];
+  args.push(config.skipCRDs ? '--skip-crds' : '--include-crds');
+  const valuesFile = await findProjectFile(renderedDir, 'helm-values');
+  if (valuesFile) args.push('--values', valuesFile);
+  for (const apiVersion of environment.apiVersions) args.push('--api-versions', apiVersion);
+  if (environment.kube) {
+    args.push('--dry-run=server', '--kube-context', environment.kube.context);
+    if (environment.kube.kubeconfig) args.push('--kubeconfig', environment.kube.kubeconfig);
   }
-  if (config.repo === undefined) throw new Error(`${chartFile}: helmChart needs 'repo' or 'path' (git charts are not supported by this version of Gantry)`);
-  if (config.repo.startsWith('oci://')) throw new Error(`${chartFile}: OCI charts are not supported by this version of Gantry`);
-  if (!config.chartName || !config.chartVersion) throw new Error(`${chartFile}: 'chartName' and 'chartVersion' are required with 'repo'`);
-  const chartsDir = await nearestHelmChartsDir(sourceDir, projectRoot);
-  const dir = chartsDir && path.join(chartsDir, pulledChartPath(config.repo, config.chartName), config.chartVersion);
-  if (!dir || !(await isDirectory(dir))) {
-    throw new Error(`${chartFile}: chart ${config.chartName} ${config.chartVersion} from ${config.repo} is not pre-pulled (expected under .helm-charts/${pulledChartPath(config.repo, config.chartName)}/${config.chartVersion})`);
-  }
-  return dir;
+  return args;
 }
 
-/** `https://charts.bitnami.com/bitnami` + `redis` → `https_charts.bitnami.com/bitnami/redis` (kluctl's pulled chart dir). */
-export function pulledChartPath(repo: string, chartName: string): string {
-  const url = new URL(repo);
-  const scheme = url.protocol.replace(/:$/, '');
-  const defaultPort = scheme === 'https' ? '443' : scheme === 'http' ? '80' : '';
-  const port = url.port && url.port !== defaultPort ? `_${url.port}` : '';
-  const repoPath = url.pathname.toLowerCase().replace(/^\/+|\/+$/g, '');
-  return [`${scheme}${port}_${url.hostname.toLowerCase()}`, repoPath, chartName].filter(Boolean).join('/');
-}
-
-async function nearestHelmChartsDir(sourceDir: string, projectRoot: string): Promise<string | undefined> {
-  for (let dir = sourceDir; isInside(projectRoot, dir); dir = path.dirname(dir)) {
-    if (await isDirectory(path.join(dir, '.helm-charts'))) return path.join(dir, '.helm-charts');
-    if (dir === projectRoot) break;
-  }
-  return undefined;
-}
-
-function helmEnv(home: string): Record<string, string> {
-  return {
-    HELM_CONFIG_HOME: path.join(home, 'config'),
-    HELM_CACHE_HOME: path.join(home, 'cache'),
-    HELM_DATA_HOME: path.join(home, 'data'),
-  };
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function annotate(object: KubeObject, key: string, value: string): void {

@@ -29,9 +29,10 @@ export interface KustomizeResult {
  * Builds the kustomization in `renderedDir` (generating it first when missing).
  * @throws Error naming the folder when a helm chart's output is not listed, a resource is invalid, or kustomize fails.
  */
-export async function buildKustomization(renderedDir: string, overrideNamespace: string | undefined): Promise<KustomizeResult> {
+export async function buildKustomization(renderedDir: string, overrideNamespace: string | undefined, recursive = false): Promise<KustomizeResult> {
   const existing = await findProjectFile(renderedDir, 'kustomization');
-  const kustomization = existing ? await readKustomization(existing) : await generateKustomization(renderedDir);
+  if (existing && recursive) throw new Error(`${existing}: 'recursive: true' cannot be used with a kustomization.yaml`);
+  const kustomization = existing ? await readKustomization(existing) : await generateKustomization(renderedDir, recursive);
   if (existing) await checkHelmOutputsListed(renderedDir, kustomization, existing);
   if (overrideNamespace !== undefined && kustomization['namespace'] === undefined) kustomization['namespace'] = overrideNamespace;
   const native = await buildNatively(renderedDir, kustomization);
@@ -46,16 +47,32 @@ async function readKustomization(file: string): Promise<Values> {
   return value;
 }
 
-/** Every YAML file of the folder (not recursive), as kluctl's generated kustomization lists them. */
-async function generateKustomization(dir: string): Promise<Values> {
+/**
+ * Every YAML file of the folder (and, with `recursive`, of its subfolders), as kluctl's generated kustomization
+ * lists them: helm-values files skipped, a helm-chart file replaced by the chart's output file.
+ */
+async function generateKustomization(dir: string, recursive: boolean): Promise<Values> {
   const resources: string[] = [];
-  const names = (await readdir(dir, { withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => entry.name);
-  for (const name of names.sort()) {
+  for (const file of await listFiles(dir, recursive)) {
+    const name = path.posix.basename(file);
+    if (recursive && file.includes('/') && /^kustomization\.ya?ml$/.test(name)) {
+      throw new Error(`${dir}: 'recursive: true' cannot be used when ${file} exists`);
+    }
     if (/^helm-values\.ya?ml$/i.test(name)) continue;
-    const resource = /^helm-chart\.ya?ml$/i.test(name) ? ((await readHelmChartConfig(path.join(dir, name))).output ?? DEFAULT_HELM_OUTPUT) : /\.ya?ml$/i.test(name) ? name : undefined;
+    const output = /^helm-chart\.ya?ml$/i.test(name) ? ((await readHelmChartConfig(path.join(dir, file))).output ?? DEFAULT_HELM_OUTPUT) : undefined;
+    const resource = output ? path.posix.join(path.posix.dirname(file), output) : /\.ya?ml$/i.test(name) ? file : undefined;
     if (resource && !resources.includes(resource)) resources.push(resource);
   }
   return { resources };
+}
+
+/** Files of `dir` as sorted slash paths; with `recursive`, those of subfolders too. */
+async function listFiles(dir: string, recursive: boolean): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .sort();
 }
 
 async function checkHelmOutputsListed(dir: string, kustomization: Values, file: string): Promise<void> {

@@ -17,9 +17,9 @@ import { renderHelmChart, type HelmEnvironment } from './helm.ts';
 import { buildKustomization } from './kustomize.ts';
 import { addKluctlMetadata, settleNamespaces } from './postprocess.ts';
 import { ProblemList, problemsOf } from '../problems.ts';
+import type { SopsEnv } from '../sops/decrypt.ts';
 
 export interface RenderRequest {
-  rootDir: string;
   items: readonly DeploymentItem[];
   discriminator: string;
   renderer: JinjaPool;
@@ -28,6 +28,8 @@ export interface RenderRequest {
   helm: Omit<HelmEnvironment, 'helmHome'>;
   /** Empty scratch folder the rendered files are written to; the caller removes it. */
   workDir: string;
+  /** Keys for sops-encrypted manifests and helm values, beyond the process environment. */
+  sopsEnv?: SopsEnv;
   /** Called as each phase starts, for progress output. */
   onPhase?: (phase: string) => void;
 }
@@ -56,15 +58,15 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
   const pathItems = request.items.filter((item) => item.dir !== undefined);
 
   request.onPhase?.('Rendering templates');
-  const renderedDirs = await eachItem(pathItems, (item) => limit(() => templateItem(item, request.rootDir, renderRoot, request.renderer)));
+  const renderedDirs = await eachItem(pathItems, (item) => limit(() => templateItem(item, renderRoot, request.renderer, request.sopsEnv)));
 
   request.onPhase?.('Rendering Helm charts');
   const helm = { ...request.helm, helmHome: path.join(request.workDir, 'helm') };
-  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, request.rootDir, helm)));
+  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)));
 
   request.onPhase?.('Building kustomize objects');
   const built = await eachItem(pathItems, (item, index) =>
-    item.onlyRender ? Promise.resolve([]) : limit(async () => (await buildKustomization(renderedDirs[index] as string, item.overrideNamespace)).objects),
+    item.onlyRender ? Promise.resolve([]) : limit(async () => (await buildKustomization(renderedDirs[index] as string, item.overrideNamespace, item.recursive)).objects),
   );
 
   request.onPhase?.('Postprocessing objects');
@@ -89,10 +91,10 @@ function describeFailure(item: DeploymentItem, problem: string): string {
   return problem.includes(item.relDir ?? '\0') || path.isAbsolute(problem.split(':')[0] ?? '') ? problem : `${item.relDir}: ${problem}`;
 }
 
-async function renderItemCharts(renderedDir: string, item: DeploymentItem, rootDir: string, helm: HelmEnvironment): Promise<void> {
+async function renderItemCharts(renderedDir: string, item: DeploymentItem, helm: HelmEnvironment): Promise<void> {
   for (const chartFile of await findHelmChartFiles(renderedDir)) {
     const subDir = path.relative(renderedDir, path.dirname(chartFile));
-    await renderHelmChart(chartFile, path.join(item.dir as string, subDir), rootDir, helm);
+    await renderHelmChart(chartFile, path.join(item.dir as string, subDir), item.source.root, helm);
   }
 }
 

@@ -1,29 +1,39 @@
 /**
  * Step 1 of rendering an item: every file of the item's folder goes through Jinja2 into the render folder, at the
  * same path relative to the project root (so kustomize references between rendered folders keep working), as
- * kluctl's deployment item render does. Folders holding a Chart.yaml are copied untouched, never templated.
+ * kluctl's deployment item render does. Folders holding a Chart.yaml, and files a `.templateignore` excludes, are
+ * copied untouched, never templated.
  */
-import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import ignore, { type Ignore } from 'ignore';
 import path from 'node:path';
 import type { DeploymentItem } from '../project/deployment-project.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
-import { relativeSlashPath } from '../project/files.ts';
+import { isInside, relativeSlashPath } from '../project/files.ts';
 import { ProblemList } from '../problems.ts';
+import { decryptFileTextIfEncrypted, type SopsEnv } from '../sops/decrypt.ts';
+import { sopsFormatOf } from '../sops/metadata.ts';
 
-/** The folder an item renders into: `<renderRoot>/<relDir>`, with `-<index>` for a reused folder. */
+/**
+ * The folder an item renders into: `<renderRoot>/<source>/<relDir>`, with `-<index>` for a reused folder. Each
+ * source (the project, each git include) renders into its own tree, as its relative paths only mean something there.
+ */
 export function renderedItemDir(renderRoot: string, item: DeploymentItem): string {
-  const base = path.join(renderRoot, item.relDir ?? '.');
+  const base = path.join(renderRoot, item.source.id || 'project', item.relDir ?? '.');
   return item.index === 0 ? base : `${base}-${item.index}`;
 }
 
 /**
- * Renders the item's files into `renderedItemDir(renderRoot, item)`.
- * @throws the renderer's TemplateError (naming file and line) for the first file that fails.
+ * Renders the item's files into `renderedItemDir(renderRoot, item)`, then decrypts the sops-encrypted ones.
+ * @param sopsEnv extra environment for sops (keys), added to the process environment.
+ * @throws the renderer's TemplateError (naming file and line) for the first file that fails; ProblemList naming each
+ *   file sops cannot decrypt.
  */
-export async function templateItem(item: DeploymentItem, rootDir: string, renderRoot: string, renderer: JinjaPool): Promise<string> {
+export async function templateItem(item: DeploymentItem, renderRoot: string, renderer: JinjaPool, sopsEnv?: SopsEnv): Promise<string> {
   if (!item.dir || !item.relDir) throw new Error('templateItem needs a path item');
+  const rootDir = item.source.root;
   const target = renderedItemDir(renderRoot, item);
-  const { templates, verbatim } = await listItemFiles(item.dir);
+  const { templates, verbatim } = await listItemFiles(item.dir, rootDir);
   const files = templates.map((file) => path.posix.join(item.relDir === '.' ? '' : (item.relDir as string), file));
   const searchDirs = item.searchDirs.map((dir) => relativeSlashPath(rootDir, dir));
   const rendered = await renderer.renderFiles({ rootDir, files, context: item.context, searchDirs });
@@ -36,30 +46,82 @@ export async function templateItem(item: DeploymentItem, rootDir: string, render
       await writeFile(destination, 'text' in file ? file.text : '');
     }),
   );
-  await Promise.all(verbatim.map((folder) => cp(path.join(item.dir as string, folder), path.join(target, folder), { recursive: true })));
+  await Promise.all(verbatim.map((entry) => cp(path.join(item.dir as string, entry), path.join(target, entry), { recursive: true })));
   await mkdir(target, { recursive: true });
+  await decryptSopsFiles(target, [...templates, ...verbatim], item.relDir, sopsEnv);
   return target;
 }
 
-/** Files to template (relative, slash-separated) and chart folders to copy as they are. */
-async function listItemFiles(dir: string): Promise<{ templates: string[]; verbatim: string[] }> {
+/**
+ * Decrypts, in place, every sops-encrypted YAML/JSON file among `files` (manifests and helm values, templated or
+ * not; chart folders have no such extension), as kluctl's sops docs define; reports every file that fails.
+ */
+async function decryptSopsFiles(dir: string, files: readonly string[], relDir: string, sopsEnv: SopsEnv | undefined): Promise<void> {
+  const results = await Promise.allSettled(
+    files
+      .filter((file) => sopsFormatOf(file))
+      .map(async (file) => {
+        const destination = path.join(dir, file);
+        const { text, decrypted } = await decryptFileTextIfEncrypted(await readFile(destination, 'utf8'), path.posix.join(relDir, file), sopsEnv);
+        if (decrypted) await writeFile(destination, text);
+      }),
+  );
+  const failures = results.flatMap((result) => (result.status === 'rejected' ? [(result.reason as Error).message] : []));
+  if (failures.length > 0) throw new ProblemList(failures);
+}
+
+/**
+ * Files to template (relative, slash-separated) and paths to copy as they are: chart folders, and files a
+ * `.templateignore` (gitignore syntax) excludes — one in the file's folder or any folder above it, up to the
+ * source root, as kluctl's templating docs define it.
+ */
+async function listItemFiles(dir: string, sourceRoot: string): Promise<{ templates: string[]; verbatim: string[] }> {
   const templates: string[] = [];
   const verbatim: string[] = [];
+  const ignores = await ancestorIgnores(dir, sourceRoot);
   async function walk(relative: string): Promise<void> {
-    const entries = await readdir(path.join(dir, relative), { withFileTypes: true });
+    const folder = path.join(dir, relative);
+    const entries = await readdir(folder, { withFileTypes: true });
     if (relative && entries.some((entry) => entry.isFile() && entry.name === 'Chart.yaml')) {
       verbatim.push(relative);
       return;
     }
+    const local = await readIgnore(folder);
+    if (local) ignores.push(local);
     for (const entry of entries) {
       const child = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
         if (entry.name !== '.git') await walk(child);
       } else if (entry.isFile()) {
-        templates.push(child);
+        (isIgnored(path.join(dir, child), ignores) ? verbatim : templates).push(child);
       }
     }
+    if (local) ignores.pop();
   }
   await walk('');
   return { templates: templates.sort(), verbatim };
+}
+
+interface FolderIgnore {
+  folder: string;
+  rules: Ignore;
+}
+
+async function ancestorIgnores(dir: string, sourceRoot: string): Promise<FolderIgnore[]> {
+  const folders: string[] = [];
+  for (let current = path.dirname(dir); isInside(sourceRoot, current) && current !== dir; current = path.dirname(current)) {
+    folders.unshift(current);
+    if (current === sourceRoot) break;
+  }
+  const found = await Promise.all(folders.map(readIgnore));
+  return found.filter((entry): entry is FolderIgnore => entry !== undefined);
+}
+
+async function readIgnore(folder: string): Promise<FolderIgnore | undefined> {
+  const text = await readFile(path.join(folder, '.templateignore'), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : { folder, rules: ignore().add(text) };
+}
+
+function isIgnored(file: string, ignores: readonly FolderIgnore[]): boolean {
+  return ignores.some(({ folder, rules }) => rules.ignores(path.relative(folder, file).split(path.sep).join('/')));
 }

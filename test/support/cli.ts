@@ -46,6 +46,7 @@ export interface JsonResult {
   changedObjects: Array<JsonRef & { diff: string }>;
   deletedObjects: JsonRef[];
   orphanObjects: JsonRef[];
+  appliedHooks: JsonRef[];
   warnings: Array<{ object?: JsonRef; message: string }>;
   errors: Array<{ object?: JsonRef; message: string }>;
 }

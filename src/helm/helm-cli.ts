@@ -1,0 +1,30 @@
+/**
+ * Running the helm binary for Gantry: always with its own config, cache and data folders, so no repository,
+ * registry login or plugin of the user's helm setup changes what a render produces.
+ */
+import path from 'node:path';
+import { CommandError, run, type RunResult } from '../exec.ts';
+import { toolPath } from '../tools.ts';
+
+/**
+ * Runs `helm <args>` with `home` as HELM_CONFIG_HOME/HELM_CACHE_HOME/HELM_DATA_HOME (subfolders of it).
+ * @throws Error carrying helm's own error line (`Error: …`) rather than the whole command line.
+ */
+export async function runHelm(args: readonly string[], home: string): Promise<RunResult> {
+  try {
+    return await run(toolPath('helm'), args, {
+      env: { HELM_CONFIG_HOME: path.join(home, 'config'), HELM_CACHE_HOME: path.join(home, 'cache'), HELM_DATA_HOME: path.join(home, 'data') },
+      timeoutMs: 10 * 60_000,
+    });
+  } catch (error) {
+    throw new Error(helmFailure(error));
+  }
+}
+
+/** helm's `Error: …` lines without the prefix, or the whole message when helm printed none. */
+function helmFailure(error: unknown): string {
+  if (!(error instanceof CommandError)) return error instanceof Error ? error.message : String(error);
+  const lines = error.stderr.split('\n').map((line) => line.trim());
+  const errors = lines.filter((line) => line.startsWith('Error:')).map((line) => line.replace(/^Error:\s*/, ''));
+  return errors.length > 0 ? errors.join('; ') : error.message;
+}

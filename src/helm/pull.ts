@@ -1,0 +1,138 @@
+/**
+ * Pulling a chart version into a folder (kluctl's Chart.Pull): Helm repository and OCI charts with `helm pull`,
+ * git charts from the shared git cache (with a `.git-info.yaml` recording the commit, as Kluctl writes it). And
+ * the cache of on-demand pulls for charts with `skipPrePull` (kluctl's PullCached), re-pulled once a day.
+ */
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { parseYaml, toYaml } from '../yaml.ts';
+import { isFile } from '../project/files.ts';
+import { isPlainObject } from '../project/values.ts';
+import type { GitCache } from '../source/git-cache.ts';
+import { describeChart, describeVersion, type GitChartSource, type RegistryChartSource, type RemoteChartSource } from './chart-config.ts';
+import { runHelm } from './helm-cli.ts';
+import { versionDir } from './layout.ts';
+
+/** File a pulled git chart records its ref and commit in (kluctl's CheckoutInfo). */
+export const GIT_INFO_FILE = '.git-info.yaml';
+
+/** Charts pulled on demand are pulled again after this long, as Kluctl does. */
+const CACHE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+
+/** Folder of on-demand pulls: $GANTRY_CACHE_DIR/helm-charts or ~/.cache/gantry/helm-charts. */
+export function helmChartsCacheDir(): string {
+  return path.join(process.env['GANTRY_CACHE_DIR'] ?? path.join(os.homedir(), '.cache', 'gantry'), 'helm-charts');
+}
+
+/**
+ * Replaces `destination` with the chart's files at the source's version.
+ * @throws Error naming chart and version when the repository, registry or git ref does not have it.
+ */
+export async function pullChart(source: RemoteChartSource, destination: string, git: GitCache): Promise<void> {
+  try {
+    if (source.kind === 'git') {
+      const files = await gitChartFiles(source, git);
+      await replaceFolder(destination, files.dir);
+      await writeFile(path.join(destination, GIT_INFO_FILE), toYaml({ checkedOutRef: { ...source.ref }, checkedOutCommit: files.commit }));
+      return;
+    }
+    const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-helm-pull-'));
+    try {
+      await replaceFolder(destination, await pullWithHelm(source, scratch));
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  } catch (error) {
+    throw pullFailure(source, error);
+  }
+}
+
+function pullFailure(source: RemoteChartSource, error: unknown): Error {
+  return new Error(`pulling chart ${describeChart(source)} (${describeVersion(source)}) failed: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+async function replaceFolder(destination: string, source: string): Promise<void> {
+  await rm(destination, { recursive: true, force: true });
+  await mkdir(path.dirname(destination), { recursive: true });
+  await cp(source, destination, { recursive: true });
+}
+
+/** `helm pull --untar` into `scratch`; returns the chart's folder there. */
+async function pullWithHelm(source: RegistryChartSource, scratch: string): Promise<string> {
+  const untarDir = path.join(scratch, 'chart');
+  const args =
+    source.kind === 'oci'
+      ? ['pull', source.repo, '--version', source.version, ...(usesPlainHttp(source.repo) ? ['--plain-http'] : [])]
+      : ['pull', source.chartName, '--repo', source.repo, '--version', source.version];
+  await runHelm([...args, '--untar', '--untardir', untarDir], path.join(scratch, 'home'));
+  const [entry] = await readdir(untarDir);
+  if (!entry) throw new Error('helm pull produced no chart');
+  return path.join(untarDir, entry);
+}
+
+/**
+ * OCI registries on the loopback interface are spoken to over plain HTTP, as go-containerregistry (Kluctl's
+ * registry client) decides for `localhost` and 127.0.0.0/8; every other registry over HTTPS.
+ */
+export function usesPlainHttp(ociUrl: string): boolean {
+  const host = new URL(ociUrl).hostname;
+  return host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
+}
+
+/** The folder of the chart inside the git cache's snapshot of the ref, with the commit it came from. */
+async function gitChartFiles(source: GitChartSource, git: GitCache): Promise<{ dir: string; commit: string }> {
+  const checkout = await git.checkout(source.url, source.ref);
+  const dir = path.join(checkout.dir, source.subDir);
+  if (!(await isFile(path.join(dir, 'Chart.yaml')))) {
+    throw new Error(`git repository ${source.url} has no Chart.yaml in '${source.subDir || '.'}' at commit ${checkout.commit}`);
+  }
+  return { dir, commit: checkout.commit };
+}
+
+/**
+ * The chart's folder for a `skipPrePull` chart: git charts straight from the git cache's snapshot (already one
+ * immutable folder per commit), registry charts from Gantry's chart cache, pulled when missing, of another
+ * version, or older than a day. Pulls of the same chart by concurrent processes are serialized by a lock file.
+ */
+export async function pullCached(source: RemoteChartSource, git: GitCache): Promise<string> {
+  if (source.kind === 'git') {
+    return gitChartFiles(source, git).then(
+      (files) => files.dir,
+      (error: unknown) => Promise.reject(pullFailure(source, error)),
+    );
+  }
+  const dir = versionDir(source, helmChartsCacheDir());
+  await mkdir(path.dirname(dir), { recursive: true });
+  const release = await lockfile.lock(dir, { realpath: false, retries: { retries: 600, minTimeout: 100, maxTimeout: 1000 }, stale: 120_000 });
+  try {
+    if (await cacheNeedsPull(dir, source.version)) await pullChart(source, dir, git);
+    return dir;
+  } finally {
+    await release();
+  }
+}
+
+async function cacheNeedsPull(dir: string, version: string): Promise<boolean> {
+  const chartFile = path.join(dir, 'Chart.yaml');
+  const info = await stat(chartFile).catch(() => undefined);
+  if (!info || Date.now() - info.mtimeMs >= CACHE_MAX_AGE_MS) return true;
+  return (await chartYamlVersion(dir)) !== version;
+}
+
+/** `version` of the chart's Chart.yaml; undefined when there is no Chart.yaml. */
+export async function chartYamlVersion(dir: string): Promise<string | undefined> {
+  const file = path.join(dir, 'Chart.yaml');
+  if (!(await isFile(file))) return undefined;
+  const chart = parseYaml(await readFile(file, 'utf8'), file);
+  return isPlainObject(chart) && chart['version'] !== undefined ? String(chart['version']) : undefined;
+}
+
+/** The commit a pulled git chart records in its `.git-info.yaml`; undefined when it has none. */
+export async function pulledGitCommit(dir: string): Promise<string | undefined> {
+  const file = path.join(dir, GIT_INFO_FILE);
+  if (!(await isFile(file))) return undefined;
+  const info = parseYaml(await readFile(file, 'utf8'), file);
+  return isPlainObject(info) && typeof info['checkedOutCommit'] === 'string' ? info['checkedOutCommit'] : undefined;
+}

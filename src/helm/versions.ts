@@ -1,0 +1,91 @@
+/**
+ * The versions a chart source offers (kluctl's Chart.QueryVersions): the entries of a Helm repository's
+ * index.yaml, the tags of an OCI repository, the tags of a git repository.
+ */
+import { parseYaml } from '../yaml.ts';
+import { isPlainObject } from '../project/values.ts';
+import { git } from '../source/git.ts';
+import type { RemoteChartSource } from './chart-config.ts';
+import { usesPlainHttp } from './pull.ts';
+
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * Every version string the source has (git: every tag name), unfiltered.
+ * @throws Error naming the repository when it can not be read or does not have the chart.
+ */
+export async function availableVersions(source: RemoteChartSource): Promise<string[]> {
+  switch (source.kind) {
+    case 'helm-repo':
+      return helmRepoVersions(source.repo, source.chartName);
+    case 'oci':
+      return ociTags(source.repo);
+    case 'git':
+      return gitTags(source.url);
+  }
+}
+
+async function helmRepoVersions(repo: string, chartName: string): Promise<string[]> {
+  const url = `${repo}/index.yaml`;
+  const response = await request(url);
+  if (!response.ok) throw new Error(`Helm repository ${repo}: ${url} answered ${response.status} ${response.statusText}`);
+  const index = parseYaml(await response.text(), url);
+  const entries = isPlainObject(index) && isPlainObject(index['entries']) ? index['entries'][chartName] : undefined;
+  if (!Array.isArray(entries) || entries.length === 0) throw new Error(`Helm repository ${repo} has no chart '${chartName}'`);
+  return entries.flatMap((entry) => (isPlainObject(entry) && entry['version'] !== undefined ? [String(entry['version'])] : []));
+}
+
+/**
+ * Tags of an OCI repository through the registry API, with an anonymous token when the registry asks for one
+ * (the Docker token flow public registries use). Helm stores `+` of a version as `_` in tags; it is turned back.
+ */
+async function ociTags(repo: string): Promise<string[]> {
+  const { host, pathname } = new URL(repo);
+  const base = `${usesPlainHttp(repo) ? 'http' : 'https'}://${host}`;
+  const tags: string[] = [];
+  let next: string | undefined = `${base}/v2${pathname}/tags/list`;
+  let authorization: string | undefined;
+  while (next) {
+    let response = await request(next, authorization);
+    if (response.status === 401 && !authorization) {
+      authorization = await anonymousToken(response.headers.get('www-authenticate'), repo);
+      response = await request(next, authorization);
+    }
+    if (!response.ok) throw new Error(`OCI registry ${repo}: listing tags answered ${response.status} ${response.statusText}`);
+    const body = (await response.json()) as { tags?: string[] | null };
+    tags.push(...(body.tags ?? []).map((tag) => tag.replaceAll('_', '+')));
+    const link = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
+    next = link ? new URL(link, base).toString() : undefined;
+  }
+  return tags;
+}
+
+async function anonymousToken(challenge: string | null, repo: string): Promise<string> {
+  const params = Object.fromEntries([...(challenge ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
+  if (!challenge?.startsWith('Bearer') || !params['realm']) throw new Error(`OCI registry ${repo} requires credentials, which this version of Gantry does not pass`);
+  const url = new URL(params['realm']);
+  for (const key of ['service', 'scope']) if (params[key]) url.searchParams.set(key, params[key]);
+  const response = await request(url.toString());
+  if (!response.ok) throw new Error(`OCI registry ${repo}: token request answered ${response.status} ${response.statusText}`);
+  const body = (await response.json()) as { token?: string; access_token?: string };
+  return `Bearer ${body.token ?? body.access_token ?? ''}`;
+}
+
+async function gitTags(url: string): Promise<string[]> {
+  const { stdout } = await git(['ls-remote', '--tags', '--refs', url]).catch((error: Error) => {
+    throw new Error(`git repository ${url} could not be listed: ${error.message.split('\n').find((line) => /^(fatal|error):/.test(line)) ?? error.message}`);
+  });
+  return stdout.split('\n').flatMap((line) => {
+    const ref = line.split('\t')[1];
+    return ref?.startsWith('refs/tags/') ? [ref.slice('refs/tags/'.length)] : [];
+  });
+}
+
+async function request(url: string, authorization?: string): Promise<Response> {
+  try {
+    return await fetch(url, { headers: authorization ? { authorization } : {}, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    throw new Error(`${url} could not be reached: ${cause ?? (error as Error).message}`);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Kluctl's deploy behaviour on the real cluster: hooks, field-manager conflicts, deleteObjects and
+ * kluctl.io/delete, waitReadinessObjects, diff annotations, and the replace/abort flags.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeCopy, writeProject } from '../support/fixtures.ts';
+import { gantryJson, kubectl, kubectlJson, localContext, names } from '../support/cli.ts';
+
+const NS = 'gantry-e2e-behaviour';
+const configMap = (name: string, data: Record<string, string>, annotations: Record<string, string> = {}) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, annotations }, data });
+const job = (name: string, annotations: Record<string, string>) =>
+  JSON.stringify({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, annotations },
+    spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }] } } },
+  });
+
+let context = '';
+const projects: string[] = [];
+beforeAll(async () => {
+  context = await localContext();
+  await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=true']);
+});
+afterAll(async () => {
+  for (const dir of projects) {
+    await gantryJson(['delete', '-y', '-t', 't', '--project-dir', dir, '--context', context]);
+    await removeCopy(dir);
+  }
+  await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+});
+
+async function project(name: string, files: Record<string, string>): Promise<{ dir: string; args: string[] }> {
+  const dir = await writeProject({
+    '.kluctl.yaml': `discriminator: gantry-e2e-behaviour-${name}\ntargets:\n  - name: t\n`,
+    'ns/namespace.yaml': JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
+    ...files,
+  });
+  projects.push(dir);
+  return { dir, args: ['-t', 't', '--project-dir', dir, '--context', context] };
+}
+
+describe('deploy behaviour', { timeout: 300_000 }, () => {
+  it('runs initial hooks only on the first deploy, upgrade hooks only later, and deletes succeeded hooks', async () => {
+    const { args } = await project('hooks', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/main.yaml': configMap('main', { key: 'value' }),
+      'app/initial.yaml': job('hook-initial', { 'kluctl.io/hook': 'pre-deploy-initial' }),
+      'app/upgrade.yaml': configMap('hook-upgrade', { phase: 'upgrade' }, { 'kluctl.io/hook': 'post-deploy-upgrade' }),
+      'app/helm.yaml': configMap('hook-helm', { phase: 'install' }, { 'helm.sh/hook': 'post-install' }),
+      'app/cleanup.yaml': job('hook-cleanup', { 'kluctl.io/hook': 'post-deploy', 'kluctl.io/hook-delete-policy': 'hook-succeeded', 'kluctl.io/hook-weight': '5' }),
+    });
+    const first = await gantryJson(['deploy', ...args]);
+    expect(first.result.errors).toEqual([]);
+    expect(names(first.result.appliedHooks)).toEqual([`${NS}/ConfigMap/hook-helm`, `${NS}/Job/hook-cleanup`, `${NS}/Job/hook-initial`]);
+    expect(names(first.result.newObjects)).toEqual([`Namespace/${NS}`, `${NS}/ConfigMap/main`]);
+    const initialJob = await kubectlJson<Record<string, any>>(['get', 'job', 'hook-initial', '-n', NS]);
+    expect(initialJob.status.succeeded).toBe(1);
+    const jobs = (await kubectlJson(['get', 'jobs', '-n', NS])).items.map((item) => item.metadata.name);
+    expect(jobs).not.toContain('hook-cleanup');
+
+    const second = await gantryJson(['deploy', ...args]);
+    expect(second.result.errors).toEqual([]);
+    expect(names(second.result.appliedHooks)).toEqual([`${NS}/ConfigMap/hook-upgrade`, `${NS}/Job/hook-cleanup`]);
+    expect(second.result.newObjects).toEqual([]);
+  });
+
+  it('gives up fields another manager took, with a warning, and takes them back with force-apply-field', async () => {
+    const { dir, args } = await project('conflicts', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/shared.yaml': configMap('shared', { mine: 'gantry', contested: 'gantry' }),
+    });
+    expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
+    await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=operator', '-f', '-'], configMap('shared', { contested: 'operator' }).replace('"metadata":{', `"metadata":{"namespace":"${NS}",`));
+
+    const yielding = await gantryJson(['deploy', ...args]);
+    expect(yielding.result.errors).toEqual([]);
+    expect(yielding.result.warnings).toEqual([
+      { object: expect.objectContaining({ name: 'shared' }), message: expect.stringMatching(/conflict with "operator".*Not updating field '\.data\.contested' as we lost field ownership/) },
+    ]);
+    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'shared', '-n', NS])).data).toEqual({ mine: 'gantry', contested: 'operator' });
+
+    await writeFile(path.join(dir, 'app/shared.yaml'), configMap('shared', { mine: 'gantry', contested: 'gantry' }, { 'kluctl.io/force-apply-field': 'data.contested' }));
+    const forcing = await gantryJson(['deploy', ...args]);
+    expect(forcing.result.errors).toEqual([]);
+    expect(forcing.result.warnings).toEqual([]);
+    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'shared', '-n', NS])).data).toEqual({ mine: 'gantry', contested: 'gantry' });
+  });
+
+  it('deletes deleteObjects and kluctl.io/delete objects, and waits for waitReadinessObjects', async () => {
+    await kubectl(['create', 'namespace', NS]).catch(() => undefined);
+    await kubectl(['create', 'configmap', 'legacy', '-n', NS]);
+    await kubectl(['create', 'configmap', 'obsolete', '-n', NS]);
+    await kubectl(['create', 'deployment', 'external', '--image=busybox', '-n', NS]);
+    const { args } = await project('deletions', {
+      'deployment.yaml': [
+        'deployments:',
+        '  - path: ns',
+        '  - barrier: true',
+        `  - deleteObjects: [{kind: ConfigMap, name: legacy, namespace: ${NS}}]`,
+        '  - path: app',
+        '  - barrier: true',
+        `    waitReadinessObjects: [{group: apps, kind: Deployment, name: external, namespace: ${NS}}]`,
+        `overrideNamespace: ${NS}`,
+        '',
+      ].join('\n'),
+      'app/obsolete.yaml': configMap('obsolete', {}, { 'kluctl.io/delete': 'true' }),
+      'app/kept.yaml': configMap('kept', { key: 'value' }),
+    });
+    const { code, result } = await gantryJson(['deploy', ...args]);
+    expect(result.errors).toEqual([]);
+    expect(code).toBe(0);
+    expect(names(result.deletedObjects)).toEqual([`${NS}/ConfigMap/legacy`, `${NS}/ConfigMap/obsolete`]);
+    const left = (await kubectlJson(['get', 'configmaps', '-n', NS])).items.map((item) => item.metadata.name);
+    expect(left).toContain('kept');
+    expect(left).not.toContain('legacy');
+    expect(left).not.toContain('obsolete');
+  });
+
+  it('names a waitReadinessObjects object that never becomes ready', async () => {
+    const { args } = await project('wait-missing', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - waitReadinessObjects: [{group: apps, kind: Deployment, name: never-there, namespace: ${NS}}]\n`,
+    });
+    const { code, result } = await gantryJson(['deploy', ...args, '--readiness-timeout', '3s']);
+    expect(code).toBe(1);
+    expect(result.errors).toEqual([{ object: expect.objectContaining({ name: 'never-there' }), message: expect.stringMatching(/not ready before the timeout: does not exist/) }]);
+  });
+
+  it('leaves ignored fields out of diffs and diffs a renamed object against its diff-name', async () => {
+    const { dir, args } = await project('diff-rules', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\nignoreForDiff:\n  - kind: ConfigMap\n    name: rules\n    fieldPath: data.ignoredByProject\n`,
+      'app/rules.yaml': configMap('rules', { compared: '1', ignoredByProject: '1', ignoredByAnnotation: '1' }, { 'kluctl.io/ignore-diff-field': 'data.ignoredByAnnotation' }),
+      'app/versioned.yaml': configMap('versioned-v1', { version: '1' }, { 'kluctl.io/diff-name': 'versioned' }),
+    });
+    expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
+    await writeFile(path.join(dir, 'app/rules.yaml'), configMap('rules', { compared: '1', ignoredByProject: '2', ignoredByAnnotation: '2' }, { 'kluctl.io/ignore-diff-field': 'data.ignoredByAnnotation' }));
+    await writeFile(path.join(dir, 'app/versioned.yaml'), configMap('versioned-v2', { version: '2' }, { 'kluctl.io/diff-name': 'versioned' }));
+    const { result } = await gantryJson(['diff', ...args]);
+    expect(result.newObjects).toEqual([]);
+    expect(names(result.changedObjects)).toEqual([`${NS}/ConfigMap/versioned-v2`]);
+    expect(result.changedObjects[0]?.diff).toMatch(/-  name: versioned-v1\n\+  name: versioned-v2/);
+    expect(result.changedObjects[0]?.diff).toMatch(/-  version: "1"\n\+  version: "2"/);
+  });
+
+  it('replaces an object the API server refuses to patch only when asked to', async () => {
+    const { dir, args } = await project('replace', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/frozen.yaml': JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { key: 'one' } }),
+    });
+    expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
+    await writeFile(path.join(dir, 'app/frozen.yaml'), JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { key: 'two' } }));
+    const refused = await gantryJson(['deploy', ...args]);
+    expect(refused.code).toBe(1);
+    expect(refused.result.errors[0]?.message).toMatch(/immutable/);
+    const replaced = await gantryJson(['deploy', ...args, '--force-replace-on-error']);
+    expect(replaced.result.errors).toEqual([]);
+    expect(replaced.result.warnings.map((warning) => warning.message)).toEqual([expect.stringMatching(/retrying with replace/), expect.stringMatching(/deleting and re-creating/)]);
+    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'frozen', '-n', NS])).data).toEqual({ key: 'two' });
+  });
+
+  it('starts no further item after an error with --abort-on-error', async () => {
+    const { args } = await project('abort', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: broken\n  - barrier: true\n  - path: later\noverrideNamespace: ${NS}\n`,
+      'broken/bad.yaml': '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bad"}, "dataa": {}}',
+      'later/later.yaml': configMap('abort-later', { key: 'value' }),
+    });
+    const { code, result } = await gantryJson(['deploy', ...args, '--abort-on-error']);
+    expect(code).toBe(1);
+    expect(names(result.newObjects)).not.toContain(`${NS}/ConfigMap/abort-later`);
+    const continued = await gantryJson(['deploy', ...args]);
+    expect(names(continued.result.newObjects)).toContain(`${NS}/ConfigMap/abort-later`);
+  });
+});
