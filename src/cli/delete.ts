@@ -8,9 +8,9 @@ import { runResultCommand } from './run-action.ts';
 export function deleteCommand(): Command {
   const command = new Command('delete').description("delete every object of the target (found by its discriminator), Namespaces last");
   addDeletionFlags(command).action((flags: DeletionFlags) =>
-      runResultCommand(flags.output, async (progress) => {
+      runResultCommand('delete', flags, async (progress) => {
         const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return deleteTarget(prepared, { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) }, progress);
+        return { prepared, result: await deleteTarget(prepared, { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) }, progress) };
       }),
     );
   return command;

@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
 import { prepareTarget } from '../deploy/prepare.ts';
-import { addApplyFlags, addOutputFlag, addTargetFlags, confirm, parseDuration, toApplyBehaviour, toTargetOptions, type ApplyFlags, type TargetFlags } from './options.ts';
+import { addApplyFlags, addResultFlags, addTargetFlags, confirm, parseDuration, toApplyBehaviour, toTargetOptions, type ApplyFlags, type ResultFlags, type TargetFlags } from './options.ts';
 import { runResultCommand } from './run-action.ts';
 
-interface DeployFlags extends TargetFlags, ApplyFlags {
+interface DeployFlags extends TargetFlags, ApplyFlags, ResultFlags {
   dryRun?: boolean;
   prune?: boolean;
   yes?: boolean;
@@ -14,16 +14,16 @@ interface DeployFlags extends TargetFlags, ApplyFlags {
 
 export function deployCommand(): Command {
   const command = new Command('deploy').description('render the target and apply it with server-side apply, waiting for readiness');
-  addApplyFlags(addOutputFlag(addTargetFlags(command)))
+  addApplyFlags(addResultFlags(addTargetFlags(command)))
     .option('--dry-run', 'server-side dry run: show what would change, persist nothing')
     .option('--prune', 'also delete orphan objects (the target owns them, the render no longer produces them)')
     .option('-y, --yes', 'do not ask before deleting orphans')
     .option('--no-wait', 'do not wait for readiness')
     .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m')
     .action((flags: DeployFlags) =>
-      runResultCommand(flags.output, async (progress) => {
+      runResultCommand('deploy', flags, async (progress) => {
         const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return deployTarget(
+        return { prepared, result: await deployTarget(
           prepared,
           {
             dryRun: flags.dryRun ?? false,
@@ -34,7 +34,8 @@ export function deployCommand(): Command {
             confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
           },
           progress,
-        );
+        ),
+        };
       }),
     );
   return command;

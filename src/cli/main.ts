@@ -7,7 +7,9 @@ import { deployCommand } from './deploy.ts';
 import { diffCommand } from './diff.ts';
 import { helmPullCommand } from './helm-pull.ts';
 import { helmUpdateCommand } from './helm-update.ts';
+import { listImagesCommand } from './list-images.ts';
 import { listTargetsCommand } from './list-targets.ts';
+import { pokeImagesCommand } from './poke-images.ts';
 import { pruneCommand } from './prune.ts';
 import { renderCommand } from './render.ts';
 import { validateCommand } from './validate.ts';
@@ -18,7 +20,7 @@ export async function main(argv: string[]): Promise<number> {
     .description('GitOps continuous delivery for Kubernetes: deploys Kluctl projects with server-side apply')
     .showHelpAfterError()
     .exitOverride();
-  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand(), helmPullCommand(), helmUpdateCommand()]) {
+  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand(), listImagesCommand(), pokeImagesCommand(), helmPullCommand(), helmUpdateCommand()]) {
     program.addCommand(command);
   }
   try {

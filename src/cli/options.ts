@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline/promises';
 import { Option, type Command } from 'commander';
 import type { TargetOptions } from '../deploy/prepare.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
+import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
 
 export interface TargetFlags {
   target?: string;
@@ -19,7 +20,17 @@ export interface TargetFlags {
   excludeTag: string[];
   includeDeploymentDir: string[];
   excludeDeploymentDir: string[];
-  output: OutputFormat;
+  fixedImage: string[];
+  fixedImagesFile: string[];
+}
+
+/** Output flags of the commands that produce a command result (Kluctl's --output and results flags). */
+export interface ResultFlags {
+  output: string[];
+  shortOutput?: boolean;
+  writeCommandResult?: boolean;
+  commandResultNamespace: string;
+  keepCommandResultsCount: string;
 }
 
 export type OutputFormat = 'text' | 'json';
@@ -37,7 +48,9 @@ export function addTargetFlags(command: Command): Command {
     .option('-I, --include-tag <tag>', 'only items with this tag (repeatable)', collect, [])
     .option('-E, --exclude-tag <tag>', 'skip items with this tag (repeatable)', collect, [])
     .option('--include-deployment-dir <dir>', 'only the item in this folder (repeatable)', collect, [])
-    .option('--exclude-deployment-dir <dir>', 'skip the item in this folder (repeatable)', collect, []);
+    .option('--exclude-deployment-dir <dir>', 'skip the item in this folder (repeatable)', collect, [])
+    .option('-F, --fixed-image <image=result>', 'fixed image for images.get_image: image<:namespace:deployment:container>=result (repeatable)', collect, [])
+    .option('--fixed-images-file <file>', "YAML file with a list 'images' of fixed images (repeatable)", collect, []);
 }
 
 export interface ApplyFlags {
@@ -68,6 +81,16 @@ export function toApplyBehaviour(flags: ApplyFlags): ApplyBehaviour {
   };
 }
 
+export function addResultFlags(command: Command): Command {
+  return command
+    .option('-o, --output <format[=path]>', 'text, json or yaml, to stdout or (format=path) to a file; repeatable', collect, [])
+    .option('--short-output', 'text output without the diffs of changed objects')
+    .option('--write-command-result', 'keep the result in the cluster (a compressed Secret in the results namespace)')
+    .option('--command-result-namespace <namespace>', 'namespace of kept results', DEFAULT_RESULTS_NAMESPACE)
+    .option('--keep-command-results-count <count>', 'how many results of one project and target to keep', '5');
+}
+
+/** `-o text|json` for commands whose output is a listing, not a command result. */
 export function addOutputFlag(command: Command): Command {
   return command.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'));
 }
@@ -82,6 +105,8 @@ export function toTargetOptions(flags: TargetFlags, offline = false): TargetOpti
     kubeconfig: flags.kubeconfig,
     context: flags.context,
     discriminator: flags.discriminator,
+    fixedImages: flags.fixedImage,
+    fixedImagesFiles: flags.fixedImagesFile,
     offline,
     inclusion: {
       includeTags: flags.includeTag,

@@ -1,11 +1,11 @@
 import { Command } from 'commander';
 import { prepareTarget } from '../deploy/prepare.ts';
 import { pruneTarget } from '../deploy/prune.ts';
-import { addOutputFlag, addTargetFlags, confirm, parseDuration, toTargetOptions, type TargetFlags } from './options.ts';
+import { addResultFlags, addTargetFlags, confirm, parseDuration, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
 import { runResultCommand } from './run-action.ts';
 import { formatRef } from '../kube/object.ts';
 
-interface DeletionFlags extends TargetFlags {
+interface DeletionFlags extends TargetFlags, ResultFlags {
   dryRun?: boolean;
   yes?: boolean;
   timeout: string;
@@ -14,9 +14,9 @@ interface DeletionFlags extends TargetFlags {
 export function pruneCommand(): Command {
   const command = new Command('prune').description("delete the target's objects that the render no longer produces");
   addDeletionFlags(command).action((flags: DeletionFlags) =>
-      runResultCommand(flags.output, async (progress) => {
+      runResultCommand('prune', flags, async (progress) => {
         const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return pruneTarget(prepared, { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) }, progress);
+        return { prepared, result: await pruneTarget(prepared, { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) }, progress) };
       }),
     );
   return command;
@@ -24,7 +24,7 @@ export function pruneCommand(): Command {
 
 /** The flags prune and delete share. */
 export function addDeletionFlags(command: Command): Command {
-  return addOutputFlag(addTargetFlags(command))
+  return addResultFlags(addTargetFlags(command))
     .option('--dry-run', 'show what would be deleted, delete nothing')
     .option('-y, --yes', 'do not ask before deleting')
     .option('--timeout <duration>', 'how long to wait for deleted objects to disappear', '10m');

@@ -5,7 +5,7 @@ import { toYamlDocuments } from '../yaml.ts';
 import { problemsOf } from '../problems.ts';
 import { addTargetFlags, toTargetOptions, type TargetFlags } from './options.ts';
 
-interface RenderFlags extends Omit<TargetFlags, 'output'> {
+interface RenderFlags extends TargetFlags {
   offlineKubernetes?: boolean;
   output: 'yaml' | 'json';
 }
@@ -17,7 +17,7 @@ export function renderCommand(): Command {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .action(async (flags: RenderFlags) => {
       try {
-        const prepared = await prepareTarget(toTargetOptions({ ...flags, output: 'text' }, flags.offlineKubernetes ?? false), stderrProgress());
+        const prepared = await prepareTarget(toTargetOptions(flags, flags.offlineKubernetes ?? false), stderrProgress());
         process.stdout.write(flags.output === 'json' ? `${JSON.stringify(prepared.objects, null, 2)}\n` : toYamlDocuments(prepared.objects));
         process.exitCode = 0;
       } catch (error) {

@@ -1,19 +1,56 @@
 /**
- * The frame every command runs in: progress on stderr, the result on stdout, and the exit code (1 when the result
- * holds errors or the command failed before producing one, e.g. a render error, which applies nothing).
+ * The frame every result command runs in: progress on stderr, the result to stdout and/or files, optionally the
+ * result kept in the cluster, and the exit code (1 when the result holds errors or the command failed before
+ * producing one, e.g. a render error, which applies nothing).
  */
+import path from 'node:path';
+import type { PreparedTarget } from '../deploy/prepare.ts';
+import { FIELD_MANAGER } from '../deploy/deploy.ts';
 import type { CommandResult } from '../deploy/result.ts';
+import { writeCommandResult } from '../deploy/result-store.ts';
 import { stderrProgress, type Progress } from '../progress.ts';
-import { errorResult, printResult } from './output.ts';
-import type { OutputFormat } from './options.ts';
+import { errorResult, parseOutputs, printResult } from './output.ts';
+import type { ResultFlags } from './options.ts';
 
-export async function runResultCommand(format: OutputFormat, action: (progress: Progress) => Promise<CommandResult>): Promise<void> {
-  let result: CommandResult;
+export interface CommandRun {
+  result: CommandResult;
+  /** The target the command ran against, when it got that far (needed to store the result). */
+  prepared?: PreparedTarget;
+}
+
+export async function runResultCommand(command: string, flags: ResultFlags, action: (progress: Progress) => Promise<CommandRun>): Promise<void> {
+  const outputs = parseOutputs(flags.output);
+  const startTime = new Date().toISOString();
+  let run: CommandRun;
   try {
-    result = await action(stderrProgress());
+    run = await action(stderrProgress());
   } catch (error) {
-    result = errorResult(error);
+    run = { result: errorResult(error) };
   }
-  printResult(result, format);
-  process.exitCode = result.errors.length > 0 ? 1 : 0;
+  if (flags.writeCommandResult && run.prepared?.cluster) await storeResult(command, run, startTime, flags);
+  await printResult(run.result, outputs, { shortOutput: flags.shortOutput ?? false });
+  process.exitCode = run.result.errors.length > 0 ? 1 : 0;
+}
+
+async function storeResult(command: string, run: CommandRun, startTime: string, flags: ResultFlags): Promise<void> {
+  const prepared = run.prepared as PreparedTarget;
+  try {
+    await writeCommandResult(
+      prepared.cluster!,
+      {
+        summary: {
+          command,
+          projectKey: path.resolve(prepared.project.dir),
+          target: prepared.target.name,
+          discriminator: prepared.target.discriminator,
+          startTime,
+          endTime: new Date().toISOString(),
+        },
+        result: run.result,
+      },
+      { namespace: flags.commandResultNamespace, keep: Number(flags.keepCommandResultsCount), fieldManager: FIELD_MANAGER },
+    );
+  } catch (error) {
+    run.result.warnings.push({ message: `the command result could not be written to the cluster: ${error instanceof Error ? error.message : String(error)}` });
+  }
 }

@@ -21,7 +21,7 @@ import type { Progress } from '../progress.ts';
 import { resolveConflicts, type ConflictCause, type ConflictRule } from './conflicts.ts';
 import { untilGone } from './deletion.ts';
 import { diffForResult, type DiffRules } from './diff.ts';
-import { hookOf, hooksFor, type Hook, type HookPhase } from './hooks.ts';
+import { hookOf, hooksFor, tryHookOf, type Hook, type HookPhase } from './hooks.ts';
 import { resolveSelectors } from './object-selectors.ts';
 import type { RemoteObjects } from './remote-objects.ts';
 import type { ResultCollector } from './result.ts';
@@ -63,6 +63,15 @@ export async function applyItems(items: readonly RenderedItem[], context: ApplyC
     if (run.aborted()) break;
     await run.applyGroup(group);
   }
+}
+
+/**
+ * Runs the `pre-delete` or `post-delete` hooks of every item, item by item in order (Gantry's addition: Kluctl
+ * declares these hook names but runs them nowhere; Helm runs them around `helm uninstall`).
+ */
+export async function runDeleteHooks(items: readonly RenderedItem[], phase: 'pre-delete' | 'post-delete', context: ApplyContext): Promise<void> {
+  const run = new ApplyRun(context, items);
+  for (const rendered of items) await run.runItemHooks(rendered, phase);
 }
 
 /** Groups of items that may run together: each barrier closes the group it belongs to. */
@@ -117,7 +126,7 @@ class ApplyRun {
 
   async applyEarlyObjects(): Promise<void> {
     const early = this.items.flatMap((rendered) =>
-      rendered.objects.filter((object) => isEarlyObject(object) && !isTrueAnnotation(object, 'kluctl.io/delete') && !safeHookOf(object)).map((object) => ({ object, rendered })),
+      rendered.objects.filter((object) => isEarlyObject(object) && !isTrueAnnotation(object, 'kluctl.io/delete') && !tryHookOf(object)).map((object) => ({ object, rendered })),
     );
     if (early.length === 0) return;
     this.context.progress.step('apply', `applying ${early.length} Namespace/CRD object(s) first`);
@@ -203,6 +212,15 @@ class ApplyRun {
       }
     }
     if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, this.timeLeft());
+  }
+
+  /** Runs one phase of an item's hooks outside a deploy (the delete hooks). */
+  async runItemHooks(rendered: RenderedItem, phase: HookPhase): Promise<void> {
+    const hooks = rendered.objects.flatMap((object) => {
+      const hook = tryHookOf(object);
+      return hook ? [hook] : [];
+    });
+    await this.runHooks({ hooks, objects: [], deletions: [], itemWaits: [], initial: false }, phase, rendered, rendered.item.relDir ?? '<item>');
   }
 
   /** Kluctl's RunHooks: delete (before-hook-creation), apply in weight order, wait, delete per policy. */
@@ -349,14 +367,6 @@ class ApplyRun {
   private fail(error: unknown, ref?: ObjectRef): void {
     this.failed = true;
     this.context.result.error(error instanceof Error ? error.message : String(error), ref);
-  }
-}
-
-function safeHookOf(object: KubeObject): Hook | undefined {
-  try {
-    return hookOf(object);
-  } catch {
-    return undefined;
   }
 }
 

@@ -41,10 +41,14 @@ export function diffForResult(before: KubeObject, after: KubeObject, rules: Diff
   return diffObjects(withoutIgnored(before, rulesForObject), withoutIgnored(after, rulesForObject));
 }
 
-/** Unified diff from `before` to `after` (both normalized first); '' when they are equal. */
+/**
+ * Unified diff from `before` to `after` (both normalized first); '' when they are equal. A Secret's values are
+ * never shown (as Kluctl's obfuscator): the diff says which keys changed, not to what.
+ */
 export function diffObjects(before: KubeObject, after: KubeObject): string {
-  const oldText = toYaml(normalizeObject(before));
-  const newText = toYaml(normalizeObject(after));
+  const [oldObject, newObject] = isSecret(after) ? obfuscateSecretPair(before, after) : [before, after];
+  const oldText = toYaml(normalizeObject(oldObject));
+  const newText = toYaml(normalizeObject(newObject));
   if (oldText === newText) return '';
   const name = formatRef(refOf(after));
   return createTwoFilesPatch(name, name, oldText, newText, 'cluster', 'rendered', { context: 3 })
@@ -76,6 +80,27 @@ function withoutIgnored(object: KubeObject, rules: readonly IgnoreForDiffConfig[
     deleteField(copy, path);
   }
   return copy;
+}
+
+function isSecret(object: KubeObject): boolean {
+  return object.kind === 'Secret' && object.apiVersion === 'v1';
+}
+
+/** Secret values replaced by markers that differ only where the values differ. */
+function obfuscateSecretPair(before: KubeObject, after: KubeObject): [KubeObject, KubeObject] {
+  const oldCopy = structuredClone(before);
+  const newCopy = structuredClone(after);
+  for (const field of ['data', 'stringData']) {
+    const oldValues = isPlainObject(oldCopy[field]) ? oldCopy[field] : {};
+    const newValues = isPlainObject(newCopy[field]) ? newCopy[field] : {};
+    for (const key of Object.keys(oldValues)) {
+      oldValues[key] = key in newValues && newValues[key] !== oldValues[key] ? '***** (obfuscated, old value)' : '***** (obfuscated)';
+    }
+    for (const key of Object.keys(newValues)) {
+      newValues[key] = oldValues[key] === '***** (obfuscated, old value)' ? '***** (obfuscated, new value)' : '***** (obfuscated)';
+    }
+  }
+  return [oldCopy, newCopy];
 }
 
 function sortKeys(value: unknown): unknown {

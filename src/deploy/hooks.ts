@@ -8,7 +8,7 @@
 import type { KubeObject } from '../kube/object.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
 
-export type HookPhase = 'pre-deploy' | 'post-deploy';
+export type HookPhase = 'pre-deploy' | 'post-deploy' | 'pre-delete' | 'post-delete';
 
 export interface Hook {
   object: KubeObject;
@@ -60,9 +60,21 @@ export function hookOf(object: KubeObject): Hook | undefined {
   return { object, names, weight, deletePolicies, wait: annotations['kluctl.io/hook-wait'] !== 'false' };
 }
 
-/** The hooks of `phase` for a first (`initial`) or later deploy, in execution order (weight, then listed order). */
+/** hookOf for places that only need to know whether an object is a hook; invalid hook annotations count as none. */
+export function tryHookOf(object: KubeObject): Hook | undefined {
+  try {
+    return hookOf(object);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The hooks of `phase`, in execution order (weight, then listed order); deploy phases also take the `-initial` or
+ * `-upgrade` variant, by whether this is the item's first deploy.
+ */
 export function hooksFor(hooks: readonly Hook[], phase: HookPhase, initial: boolean): Hook[] {
-  const names = [phase, `${phase}-${initial ? 'initial' : 'upgrade'}`];
+  const names = phase.endsWith('-delete') ? [phase] : [phase, `${phase}-${initial ? 'initial' : 'upgrade'}`];
   return hooks
     .map((hook, index) => ({ hook, index }))
     .filter(({ hook }) => names.some((name) => hook.names.has(name)))

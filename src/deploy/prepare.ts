@@ -2,18 +2,20 @@
  * The first half of every command: choose the target, connect to its cluster, load the deployment tree and render
  * it completely. Nothing here changes the cluster; a command only applies or deletes after this returned.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Cluster } from '../kube/cluster.ts';
 import { loadKubeConfig } from '../kube/client.ts';
-import { builtinScope } from '../kube/scope.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { parseArgs } from '../project/args.ts';
 import { loadDeploymentItems, type DeploymentItem } from '../project/deployment-project.ts';
 import { isIncluded, NO_SELECTION, type Inclusion } from '../project/inclusion.ts';
 import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
+import { parseFixedImageArg, validateFixedImages, type FixedImage, type SeenImage } from '../render/images.ts';
+import { isPlainObject } from '../project/values.ts';
+import { parseYaml } from '../yaml.ts';
 import { JinjaPool } from '../template/jinja-pool.ts';
 import { GitCache } from '../source/git-cache.ts';
 import type { Progress } from '../progress.ts';
@@ -39,6 +41,10 @@ export interface TargetOptions {
   discriminator?: string | undefined;
   /** Tag and folder selection; items outside it are neither rendered nor deployed. */
   inclusion?: Inclusion;
+  /** `-F image<:namespace:deployment:container>=result` arguments. */
+  fixedImages?: readonly string[];
+  /** YAML files with a list `images` of fixed images (`--fixed-images-file`). */
+  fixedImagesFiles?: readonly string[];
 }
 
 export interface PreparedTarget {
@@ -50,6 +56,8 @@ export interface PreparedTarget {
   /** All objects of all items, in deployment order. */
   objects: KubeObject[];
   inclusion: Inclusion;
+  /** Images resolved through `images.get_image`, in deployment order. */
+  images: SeenImage[];
 }
 
 /**
@@ -78,13 +86,15 @@ export async function prepareTarget(options: TargetOptions, progress: Progress):
     const cluster = options.offline ? undefined : Cluster.connect({ kubeconfig: options.kubeconfig, context: target.context });
     const [kubeVersion, scope, apiVersions] = cluster
       ? await Promise.all([cluster.version(), cluster.discovery.scopeResolver(), servedApiVersions(cluster)])
-      : [OFFLINE_KUBERNETES_VERSION, builtinScope, []];
+      : [OFFLINE_KUBERNETES_VERSION, undefined, []];
     const environment = { renderer, cluster, git: new GitCache() };
     const inclusion = options.inclusion ?? NO_SELECTION;
     const deploymentItems = (await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment)).filter((item) =>
       isSelectedForDeploy(item, inclusion),
     );
+    const fixedImages = [...target.images, ...(await readFixedImages(options))];
     const items = await renderProject({
+      fixedImages,
       items: deploymentItems,
       discriminator: target.discriminator,
       renderer,
@@ -93,11 +103,21 @@ export async function prepareTarget(options: TargetOptions, progress: Progress):
       workDir,
       onPhase: (phase) => progress.step('render', phase),
     });
-    return { project, target, cluster, items, objects: items.flatMap((item) => item.objects), inclusion };
+    return { project, target, cluster, items, objects: items.flatMap((item) => item.objects), inclusion, images: items.flatMap((item) => item.images) };
   } finally {
     await renderer.close();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** Fixed images of the command line: files first, then `-F` arguments (later entries win). */
+async function readFixedImages(options: TargetOptions): Promise<FixedImage[]> {
+  const fromFiles: FixedImage[] = [];
+  for (const file of options.fixedImagesFiles ?? []) {
+    const document = parseYaml(await readFile(file, 'utf8'), file);
+    fromFiles.push(...validateFixedImages(isPlainObject(document) ? document['images'] : undefined, file));
+  }
+  return [...fromFiles, ...(options.fixedImages ?? []).map(parseFixedImageArg)];
 }
 
 /** Items outside the selection are skipped, except those Kluctl always deploys (barriers, alwaysDeploy, onlyRender). */

@@ -6,6 +6,7 @@
 import { refOf, type ObjectRef } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
 import { deleteObjects } from './deletion.ts';
+import { runDeleteHooks, type ApplyContext } from './apply.ts';
 import { FIELD_MANAGER, findOrphans, requireCluster } from './deploy.ts';
 import { deletionBlocker } from './ownership.ts';
 import type { PreparedTarget } from './prepare.ts';
@@ -25,11 +26,31 @@ export async function pruneTarget(prepared: PreparedTarget, options: DeletionCom
   return deleteAfterConfirm(prepared, findOrphans(prepared, remote), options, progress);
 }
 
-/** Deletes every object of the target. */
+/**
+ * Deletes every object of the target, between its `pre-delete` and `post-delete` hooks (the hooks' own objects
+ * are not part of what is deleted: as with Helm, they stay unless their delete policy removes them).
+ */
 export async function deleteTarget(prepared: PreparedTarget, options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
   const remote = await loadOwned(prepared, 'delete', progress);
   const owned = remote.labelled.filter((object) => deletionBlocker(object, FIELD_MANAGER, prepared.inclusion) === undefined).map(refOf);
-  return deleteAfterConfirm(prepared, owned, options, progress);
+  const result = new ResultCollector();
+  if (owned.length === 0 || !(await (options.confirm?.(owned) ?? true))) return result.finish();
+  const hookContext: ApplyContext = {
+    cluster: requireCluster(prepared),
+    fieldManager: FIELD_MANAGER,
+    dryRun: options.dryRun,
+    wait: true,
+    deadline: Date.now() + options.timeoutMs,
+    options: { forceApply: false, replaceOnError: false, forceReplaceOnError: false, abortOnError: true, readinessTimeoutMs: options.timeoutMs },
+    remote,
+    result,
+    progress,
+  };
+  await runDeleteHooks(prepared.items, 'pre-delete', hookContext);
+  if (result.finish().errors.length > 0) return result.finish();
+  await deleteObjects(requireCluster(prepared), owned, result, { dryRun: options.dryRun, timeoutMs: Math.max(0, hookContext.deadline - Date.now()), progress });
+  await runDeleteHooks(prepared.items, 'post-delete', hookContext);
+  return result.finish();
 }
 
 async function loadOwned(prepared: PreparedTarget, verb: string, progress: Progress): Promise<RemoteObjects> {

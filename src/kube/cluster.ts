@@ -70,6 +70,18 @@ export class Cluster {
     });
   }
 
+  /**
+   * Changes single fields with a JSON patch (RFC 6902), leaving every other field and its ownership alone.
+   * @throws KubeApiError when a path does not exist or the result is invalid.
+   */
+  async patchJson(ref: ObjectRef, operations: ReadonlyArray<{ op: 'replace'; path: string; value: unknown }>, options: { fieldManager: string; dryRun?: boolean }): Promise<KubeObject> {
+    return this.client.request<KubeObject>('PATCH', await this.objectPath(ref), {
+      body: operations,
+      contentType: 'application/json-patch+json',
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
+    });
+  }
+
   /** The object, or undefined when it does not exist (or its kind is not served). */
   async get(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {

@@ -1,7 +1,7 @@
 /**
- * Whether a kind is namespaced. The API server's discovery is the authority (see Discovery); without a cluster
- * (offline render) the built-in kinds below are known, CRDs in the same render tell their own scope, and any other
- * kind is assumed namespaced, as kustomize assumes.
+ * Whether a kind is namespaced. The API server's discovery is the authority (see Discovery), with CRDs in the same
+ * render telling their own scope; the built-in table below is what kustomize's namespace transformer knows, for
+ * the native kustomize path, which must treat kinds exactly as kustomize does.
  */
 import type { KubeObject } from './object.ts';
 import { splitApiVersion } from './object.ts';
@@ -29,13 +29,6 @@ const CLUSTER_SCOPED = new Set([
 export function isKnownClusterScoped(object: Pick<KubeObject, 'apiVersion' | 'kind'>): boolean {
   return CLUSTER_SCOPED.has(`${splitApiVersion(object.apiVersion).group}/${object.kind}`);
 }
-
-/** Scope of built-in kinds only: cluster-scoped ones from the table, every other built-in group's kinds namespaced. */
-export const builtinScope: ScopeResolver = {
-  isNamespaced(group, kind) {
-    return !CLUSTER_SCOPED.has(`${group}/${kind}`);
-  },
-};
 
 /** Adds the scopes that CRDs in `objects` declare in front of `fallback` (a CRD and its resources in one render). */
 export function withCrdScopes(objects: readonly KubeObject[], fallback: ScopeResolver): ScopeResolver {

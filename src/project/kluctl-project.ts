@@ -8,6 +8,7 @@ import { parseYaml } from '../yaml.ts';
 import { KluctlProjectSchema, validate, type ArgDefinition, type KluctlProjectConfig, type TargetConfig } from './schema.ts';
 import { deepMerge, getPath, setPath, type Values } from './values.ts';
 import { renderStrings } from './render-values.ts';
+import { validateFixedImages, type FixedImage } from '../render/images.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
 import { findProjectFile } from './files.ts';
 
@@ -28,6 +29,8 @@ export interface ResolvedTarget {
   args: Values;
   /** Rendered discriminator; '' when the project defines none. */
   discriminator: string;
+  /** The target's fixed images (`images` in .kluctl.yaml). */
+  images: FixedImage[];
   /** The target as templates see it (`target.*`). */
   templateValue: Values;
 }
@@ -77,6 +80,7 @@ export async function resolveTarget(project: KluctlProject, selection: TargetSel
     context: target['context'] as string | undefined,
     args: target['args'] as Values,
     discriminator: String(target['discriminator'] ?? ''),
+    images: validateFixedImages(target['images'] ?? [], `${project.file}: target ${config.name}`),
     templateValue: target,
   };
 }

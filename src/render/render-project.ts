@@ -16,6 +16,7 @@ import { templateItem } from './template-item.ts';
 import { renderHelmChart, type HelmEnvironment } from './helm.ts';
 import { buildKustomization } from './kustomize.ts';
 import { addKluctlMetadata, settleNamespaces } from './postprocess.ts';
+import { resolveImages, type FixedImage, type SeenImage } from './images.ts';
 import { ProblemList, problemsOf } from '../problems.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 
@@ -23,11 +24,16 @@ export interface RenderRequest {
   items: readonly DeploymentItem[];
   discriminator: string;
   renderer: JinjaPool;
-  /** Scope of kinds: discovery when a cluster is reachable, built-in kinds otherwise. */
-  scope: ScopeResolver;
+  /**
+   * Scope of kinds, from discovery. Without a cluster it is undefined and namespaces are left as rendered, as
+   * Kluctl leaves them (it only settles namespaces when it can ask the API server).
+   */
+  scope: ScopeResolver | undefined;
   helm: Omit<HelmEnvironment, 'helmHome'>;
   /** Empty scratch folder the rendered files are written to; the caller removes it. */
   workDir: string;
+  /** Fixed images from the target and the command line, in order (later entries win). */
+  fixedImages: readonly FixedImage[];
   /** Keys for sops-encrypted manifests and helm values, beyond the process environment. */
   sopsEnv?: SopsEnv;
   /** Called as each phase starts, for progress output. */
@@ -38,6 +44,8 @@ export interface RenderedItem {
   item: DeploymentItem;
   /** Objects of the item in kustomize's output order; empty for barriers and onlyRender items. */
   objects: KubeObject[];
+  /** The images `images.get_image` resolved in this item. */
+  images: SeenImage[];
 }
 
 /** Every problem of a failed render, each naming the file or item. */
@@ -71,9 +79,15 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
 
   request.onPhase?.('Postprocessing objects');
   const objectsByItem = new Map(pathItems.map((item, index) => [item, addKluctlMetadata(built[index] as KubeObject[], item, request.discriminator)]));
-  const scope = withCrdScopes([...objectsByItem.values()].flat(), request.scope);
-  for (const objects of objectsByItem.values()) settleNamespaces(objects, scope);
-  return request.items.map((item) => ({ item, objects: objectsByItem.get(item) ?? [] }));
+  if (request.scope) {
+    const scope = withCrdScopes([...objectsByItem.values()].flat(), request.scope);
+    for (const objects of objectsByItem.values()) settleNamespaces(objects, scope);
+  }
+  const images = await eachItem(pathItems, async (item) =>
+    (objectsByItem.get(item) ?? []).flatMap((object) => resolveImages(object, request.fixedImages, item.context, { tags: item.tags, dir: item.relDir ?? '' })),
+  );
+  const imagesByItem = new Map(pathItems.map((item, index) => [item, images[index] as SeenImage[]]));
+  return request.items.map((item) => ({ item, objects: objectsByItem.get(item) ?? [], images: imagesByItem.get(item) ?? [] }));
 }
 
 /** Runs `work` for every item, then throws one RenderError naming each item that failed. */

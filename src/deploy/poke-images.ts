@@ -1,0 +1,51 @@
+/**
+ * `poke-images`, as Kluctl's command of that name: render the target, then change only the container images that
+ * `images.get_image` resolved, in the objects already deployed, and nothing else. Each object gets one JSON patch
+ * of exactly those fields, so no other field (nor its ownership) is touched.
+ */
+import pLimit from 'p-limit';
+import { refKey, type ObjectRef } from '../kube/object.ts';
+import type { SeenImage } from '../render/images.ts';
+import type { Progress } from '../progress.ts';
+import { FIELD_MANAGER, requireCluster } from './deploy.ts';
+import { diffObjects } from './diff.ts';
+import type { PreparedTarget } from './prepare.ts';
+import { ResultCollector, type CommandResult } from './result.ts';
+
+export async function pokeImages(prepared: PreparedTarget, options: { dryRun: boolean }, progress: Progress): Promise<CommandResult> {
+  const cluster = requireCluster(prepared);
+  const result = new ResultCollector();
+  const byObject = new Map<string, { ref: ObjectRef; images: SeenImage[] }>();
+  for (const image of prepared.images) {
+    const entry = byObject.get(refKey(image.object)) ?? { ref: image.object, images: [] };
+    entry.images.push(image);
+    byObject.set(refKey(image.object), entry);
+  }
+  const limit = pLimit(8);
+  await Promise.all(
+    [...byObject.values()].map(({ ref, images }) =>
+      limit(async () => {
+        const live = await cluster.get(ref);
+        if (!live) {
+          result.warn('not deployed, so no image to poke', ref);
+          return;
+        }
+        progress.step('poke-images', `setting ${images.length} image(s)`);
+        try {
+          const operations = images.map((image) => ({ op: 'replace' as const, path: jsonPointer(image.fieldPath), value: image.resultImage }));
+          const patched = await cluster.patchJson(ref, operations, { fieldManager: FIELD_MANAGER, dryRun: options.dryRun });
+          const diff = diffObjects(live, patched);
+          if (diff) result.addChanged(ref, diff);
+        } catch (error) {
+          result.error(`poking images failed: ${error instanceof Error ? error.message : String(error)}`, ref);
+        }
+      }),
+    ),
+  );
+  return result.finish();
+}
+
+/** RFC 6901 pointer of a field path. */
+function jsonPointer(path: ReadonlyArray<string | number>): string {
+  return path.map((part) => `/${String(part).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}

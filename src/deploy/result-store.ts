@@ -1,0 +1,95 @@
+/**
+ * Command results kept in the cluster, as Kluctl keeps them: one Secret per result in a results namespace, its
+ * document gzip-compressed, labelled by project, target and command, and only the newest `keep` per project and
+ * target kept. The GitOps controller and later runs read them back; secrets' values never appear in a result
+ * (diffs are obfuscated before they get here).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { Cluster } from '../kube/cluster.ts';
+import type { KubeObject } from '../kube/object.ts';
+import type { CommandResult } from './result.ts';
+
+export const DEFAULT_RESULTS_NAMESPACE = 'gantry-results';
+const LABEL_PREFIX = 'gantry.dev/result';
+
+/** What a stored result is about. */
+export interface ResultSummary {
+  /** deploy, diff, prune, delete, validate, poke-images. */
+  command: string;
+  /** Identifies the project: its folder, or its git URL and path. */
+  projectKey: string;
+  target: string;
+  discriminator: string;
+  /** ISO times. */
+  startTime: string;
+  endTime: string;
+}
+
+export interface StoredResult {
+  summary: ResultSummary;
+  result: CommandResult;
+}
+
+export interface StoreOptions {
+  namespace: string;
+  /** How many results of the same project and target to keep (older ones are deleted). */
+  keep: number;
+  fieldManager: string;
+}
+
+/**
+ * Writes `result` into a new Secret and deletes the project/target's results beyond the newest `keep`.
+ * @returns the Secret's name.
+ */
+export async function writeCommandResult(cluster: Cluster, stored: StoredResult, options: StoreOptions): Promise<string> {
+  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: options.namespace } }, { fieldManager: options.fieldManager });
+  const labels = resultLabels(stored.summary);
+  const name = `${stored.summary.command}-${stored.summary.startTime.replace(/[^0-9]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+  const secret: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'Opaque',
+    metadata: { name, namespace: options.namespace, labels: { ...labels, [`${LABEL_PREFIX}-command`]: stored.summary.command } },
+    data: { 'result.json.gz': gzipSync(JSON.stringify(stored)).toString('base64') },
+  };
+  await cluster.apply(secret, { fieldManager: options.fieldManager });
+  await pruneOldResults(cluster, labels, options);
+  return name;
+}
+
+/** The stored results of a project and target, newest first. */
+export async function readCommandResults(cluster: Cluster, summary: Pick<ResultSummary, 'projectKey' | 'target'>, namespace: string): Promise<StoredResult[]> {
+  const secrets = await listResults(cluster, resultLabels(summary), namespace);
+  return secrets.map((secret) => {
+    const data = (secret['data'] as Record<string, string> | undefined)?.['result.json.gz'] ?? '';
+    return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as StoredResult;
+  });
+}
+
+async function pruneOldResults(cluster: Cluster, labels: Record<string, string>, options: StoreOptions): Promise<void> {
+  const secrets = await listResults(cluster, labels, options.namespace);
+  for (const secret of secrets.slice(options.keep)) {
+    await cluster.delete({ group: '', version: 'v1', kind: 'Secret', namespace: options.namespace, name: secret.metadata.name ?? '' });
+  }
+}
+
+/** Newest first: by creation time, then by name (which starts with the start time). */
+async function listResults(cluster: Cluster, labels: Record<string, string>, namespace: string): Promise<KubeObject[]> {
+  const resource = await cluster.resourceFor({ group: '', version: 'v1', kind: 'Secret' });
+  const selector = Object.entries(labels).map(([key, value]) => `${key}=${value}`).join(',');
+  const secrets = await cluster.list(resource, selector, namespace);
+  return secrets.sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
+}
+
+/** Label values are limited to 63 characters of a restricted alphabet, so project and target are hashed. */
+function resultLabels(summary: Pick<ResultSummary, 'projectKey' | 'target'>): Record<string, string> {
+  return {
+    [`${LABEL_PREFIX}-project`]: shortHash(summary.projectKey),
+    [`${LABEL_PREFIX}-target`]: shortHash(summary.target),
+  };
+}
+
+function shortHash(value: string): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, 40);
+}
