@@ -145,6 +145,71 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
     expect(result.changedObjects[0]?.diff).toMatch(/-  version: "1"\n\+  version: "2"/);
   });
 
+  it('ignores whole objects (ignore-diff) and fields by regex (ignore-diff-field-regex) in diffs', async () => {
+    const { dir, args } = await project('diff-annotations', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/whole.yaml': configMap('ignored-whole', { v: '1' }, { 'kluctl.io/ignore-diff': 'true' }),
+      'app/regex.yaml': configMap('ignored-regex', { 'build-1': '1', kept: '1' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }),
+    });
+    expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
+    await writeFile(path.join(dir, 'app/whole.yaml'), configMap('ignored-whole', { v: '2' }, { 'kluctl.io/ignore-diff': 'true' }));
+    await writeFile(path.join(dir, 'app/regex.yaml'), configMap('ignored-regex', { 'build-1': '2', kept: '1' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }));
+    expect((await gantryJson(['diff', ...args])).result.changedObjects).toEqual([]);
+    await writeFile(path.join(dir, 'app/regex.yaml'), configMap('ignored-regex', { 'build-1': '2', kept: '2' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }));
+    expect(names((await gantryJson(['diff', ...args])).result.changedObjects)).toEqual([`${NS}/ConfigMap/ignored-regex`]);
+  });
+
+  it('takes every conflicting field with --force-apply, without warnings', async () => {
+    const { args } = await project('force-apply', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/forced.yaml': configMap('forced', { contested: 'gantry' }),
+    });
+    expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
+    await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=operator', '-f', '-'], configMap('forced', { contested: 'operator' }).replace('"metadata":{', `"metadata":{"namespace":"${NS}",`));
+    const { result } = await gantryJson(['deploy', ...args, '--force-apply']);
+    expect(result.errors).toEqual([]);
+    expect(result.warnings).toEqual([]);
+    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'forced', '-n', NS])).data).toEqual({ contested: 'gantry' });
+  });
+
+  it('prunes an object with ownerReferences only when it is annotated kluctl.io/force-managed', async () => {
+    const { dir, args } = await project('force-managed', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/owner.yaml': configMap('owner', {}),
+      'app/owned.yaml': configMap('owned', {}),
+      'app/adopted.yaml': configMap('adopted', {}, { 'kluctl.io/force-managed': 'true' }),
+    });
+    expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
+    const owner = await kubectlJson<Record<string, any>>(['get', 'configmap', 'owner', '-n', NS]);
+    const ownerRef = JSON.stringify([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }]);
+    for (const name of ['owned', 'adopted']) await kubectl(['patch', 'configmap', name, '-n', NS, '--type=merge', '-p', `{"metadata":{"ownerReferences":${ownerRef}}}`]);
+    await writeFile(path.join(dir, 'app/owned.yaml'), '');
+    await writeFile(path.join(dir, 'app/adopted.yaml'), '');
+    const { result } = await gantryJson(['prune', '-y', ...args]);
+    expect(names(result.deletedObjects)).toEqual([`${NS}/ConfigMap/adopted`]);
+  });
+
+  it('does not wait for readiness with --no-wait', async () => {
+    const { args } = await project('no-wait', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/stuck.yaml': JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'stuck' },
+        spec: {
+          selector: { matchLabels: { app: 'stuck' } },
+          template: { metadata: { labels: { app: 'stuck' } }, spec: { nodeSelector: { 'no-such': 'node' }, containers: [{ name: 'main', image: 'busybox' }] } },
+        },
+      }),
+    });
+    const waiting = await gantryJson(['deploy', ...args, '--readiness-timeout', '3s']);
+    expect(waiting.code).toBe(1);
+    expect(waiting.result.errors[0]?.message).toMatch(/not ready before the timeout: .*Unschedulable/);
+    const notWaiting = await gantryJson(['deploy', ...args, '--no-wait']);
+    expect(notWaiting.result.errors).toEqual([]);
+    expect(notWaiting.code).toBe(0);
+  });
+
   it('replaces an object the API server refuses to patch only when asked to', async () => {
     const { dir, args } = await project('replace', {
       'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
