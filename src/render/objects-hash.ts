@@ -1,0 +1,28 @@
+/**
+ * The content hash of a rendered target, which the GitOps controller compares to decide whether anything changed
+ * (Kluctl's objectsHash): the sha256 of the sorted sha256s of every object's canonical JSON (keys sorted at every
+ * level). Sorting makes it independent of item and key order, so only real content changes give a new hash.
+ */
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '../kube/object.ts';
+import { isPlainObject } from '../project/values.ts';
+
+export function objectsHash(objects: readonly KubeObject[]): string {
+  const hashes = objects.map((object) => sha256(canonicalJson(object))).sort();
+  return sha256(hashes.join('\n'));
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isPlainObject(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
