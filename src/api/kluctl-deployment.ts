@@ -45,13 +45,13 @@ const ProjectSourceGit = Type.Object({
   url: Type.String({ description: 'Git URL of the repository (https, ssh or file).' }),
   ref: Type.Optional(GitRefSchema),
   path: Type.Optional(Type.String({ description: 'Folder of the Kluctl project inside the repository.' })),
-});
+}, { description: 'Git repository holding the Kluctl project.' });
 
 const ProjectSourceOci = Type.Object({
   url: Type.String({ description: 'oci:// URL of the artifact.' }),
   ref: Type.Optional(Type.Object({ tag: Type.Optional(Type.String()), digest: Type.Optional(Type.String()) })),
   path: Type.Optional(Type.String()),
-});
+}, { description: 'OCI artifact holding the Kluctl project.' });
 
 export const KluctlDeploymentSpecSchema = Type.Object({
   source: Type.Optional(
@@ -62,6 +62,8 @@ export const KluctlDeploymentSpecSchema = Type.Object({
         url: Type.Optional(Type.String({ description: 'Deprecated: use source.git.url.' })),
         ref: Type.Optional(GitRefSchema),
         path: Type.Optional(Type.String({ description: 'Deprecated: use source.git.path.' })),
+        secretRef: Type.Optional(Preserved('Deprecated and refused, as in Kluctl: use credentials.git.')),
+        credentials: Type.Optional(Type.Array(Preserved('Deprecated and refused, as in Kluctl: use credentials.git.'))),
       },
       { description: 'Where the Kluctl project comes from.' },
     ),
@@ -73,6 +75,7 @@ export const KluctlDeploymentSpecSchema = Type.Object({
         kind: Type.String({ description: 'GitRepository (source.toolkit.fluxcd.io/v1).' }),
         name: Type.String(),
         namespace: Type.Optional(Type.String()),
+        path: Type.Optional(Type.String({ description: 'Folder of the Kluctl project inside the artifact.' })),
       },
       { description: 'Gantry/Flux extension: a Flux source whose artifact holds the project (instead of source).' },
     ),
@@ -91,7 +94,7 @@ export const KluctlDeploymentSpecSchema = Type.Object({
       ),
       oci: Type.Optional(Type.Array(Type.Object({ registry: Type.Optional(Type.String()), repository: Type.Optional(Type.String()), secretRef: LocalObjectReference }))),
       helm: Type.Optional(Type.Array(Type.Object({ host: Type.String(), path: Type.Optional(Type.String()), secretRef: LocalObjectReference }))),
-    }),
+    }, { description: 'Credentials for the git repositories, OCI registries and Helm repositories the project uses.' }),
   ),
   decryption: Type.Optional(
     Type.Object(
@@ -112,7 +115,10 @@ export const KluctlDeploymentSpecSchema = Type.Object({
   helmCredentials: Type.Optional(Type.Array(Type.Object({ secretRef: Type.Optional(LocalObjectReference) }), { description: 'Deprecated: use credentials.helm.' })),
   serviceAccountName: Type.Optional(Type.String({ description: 'Service account to deploy as.' })),
   kubeConfig: Type.Optional(
-    Type.Object({ secretRef: Type.Object({ name: Type.String(), key: Type.Optional(Type.String({ description: 'Key of the kubeconfig in the Secret; value when unset.' })) }) }),
+    Type.Object(
+      { secretRef: Type.Object({ name: Type.String(), key: Type.Optional(Type.String({ description: 'Key of the kubeconfig in the Secret; value when unset.' })) }) },
+      { description: "A kubeconfig in a Secret to deploy with, instead of one for the controller's own cluster." },
+    ),
   ),
   target: Type.Optional(Type.String({ minLength: 1, maxLength: 63, description: 'Target of the project to deploy.' })),
   targetNameOverride: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
@@ -130,7 +136,20 @@ export const KluctlDeploymentSpecSchema = Type.Object({
         namespace: Type.Optional(Type.String()),
         deployment: Type.Optional(Type.String()),
         container: Type.Optional(Type.String()),
+        object: Type.Optional(
+          Type.Object({
+            group: Type.Optional(Type.String()),
+            version: Type.Optional(Type.String()),
+            kind: Type.String(),
+            name: Type.String(),
+            namespace: Type.Optional(Type.String()),
+          }),
+        ),
+        deployedImage: Type.Optional(Type.String()),
+        deploymentDir: Type.Optional(Type.String()),
+        deployTags: Type.Optional(Type.Array(Type.String())),
       }),
+      { description: "Fixed images for images.get_image, as --fixed-images-file entries (the target's come first)." },
     ),
   ),
   dryRun: Type.Optional(Type.Boolean({ default: false })),
@@ -165,7 +184,7 @@ const ManualRequestResult = Type.Object({
 });
 export type ManualRequestResult = Static<typeof ManualRequestResult>;
 
-const Condition = Type.Object({
+export const Condition = Type.Object({
   type: Type.String(),
   status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
   observedGeneration: Type.Optional(Type.Integer()),

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { prepareTarget } from '../deploy/prepare.ts';
 import { deleteTarget } from '../deploy/prune.ts';
-import { parseDuration, toTargetOptions } from './options.ts';
+import { toTargetOptions } from './options.ts';
+import { parseDuration } from '../duration.ts';
 import { addDeletionFlags, confirmDeletion, type DeletionFlags } from './prune.ts';
 import { runResultCommand } from './run-action.ts';
 

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
 import { prepareTarget } from '../deploy/prepare.ts';
-import { addApplyFlags, addResultFlags, addTargetFlags, confirm, parseDuration, toApplyBehaviour, toTargetOptions, type ApplyFlags, type ResultFlags, type TargetFlags } from './options.ts';
+import { addApplyFlags, addResultFlags, addTargetFlags, confirm, toApplyBehaviour, toTargetOptions, type ApplyFlags, type ResultFlags, type TargetFlags } from './options.ts';
+import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 
 interface DeployFlags extends TargetFlags, ApplyFlags, ResultFlags {

@@ -2,9 +2,11 @@
  * The `gantry` command line: one subcommand per verb, as Kluctl's CLI has them.
  */
 import { Command } from 'commander';
+import { controllerCommand } from './controller.ts';
 import { deleteCommand } from './delete.ts';
 import { deployCommand } from './deploy.ts';
 import { diffCommand } from './diff.ts';
+import { gitopsCommand } from './gitops.ts';
 import { helmPullCommand } from './helm-pull.ts';
 import { helmUpdateCommand } from './helm-update.ts';
 import { listImagesCommand } from './list-images.ts';
@@ -20,7 +22,7 @@ export async function main(argv: string[]): Promise<number> {
     .description('GitOps continuous delivery for Kubernetes: deploys Kluctl projects with server-side apply')
     .showHelpAfterError()
     .exitOverride();
-  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand(), listImagesCommand(), pokeImagesCommand(), helmPullCommand(), helmUpdateCommand()]) {
+  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand(), listImagesCommand(), pokeImagesCommand(), helmPullCommand(), helmUpdateCommand(), gitopsCommand(), controllerCommand()]) {
     program.addCommand(command);
   }
   try {

@@ -6,6 +6,8 @@ import { Option, type Command } from 'commander';
 import type { TargetOptions } from '../deploy/prepare.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
+import { parseDuration } from '../duration.ts';
+
 
 export interface TargetFlags {
   target?: string;
@@ -123,18 +125,6 @@ function trimSlashes(dir: string): string {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/**
- * Parses a Go-style duration (`90s`, `10m`, `1h30m`) into milliseconds, the form Kluctl's flags take.
- * @throws Error for anything else.
- */
-export function parseDuration(text: string): number {
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((part) => part[0]).join('') !== text) throw new Error(`invalid duration '${text}' (examples: 30s, 10m, 1h30m)`);
-  return parts.reduce((total, part) => total + Number(part[1]) * (UNIT_MS[part[2] as string] as number), 0);
 }
 
 /**

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { prepareTarget } from '../deploy/prepare.ts';
 import { pruneTarget } from '../deploy/prune.ts';
-import { addResultFlags, addTargetFlags, confirm, parseDuration, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
+import { addResultFlags, addTargetFlags, confirm, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
+import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 import { formatRef } from '../kube/object.ts';
 

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { prepareTarget } from '../deploy/prepare.ts';
 import { validateTarget } from '../deploy/validate.ts';
-import { addResultFlags, addTargetFlags, parseDuration, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
+import { addResultFlags, addTargetFlags, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
+import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 
 export function validateCommand(): Command {

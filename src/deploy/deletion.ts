@@ -13,6 +13,8 @@ export interface DeletionOptions {
   dryRun: boolean;
   /** How long to wait for the objects to disappear, in milliseconds. */
   timeoutMs: number;
+  /** False: delete without waiting for the objects to disappear. Default true. */
+  wait?: boolean;
   progress: Progress;
 }
 
@@ -22,7 +24,7 @@ export async function deleteObjects(cluster: Cluster, refs: readonly ObjectRef[]
   const others = refs.filter((ref) => !namespaces.includes(ref));
   for (const batch of [others, namespaces]) {
     const deleted = await deleteBatch(cluster, batch, result, options);
-    if (!options.dryRun) await waitUntilGone(cluster, deleted, result, options);
+    if (!options.dryRun && options.wait !== false) await waitUntilGone(cluster, deleted, result, options);
   }
 }
 

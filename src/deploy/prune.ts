@@ -7,6 +7,8 @@ import { refOf, type ObjectRef } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
 import { deleteObjects } from './deletion.ts';
 import { runDeleteHooks, type ApplyContext } from './apply.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import { NO_SELECTION } from '../project/inclusion.ts';
 import { FIELD_MANAGER, findOrphans, requireCluster } from './deploy.ts';
 import { deletionBlocker } from './ownership.ts';
 import type { PreparedTarget } from './prepare.ts';
@@ -16,6 +18,8 @@ import { ResultCollector, type CommandResult } from './result.ts';
 export interface DeletionCommandOptions {
   dryRun: boolean;
   timeoutMs: number;
+  /** False: do not wait for the deleted objects to disappear (default true, as `kubectl delete`). */
+  wait?: boolean;
   /** Asked with the objects about to be deleted; resolves false to delete nothing. */
   confirm?: (refs: readonly ObjectRef[]) => Promise<boolean>;
 }
@@ -50,6 +54,20 @@ export async function deleteTarget(prepared: PreparedTarget, options: DeletionCo
   if (result.finish().errors.length > 0) return result.finish();
   await deleteObjects(requireCluster(prepared), owned, result, { dryRun: options.dryRun, timeoutMs: Math.max(0, hookContext.deadline - Date.now()), progress });
   await runDeleteHooks(prepared.items, 'post-delete', hookContext);
+  return result.finish();
+}
+
+/**
+ * Deletes every object Gantry owns that carries `discriminator`, without rendering anything: what the GitOps
+ * controller does when a KluctlDeployment with `delete: true` goes (as Kluctl's controller, which keeps the
+ * discriminator in the resource's status for this).
+ */
+export async function deleteByDiscriminator(cluster: Cluster, discriminator: string, options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
+  if (!discriminator) throw new Error('delete needs a discriminator');
+  const remote = await RemoteObjects.load(cluster, discriminator);
+  const owned = remote.labelled.filter((object) => deletionBlocker(object, FIELD_MANAGER, NO_SELECTION) === undefined).map(refOf);
+  const result = new ResultCollector();
+  await deleteObjects(cluster, owned, result, { dryRun: options.dryRun, timeoutMs: options.timeoutMs, wait: options.wait, progress });
   return result.finish();
 }
 

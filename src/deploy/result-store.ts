@@ -61,10 +61,28 @@ export async function writeCommandResult(cluster: Cluster, stored: StoredResult,
 /** The stored results of a project and target, newest first. */
 export async function readCommandResults(cluster: Cluster, summary: Pick<ResultSummary, 'projectKey' | 'target'>, namespace: string): Promise<StoredResult[]> {
   const secrets = await listResults(cluster, resultLabels(summary), namespace);
-  return secrets.map((secret) => {
-    const data = (secret['data'] as Record<string, string> | undefined)?.['result.json.gz'] ?? '';
-    return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as StoredResult;
-  });
+  return secrets.map(decodeResult);
+}
+
+/**
+ * One stored result by its id (the Secret's name, which writeCommandResult returns and the controller records as
+ * status.<kind>RequestResult.resultId).
+ * @returns undefined when no such result exists (deleted as one of the oldest, or never written).
+ * @throws Error naming the Secret when it holds no readable result.
+ */
+export async function readCommandResult(cluster: Cluster, namespace: string, resultId: string): Promise<StoredResult | undefined> {
+  const secret = await cluster.get({ group: '', version: 'v1', kind: 'Secret', namespace, name: resultId });
+  if (!secret) return undefined;
+  try {
+    return decodeResult(secret);
+  } catch (error) {
+    throw new Error(`${namespace}/Secret/${resultId}: not a stored command result (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function decodeResult(secret: KubeObject): StoredResult {
+  const data = (secret['data'] as Record<string, string> | undefined)?.['result.json.gz'] ?? '';
+  return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as StoredResult;
 }
 
 async function pruneOldResults(cluster: Cluster, labels: Record<string, string>, options: StoreOptions): Promise<void> {

@@ -26,12 +26,20 @@ export interface WaitOptions {
   onPoll?: (remaining: number) => void;
 }
 
+/** The groups whose KluctlDeployments a GitOps controller (Gantry's or Kluctl's) reconciles. */
+const KLUCTL_DEPLOYMENT_GROUPS = new Set(['gitops.gantry.dev', 'gitops.kluctl.io']);
+
 /**
- * A LoadBalancer Service waits for infrastructure Gantry does not control (a cluster without a load-balancer
- * provider never assigns an address), so Services are not waited for; every other kind is.
+ * Two kinds are not waited for; every other kind is:
+ * - a LoadBalancer Service waits for infrastructure Gantry does not control (a cluster without a load-balancer
+ *   provider never assigns an address), so Services are not waited for;
+ * - a KluctlDeployment is Ready only after its own reconcile, which may need the very controller worker that is
+ *   deploying it: kluctl-examples/gitops-deployment deploys the KluctlDeployment that deploys it, which would wait
+ *   for itself until the timeout.
  */
 export function isWaitedFor(object: Pick<KubeObject, 'apiVersion' | 'kind'>): boolean {
-  return !(object.kind === 'Service' && object.apiVersion === 'v1');
+  if (object.kind === 'Service' && object.apiVersion === 'v1') return false;
+  return !(object.kind === 'KluctlDeployment' && KLUCTL_DEPLOYMENT_GROUPS.has(object.apiVersion.split('/')[0] ?? ''));
 }
 
 /**

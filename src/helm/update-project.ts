@@ -17,7 +17,7 @@ import { writeVersion } from './chart-file-edit.ts';
 import { HELM_CHARTS_DIR } from './layout.ts';
 import { findProjectReleases, type ProjectRelease } from './project-charts.ts';
 import { pullReleases, type PulledChart } from './pull-project.ts';
-import { newestVersion } from './semver.ts';
+import { newestVersion } from '../semver.ts';
 import { availableVersions } from './versions.ts';
 
 export type UpdateStatus = 'up-to-date' | 'update-available' | 'skipped' | 'updated' | 'not-updatable';

@@ -1,11 +1,12 @@
 /**
  * A thin HTTP client for the Kubernetes API that sends and receives raw JSON. Authentication (certificates,
- * tokens, exec plugins) comes from @kubernetes/client-node's KubeConfig; requests go through undici with the
- * dispatcher the library builds. The library's typed API is not used on purpose: its serializers drop fields
+ * tokens, exec plugins) comes from @kubernetes/client-node's KubeConfig; requests go through undici over one pooled
+ * HTTP/1.1 agent per kubeconfig (transport.ts). The library's typed API is not used on purpose: its serializers drop fields
  * they do not know from built-in kinds, and Gantry must send objects exactly as rendered.
  */
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { request, type Dispatcher } from 'undici';
+import { Http1KubeConfig } from './transport.ts';
 
 /** Options for choosing the cluster: both default to the usual kubeconfig rules ($KUBECONFIG, ~/.kube/config). */
 export interface ConnectOptions {
@@ -67,8 +68,9 @@ export class KubeClient {
   readonly config: KubeConfig;
   readonly server: string;
 
+  /** `config`'s requests go through a pooled HTTP/1.1 agent (see transport.ts for why not the library's). */
   constructor(config: KubeConfig) {
-    this.config = config;
+    this.config = config instanceof Http1KubeConfig ? config : Http1KubeConfig.from(config);
     this.server = (config.getCurrentCluster()?.server ?? '').replace(/\/+$/, '');
   }
 

@@ -82,6 +82,29 @@ export class Cluster {
     });
   }
 
+  /**
+   * JSON merge patch (RFC 7386) of the object or of its `status` subresource. Including
+   * `metadata.resourceVersion` in the patch makes it conditional (409 when the object changed meanwhile).
+   */
+  async patchMerge(ref: ObjectRef, patch: Record<string, unknown>, options: { fieldManager: string; subresource?: 'status' }): Promise<KubeObject> {
+    const suffix = options.subresource ? `/${options.subresource}` : '';
+    return this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: options.fieldManager },
+    });
+  }
+
+  /** Creates an object (POST), e.g. an Event with a generated name. */
+  async create(object: KubeObject, options: { fieldManager: string }): Promise<KubeObject> {
+    const ref = refOf(object);
+    const resource = await this.resourceFor(ref);
+    return this.client.request<KubeObject>('POST', collectionPath(resource, resource.namespaced ? ref.namespace : undefined), {
+      body: object,
+      query: { fieldManager: options.fieldManager },
+    });
+  }
+
   /** The object, or undefined when it does not exist (or its kind is not served). */
   async get(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {

@@ -35,6 +35,26 @@ describe('GitCache', () => {
     expect(await readFile(path.join((await eager.checkout(repo.url)).dir, 'app/config.yaml'), 'utf8')).toBe('version: 2\n');
   });
 
+  it('fetches again at once after expire (a webhook announced a push)', async () => {
+    const cache = new GitCache({ root, refreshMs: 60_000 });
+    await cache.resolve(repo.url);
+    const pushed = await repo.commit({ 'app/config.yaml': 'version: 5\n' });
+    cache.expire(repo.url);
+    expect(await cache.resolve(repo.url)).toBe(pushed);
+  });
+
+  it('keeps one mirror per credentials, and expire reaches all of them', async () => {
+    const cache = new GitCache({ root: await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-keyed-')), refreshMs: 60_000 });
+    await cache.resolve(repo.url);
+    await cache.resolve(repo.url, {}, { key: 'a'.repeat(64) });
+    expect(await readdir(path.join(cache.root, 'mirrors'))).toHaveLength(2 * 2); // each mirror has its lock folder
+    const pushed = await repo.commit({ 'app/config.yaml': 'version: 6\n' });
+    cache.expire(repo.url);
+    expect(await cache.resolve(repo.url, {}, { key: 'a'.repeat(64) })).toBe(pushed);
+    expect(await cache.resolve(repo.url)).toBe(pushed);
+    await rm(cache.root, { recursive: true, force: true });
+  });
+
   it('resolves tags, branches and commits, keeping one snapshot per commit', async () => {
     const cache = new GitCache({ root, refreshMs: 0 });
     const tagged = await repo.commit({ 'app/config.yaml': 'version: 3\n' });
@@ -46,6 +66,19 @@ describe('GitCache', () => {
     const byCommit = await cache.checkout(repo.url, { commit: tagged });
     expect(byCommit.dir).toBe((await cache.checkout(repo.url, { tag: 'v3' })).dir);
     expect(await readFile(path.join(byCommit.dir, 'app/config.yaml'), 'utf8')).toBe('version: 3\n');
+  });
+
+  it('resolves the newest tag matching a semver range', async () => {
+    const cache = new GitCache({ root, refreshMs: 0 });
+    const first = await repo.commit({ 'app/config.yaml': 'version: 1.2.0\n' });
+    await repo.tag('v1.2.0');
+    const second = await repo.commit({ 'app/config.yaml': 'version: 1.10.0\n' });
+    await repo.tag('v1.10.0');
+    await repo.commit({ 'app/config.yaml': 'version: 2.0.0\n' });
+    await repo.tag('v2.0.0');
+    expect((await cache.checkout(repo.url, { semver: '~1.2' })).commit).toBe(first);
+    expect((await cache.checkout(repo.url, { semver: '>=1.0.0 <2.0.0' })).commit).toBe(second);
+    await expect(cache.checkout(repo.url, { semver: '>=4' })).rejects.toThrow('has no tag matching >=4');
   });
 
   it('fetches once more for a pinned commit the mirror does not have yet', async () => {

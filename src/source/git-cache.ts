@@ -1,7 +1,8 @@
 /**
  * The git repository cache every part of Gantry shares (git includes, git vars, git Helm charts, the controller's
- * sources): one bare mirror per URL, fetched at most once per `refreshMs`, and one immutable snapshot (plain
- * files, no .git) per commit. Snapshots are created in a temporary folder and renamed into place, so a reader never
+ * sources): one bare mirror per URL and credentials, fetched at most once per `refreshMs`, and one immutable
+ * snapshot (plain files, no .git) per commit. Mirrors are per credentials because a mirror fetched with one
+ * KluctlDeployment's Secret must not serve another that lacks it: each proves its own access by fetching. Snapshots are created in a temporary folder and renamed into place, so a reader never
  * sees half a checkout; mirrors are locked across processes while git writes to them, and calls for the same URL
  * in this process are queued, so concurrent reconciles and CLI runs can share one cache safely.
  */
@@ -11,12 +12,24 @@ import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { git } from './git.ts';
+import { newestVersion } from '../semver.ts';
 
-/** Which commit to use: a branch, a tag or a commit; none means the remote's default branch. */
+/**
+ * Which commit to use: a branch, a tag, a commit, or the newest tag matching a semver range (Masterminds rules, as
+ * Flux's GitRepository); none means the remote's default branch.
+ */
 export interface GitRef {
   branch?: string;
   tag?: string;
   commit?: string;
+  semver?: string;
+}
+
+/** How to reach a repository that needs credentials: environment for git (see src/source/git-credentials.ts). */
+export interface GitAccess {
+  env?: Record<string, string>;
+  /** Fingerprint of the credentials (never the credentials themselves): separates their mirror from others'. */
+  key?: string;
 }
 
 export interface GitCacheOptions {
@@ -47,65 +60,73 @@ export class GitCache {
    * The commit `ref` points to, fetching the mirror first unless it was fetched recently.
    * @throws Error naming the URL when it cannot be fetched, or the ref when it does not exist.
    */
-  async resolve(url: string, ref: GitRef = {}): Promise<string> {
-    return this.serialized(url, async () => {
-      const mirror = await this.updateMirror(url, Boolean(ref.commit));
+  async resolve(url: string, ref: GitRef = {}, access: GitAccess = {}): Promise<string> {
+    return this.serialized(mirrorKey(url, access), async () => {
+      const mirror = await this.updateMirror(url, Boolean(ref.commit), access);
       const commit = await resolveRef(mirror, ref);
       if (commit) return commit;
       // A pinned commit newer than the mirror: fetch once before giving up.
-      if (ref.commit) return (await resolveRef(await this.updateMirror(url, false, true), ref)) ?? missingRef(url, ref);
+      if (ref.commit) return (await resolveRef(await this.updateMirror(url, false, access, true), ref)) ?? missingRef(url, ref);
       return missingRef(url, ref);
     });
   }
 
   /** The files of the commit `ref` points to (see resolve for errors). */
-  async checkout(url: string, ref: GitRef = {}): Promise<Checkout> {
-    const commit = await this.resolve(url, ref);
+  async checkout(url: string, ref: GitRef = {}, access: GitAccess = {}): Promise<Checkout> {
+    const commit = await this.resolve(url, ref, access);
     const dir = path.join(this.root, 'snapshots', urlKey(url), commit);
-    if (!(await exists(dir))) await this.serialized(url, () => this.createSnapshot(url, commit, dir));
+    const key = mirrorKey(url, access);
+    if (!(await exists(dir))) await this.serialized(key, () => this.createSnapshot(this.mirrorDir(key), commit, dir));
     return { dir, commit };
   }
 
-  /** Runs `work` after every earlier call for the same URL in this process has finished. */
-  private serialized<T>(url: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(url) ?? Promise.resolve();
+  /** Makes the next resolve of `url` fetch, whatever the credentials and however recent the last fetch (a push was announced). */
+  expire(url: string): void {
+    const prefix = urlKey(url);
+    for (const key of this.lastFetch.keys()) if (key.startsWith(prefix)) this.lastFetch.delete(key);
+  }
+
+  /** Runs `work` after every earlier call with the same key in this process has finished. */
+  private serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(key) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(work);
-    this.queues.set(url, next);
+    this.queues.set(key, next);
     return next;
   }
 
-  private mirrorDir(url: string): string {
-    return path.join(this.root, 'mirrors', urlKey(url));
-  }
-
   /** Clones or fetches the mirror; a commit ref that is already present needs no fetch at all. */
-  private async updateMirror(url: string, wantsCommit: boolean, force = false): Promise<string> {
-    const mirror = this.mirrorDir(url);
-    const fresh = Date.now() - (this.lastFetch.get(url) ?? 0) < this.refreshMs;
+  private async updateMirror(url: string, wantsCommit: boolean, access: GitAccess, force = false): Promise<string> {
+    const key = mirrorKey(url, access);
+    const mirror = this.mirrorDir(key);
+    const fresh = Date.now() - (this.lastFetch.get(key) ?? 0) < this.refreshMs;
     if (!force && (await exists(mirror)) && (fresh || wantsCommit)) return mirror;
     await mkdir(path.dirname(mirror), { recursive: true });
     await withFileLock(mirror, async () => {
       try {
         if (await exists(path.join(mirror, 'HEAD'))) {
-          await git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], { cwd: mirror });
-          await git(['remote', 'set-head', 'origin', '--auto'], { cwd: mirror }).catch(() => undefined);
+          await git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], { cwd: mirror, env: access.env });
+          await git(['remote', 'set-head', 'origin', '--auto'], { cwd: mirror, env: access.env }).catch(() => undefined);
         } else {
-          await git(['clone', '--mirror', '--quiet', url, mirror]);
+          await git(['clone', '--mirror', '--quiet', url, mirror], { env: access.env });
         }
       } catch (error) {
         throw new Error(`git repository ${url} could not be fetched: ${firstLine(error)}`);
       }
     });
-    this.lastFetch.set(url, Date.now());
+    this.lastFetch.set(key, Date.now());
     return mirror;
   }
 
-  private async createSnapshot(url: string, commit: string, dir: string): Promise<void> {
+  private mirrorDir(key: string): string {
+    return path.join(this.root, 'mirrors', key);
+  }
+
+  private async createSnapshot(mirror: string, commit: string, dir: string): Promise<void> {
     if (await exists(dir)) return;
     await mkdir(path.dirname(dir), { recursive: true });
     const temp = await mkdtemp(`${dir}.partial-`);
     try {
-      await git(['clone', '--quiet', '--local', '--no-checkout', this.mirrorDir(url), temp]);
+      await git(['clone', '--quiet', '--local', '--no-checkout', mirror, temp]);
       await git(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', commit], { cwd: temp });
       await rm(path.join(temp, '.git'), { recursive: true, force: true });
       await rename(temp, dir).catch(async (error: NodeJS.ErrnoException) => {
@@ -122,13 +143,18 @@ export class GitCache {
 
 /** The commit `ref` names in the mirror, or undefined when it names nothing. */
 async function resolveRef(mirror: string, ref: GitRef): Promise<string | undefined> {
+  if (ref.semver !== undefined) {
+    const tags = (await git(['tag', '--list'], { cwd: mirror })).stdout.split('\n').filter(Boolean);
+    const newest = newestVersion(tags, ref.semver);
+    return newest === undefined ? undefined : resolveRef(mirror, { tag: newest });
+  }
   const wanted = ref.commit ?? (ref.tag ? `refs/tags/${ref.tag}` : ref.branch ? `refs/heads/${ref.branch}` : 'HEAD');
   const result = await git(['rev-parse', '--verify', '--quiet', `${wanted}^{commit}`], { cwd: mirror }).catch(() => undefined);
   return result?.stdout.trim() || undefined;
 }
 
 function missingRef(url: string, ref: GitRef): never {
-  const what = ref.commit ? `commit ${ref.commit}` : ref.tag ? `tag ${ref.tag}` : ref.branch ? `branch ${ref.branch}` : 'a default branch';
+  const what = ref.semver !== undefined ? `tag matching ${ref.semver}` : ref.commit ? `commit ${ref.commit}` : ref.tag ? `tag ${ref.tag}` : ref.branch ? `branch ${ref.branch}` : 'a default branch';
   throw new Error(`git repository ${url} has no ${what}`);
 }
 
@@ -141,6 +167,10 @@ async function withFileLock(dir: string, work: () => Promise<void>): Promise<voi
   } finally {
     await release();
   }
+}
+
+function mirrorKey(url: string, access: GitAccess): string {
+  return access.key === undefined ? urlKey(url) : `${urlKey(url)}-${access.key.slice(0, 16)}`;
 }
 
 function urlKey(url: string): string {

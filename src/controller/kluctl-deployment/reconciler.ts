@@ -1,0 +1,495 @@
+/**
+ * Reconciling one KluctlDeployment, with Kluctl's controller semantics (kluctl's
+ * pkg/controllers/kluctldeployment_controller*.go), in the shape of Flux's reconcilers: fetch the object, make sure
+ * the finalizer is there, handle deletion, then run the work and patch the status once at the end.
+ *
+ * - Deletion: with `delete: true` and not suspended, every object carrying the discriminator recorded in
+ *   status.targetKey is deleted (no render needed, so a broken source cannot block it); the finalizer goes anyway.
+ * - Manual requests (`kluctl.io/request-<kind>` annotations, see requests.ts): one per pass, then requeue at once.
+ * - Full reconcile (every pass unless suspended, or on a reconcile request): fetch the source, render, compute the
+ *   objects hash; deploy (with prune when `prune`) when never deployed, the hash changed, the approval changed, the
+ *   spec changed or `deployInterval` elapsed — with `manual`, only a hash equal to `manualObjectsHash`; validate
+ *   after a deploy and every validateInterval; detect drift (a server-side dry-run diff) on every pass.
+ * - Requeue at the earliest due time (interval, deployInterval, validateInterval), `retryInterval` after a failure.
+ */
+import { randomUUID } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Value } from 'typebox/value';
+import {
+  FINALIZER,
+  KIND,
+  KluctlDeploymentSpecSchema,
+  REASONS,
+  type KluctlDeployment,
+  type KluctlDeploymentSpec,
+  type KluctlDeploymentStatus,
+  type ManualRequestResult,
+} from '../../api/kluctl-deployment.ts';
+import { Cluster } from '../../kube/cluster.ts';
+import { KubeClient } from '../../kube/client.ts';
+import { parseDuration } from '../../duration.ts';
+import { deployTarget, FIELD_MANAGER } from '../../deploy/deploy.ts';
+import { pokeImages } from '../../deploy/poke-images.ts';
+import { prepareTarget, type PreparedTarget, type TargetOptions } from '../../deploy/prepare.ts';
+import { deleteByDiscriminator, pruneTarget } from '../../deploy/prune.ts';
+import type { CommandResult } from '../../deploy/result.ts';
+import { writeCommandResult } from '../../deploy/result-store.ts';
+import { validateTarget } from '../../deploy/validate.ts';
+import { problemsOf } from '../../problems.ts';
+import type { Progress } from '../../progress.ts';
+import { isPlainObject } from '../../project/values.ts';
+import { objectsHash } from '../../render/objects-hash.ts';
+import type { GitCache } from '../../source/git-cache.ts';
+import type { JinjaPool } from '../../template/jinja-pool.ts';
+import type { AlertEvent } from '../../gitops/alerts.ts';
+import type { ControllerMetrics } from '../metrics.ts';
+import type { Logger } from '../logger.ts';
+import { decryptionKeys } from './decryption.ts';
+import type { EventRecorder } from './events.ts';
+import { deploymentKubeConfig } from './kubeconfig.ts';
+import { pendingRequests, specWithOverrides, type PendingRequest } from './requests.ts';
+import { gitUrlOf, resolveSource, type ResolvedSource } from './source.ts';
+import { driftMessage, driftOf, resultMessage, summarize, withCondition, type CommandInfo, type ResultSummary } from './status.ts';
+import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
+
+export interface ReconcilerDeps {
+  /** The controller's own cluster (KluctlDeployments, Secrets, Events, results). */
+  cluster: Cluster;
+  /** The controller's own kubeconfig, from which each deployment's `default` context is built. */
+  kubeConfig: KubeConfig;
+  renderer: JinjaPool;
+  git: GitCache;
+  /** Where Flux artifacts are unpacked. */
+  cacheRoot: string;
+  resultsNamespace: string;
+  keepResults: number;
+  events: EventRecorder;
+  /** Failures and changes, for alerts; must not throw. */
+  notify: (event: AlertEvent) => void;
+}
+
+/** What the manager hands to one reconcile. */
+export interface ReconcileScope {
+  log: Logger;
+  metrics: ControllerMetrics;
+  /** Fires when the controller stops or loses leadership: no new command starts after it. */
+  signal: AbortSignal;
+}
+
+export interface ReconcileOutcome {
+  /** When to reconcile again; undefined = only on the next change. */
+  requeueAfterMs?: number;
+  /** Set when the reconcile failed (the status says why); the manager logs and counts it. */
+  error?: Error;
+}
+
+/** Reconciles the KluctlDeployment `namespace/name`. Never throws for problems of the deployment itself. */
+export async function reconcileKluctlDeployment(key: { namespace: string; name: string }, deps: ReconcilerDeps, scope: ReconcileScope): Promise<ReconcileOutcome> {
+  const ref = { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, ...key };
+  const deployment = (await deps.cluster.get(ref)) as KluctlDeployment | undefined;
+  if (!deployment) return {};
+  if (deployment.metadata.deletionTimestamp) {
+    await finalize(deployment, deps, scope.log);
+    return {};
+  }
+  if (!(deployment.metadata.finalizers ?? []).includes(FINALIZER)) {
+    await deps.cluster.patchMerge(ref, { metadata: { resourceVersion: deployment.metadata.resourceVersion, finalizers: [...(deployment.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: FIELD_MANAGER });
+    return { requeueAfterMs: 0 };
+  }
+  return new Reconciliation(deployment, deps, scope).run();
+}
+
+async function finalize(deployment: KluctlDeployment, deps: ReconcilerDeps, log: Logger): Promise<void> {
+  const { spec, status, metadata } = deployment;
+  const discriminator = (status?.targetKey as { discriminator?: string } | undefined)?.discriminator;
+  if (spec.delete && !spec.suspend && discriminator) {
+    log.info({ discriminator }, 'deleting the objects of the discriminator');
+    try {
+      const kubeConfig = await deploymentKubeConfig(deployment, deps.kubeConfig, deps.cluster);
+      const target = new Cluster(new KubeClient(kubeConfig));
+      // No waiting: the objects may include this KluctlDeployment's own namespace (kluctl-examples/gitops-deployment
+      // deploys itself), which cannot disappear before this finalizer is removed.
+      const result = await deleteByDiscriminator(target, discriminator, { dryRun: false, timeoutMs: timeoutMs(spec), wait: false }, progressTo(log));
+      await deps.events.record(deployment, result.errors.length > 0 ? 'Warning' : 'Normal', 'Deleted', `deleted ${result.deletedObjects.length} object(s)${result.errors.length > 0 ? `, ${result.errors.length} error(s)` : ''}`);
+    } catch (error) {
+      await deps.events.record(deployment, 'Warning', 'DeleteFailed', problemsOf(error).join('; '));
+    }
+  }
+  const finalizers = (metadata.finalizers ?? []).filter((entry) => entry !== FINALIZER);
+  await deps.cluster
+    .patchMerge({ group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, namespace: metadata.namespace, name: metadata.name }, { metadata: { resourceVersion: metadata.resourceVersion, finalizers } }, { fieldManager: FIELD_MANAGER })
+    .catch(() => undefined);
+}
+
+/** A target rendered for one reconcile. */
+interface Prepared {
+  target: PreparedTarget;
+  source: ResolvedSource;
+  hash: string;
+}
+
+type Command = 'deploy' | 'poke-images' | 'diff' | 'prune' | 'validate';
+
+class Reconciliation {
+  private readonly deployment: KluctlDeployment;
+  private readonly deps: ReconcilerDeps;
+  private readonly log: Logger;
+  private readonly metrics: ControllerMetrics;
+  private readonly signal: AbortSignal;
+  private readonly status: KluctlDeploymentStatus;
+  private readonly started = Date.now();
+  private deadline = 0;
+  private failed = false;
+  /** The first failure's message. */
+  private failure: string | undefined;
+
+  private readonly reconcileId: string;
+
+  constructor(deployment: KluctlDeployment, deps: ReconcilerDeps, scope: ReconcileScope) {
+    this.deployment = deployment;
+    this.deps = deps;
+    this.log = scope.log;
+    this.metrics = scope.metrics;
+    this.signal = scope.signal;
+    this.reconcileId = (scope.log.bindings()['reconcileID'] as string | undefined) ?? randomUUID();
+    this.status = structuredClone(deployment.status ?? {});
+  }
+
+  async run(): Promise<ReconcileOutcome> {
+    const { spec } = this.deployment;
+    const invalid = [...Value.Errors(KluctlDeploymentSpecSchema, spec)].map((error) => `spec${error.instancePath.replaceAll('/', '.')}: ${error.message}`);
+    if (invalid.length > 0) {
+      this.fail(REASONS.prepareFailed, `invalid spec: ${invalid.join('; ')}`);
+      return this.finish(false);
+    }
+    this.deadline = this.started + timeoutMs(spec);
+    let requeueNow = false;
+    try {
+      const requests = pendingRequests(this.deployment);
+      const request = requests[0];
+      // Whoever asks for a command has usually just pushed: fetch now, whatever the git refresh interval says.
+      const url = request && gitUrlOf(this.deployment);
+      if (url) this.deps.git.expire(url);
+      if (request && request.kind !== 'reconcile') {
+        await this.serveRequest(request);
+        requeueNow = true;
+      } else if (!spec.suspend || request) {
+        await this.reconcileFully(request);
+      } else {
+        this.status.observedGeneration = this.generation();
+      }
+    } catch (error) {
+      this.fail(REASONS.prepareFailed, problemsOf(error).join('; '));
+    }
+    return this.finish(requeueNow);
+  }
+
+  private async finish(requeueNow: boolean): Promise<ReconcileOutcome> {
+    if (!requeueNow) this.status.conditions = withCondition(this.status.conditions, this.readyCondition());
+    this.status.conditions = withCondition(this.status.conditions, { type: 'Reconciling', status: 'False', reason: REASONS.succeeded, message: 'done', observedGeneration: this.generation() });
+    await this.patchStatus(this.status);
+    if (requeueNow) return { requeueAfterMs: 0 };
+    if (this.failed) return { requeueAfterMs: retryIntervalMs(this.deployment.spec), error: new Error(this.failure ?? 'reconcile failed') };
+    return { requeueAfterMs: nextReconcileIn({ ...this.deployment, status: this.status }, Date.now()) };
+  }
+
+  /** One manual request: diff, deploy, prune or validate, with the request's spec overrides. */
+  private async serveRequest(request: PendingRequest): Promise<void> {
+    await this.removeAnnotation(request.annotation);
+    const requestResult: ManualRequestResult = { request: request.request, startTime: new Date().toISOString(), reconcileId: this.reconcileId };
+    this.setRequestResult(request, requestResult);
+    await this.patchStatus({ [`${request.kind}RequestResult`]: requestResult });
+    const spec = specWithOverrides(this.deployment.spec, request.request);
+    const command: Command = request.kind === 'deploy' ? (spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy') : (request.kind as Command);
+    try {
+      await this.withPrepared(spec, async (prepared) => {
+        const { id, summary, result } = await this.runCommand(command, spec, prepared);
+        requestResult.resultId = id;
+        if (result.errors.length > 0) requestResult.commandError = result.errors.map((error) => error.message).join('; ');
+        if (command === 'diff') this.status.lastDiffResult = summary;
+        else if (command === 'validate') this.status.lastValidateResult = summary;
+        else this.status.lastDeployResult = summary;
+      });
+    } catch (error) {
+      requestResult.commandError = problemsOf(error).join('; ');
+    }
+    requestResult.endTime = new Date().toISOString();
+    this.setRequestResult(request, requestResult);
+  }
+
+  /** The periodic (or requested) full reconcile. */
+  private async reconcileFully(request: PendingRequest | undefined): Promise<void> {
+    const requestResult: ManualRequestResult | undefined = request && { request: request.request, startTime: new Date().toISOString(), reconcileId: this.reconcileId };
+    if (request && requestResult) {
+      await this.removeAnnotation(request.annotation);
+      this.setRequestResult(request, requestResult);
+      await this.patchStatus({ reconcileRequestResult: requestResult });
+    }
+    const spec = request ? specWithOverrides(this.deployment.spec, request.request) : this.deployment.spec;
+    try {
+      await this.withPrepared(spec, async (prepared) => {
+        if (this.needsDeploy(prepared.hash, spec)) {
+          const { id } = await this.runCommand(spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy', spec, prepared);
+          if (requestResult) requestResult.resultId = id;
+          if (spec.validate !== false) await this.runCommand('validate', spec, prepared);
+        } else if (spec.validate !== false && this.validationDue()) {
+          await this.runCommand('validate', spec, prepared);
+        }
+        if (spec.validate === false) delete this.status.lastValidateResult;
+        this.status.lastObjectsHash = prepared.hash;
+        if (spec.manualObjectsHash !== undefined) this.status.lastManualObjectsHash = spec.manualObjectsHash;
+        else delete this.status.lastManualObjectsHash;
+        await this.detectDrift(spec, prepared);
+      });
+      this.status.observedGeneration = this.generation();
+    } catch (error) {
+      if (requestResult) requestResult.commandError = problemsOf(error).join('; ');
+      throw error;
+    } finally {
+      if (request && requestResult) {
+        requestResult.endTime = new Date().toISOString();
+        this.setRequestResult(request, requestResult);
+      }
+    }
+  }
+
+  /** Kluctl's needDeploy, with the manual approval gate. */
+  private needsDeploy(hash: string, spec: KluctlDeploymentSpec): boolean {
+    const status = this.deployment.status ?? {};
+    let due = status.lastDeployResult === undefined || status.lastObjectsHash !== hash;
+    if (!due && spec.manual && status.lastManualObjectsHash !== spec.manualObjectsHash) due = true;
+    if (!due && status.observedGeneration !== this.generation()) due = true;
+    if (!due) due = this.deployIntervalElapsed(spec);
+    if (due && spec.manual && spec.manualObjectsHash !== hash) {
+      this.log.info({ objectsHash: hash }, 'waiting for approval (spec.manualObjectsHash)');
+      return false;
+    }
+    return due;
+  }
+
+  private deployIntervalElapsed(spec: KluctlDeploymentSpec): boolean {
+    if (!spec.deployInterval || spec.deployInterval === 'never') return false;
+    const end = (this.status.lastDeployResult as ResultSummary | undefined)?.commandInfo.endTime;
+    return end !== undefined && Date.now() >= Date.parse(end) + parseDurationSafe(spec.deployInterval);
+  }
+
+  private validationDue(): boolean {
+    const last = this.status.lastValidateResult as ResultSummary | undefined;
+    if (!last) return true;
+    const interval = this.deployment.spec.validateInterval ?? this.deployment.spec.interval;
+    return interval !== 'never' && Date.now() >= Date.parse(last.commandInfo.endTime) + parseDurationSafe(interval);
+  }
+
+  private async detectDrift(spec: KluctlDeploymentSpec, prepared: Prepared): Promise<void> {
+    await this.progress('Performing drift detection');
+    const started = new Date().toISOString();
+    const result = await deployTarget(prepared.target, { dryRun: true, prune: false, wait: false, timeoutMs: this.timeLeft(), behaviour: behaviourOf(spec, this.timeLeft()) }, progressTo(this.log));
+    const commandInfo = this.commandInfo('diff', started, prepared);
+    const drift = driftOf(result, { id: '', commandInfo });
+    this.status.lastDriftDetectionResult = drift;
+    this.status.lastDriftDetectionResultMessage = driftMessage(drift);
+    this.metrics.recordDrift(this.deployment.metadata.namespace, this.deployment.metadata.name, drift.objects.length);
+  }
+
+  /** Runs a command against the prepared target, keeps its result, updates status, and tells events and alerts. */
+  private async runCommand(command: Command, spec: KluctlDeploymentSpec, prepared: Prepared): Promise<{ id: string; summary: ResultSummary; result: CommandResult }> {
+    await this.progress(`Performing ${command}`);
+    const started = new Date().toISOString();
+    const result = await this.execute(command, spec, prepared.target);
+    const commandInfo = this.commandInfo(command, started, prepared);
+    const id = await writeCommandResult(
+      this.deps.cluster,
+      { summary: { command, projectKey: `${prepared.source.projectKey.repoKey}#${prepared.source.projectKey.subDir}`, target: prepared.target.target.name, discriminator: prepared.target.target.discriminator, startTime: commandInfo.startTime, endTime: commandInfo.endTime }, result },
+      { namespace: this.deps.resultsNamespace, keep: this.deps.keepResults, fieldManager: FIELD_MANAGER },
+    ).catch((error: unknown) => {
+      this.log.warn({ err: error, command }, 'the command result could not be kept');
+      return '';
+    });
+    const summary = summarize(result, { id, commandInfo, objectsHash: prepared.hash, revision: prepared.source.revision });
+    if (command === 'deploy' || command === 'poke-images') {
+      this.status.lastDeployResult = summary;
+      if (!spec.dryRun) this.metrics.recordDeploy(this.deployment.metadata.namespace, this.deployment.metadata.name, result.errors.length === 0);
+    } else if (command === 'validate') this.status.lastValidateResult = summary;
+    await this.announce(command, summary, prepared.source.revision);
+    return { id, summary, result };
+  }
+
+  private async execute(command: Command, spec: KluctlDeploymentSpec, target: PreparedTarget): Promise<CommandResult> {
+    const progress = progressTo(this.log);
+    const timeout = this.timeLeft();
+    switch (command) {
+      case 'deploy':
+        return deployTarget(target, { dryRun: spec.dryRun ?? false, prune: spec.prune ?? false, wait: !spec.noWait, timeoutMs: timeout, behaviour: behaviourOf(spec, timeout) }, progress);
+      case 'poke-images':
+        return pokeImages(target, { dryRun: spec.dryRun ?? false }, progress);
+      case 'diff':
+        return deployTarget(target, { dryRun: true, prune: false, wait: false, timeoutMs: timeout, behaviour: behaviourOf(spec, timeout) }, progress);
+      case 'prune':
+        return pruneTarget(target, { dryRun: spec.dryRun ?? false, timeoutMs: timeout }, progress);
+      case 'validate':
+        return validateTarget(target, { waitMs: 0 }, progress);
+    }
+  }
+
+  /** Events for every deploy, prune and failure; alerts on failure and on change. */
+  private async announce(command: Command, summary: ResultSummary, revision: string): Promise<void> {
+    const message = resultMessage(command, summary);
+    const changed = summary.newObjects + summary.changedObjects + summary.deletedObjects > 0;
+    if (summary.errors.length > 0) {
+      const reason = command === 'validate' ? REASONS.validateFailed : command === 'prune' ? REASONS.pruneFailed : command === 'diff' ? REASONS.diffFailed : REASONS.deployFailed;
+      if (command !== 'diff') this.markFailed(message);
+      await this.deps.events.record(this.deployment, 'Warning', reason, message);
+      this.deps.notify(this.alert('error', reason, message, revision, summary));
+    } else if (changed && command !== 'diff' && command !== 'validate') {
+      const reason = command === 'prune' || (summary.deletedObjects > 0 && summary.newObjects + summary.changedObjects === 0) ? 'Pruned' : 'Deployed';
+      await this.deps.events.record(this.deployment, 'Normal', reason, message);
+      this.deps.notify(this.alert('info', reason, message, revision, summary));
+    }
+  }
+
+  /** Fetches the source and renders the target with `spec`, runs `work`, and cleans up. */
+  private async withPrepared(spec: KluctlDeploymentSpec, work: (prepared: Prepared) => Promise<void>): Promise<void> {
+    await this.progress('Fetching the source');
+    const source = await resolveSource({ ...this.deployment, spec }, { cluster: this.deps.cluster, git: this.deps.git, cacheRoot: this.deps.cacheRoot });
+    this.status.observedCommit = source.revision;
+    this.status.projectKey = source.projectKey;
+    const keys = await decryptionKeys({ ...this.deployment, spec }, this.deps.cluster);
+    try {
+      await this.progress('Rendering');
+      const kubeConfig = await deploymentKubeConfig({ ...this.deployment, spec }, this.deps.kubeConfig, this.deps.cluster);
+      const target = await prepareTarget(targetOptions(spec, source, kubeConfig), progressTo(this.log), { renderer: this.deps.renderer, git: this.deps.git, sopsEnv: keys.env });
+      this.status.targetKey = { targetName: target.target.name, discriminator: target.target.discriminator };
+      this.status.lastPrepareError = '';
+      await work({ target, source, hash: objectsHash(target.objects) });
+    } catch (error) {
+      if (!this.status.lastPrepareError) this.status.lastPrepareError = problemsOf(error).join('; ');
+      throw error;
+    } finally {
+      await keys.cleanup();
+    }
+  }
+
+  /** Ready, from the last deploy and validation (Kluctl's buildFinalStatus). */
+  private readyCondition() {
+    const generation = this.generation();
+    if (this.status.lastPrepareError) {
+      return { type: 'Ready', status: 'False' as const, reason: REASONS.prepareFailed, message: this.status.lastPrepareError, observedGeneration: generation };
+    }
+    const deploy = this.status.lastDeployResult as ResultSummary | undefined;
+    const validate = this.status.lastValidateResult as ResultSummary | undefined;
+    if (!deploy) {
+      const message = this.deployment.spec.manual ? `waiting for approval: set spec.manualObjectsHash to ${this.status.lastObjectsHash ?? 'the objects hash'}` : 'deployment status unknown';
+      return { type: 'Ready', status: 'False' as const, reason: REASONS.deployFailed, message, observedGeneration: generation };
+    }
+    let message = resultMessage('deploy', deploy);
+    if (this.deployment.spec.validate !== false) {
+      if (!validate) return { type: 'Ready', status: 'False' as const, reason: REASONS.validateFailed, message: `${message}. Validation status unknown.`, observedGeneration: generation };
+      message += validate.errors.length > 0 ? `. validate: ${validate.errors.length} error(s): ${validate.errors[0]}` : '. validate: ok';
+    }
+    if (deploy.errors.length > 0) return { type: 'Ready', status: 'False' as const, reason: REASONS.deployFailed, message, observedGeneration: generation };
+    if (validate && validate.errors.length > 0) return { type: 'Ready', status: 'False' as const, reason: REASONS.validateFailed, message, observedGeneration: generation };
+    return { type: 'Ready', status: 'True' as const, reason: REASONS.succeeded, message, observedGeneration: generation };
+  }
+
+  private fail(reason: string, message: string): void {
+    this.markFailed(message);
+    this.status.lastPrepareError = message;
+    void this.deps.events.record(this.deployment, 'Warning', reason, message);
+    this.deps.notify(this.alert('error', reason, message));
+  }
+
+  private markFailed(message: string): void {
+    this.failed = true;
+    this.failure ??= message;
+  }
+
+  private alert(severity: AlertEvent['severity'], reason: string, message: string, revision?: string, summary?: ResultSummary): AlertEvent {
+    const { namespace, name, labels } = this.deployment.metadata;
+    const counts = summary && {
+      newObjects: summary.newObjects,
+      changedObjects: summary.changedObjects,
+      deletedObjects: summary.deletedObjects,
+      orphanObjects: summary.orphanObjects,
+      warnings: summary.warnings.length,
+      errors: summary.errors.length,
+    };
+    return { deployment: { namespace, name, labels }, severity, reason, message, revision, summary: counts };
+  }
+
+  private commandInfo(command: string, startTime: string, prepared: Prepared): CommandInfo {
+    return { command, startTime, endTime: new Date().toISOString(), target: prepared.target.target.name, discriminator: prepared.target.target.discriminator };
+  }
+
+  private setRequestResult(request: PendingRequest, result: ManualRequestResult): void {
+    (this.status as Record<string, unknown>)[`${request.kind}RequestResult`] = { ...result };
+  }
+
+  private async progress(message: string): Promise<void> {
+    if (this.signal.aborted) throw new Error('the controller is stopping');
+    this.log.info(message);
+    this.status.conditions = withCondition(this.status.conditions, { type: 'Reconciling', status: 'True', reason: REASONS.progressing, message, observedGeneration: this.generation() });
+    await this.patchStatus({ conditions: this.status.conditions });
+  }
+
+  private async removeAnnotation(annotation: string): Promise<void> {
+    await this.deps.cluster.patchMerge(this.ref(), { metadata: { annotations: { [annotation]: null } } }, { fieldManager: FIELD_MANAGER });
+  }
+
+  private async patchStatus(status: Partial<KluctlDeploymentStatus>): Promise<void> {
+    await this.deps.cluster.patchMerge(this.ref(), { status }, { fieldManager: FIELD_MANAGER, subresource: 'status' }).catch((error: unknown) => {
+      this.log.warn({ err: error }, 'patching status failed');
+    });
+  }
+
+  private timeLeft(): number {
+    return Math.max(1000, this.deadline - Date.now());
+  }
+
+  private generation(): number {
+    return this.deployment.metadata.generation ?? 0;
+  }
+
+  private ref() {
+    return { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, namespace: this.deployment.metadata.namespace, name: this.deployment.metadata.name };
+  }
+}
+
+function targetOptions(spec: KluctlDeploymentSpec, source: ResolvedSource, kubeConfig: KubeConfig): TargetOptions {
+  return {
+    projectDir: source.projectDir,
+    target: spec.target,
+    targetNameOverride: spec.targetNameOverride,
+    args: [],
+    argValues: isPlainObject(spec.args) ? spec.args : {},
+    kubeconfig: undefined,
+    kubeConfig,
+    context: spec.context,
+    offline: false,
+    extraFixedImages: spec.images ?? [],
+    inclusion: {
+      includeTags: spec.includeTags ?? [],
+      excludeTags: spec.excludeTags ?? [],
+      includeDirs: spec.includeDeploymentDirs ?? [],
+      excludeDirs: spec.excludeDeploymentDirs ?? [],
+    },
+  };
+}
+
+function behaviourOf(spec: KluctlDeploymentSpec, timeout: number) {
+  return {
+    forceApply: spec.forceApply ?? false,
+    replaceOnError: spec.replaceOnError ?? false,
+    forceReplaceOnError: spec.forceReplaceOnError ?? false,
+    abortOnError: spec.abortOnError ?? false,
+    readinessTimeoutMs: timeout,
+  };
+}
+
+function progressTo(log: Logger): Progress {
+  return { step: (scope, message) => log.info({ scope }, message) };
+}
+
+/** A SafeDuration: `never` is infinitely far away. */
+function parseDurationSafe(text: string): number {
+  return text === 'never' ? Number.POSITIVE_INFINITY : parseDuration(text);
+}

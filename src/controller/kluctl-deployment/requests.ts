@@ -1,0 +1,57 @@
+/**
+ * Manual requests, Kluctl's protocol (api/v1beta1/manual_requests.go): an annotation `kluctl.io/request-<kind>`
+ * whose value is the JSON `{"requestValue": "...", "overridesPatch": {...}}` asks the controller to run that
+ * command once, with the spec changed by the JSON merge patch (RFC 7386) for this run only; the controller answers
+ * in `status.<kind>RequestResult`. Any other value (`kubectl annotate … kluctl.io/request-reconcile=$(date +%s)`, as
+ * Flux users request reconciles) is a request without overrides whose requestValue is that value.
+ */
+import { REQUEST_ANNOTATIONS, type KluctlDeployment, type KluctlDeploymentSpec, type ManualRequest, type RequestKind } from '../../api/kluctl-deployment.ts';
+import { isPlainObject } from '../../project/values.ts';
+
+export interface PendingRequest {
+  kind: RequestKind;
+  annotation: string;
+  /** The annotation's value, as the request result echoes it. */
+  value: string;
+  request: ManualRequest;
+}
+
+/** The order Kluctl's controller serves requests in: one per reconcile, the full reconcile last. */
+const ORDER: RequestKind[] = ['diff', 'deploy', 'prune', 'validate', 'reconcile'];
+
+/** The requests annotated on `deployment`, in serving order. */
+export function pendingRequests(deployment: KluctlDeployment): PendingRequest[] {
+  const annotations = deployment.metadata.annotations ?? {};
+  return ORDER.flatMap((kind) => {
+    const annotation = REQUEST_ANNOTATIONS[kind];
+    const value = annotations[annotation];
+    return value ? [{ kind, annotation, value, request: parseRequest(value) }] : [];
+  });
+}
+
+function parseRequest(value: string): ManualRequest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return { requestValue: value };
+  }
+  if (isPlainObject(parsed) && typeof parsed['requestValue'] === 'string' && parsed['requestValue'] !== '') return parsed as ManualRequest;
+  return { requestValue: value };
+}
+
+/** The spec with the request's overrides merged in (JSON merge patch). */
+export function specWithOverrides(spec: KluctlDeploymentSpec, request: ManualRequest): KluctlDeploymentSpec {
+  return request.overridesPatch === undefined ? spec : (mergePatch(spec, request.overridesPatch) as KluctlDeploymentSpec);
+}
+
+/** RFC 7386: objects merge recursively, null removes, anything else replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch;
+  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}

@@ -1,0 +1,69 @@
+/**
+ * Where a KluctlDeployment's project comes from: a git repository (`spec.source.git`, or the deprecated
+ * `spec.source.url/ref/path`) through the shared git cache, with the first matching `spec.credentials.git` entry's
+ * Secret; or a Flux GitRepository's artifact (`spec.sourceRef`). OCI sources are refused.
+ */
+import path from 'node:path';
+import type { KluctlDeployment } from '../../api/kluctl-deployment.ts';
+import type { Cluster } from '../../kube/cluster.ts';
+import { readSecret } from '../../kube/secrets.ts';
+import { isInside, isDirectory } from '../../project/files.ts';
+import { fetchFluxArtifact } from '../../source/flux-artifact.ts';
+import type { GitCache } from '../../source/git-cache.ts';
+import { matchCredentials, prepareGitAccess } from '../../source/git-credentials.ts';
+
+export interface ResolvedSource {
+  /** Folder of the Kluctl project. */
+  projectDir: string;
+  /** The commit (git) or Flux revision the files come from. */
+  revision: string;
+  /** Identifies the project: repository and path (Kluctl's projectKey). */
+  projectKey: { repoKey: string; subDir: string };
+}
+
+export interface SourceDeps {
+  cluster: Cluster;
+  git: GitCache;
+  /** Where Flux artifacts are unpacked. */
+  cacheRoot: string;
+}
+
+/** The git URL of a deployment's source, if it is a git source (what webhooks match against). */
+export function gitUrlOf(deployment: Pick<KluctlDeployment, 'spec'>): string | undefined {
+  return deployment.spec.source?.git?.url ?? deployment.spec.source?.url;
+}
+
+/**
+ * Fetches the project's files.
+ * @throws Error naming the repository (or GitRepository) that cannot be fetched, the ref that does not exist, the
+ *   credentials Secret that is missing, or the path that is not in the source.
+ */
+export async function resolveSource(deployment: KluctlDeployment, deps: SourceDeps): Promise<ResolvedSource> {
+  const { spec, metadata } = deployment;
+  if (spec.sourceRef) {
+    if (spec.sourceRef.kind !== 'GitRepository') throw new Error(`sourceRef kind ${spec.sourceRef.kind} is not supported (only GitRepository)`);
+    const namespace = spec.sourceRef.namespace ?? metadata.namespace;
+    const artifact = await fetchFluxArtifact(deps.cluster, namespace, spec.sourceRef.name, deps.cacheRoot);
+    return { projectDir: await projectFolder(artifact.dir, spec.sourceRef.path), revision: artifact.revision, projectKey: { repoKey: `flux:${namespace}/${spec.sourceRef.name}`, subDir: spec.sourceRef.path ?? '' } };
+  }
+  if (spec.source?.oci) throw new Error('OCI sources are not supported by this version of Gantry');
+  if (spec.source?.secretRef || spec.source?.credentials) throw new Error('spec.source.secretRef and spec.source.credentials are deprecated and refused (as in Kluctl): use spec.credentials.git');
+  const url = gitUrlOf(deployment);
+  if (!url) throw new Error('spec.source.git.url (or spec.sourceRef) is required');
+  const ref = spec.source?.git?.ref ?? spec.source?.ref ?? {};
+  const subDir = spec.source?.git?.path ?? spec.source?.path ?? '';
+  const credentials = matchCredentials(url, spec.credentials?.git ?? []);
+  const access = credentials ? await prepareGitAccess(await readSecret(deps.cluster, metadata.namespace, credentials.secretRef.name)) : undefined;
+  try {
+    const checkout = await deps.git.checkout(url, ref, access);
+    return { projectDir: await projectFolder(checkout.dir, subDir), revision: checkout.commit, projectKey: { repoKey: url, subDir } };
+  } finally {
+    await access?.cleanup();
+  }
+}
+
+async function projectFolder(root: string, subDir: string | undefined): Promise<string> {
+  const dir = path.resolve(root, subDir ?? '.');
+  if (!isInside(root, dir) || !(await isDirectory(dir))) throw new Error(`path '${subDir}' does not exist in the source`);
+  return dir;
+}

@@ -1,0 +1,260 @@
+/**
+ * Alerts: the controller tells AlertDispatcher about each KluctlDeployment event worth a notification (a change,
+ * a failure), and the dispatcher posts it to every Alert resource (src/api/alert.ts) that watches that deployment,
+ * is not suspended and whose eventSeverity lets it through — as the Flux Kluctl controller's events reached Flux's
+ * notification-controller providers:
+ * - `generic`: the event as JSON, in the shape of Flux's event (involvedObject, severity, timestamp, reason,
+ *   message, metadata, reportingController) plus `summary`, the counts of the result; with the Secret's `token`
+ *   as `Authorization: Bearer`, with its `hmacKey` signed as Flux's generic-hmac provider signs
+ *   (`X-Signature: sha256=<hex HMAC-SHA256 of the body>`);
+ * - `slack`: a Slack message (incoming webhook, or chat.postMessage with a bot token and spec.channel): fallback
+ *   `text` plus an attachment coloured by severity with the deployment, reason, message, revision and changes.
+ * Alerts are listed for each event (always current, and events are rare: one per change or failure). Each post has
+ * a timeout and at most one retry; nothing here ever throws to the caller, failures are logged and shown in the
+ * Alert's Ready condition. Addresses never appear in logs or status: a Slack webhook URL is itself a secret.
+ */
+import { createHmac } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { GROUP, KIND as ALERT_KIND, SECRET_KEYS, SIGNATURE_HEADER, VERSION, type Alert, type AlertEventSource } from '../api/alert.ts';
+import { API_VERSION, KIND as KLUCTL_DEPLOYMENT_KIND, type Condition } from '../api/kluctl-deployment.ts';
+import type { Logger } from '../controller/logger.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import { readSecret } from '../kube/secrets.ts';
+
+export type Severity = 'info' | 'error';
+
+/** Counts of a command result, for the "changes" of a notification. */
+export interface ChangeSummary {
+  newObjects?: number;
+  changedObjects?: number;
+  deletedObjects?: number;
+  orphanObjects?: number;
+  warnings?: number;
+  errors?: number;
+}
+
+/** One event about a KluctlDeployment. */
+export interface AlertEvent {
+  deployment: { namespace: string; name: string; labels?: Record<string, string> };
+  /** `error` for failures; `info` for changes (and successes worth telling). */
+  severity: Severity;
+  /** A short CamelCase word, e.g. Kluctl's condition reasons (ReconciliationSucceeded, DeployFailed). */
+  reason: string;
+  message: string;
+  /** The deployed source revision, e.g. `main@sha1:<commit>`. */
+  revision?: string;
+  summary?: ChangeSummary;
+}
+
+export interface AlertDispatcherOptions {
+  log: Logger;
+  /** Limit of one POST (connect to end of response); 10s when unset. */
+  timeoutMs?: number;
+  /** Pause before the single retry; 1s when unset. */
+  retryDelayMs?: number;
+  /** Field manager of the Alert status patches; `gantry-controller` when unset. */
+  fieldManager?: string;
+}
+
+/** An HTTP request ready to send. */
+export interface AlertRequest {
+  address: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_RETRY_DELAY_MS = 1000;
+const REPORTING_CONTROLLER = 'gantry-controller';
+
+export class AlertDispatcher {
+  private readonly cluster: Cluster;
+  private readonly options: AlertDispatcherOptions;
+
+  constructor(cluster: Cluster, options: AlertDispatcherOptions) {
+    this.cluster = cluster;
+    this.options = options;
+  }
+
+  /**
+   * Sends `event` to every matching Alert, in parallel. Never rejects; it resolves when every post finished or
+   * gave up (at most about 2 × timeout + retry delay), so a caller may await it or not.
+   */
+  async notify(event: AlertEvent): Promise<void> {
+    let alerts: Alert[];
+    try {
+      alerts = await this.listAlerts();
+    } catch (error) {
+      this.options.log.warn({ err: error, namespace: event.deployment.namespace, name: event.deployment.name }, 'cannot list Alerts; the event is not sent');
+      return;
+    }
+    const targets = alerts.filter((alert) => !alert.spec.suspend && severityAllowed(alert, event.severity) && alertWatches(alert, event.deployment));
+    await Promise.all(targets.map((alert) => this.deliver(alert, event)));
+  }
+
+  private async listAlerts(): Promise<Alert[]> {
+    const resource = await this.cluster.resourceFor({ group: GROUP, version: VERSION, kind: ALERT_KIND });
+    return (await this.cluster.list(resource, '')) as unknown as Alert[];
+  }
+
+  private async deliver(alert: Alert, event: AlertEvent): Promise<void> {
+    const log = this.options.log.child({ alert: `${alert.metadata.namespace}/${alert.metadata.name}`, namespace: event.deployment.namespace, name: event.deployment.name });
+    let failure: string | undefined;
+    try {
+      const secret = alert.spec.secretRef ? await readSecret(this.cluster, alert.metadata.namespace, alert.spec.secretRef.name) : {};
+      const prepared = buildAlertRequest(alert, event, secret, new Date());
+      await this.post(prepared);
+      log.debug('alert sent');
+    } catch (error) {
+      failure = error instanceof Error ? error.message : String(error);
+      log.warn({ error: failure }, 'sending an alert failed');
+    }
+    await this.recordOutcome(alert, failure).catch((error: unknown) => log.debug({ err: error }, "cannot update the Alert's status"));
+  }
+
+  /** One POST, repeated once after a network error, a timeout, a 429 or a 5xx. */
+  private async post(prepared: AlertRequest): Promise<void> {
+    const first = await this.attempt(prepared);
+    if (first === undefined) return;
+    if (!first.retry) throw new Error(first.message);
+    await sleep(this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS);
+    const second = await this.attempt(prepared);
+    if (second !== undefined) throw new Error(`${second.message} (after one retry)`);
+  }
+
+  /** @returns undefined on success, else why it failed and whether another attempt may succeed. */
+  private async attempt(prepared: AlertRequest): Promise<{ message: string; retry: boolean } | undefined> {
+    try {
+      const response = await request(prepared.address, {
+        method: 'POST',
+        headers: prepared.headers,
+        body: prepared.body,
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      });
+      const text = await response.body.text();
+      if (response.statusCode < 300) return undefined;
+      return { message: `the receiver answered ${response.statusCode}${text ? `: ${text.slice(0, 200).trim()}` : ''}`, retry: response.statusCode === 429 || response.statusCode >= 500 };
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      return { message: timedOut ? `no answer within ${this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS}ms` : `cannot reach the receiver: ${error instanceof Error ? error.message : String(error)}`, retry: true };
+    }
+  }
+
+  /** Sets the Alert's Ready condition from the last delivery, writing only when it changes. */
+  private async recordOutcome(alert: Alert, failure: string | undefined): Promise<void> {
+    const wanted = failure === undefined ? { status: 'True' as const, reason: 'Succeeded', message: 'The last notification was delivered.' } : { status: 'False' as const, reason: 'SendFailed', message: failure };
+    const conditions = alert.status?.conditions ?? [];
+    const current = conditions.find((condition) => condition.type === 'Ready');
+    if (current && current.status === wanted.status && current.reason === wanted.reason && current.message === wanted.message) return;
+    const ready: Condition = {
+      type: 'Ready',
+      ...wanted,
+      ...(alert.metadata.generation !== undefined ? { observedGeneration: alert.metadata.generation } : {}),
+      lastTransitionTime: current?.status === wanted.status ? current.lastTransitionTime : new Date().toISOString(),
+    };
+    await this.cluster.patchMerge(
+      { group: GROUP, version: VERSION, kind: ALERT_KIND, namespace: alert.metadata.namespace, name: alert.metadata.name },
+      { status: { conditions: [...conditions.filter((condition) => condition.type !== 'Ready'), ready] } },
+      { fieldManager: this.options.fieldManager ?? REPORTING_CONTROLLER, subresource: 'status' },
+    );
+  }
+}
+
+/**
+ * Whether one of the Alert's eventSources names the deployment: kind KluctlDeployment, namespace (the Alert's
+ * own when unset) and name equal (`*` for any), and every matchLabels entry among the deployment's labels, as
+ * Flux's Alert eventSources match.
+ */
+export function alertWatches(alert: Alert, deployment: AlertEvent['deployment']): boolean {
+  return alert.spec.eventSources.some((source) => sourceMatches(source, alert.metadata.namespace, deployment));
+}
+
+/** `info` Alerts take every event, `error` Alerts only errors (Flux's eventSeverity; info when unset). */
+export function severityAllowed(alert: Alert, severity: Severity): boolean {
+  return (alert.spec.eventSeverity ?? 'info') === 'info' || severity === 'error';
+}
+
+/**
+ * The POST for one Alert and event: address from the Secret's `address` or spec.address, body by spec.type,
+ * `Authorization: Bearer <token>` with a token, `X-Signature` with an hmacKey (generic only).
+ * @throws Error when the Alert has no address.
+ */
+export function buildAlertRequest(alert: Alert, event: AlertEvent, secret: Record<string, string>, now: Date): AlertRequest {
+  const address = secret[SECRET_KEYS.address]?.trim() || alert.spec.address;
+  if (!address) throw new Error(`no address: set spec.address or the key '${SECRET_KEYS.address}' in Secret ${alert.spec.secretRef?.name ?? '(none)'}`);
+  const body = JSON.stringify(alert.spec.type === 'slack' ? slackPayload(alert, event) : genericPayload(alert, event, now));
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': REPORTING_CONTROLLER };
+  const token = secret[SECRET_KEYS.token]?.trim();
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  const hmacKey = secret[SECRET_KEYS.hmacKey];
+  if (hmacKey && alert.spec.type === 'generic') headers[SIGNATURE_HEADER.toLowerCase()] = `sha256=${createHmac('sha256', hmacKey).update(body).digest('hex')}`;
+  return { address, headers, body };
+}
+
+/** The generic JSON body: Flux's event shape, so receivers written for Flux's generic provider read it. */
+export function genericPayload(alert: Alert, event: AlertEvent, now: Date): Record<string, unknown> {
+  const metadata: Record<string, string> = {};
+  if (event.revision) metadata['revision'] = event.revision;
+  if (alert.spec.summary) metadata['summary'] = alert.spec.summary;
+  return {
+    involvedObject: { apiVersion: API_VERSION, kind: KLUCTL_DEPLOYMENT_KIND, namespace: event.deployment.namespace, name: event.deployment.name },
+    severity: event.severity,
+    timestamp: now.toISOString(),
+    reason: event.reason,
+    message: event.message,
+    metadata,
+    ...(event.summary ? { summary: event.summary } : {}),
+    reportingController: REPORTING_CONTROLLER,
+  };
+}
+
+/** A Slack message (incoming webhooks and chat.postMessage take the same body); `channel` only when set. */
+export function slackPayload(alert: Alert, event: AlertEvent): Record<string, unknown> {
+  const subject = `${KLUCTL_DEPLOYMENT_KIND} ${event.deployment.namespace}/${event.deployment.name}`;
+  const fields = [
+    ...(event.revision ? [{ title: 'Revision', value: slackEscape(event.revision), short: true }] : []),
+    ...(event.summary ? [{ title: 'Changes', value: formatSummary(event.summary), short: true }] : []),
+  ];
+  const text = alert.spec.summary ? `${slackEscape(event.message)}\n${slackEscape(alert.spec.summary)}` : slackEscape(event.message);
+  return {
+    ...(alert.spec.channel ? { channel: alert.spec.channel } : {}),
+    text: `${event.severity === 'error' ? ':red_circle:' : ':large_green_circle:'} ${slackEscape(subject)}: ${slackEscape(event.reason)}`,
+    attachments: [
+      {
+        color: event.severity === 'error' ? 'danger' : 'good',
+        author_name: subject,
+        title: event.reason,
+        text,
+        fields,
+        mrkdwn_in: ['text'],
+        footer: REPORTING_CONTROLLER,
+      },
+    ],
+  };
+}
+
+function sourceMatches(source: AlertEventSource, alertNamespace: string, deployment: AlertEvent['deployment']): boolean {
+  if (source.kind !== KLUCTL_DEPLOYMENT_KIND) return false;
+  if ((source.namespace ?? alertNamespace) !== deployment.namespace) return false;
+  if (source.name !== '*' && source.name !== deployment.name) return false;
+  return Object.entries(source.matchLabels ?? {}).every(([key, value]) => deployment.labels?.[key] === value);
+}
+
+/** `1 new, 2 changed, 0 deleted` — only the counts that were given. */
+function formatSummary(summary: ChangeSummary): string {
+  const parts: Array<[number | undefined, string]> = [
+    [summary.newObjects, 'new'],
+    [summary.changedObjects, 'changed'],
+    [summary.deletedObjects, 'deleted'],
+    [summary.orphanObjects, 'orphan'],
+    [summary.warnings, 'warnings'],
+    [summary.errors, 'errors'],
+  ];
+  return parts.filter(([count]) => count !== undefined).map(([count, label]) => `${count} ${label}`).join(', ') || 'none';
+}
+
+/** Slack's three control characters in message text (Slack's "Escaping text" docs). */
+function slackEscape(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}

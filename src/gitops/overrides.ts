@@ -1,0 +1,72 @@
+/**
+ * The overrides a manual request carries: what the gitops commands' flags change in the KluctlDeployment's spec
+ * for this one request, sent as a JSON merge patch (RFC 7386) of the spec in the request's `overridesPatch`, as
+ * kluctl's gitops commands build it (cmd/kluctl/commands/cmd_gitops.go buildOverridePatch): flags set fields,
+ * list flags (tags, deployment dirs, fixed images) add to the spec's lists, args merge over spec.args.
+ */
+import type { KluctlDeploymentSpec } from '../api/kluctl-deployment.ts';
+import { parseArgs } from '../project/args.ts';
+import { isPlainObject } from '../project/values.ts';
+import { parseFixedImageArg, validateFixedImages, type FixedImage } from '../render/images.ts';
+import { parseYaml } from '../yaml.ts';
+import { readFile } from 'node:fs/promises';
+
+/** The override flags; unset fields leave the spec as it is. */
+export interface SpecOverrides {
+  target?: string;
+  targetNameOverride?: string;
+  /** Kluctl's --target-context: spec.context. */
+  context?: string;
+  /** `name=value` args (dotted names nest, values are YAML, `name=@file` reads a file). */
+  args?: readonly string[];
+  argsFiles?: readonly string[];
+  /** `-F image<:namespace:deployment:container>=result`. */
+  fixedImages?: readonly string[];
+  fixedImagesFiles?: readonly string[];
+  includeTags?: readonly string[];
+  excludeTags?: readonly string[];
+  includeDeploymentDirs?: readonly string[];
+  excludeDeploymentDirs?: readonly string[];
+  dryRun?: boolean;
+  forceApply?: boolean;
+  replaceOnError?: boolean;
+  forceReplaceOnError?: boolean;
+  abortOnError?: boolean;
+  noWait?: boolean;
+  prune?: boolean;
+}
+
+const FLAG_FIELDS = ['dryRun', 'forceApply', 'replaceOnError', 'forceReplaceOnError', 'abortOnError', 'noWait', 'prune', 'target', 'targetNameOverride', 'context'] as const;
+const LIST_FIELDS = ['includeTags', 'excludeTags', 'includeDeploymentDirs', 'excludeDeploymentDirs'] as const;
+
+/**
+ * The merge patch of `spec` that applies `overrides`, or undefined when they change nothing (the request then
+ * carries no overridesPatch, as kluctl leaves it out for `{}`).
+ * @throws Error for a malformed arg or fixed image, or an unreadable args/images file.
+ */
+export async function buildOverridesPatch(spec: KluctlDeploymentSpec, overrides: SpecOverrides): Promise<Record<string, unknown> | undefined> {
+  const patch: Record<string, unknown> = {};
+  for (const field of FLAG_FIELDS) {
+    if (overrides[field] !== undefined) patch[field] = overrides[field];
+  }
+  for (const field of LIST_FIELDS) {
+    const added = overrides[field] ?? [];
+    if (added.length > 0) patch[field] = [...(spec[field] ?? []), ...added];
+  }
+  const images = await fixedImages(overrides);
+  if (images.length > 0) patch['images'] = [...(spec.images ?? []), ...images];
+  const args = await parseArgs(overrides.args ?? [], overrides.argsFiles ?? []);
+  // A merge patch merges objects key by key, as kluctl merges override args over spec.args.
+  if (Object.keys(args).length > 0) patch['args'] = args;
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+/** Fixed images of the files first, then of `-F`, as the local commands read them. */
+async function fixedImages(overrides: SpecOverrides): Promise<FixedImage[]> {
+  const images: FixedImage[] = [];
+  for (const file of overrides.fixedImagesFiles ?? []) {
+    const document = parseYaml(await readFile(file, 'utf8'), file);
+    images.push(...validateFixedImages(isPlainObject(document) ? document['images'] : undefined, file));
+  }
+  return [...images, ...(overrides.fixedImages ?? []).map(parseFixedImageArg)];
+}

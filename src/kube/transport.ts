@@ -1,0 +1,47 @@
+/**
+ * Kubernetes connections: one pooled HTTP/1.1 connection pool per kubeconfig, for every KubeClient.
+ *
+ * @kubernetes/client-node builds a new undici Agent for every request, and undici 8 negotiates HTTP/2 by default.
+ * On Node 24, destroying an HTTP/2 client stream (any aborted request: a stopping controller, lost leadership, a
+ * request timeout) can spin forever in Http2Session::SendPendingData, blocking the event loop while memory grows
+ * until the process is killed (seen here as std::bad_alloc at 20 GB; nodejs/node#52952 reports the same loop). An
+ * aborted HTTP/1.1 request just closes its connection. The pool also spares a TLS handshake per request.
+ */
+import type { AgentOptions } from 'node:https';
+import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { Agent } from 'undici';
+
+/** A KubeConfig whose requests (KubeClient's and the library's Watch) share one HTTP/1.1 connection pool. */
+export class Http1KubeConfig extends KubeConfig {
+  private pool: { material: string; agent: Agent } | undefined;
+
+  /** A copy of `config` (clusters, users, contexts, current context). */
+  static from(config: KubeConfig): Http1KubeConfig {
+    const copy = new Http1KubeConfig();
+    copy.loadFromOptions({ clusters: config.clusters, users: config.users, contexts: config.contexts, currentContext: config.getCurrentContext() });
+    return copy;
+  }
+
+  /**
+   * Authenticates as the library does, then sends the request through the pool instead of a new HTTP/2 agent
+   * (except through a cluster's proxyUrl, which keeps the library's proxy agent).
+   */
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    if (!this.getCurrentCluster()?.proxyUrl) context.setDispatcher(await this.agent());
+  }
+
+  /** The pool for the current TLS material; a new one when it changed (rotated client certificates). */
+  private async agent(): Promise<Agent> {
+    const tls: AgentOptions = {};
+    await this.applyToHTTPSOptions(tls);
+    const connect = { ca: tls.ca, cert: tls.cert, key: tls.key, pfx: tls.pfx, passphrase: tls.passphrase, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername };
+    const material = JSON.stringify(connect);
+    if (this.pool?.material !== material) {
+      void this.pool?.agent.close();
+      // keepAlive as the library sets it: 30 s, like client-go, below cloud load balancers' idle timeouts.
+      this.pool = { material, agent: new Agent({ allowH2: false, connect: { ...connect, keepAlive: true, keepAliveInitialDelay: 30_000 } }) };
+    }
+    return this.pool.agent;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Flux interop: a KluctlDeployment may take its project from a Flux source (`spec.sourceRef` to a
+ * source.toolkit.fluxcd.io/v1 GitRepository), as the Flux Kluctl controller did. The source-controller publishes
+ * each revision as a tar.gz artifact (`status.artifact.url`, `.digest` = `sha256:<hex>`, `.revision`); it is
+ * downloaded, checked against the digest, and unpacked once per digest into the cache (a temporary folder renamed
+ * into place, so readers never see half an artifact).
+ */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import { extract } from 'tar';
+import { request } from 'undici';
+import type { Cluster } from '../kube/cluster.ts';
+
+export const FLUX_SOURCE_GROUP = 'source.toolkit.fluxcd.io';
+
+export interface FluxArtifact {
+  /** Folder holding the artifact's files. */
+  dir: string;
+  /** Flux's revision string, e.g. `main@sha1:1a2b…`. */
+  revision: string;
+  digest: string;
+}
+
+interface GitRepositoryStatus {
+  artifact?: { url?: string; digest?: string; revision?: string };
+}
+
+/**
+ * The unpacked artifact of the GitRepository `namespace/name`.
+ * @throws Error naming the GitRepository when it does not exist or has no artifact yet, and when the download fails
+ *   or does not match its digest.
+ */
+export async function fetchFluxArtifact(cluster: Cluster, namespace: string, name: string, cacheRoot: string): Promise<FluxArtifact> {
+  const label = `GitRepository ${namespace}/${name}`;
+  const repository = await cluster.get({ group: FLUX_SOURCE_GROUP, version: 'v1', kind: 'GitRepository', namespace, name });
+  if (!repository) throw new Error(`${label} not found (is Flux's source-controller installed?)`);
+  const artifact = (repository['status'] as GitRepositoryStatus | undefined)?.artifact;
+  if (!artifact?.url || !artifact.digest) throw new Error(`${label} has no artifact yet`);
+  const [algorithm, expected] = artifact.digest.split(':');
+  if (algorithm !== 'sha256' || !expected) throw new Error(`${label}: unsupported artifact digest ${artifact.digest}`);
+  const dir = path.join(cacheRoot, 'flux-artifacts', expected);
+  if (!(await exists(dir))) await downloadAndUnpack(artifact.url, expected, dir, label);
+  return { dir, revision: artifact.revision ?? '', digest: artifact.digest };
+}
+
+async function downloadAndUnpack(url: string, expectedSha256: string, dir: string, label: string): Promise<void> {
+  await mkdir(path.dirname(dir), { recursive: true });
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-artifact-'));
+  try {
+    const archive = path.join(scratch, 'artifact.tar.gz');
+    const actual = await download(url, archive, label);
+    if (actual !== expectedSha256) throw new Error(`${label}: the artifact's sha256 is ${actual}, not ${expectedSha256} as its status says`);
+    const unpacked = path.join(scratch, 'files');
+    await mkdir(unpacked);
+    await extract({ file: archive, cwd: unpacked, strict: true });
+    await rename(unpacked, dir).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+    });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Streams `url` into `file`, returning the sha256 (hex) of what was written. */
+async function download(url: string, file: string, label: string): Promise<string> {
+  const response = await request(url).catch((error: Error) => {
+    throw new Error(`${label}: downloading ${url} failed: ${error.message}`);
+  });
+  if (response.statusCode !== 200) {
+    await response.body.dump();
+    throw new Error(`${label}: downloading ${url} failed with HTTP ${response.statusCode}`);
+  }
+  const hash = createHash('sha256');
+  const hashing = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  await pipeline(response.body, hashing, createWriteStream(file));
+  return hash.digest('hex');
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}

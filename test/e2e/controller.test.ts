@@ -1,0 +1,346 @@
+/**
+ * The GitOps controller end to end: the real `gantry controller run` process reconciling KluctlDeployments from real
+ * git repositories (served over HTTP by git's own backend, and file://) into the local cluster.
+ */
+import { createHmac } from 'node:crypto';
+import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubectl, kubectlJson } from '../support/cli.ts';
+import { applyObject, getDeployment, installCrds, readyOf, startController, waitFor, WEBHOOK_SECRET, type RunningController } from '../support/controller.ts';
+import { example } from '../support/fixtures.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { startGitServer, type GitServer } from '../support/git-server.ts';
+
+const NAMESPACE = 'gantry-e2e-controller';
+const API = 'gitops.gantry.dev/v1beta1';
+
+let controller: RunningController;
+const cleanups: Array<() => Promise<unknown>> = [];
+
+/** A KluctlDeployment of `repo` (context `default`: the controller's own cluster). */
+function kluctlDeployment(name: string, url: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: API,
+    kind: 'KluctlDeployment',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { interval: '10m', timeout: '2m', source: { git: { url } }, target: 'default', context: 'default', prune: true, delete: true, ...spec },
+  };
+}
+
+/** A one-item project deploying ConfigMaps (name → data value) into `namespace`. */
+function configMapProject(namespace: string, configMaps: Record<string, string>): Record<string, string> {
+  const files: Record<string, string> = {
+    '.kluctl.yaml': `discriminator: e2e-controller-${namespace}\ntargets:\n  - name: default\n`,
+    'deployment.yaml': 'deployments:\n  - path: app\n',
+  };
+  for (const [name, value] of Object.entries(configMaps)) {
+    files[`app/${name}.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\ndata:\n  value: "${value}"\n`;
+  }
+  return files;
+}
+
+async function configMapValue(namespace: string, name: string): Promise<string | undefined> {
+  const found = await kubectlJson<{ items: Array<{ metadata: { name: string }; data?: { value?: string } }> }>(['get', 'configmaps', '-n', namespace]);
+  return found.items.find((item) => item.metadata.name === name)?.data?.value;
+}
+
+async function createNamespace(name: string): Promise<void> {
+  await kubectl(['create', 'namespace', name, '--dry-run=client', '-o', 'yaml']).then((yaml) => kubectl(['apply', '-f', '-'], yaml));
+}
+
+async function waitReady(name: string, timeoutMs = 120_000): Promise<Record<string, any>> {
+  return waitFor(
+    async () => {
+      const deployment = await getDeployment(NAMESPACE, name);
+      const ready = readyOf(deployment);
+      return ready?.status === 'True' && deployment.status.observedGeneration === deployment.metadata.generation ? deployment : undefined;
+    },
+    timeoutMs,
+    async () => `${name} Ready: ${JSON.stringify(readyOf(await getDeployment(NAMESPACE, name)))}\n${(await controller.log()).slice(-4000)}`,
+  );
+}
+
+/** Waits until a reconcile that started after now has ended (the request annotation's answer). */
+async function reconcileNow(name: string): Promise<Record<string, any>> {
+  const request = `e2e-${Date.now()}`;
+  await kubectl(['annotate', '--overwrite', 'kluctldeployments.gitops.gantry.dev', name, '-n', NAMESPACE, `kluctl.io/request-reconcile=${request}`]);
+  return waitFor(
+    async () => {
+      const deployment = await getDeployment(NAMESPACE, name);
+      const result = deployment.status?.reconcileRequestResult;
+      return result?.request?.requestValue === request && result.endTime ? deployment : undefined;
+    },
+    120_000,
+    () => `reconcile request ${request} of ${name}`,
+  );
+}
+
+/** Posts a GitHub push event for `url`, signed with the controller's webhook secret. */
+async function announcePush(url: string): Promise<Response> {
+  const body = JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: url, html_url: url } });
+  const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`;
+  return fetch(controller.webhookUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature } });
+}
+
+async function deleteDeployment(name: string): Promise<void> {
+  await kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', name, '-n', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+}
+
+describe('gantry controller run', { timeout: 300_000 }, () => {
+  beforeAll(async () => {
+    await installCrds();
+    await createNamespace(NAMESPACE);
+    // Only this file's namespace: other files (and concurrent runs) have controllers of their own.
+    controller = await startController(['--namespace', NAMESPACE]);
+  });
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    await controller?.stop();
+  });
+
+  describe('the microservices example from a git server', () => {
+    let repo: TestRepo;
+    let server: GitServer;
+    let url: string;
+    let initial: string;
+
+    beforeAll(async () => {
+      const project = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-ms-'));
+      await cp(example('microservices-demo/3-templating-and-multi-env'), project, { recursive: true });
+      repo = await createRepo({});
+      initial = await repo.commit(await filesOf(project), 'the example');
+      await rm(project, { recursive: true, force: true });
+      server = await startGitServer(path.dirname(repo.remote));
+      url = server.url('remote.git');
+      cleanups.push(
+        () => repo.remove(),
+        () => server.close(),
+        () => deleteDeployment('ms-test'),
+        () => deleteDeployment('ms-prod'),
+      );
+    });
+
+    it('deploys targets test and prod and reports Ready with the commit', async () => {
+      for (const target of ['test', 'prod']) await applyObject(kluctlDeployment(`ms-${target}`, url, { target }));
+      for (const target of ['test', 'prod']) {
+        const deployment = await waitReady(`ms-${target}`, 240_000);
+        expect(deployment.metadata.finalizers).toContain('finalizers.gitops.gantry.dev');
+        expect(deployment.status.lastObjectsHash).toMatch(/^[0-9a-f]{64}$/);
+        expect(deployment.status.lastDeployResult.errors).toEqual([]);
+        expect(deployment.status.lastDeployResult.revision).toBe(initial);
+        expect(deployment.status.observedCommit).toBe(initial);
+        expect(deployment.status.lastValidateResult.errors).toEqual([]);
+        expect(deployment.status.lastDriftDetectionResultMessage).toBe('no drift');
+        const names = (await kubectlJson(['get', 'deployments', '-n', `ms-demo-${target}`])).items.map((item) => item.metadata.name);
+        expect(names).toContain('frontend');
+        expect(names).toContain('emailservice');
+      }
+    });
+
+    it('records Events and a kept command result for the deploy', async () => {
+      const events = (await kubectlJson(['get', 'events', '-n', NAMESPACE, '--field-selector', 'involvedObject.name=ms-test'])).items;
+      expect(events.map((event) => event.reason)).toContain('Deployed');
+      const deployment = await getDeployment(NAMESPACE, 'ms-test');
+      const results = (await kubectlJson(['get', 'secrets', '-n', 'gantry-results'])).items.map((item) => item.metadata.name);
+      expect(results.some((name) => name.includes(deployment.status.lastDeployResult.id))).toBe(true);
+    });
+
+    it('deploys nothing for an unchanged commit', async () => {
+      const before = await getDeployment(NAMESPACE, 'ms-test');
+      const frontend = await kubectlJson<Record<string, any>>(['get', 'deployment', 'frontend', '-n', 'ms-demo-test']);
+      const after = await reconcileNow('ms-test');
+      expect(after.status.lastDeployResult.id).toBe(before.status.lastDeployResult.id);
+      expect(after.status.lastObjectsHash).toBe(before.status.lastObjectsHash);
+      const frontendAfter = await kubectlJson<Record<string, any>>(['get', 'deployment', 'frontend', '-n', 'ms-demo-test']);
+      expect(frontendAfter.metadata.resourceVersion).toBe(frontend.metadata.resourceVersion);
+    });
+
+    it('deploys a pushed commit at once when a webhook announces it', async () => {
+      const commit = await repo.commit({ 'vars/real.yml': realVarsWithoutLoadgenerator() }, 'disable the loadgenerator');
+      const response = await announcePush(url);
+      expect(response.status).toBe(202);
+      const deployment = await waitFor(
+        async () => {
+          const current = await getDeployment(NAMESPACE, 'ms-test');
+          return current.status?.lastDeployResult?.revision === commit ? current : undefined;
+        },
+        60_000,
+        async () => `ms-test deploying ${commit}\n${(await controller.log()).slice(-3000)}`,
+      );
+      expect(deployment.status.lastDeployResult.deletedObjects).toBeGreaterThan(0);
+      const names = (await kubectlJson(['get', 'deployments', '-n', 'ms-demo-test'])).items.map((item) => item.metadata.name);
+      expect(names).not.toContain('loadgenerator');
+      expect(names).toContain('frontend');
+    });
+
+    it('refuses webhooks with a wrong signature', async () => {
+      const body = JSON.stringify({ repository: { clone_url: url } });
+      const response = await fetch(controller.webhookUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': 'sha256=00' } });
+      expect(response.status).toBe(401);
+    });
+
+    it('reports drift of a deployed object without overwriting it', async () => {
+      await kubectl(['set', 'env', 'deployment/frontend', '-n', 'ms-demo-prod', 'PORT=9999']);
+      const deployment = await reconcileNow('ms-prod');
+      const drifted = deployment.status.lastDriftDetectionResult.objects.map((ref: { kind: string; name: string }) => `${ref.kind}/${ref.name}`);
+      expect(drifted).toContain('Deployment/frontend');
+      expect(deployment.status.lastDriftDetectionResultMessage).toBe('1 object(s) drifted');
+      const frontend = await kubectlJson<Record<string, any>>(['get', 'deployment', 'frontend', '-n', 'ms-demo-prod']);
+      const env = frontend.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>;
+      expect(env.find((variable) => variable.name === 'PORT')?.value).toBe('9999');
+    });
+
+    it('exports reconcile, deploy and drift metrics', async () => {
+      const metrics = await (await fetch(controller.metricsUrl)).text();
+      expect(metrics).toMatch(/kluctldeployments_deploys_total\{namespace="gantry-e2e-controller",name="ms-test",result="success"\} [1-9]/);
+      expect(metrics).toMatch(/kluctldeployments_drifted_objects\{namespace="gantry-e2e-controller",name="ms-prod"\} 1/);
+      expect(metrics).toMatch(/gotk_reconcile_duration_seconds_count\{kind="KluctlDeployment",name="ms-test",namespace="gantry-e2e-controller"\} [1-9]/);
+    });
+
+    it('deletes exactly its own objects when deleted with delete: true', async () => {
+      await kubectl(['create', 'configmap', 'not-owned', '-n', 'ms-demo-test', '--from-literal=a=b']);
+      await deleteDeployment('ms-test');
+      const labelled = (await kubectlJson(['get', 'deployments,services,configmaps', '-A', '-l', 'kluctl.io/discriminator=kluctl-examples-microservices-demo-test'])).items;
+      expect(labelled).toEqual([]);
+      expect(await configMapValue('ms-demo-test', 'not-owned')).toBeUndefined();
+      const prod = (await kubectlJson(['get', 'deployments', '-n', 'ms-demo-prod'])).items;
+      expect(prod.length).toBeGreaterThan(5);
+    });
+  });
+
+  describe('small projects from file:// repositories', () => {
+    it('sees a pushed commit by polling within the interval', async () => {
+      const namespace = 'gantry-e2e-ctl-poll';
+      await createNamespace(namespace);
+      const repo = await createRepo(configMapProject(namespace, { settings: 'one' }));
+      cleanups.push(() => repo.remove(), () => deleteDeployment('poll'));
+      await applyObject(kluctlDeployment('poll', repo.url, { interval: '2s' }));
+      await waitReady('poll');
+      expect(await configMapValue(namespace, 'settings')).toBe('one');
+      await repo.commit(configMapProject(namespace, { settings: 'two' }));
+      await waitFor(async () => (await configMapValue(namespace, 'settings')) === 'two', 30_000, () => 'settings = two');
+    });
+
+    it('prunes an object removed from git', async () => {
+      const namespace = 'gantry-e2e-ctl-prune';
+      await createNamespace(namespace);
+      const repo = await createRepo(configMapProject(namespace, { keep: 'k', drop: 'd' }));
+      cleanups.push(() => repo.remove(), () => deleteDeployment('prune'));
+      await applyObject(kluctlDeployment('prune', repo.url));
+      await waitReady('prune');
+      expect(await configMapValue(namespace, 'drop')).toBe('d');
+      await repo.commit({ 'app/drop.yaml': null });
+      await reconcileNow('prune');
+      expect(await configMapValue(namespace, 'drop')).toBeUndefined();
+      expect(await configMapValue(namespace, 'keep')).toBe('k');
+    });
+
+    it('deploys with manual: true only the objects hash that was approved', async () => {
+      const namespace = 'gantry-e2e-ctl-manual';
+      await createNamespace(namespace);
+      const repo = await createRepo(configMapProject(namespace, { approved: 'v1' }));
+      cleanups.push(() => repo.remove(), () => deleteDeployment('manual'));
+      await applyObject(kluctlDeployment('manual', repo.url, { manual: true }));
+      const waiting = await waitFor(async () => {
+        const deployment = await getDeployment(NAMESPACE, 'manual');
+        return deployment.status?.lastObjectsHash ? deployment : undefined;
+      }, 60_000);
+      expect(readyOf(waiting)?.message).toContain('waiting for approval');
+      expect(await configMapValue(namespace, 'approved')).toBeUndefined();
+
+      await applyObject(kluctlDeployment('manual', repo.url, { manual: true, manualObjectsHash: waiting.status.lastObjectsHash }));
+      await waitReady('manual');
+      expect(await configMapValue(namespace, 'approved')).toBe('v1');
+
+      await repo.commit(configMapProject(namespace, { approved: 'v2' }));
+      const pending = await reconcileNow('manual');
+      expect(pending.status.lastObjectsHash).not.toBe(waiting.status.lastObjectsHash);
+      expect(await configMapValue(namespace, 'approved')).toBe('v1');
+    });
+
+    it('does nothing while suspended and catches up when resumed', async () => {
+      const namespace = 'gantry-e2e-ctl-suspend';
+      await createNamespace(namespace);
+      const repo = await createRepo(configMapProject(namespace, { state: 'before' }));
+      cleanups.push(() => repo.remove(), () => deleteDeployment('suspend'));
+      await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s' }));
+      await waitReady('suspend');
+      await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s', suspend: true }));
+      await waitReady('suspend');
+      await repo.commit(configMapProject(namespace, { state: 'after' }));
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      expect(await configMapValue(namespace, 'state')).toBe('before');
+      await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s', suspend: false }));
+      await waitFor(async () => (await configMapValue(namespace, 'state')) === 'after', 30_000, () => 'state = after');
+    });
+
+    it('keeps its objects when deleted with delete: false', async () => {
+      const namespace = 'gantry-e2e-ctl-orphan';
+      await createNamespace(namespace);
+      const repo = await createRepo(configMapProject(namespace, { stays: 'yes' }));
+      cleanups.push(() => repo.remove(), () => kubectl(['delete', 'namespace', namespace, '--wait=false']));
+      await applyObject(kluctlDeployment('orphan', repo.url, { delete: false }));
+      await waitReady('orphan');
+      await deleteDeployment('orphan');
+      expect(await configMapValue(namespace, 'stays')).toBe('yes');
+    });
+
+    it('reports a broken source on its own deployment and keeps reconciling the others', async () => {
+      const namespace = 'gantry-e2e-ctl-isolated';
+      await createNamespace(namespace);
+      const repo = await createRepo(configMapProject(namespace, { healthy: 'yes' }));
+      cleanups.push(() => repo.remove(), () => deleteDeployment('broken'), () => deleteDeployment('healthy'));
+      await applyObject(kluctlDeployment('broken', 'http://127.0.0.1:9/no-such-repo.git', { retryInterval: '1s' }));
+      await applyObject(kluctlDeployment('healthy', repo.url));
+      await waitReady('healthy');
+      const broken = await waitFor(async () => {
+        const deployment = await getDeployment(NAMESPACE, 'broken');
+        return readyOf(deployment)?.status === 'False' ? deployment : undefined;
+      }, 60_000);
+      expect(readyOf(broken)?.reason).toBe('PrepareFailed');
+      expect(readyOf(broken)?.message).toContain('http://127.0.0.1:9/no-such-repo.git');
+      expect(await configMapValue(namespace, 'healthy')).toBe('yes');
+    });
+
+    it('names a target the project does not have', async () => {
+      const repo = await createRepo(configMapProject('default', { unused: 'x' }));
+      cleanups.push(() => repo.remove(), () => deleteDeployment('no-target'));
+      await applyObject(kluctlDeployment('no-target', repo.url, { target: 'nope' }));
+      const failed = await waitFor(async () => {
+        const deployment = await getDeployment(NAMESPACE, 'no-target');
+        return readyOf(deployment)?.status === 'False' ? deployment : undefined;
+      }, 60_000);
+      expect(readyOf(failed)?.reason).toBe('PrepareFailed');
+      expect(readyOf(failed)?.message).toContain('nope');
+    });
+  });
+});
+
+/** vars/real.yml of the example with the loadgenerator disabled. */
+function realVarsWithoutLoadgenerator(): string {
+  return [
+    'redis:',
+    '  architecture: replication',
+    '  svcName: cart-redis',
+    '',
+    'services:',
+    '  emailservice:',
+    '    enabled: true',
+    '  loadgenerator:',
+    '    enabled: false',
+    '',
+  ].join('\n');
+}
+
+/** Every file below `dir` as path → content, for committing a copied project. */
+async function filesOf(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    files[path.relative(dir, full)] = await readFile(full, 'utf8');
+  }
+  return files;
+}

@@ -1,0 +1,117 @@
+/**
+ * The GitOps controller in end-to-end tests: the real `gantry controller run` as a subprocess against the local
+ * cluster (out of cluster, as for development), with the CRDs from install/ applied first.
+ */
+import { openSync, closeSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { start } from '../../src/exec.ts';
+import { REPO_ROOT } from './fixtures.ts';
+import { KUBECONFIG, kubectl, kubectlJson } from './cli.ts';
+
+export const WEBHOOK_SECRET = 'e2e-webhook-secret';
+
+export interface RunningController {
+  healthUrl: string;
+  metricsUrl: string;
+  /** POST target of git push webhooks. */
+  webhookUrl: string;
+  log(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Applies the CRDs of install/ (server-side, so reruns are no-ops). */
+export async function installCrds(): Promise<void> {
+  await kubectl(['apply', '--server-side', '--force-conflicts', '-f', path.join(REPO_ROOT, 'install/crds/kluctldeployments.gitops.gantry.dev.yaml'), '-f', path.join(REPO_ROOT, 'install/crds/alerts.gitops.gantry.dev.yaml')]);
+  await kubectl(['wait', '--for=condition=Established', 'crd/kluctldeployments.gitops.gantry.dev', 'crd/alerts.gitops.gantry.dev', '--timeout=60s']);
+}
+
+/** Starts `gantry controller run` and waits until it is ready. */
+export async function startController(extraArgs: string[] = [], env: Record<string, string> = {}): Promise<RunningController> {
+  const [healthPort, metricsPort] = await Promise.all([freePort(), freePort()]);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-controller-'));
+  const secretFile = path.join(dir, 'webhook-secret');
+  await writeFile(secretFile, WEBHOOK_SECRET);
+  const logFile = path.join(dir, 'controller.log');
+  const fd = openSync(logFile, 'a');
+  const child: ChildProcess = start(
+    path.join(REPO_ROOT, 'node_modules/.bin/node'),
+    [
+      path.join(REPO_ROOT, 'bin/gantry.js'),
+      'controller',
+      'run',
+      '--kubeconfig',
+      KUBECONFIG,
+      '--health-probe-bind-address',
+      `127.0.0.1:${healthPort}`,
+      '--metrics-bind-address',
+      `127.0.0.1:${metricsPort}`,
+      '--webhook-secret-file',
+      secretFile,
+      '--cache-dir',
+      path.join(dir, 'cache'),
+      ...extraArgs,
+    ],
+    { logFd: fd, env: { GANTRY_CACHE_DIR: path.join(dir, 'cache'), ...env } },
+  );
+  closeSync(fd);
+  const healthUrl = `http://127.0.0.1:${healthPort}`;
+  const controller: RunningController = {
+    healthUrl,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    webhookUrl: `http://127.0.0.1:${metricsPort}/hooks/git`,
+    log: () => readFile(logFile, 'utf8'),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(15_000).then(() => child.kill('SIGKILL'))]);
+    },
+  };
+  await waitFor(async () => (await fetch(`${healthUrl}/readyz`).catch(() => undefined))?.ok === true, 60_000, async () => `controller not ready:\n${await controller.log()}`);
+  return controller;
+}
+
+/**
+ * Polls `check` until it returns a truthy value.
+ * @throws Error with `describe()`'s text when `timeoutMs` passes.
+ */
+export async function waitFor<T>(check: () => Promise<T | undefined | false | null>, timeoutMs: number, describe: () => Promise<string> | string = () => 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${await describe()}`);
+    await sleep(250);
+  }
+}
+
+/** The KluctlDeployment as the API server has it. */
+export async function getDeployment(namespace: string, name: string): Promise<Record<string, any>> {
+  return kubectlJson<Record<string, any>>(['get', 'kluctldeployments.gitops.gantry.dev', name, '-n', namespace]);
+}
+
+/** Its Ready condition, or undefined. */
+export function readyOf(deployment: Record<string, any>): { status: string; reason: string; message: string } | undefined {
+  return (deployment.status?.conditions ?? []).find((condition: { type: string }) => condition.type === 'Ready');
+}
+
+/** Applies a KluctlDeployment (or any object) given as a plain object. */
+export async function applyObject(object: Record<string, unknown>): Promise<void> {
+  await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=e2e', '-f', '-'], JSON.stringify(object));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
