@@ -1,92 +1,131 @@
 /**
- * `npm run bench`: Gantry against `kubectl apply --server-side` on the local cluster, measured in the same run,
- * reported as ratios. Workload: microservices-demo/3-templating-and-multi-env, target `test`.
+ * `npm run bench`: Gantry on the local cluster, every figure against a baseline measured in the same run and
+ * reported as a ratio to it. Two halves (`--only cli` or `--only controller` runs one of them):
  *
+ * cli: Gantry against `kubectl apply --server-side`. Workload: microservices-demo/3-templating-and-multi-env,
+ * target `test`.
  * - fresh deploy, apply only: `gantry deploy --no-wait` vs `kubectl apply --server-side -f <rendered>`
  * - fresh deploy with readiness: `gantry deploy` vs kubectl apply + `kubectl wait` for every Deployment and
  *   StatefulSet to be ready
  * - no-op redeploy: a second `gantry deploy` vs a second kubectl apply
  * Gantry's times include rendering (Jinja2, Helm, kustomize); kubectl gets the rendered file for free.
- * Each measurement is the median of `--runs` (default 3); the namespace is deleted before each fresh deploy.
+ * The namespace is deleted before each fresh deploy.
+ *
+ * controller: the GitOps controller (`gantry controller run`): no-op reconcile time, commit→applied latency by
+ * webhook and by polling, and time, CPU and memory for 100 KluctlDeployments; see bench-controller.ts.
+ *
+ * Each measurement is the median of `--runs` (default 3). Progress goes to stderr, the report to stdout at the end.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { run } from '../src/exec.ts';
+import { benchController, type ControllerBenchResult } from './bench-controller.ts';
 import { clusterUp } from './cluster/cluster.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, only: { type: 'string' } } });
 const runs = Number(values.runs);
-const NAMESPACE = 'ms-demo-test';
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, not '${values.runs}'`);
+if (values.only !== undefined && values.only !== 'cli' && values.only !== 'controller') throw new Error(`--only takes cli or controller, not '${values.only}'`);
+const started = performance.now();
 
 const state = await clusterUp({ report: (line) => console.error(`cluster: ${line}`) });
 const bin = path.join(REPO_ROOT, '.cluster/bin');
 const env = { KUBECONFIG: state.kubeconfig, PATH: `${bin}:${process.env['PATH'] ?? ''}` };
 const kubectl = (args: string[]) => run(path.join(bin, 'kubectl'), args, { env });
-const context = (await kubectl(['config', 'current-context'])).stdout.trim();
-const project = path.join(findExamples(), 'microservices-demo/3-templating-and-multi-env');
-const gantryArgs = ['-t', 'test', '--project-dir', project, '--context', context, '-o', 'json'];
-const gantry = (args: string[]) => run(path.join(REPO_ROOT, 'node_modules/.bin/node'), [path.join(REPO_ROOT, 'bin/gantry.js'), ...args], { env });
 
-const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-bench-'));
-const rendered = path.join(scratch, 'rendered.yaml');
-await writeFile(rendered, (await gantry(['render', ...gantryArgs.filter((arg) => arg !== '-o' && arg !== 'json')])).stdout);
+const cliReport = values.only === 'controller' ? undefined : await benchCli();
+const controllerReport =
+  values.only === 'cli' ? undefined : await benchController({ runs, kubeconfig: state.kubeconfig, kubectl: path.join(bin, 'kubectl'), env: { PATH: env.PATH }, report: (line) => console.error(line) });
 
-async function clean(): Promise<void> {
-  await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=5m']);
+if (cliReport) console.log(cliReport);
+if (controllerReport) console.log(formatController(controllerReport));
+console.log(`\ntotal bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);
+
+/** The CLI half; returns its report table. */
+async function benchCli(): Promise<string> {
+  const NAMESPACE = 'ms-demo-test';
+  const context = (await kubectl(['config', 'current-context'])).stdout.trim();
+  const project = path.join(findExamples(), 'microservices-demo/3-templating-and-multi-env');
+  const gantryArgs = ['-t', 'test', '--project-dir', project, '--context', context, '-o', 'json'];
+  const gantry = (args: string[]) => run(path.join(REPO_ROOT, 'node_modules/.bin/node'), [path.join(REPO_ROOT, 'bin/gantry.js'), ...args], { env });
+
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-bench-'));
+  const rendered = path.join(scratch, 'rendered.yaml');
+  const clean = () => kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=5m']);
+  const kubectlApply = () => kubectl(['apply', '--server-side', '-f', rendered]);
+  const kubectlWait = () =>
+    kubectl(['wait', '-n', NAMESPACE, '--for=jsonpath={.status.readyReplicas}', 'statefulsets', '--all', '--timeout=5m']).then(() =>
+      kubectl(['wait', '-n', NAMESPACE, '--for=condition=Available', 'deployments', '--all', '--timeout=5m']),
+    );
+
+  interface Sample {
+    gantryNoWait: number;
+    gantryFresh: number;
+    gantryNoop: number;
+    kubectlFresh: number;
+    kubectlFreshWait: number;
+    kubectlNoop: number;
+  }
+  const samples: Sample[] = [];
+  try {
+    await writeFile(rendered, (await gantry(['render', ...gantryArgs.filter((arg) => arg !== '-o' && arg !== 'json')])).stdout);
+    for (let index = 0; index < runs; index++) {
+      console.error(`bench: run ${index + 1} of ${runs}`);
+      await clean();
+      const gantryNoWait = await timed(() => gantry(['deploy', '--no-wait', ...gantryArgs]));
+      await clean();
+      const gantryFresh = await timed(() => gantry(['deploy', ...gantryArgs]));
+      const gantryNoop = await timed(() => gantry(['deploy', ...gantryArgs]));
+      await clean();
+      const kubectlFresh = await timed(kubectlApply);
+      const kubectlFreshWait = kubectlFresh + (await timed(kubectlWait));
+      const kubectlNoop = await timed(kubectlApply);
+      samples.push({ gantryNoWait, gantryFresh, gantryNoop, kubectlFresh, kubectlFreshWait, kubectlNoop });
+    }
+  } finally {
+    await clean().catch((error: Error) => console.error(`bench: cleanup failed: ${error.message}`));
+    await rm(scratch, { recursive: true, force: true });
+  }
+
+  const median = (key: keyof Sample): number => {
+    const sorted = samples.map((sample) => sample[key]).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] as number;
+  };
+  const rows: Array<[string, keyof Sample, keyof Sample]> = [
+    ['fresh deploy, apply only', 'gantryNoWait', 'kubectlFresh'],
+    ['fresh deploy, until ready', 'gantryFresh', 'kubectlFreshWait'],
+    ['no-op redeploy', 'gantryNoop', 'kubectlNoop'],
+  ];
+  const lines = [
+    `\nmicroservices-demo/3-templating-and-multi-env, target test; median of ${runs} run(s), seconds\n`,
+    `${'measurement'.padEnd(28)}${'gantry'.padStart(9)}${'kubectl'.padStart(9)}${'ratio'.padStart(8)}`,
+  ];
+  for (const [label, ours, theirs] of rows) {
+    lines.push(`${label.padEnd(28)}${median(ours).toFixed(2).padStart(9)}${median(theirs).toFixed(2).padStart(9)}${(median(ours) / median(theirs)).toFixed(2).padStart(8)}`);
+  }
+  return lines.join('\n');
+}
+
+function formatController(result: ControllerBenchResult): string {
+  const figure = (value: number, unit: string) => `${value.toFixed(unit === 'MiB' ? 0 : 2)} ${unit}`;
+  const lines = [
+    `\n${result.title}\n`,
+    `${'measurement'.padEnd(34)}${'gantry'.padStart(11)}${'baseline'.padStart(11)}${'ratio'.padStart(8)}  baseline is`,
+  ];
+  for (const row of result.rows) {
+    lines.push(
+      `${row.measurement.padEnd(34)}${figure(row.value, row.unit).padStart(11)}${figure(row.baseline, row.unit).padStart(11)}${(row.value / row.baseline).toFixed(2).padStart(8)}  ${row.baselineIs}`,
+    );
+  }
+  if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));
+  return lines.join('\n');
 }
 
 async function timed(action: () => Promise<unknown>): Promise<number> {
-  const started = performance.now();
+  const begun = performance.now();
   await action();
-  return (performance.now() - started) / 1000;
-}
-
-const kubectlApply = () => kubectl(['apply', '--server-side', '-f', rendered]);
-const kubectlWait = () =>
-  kubectl(['wait', '-n', NAMESPACE, '--for=jsonpath={.status.readyReplicas}', 'statefulsets', '--all', '--timeout=5m']).then(() =>
-    kubectl(['wait', '-n', NAMESPACE, '--for=condition=Available', 'deployments', '--all', '--timeout=5m']),
-  );
-
-interface Sample {
-  gantryNoWait: number;
-  gantryFresh: number;
-  gantryNoop: number;
-  kubectlFresh: number;
-  kubectlFreshWait: number;
-  kubectlNoop: number;
-}
-
-const samples: Sample[] = [];
-for (let index = 0; index < runs; index++) {
-  console.error(`bench: run ${index + 1} of ${runs}`);
-  await clean();
-  const gantryNoWait = await timed(() => gantry(['deploy', '--no-wait', ...gantryArgs]));
-  await clean();
-  const gantryFresh = await timed(() => gantry(['deploy', ...gantryArgs]));
-  const gantryNoop = await timed(() => gantry(['deploy', ...gantryArgs]));
-  await clean();
-  const kubectlFresh = await timed(kubectlApply);
-  const kubectlFreshWait = kubectlFresh + (await timed(kubectlWait));
-  const kubectlNoop = await timed(kubectlApply);
-  samples.push({ gantryNoWait, gantryFresh, gantryNoop, kubectlFresh, kubectlFreshWait, kubectlNoop });
-}
-await clean();
-await rm(scratch, { recursive: true, force: true });
-
-const median = (key: keyof Sample): number => {
-  const sorted = samples.map((sample) => sample[key]).sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-};
-const rows: Array<[string, keyof Sample, keyof Sample]> = [
-  ['fresh deploy, apply only', 'gantryNoWait', 'kubectlFresh'],
-  ['fresh deploy, until ready', 'gantryFresh', 'kubectlFreshWait'],
-  ['no-op redeploy', 'gantryNoop', 'kubectlNoop'],
-];
-console.log(`\nmicroservices-demo/3-templating-and-multi-env, target test; median of ${runs} run(s), seconds\n`);
-console.log(`${'measurement'.padEnd(28)}${'gantry'.padStart(9)}${'kubectl'.padStart(9)}${'ratio'.padStart(8)}`);
-for (const [label, ours, theirs] of rows) {
-  console.log(`${label.padEnd(28)}${median(ours).toFixed(2).padStart(9)}${median(theirs).toFixed(2).padStart(9)}${(median(ours) / median(theirs)).toFixed(2).padStart(8)}`);
+  return (performance.now() - begun) / 1000;
 }

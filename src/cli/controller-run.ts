@@ -25,7 +25,7 @@ import { createLogger, type Logger } from '../controller/logger.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../controller/manager.ts';
 import { startServer, type ControllerServer } from '../controller/server.ts';
 import { splitKey } from '../controller/watcher.ts';
-import { FLUX_SOURCE_GROUP } from '../source/flux-artifact.ts';
+import { FLUX_SOURCE_GROUP, sweepFluxArtifacts } from '../source/flux-artifact.ts';
 import { GitCache } from '../source/git-cache.ts';
 import { JinjaPool } from '../template/jinja-pool.ts';
 
@@ -43,6 +43,7 @@ interface ControllerRunFlags {
   webhookSecretFile?: string;
   cacheDir?: string;
   gitRefreshInterval: number;
+  cacheMaxAge: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -54,6 +55,9 @@ interface Address {
 /** How often a repository shared by many deployments is fetched at most; a webhook push bypasses it. */
 const DEFAULT_GIT_REFRESH_MS = 5_000;
 const LEASE_NAME = 'gantry-controller';
+/** Git snapshots, mirrors and Flux artifacts unused this long are removed (far beyond any reconcile's timeout). */
+const DEFAULT_CACHE_MAX_AGE_MS = 24 * 3600_000;
+const CACHE_SWEEP_EVERY_MS = 10 * 60_000;
 
 export function controllerRunCommand(): Command {
   return new Command('run')
@@ -71,6 +75,7 @@ export function controllerRunCommand(): Command {
     .option('--webhook-secret-file <file>', 'enable POST /hooks/git (GitHub, GitLab, Gitea push events) with the secret in this file')
     .option('--cache-dir <dir>', 'git and artifact cache (default: $GANTRY_CACHE_DIR, else ~/.cache/gantry)')
     .option('--git-refresh-interval <duration>', 'a repository is fetched at most this often (a webhook push bypasses it)', parseDurationFlag, DEFAULT_GIT_REFRESH_MS)
+    .option('--cache-max-age <duration>', 'cached git commits, mirrors and Flux artifacts unused this long are removed', parseDurationFlag, DEFAULT_CACHE_MAX_AGE_MS)
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: ControllerRunFlags) => runControllerProcess(flags));
 }
@@ -81,6 +86,7 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
   const cluster = new Cluster(new KubeClient(kubeConfig));
   const cacheRoot = flags.cacheDir ?? process.env['GANTRY_CACHE_DIR'] ?? path.join(os.homedir(), '.cache', 'gantry');
   const git = new GitCache({ root: path.join(cacheRoot, 'git'), refreshMs: flags.gitRefreshInterval });
+  const sweeper = startCacheSweeper(git, path.join(cacheRoot, 'artifacts'), flags.cacheMaxAge, logger);
   const renderer = new JinjaPool({ onStderr: (line) => logger.debug({ component: 'jinja2' }, line) });
   const deps: ReconcilerDeps = {
     cluster,
@@ -106,7 +112,7 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
       routes: webhookSecret ? (app, handle) => registerWebhookRoutes(app, { secret: webhookSecret, onPush: (urls) => onPush(urls, handle, git, cluster) }) : undefined,
     },
     logger,
-    extraWatches: await fluxSourceWatches(cluster),
+    extraWatches: await fluxSourceWatches(cluster, flags.namespace),
     updateFilter: needsReconcile,
     reconcile: (key, _object, signal, context) => reconcileKluctlDeployment(splitKey(key), deps, { log: context.log, metrics: context.metrics, signal }),
   });
@@ -114,6 +120,7 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
       logger.info({ signal }, 'shutting down');
+      clearInterval(sweeper);
       void controller
         .stop()
         .then(() => Promise.all([probes.close(), renderer.close()]))
@@ -129,6 +136,18 @@ async function startProbeServer(address: Address, controller: ControllerHandle, 
   let synced = false;
   void controller.waitForSync().then(() => (synced = true));
   return startServer({ ...address, metrics: controller.metrics, readiness: [{ name: 'watches synced', check: () => synced }], log: logger.child({ component: 'probes' }) });
+}
+
+/** Sweeps the caches now and then, so a long-running controller keeps what its deployments use, not every commit. */
+function startCacheSweeper(git: GitCache, artifactsRoot: string, maxAgeMs: number, logger: Logger): NodeJS.Timeout {
+  const log = logger.child({ component: 'cache' });
+  const sweep = async () => {
+    const removed = (await git.sweep(maxAgeMs)) + (await sweepFluxArtifacts(artifactsRoot, maxAgeMs));
+    if (removed > 0) log.info({ removed }, 'removed unused cache entries');
+  };
+  const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'sweeping the cache failed')), Math.min(maxAgeMs, CACHE_SWEEP_EVERY_MS));
+  timer.unref();
+  return timer;
 }
 
 /** Alerts are sent in the background: a slow receiver must not hold up a reconcile. */
@@ -158,12 +177,14 @@ async function onPush(urls: string[], controller: ControllerHandle, git: GitCach
  * When Flux's source-controller runs in the cluster, a new artifact of a GitRepository reconciles the deployments
  * whose sourceRef names it (as Flux's kustomize-controller follows its sources).
  */
-async function fluxSourceWatches(cluster: Cluster): Promise<ExtraWatch[]> {
+async function fluxSourceWatches(cluster: Cluster, namespace: string | undefined): Promise<ExtraWatch[]> {
   const served = await cluster.discovery.find(FLUX_SOURCE_GROUP, 'v1', 'GitRepository');
   if (!served) return [];
   return [
     {
       resource: { group: FLUX_SOURCE_GROUP, version: 'v1', plural: served.resource },
+      // A controller limited to one namespace may only be allowed to watch there.
+      namespace,
       map: (key, _object, primaries) => {
         const source = splitKey(key);
         return [...primaries]

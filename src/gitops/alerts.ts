@@ -55,6 +55,8 @@ export interface AlertDispatcherOptions {
   retryDelayMs?: number;
   /** Field manager of the Alert status patches; `gantry-controller` when unset. */
   fieldManager?: string;
+  /** An event equal to one sent less than this long ago is dropped, in ms; 5 min when unset, 0 sends every one. */
+  repeatIntervalMs?: number;
 }
 
 /** An HTTP request ready to send. */
@@ -66,11 +68,14 @@ export interface AlertRequest {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_RETRY_DELAY_MS = 1000;
+const DEFAULT_REPEAT_INTERVAL_MS = 5 * 60_000;
 const REPORTING_CONTROLLER = 'gantry-controller';
 
 export class AlertDispatcher {
   private readonly cluster: Cluster;
   private readonly options: AlertDispatcherOptions;
+  /** When each distinct event was last sent (epoch ms), for dropping repeats. */
+  private readonly sentAt = new Map<string, number>();
 
   constructor(cluster: Cluster, options: AlertDispatcherOptions) {
     this.cluster = cluster;
@@ -82,6 +87,7 @@ export class AlertDispatcher {
    * gave up (at most about 2 × timeout + retry delay), so a caller may await it or not.
    */
   async notify(event: AlertEvent): Promise<void> {
+    if (this.isRepeat(event)) return;
     let alerts: Alert[];
     try {
       alerts = await this.listAlerts();
@@ -91,6 +97,22 @@ export class AlertDispatcher {
     }
     const targets = alerts.filter((alert) => !alert.spec.suspend && severityAllowed(alert, event.severity) && alertWatches(alert, event.deployment));
     await Promise.all(targets.map((alert) => this.deliver(alert, event)));
+  }
+
+  /**
+   * True for an event equal to one sent within the repeat interval: a deployment that keeps failing is retried
+   * with backoff, and each retry would otherwise post the same failure again (Flux's notification-controller drops
+   * such duplicates the same way, for 5 minutes).
+   */
+  private isRepeat(event: AlertEvent): boolean {
+    const interval = this.options.repeatIntervalMs ?? DEFAULT_REPEAT_INTERVAL_MS;
+    const now = Date.now();
+    for (const [key, at] of this.sentAt) if (now - at >= interval) this.sentAt.delete(key);
+    const { deployment, severity, reason, message, revision } = event;
+    const key = JSON.stringify([deployment.namespace, deployment.name, severity, reason, message, revision]);
+    if (this.sentAt.has(key)) return true;
+    if (interval > 0) this.sentAt.set(key, now);
+    return false;
   }
 
   private async listAlerts(): Promise<Alert[]> {

@@ -74,8 +74,9 @@ export class Cluster {
    * Changes single fields with a JSON patch (RFC 6902), leaving every other field and its ownership alone.
    * @throws KubeApiError when a path does not exist or the result is invalid.
    */
-  async patchJson(ref: ObjectRef, operations: ReadonlyArray<{ op: 'replace'; path: string; value: unknown }>, options: { fieldManager: string; dryRun?: boolean }): Promise<KubeObject> {
-    return this.client.request<KubeObject>('PATCH', await this.objectPath(ref), {
+  async patchJson(ref: ObjectRef, operations: ReadonlyArray<{ op: 'replace' | 'add'; path: string; value: unknown }>, options: { fieldManager: string; dryRun?: boolean; subresource?: 'status' }): Promise<KubeObject> {
+    const suffix = options.subresource ? `/${options.subresource}` : '';
+    return this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: operations,
       contentType: 'application/json-patch+json',
       query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },

@@ -3,20 +3,23 @@
  * source.toolkit.fluxcd.io/v1 GitRepository), as the Flux Kluctl controller did. The source-controller publishes
  * each revision as a tar.gz artifact (`status.artifact.url`, `.digest` = `sha256:<hex>`, `.revision`); it is
  * downloaded, checked against the digest, and unpacked once per digest into the cache (a temporary folder renamed
- * into place, so readers never see half an artifact).
+ * into place, so readers never see half an artifact); artifacts nobody used for a while are swept away.
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { extract } from 'tar';
 import { request } from 'undici';
 import type { Cluster } from '../kube/cluster.ts';
+import { markUsed, removeUnused } from './cache-entries.ts';
 
 export const FLUX_SOURCE_GROUP = 'source.toolkit.fluxcd.io';
+
+/** Longest wait for the artifact server's headers, and between two chunks of the body, in ms. */
+const DOWNLOAD_TIMEOUT_MS = 60_000;
 
 export interface FluxArtifact {
   /** Folder holding the artifact's files. */
@@ -45,12 +48,23 @@ export async function fetchFluxArtifact(cluster: Cluster, namespace: string, nam
   if (algorithm !== 'sha256' || !expected) throw new Error(`${label}: unsupported artifact digest ${artifact.digest}`);
   const dir = path.join(cacheRoot, 'flux-artifacts', expected);
   if (!(await exists(dir))) await downloadAndUnpack(artifact.url, expected, dir, label);
+  await markUsed(dir);
   return { dir, revision: artifact.revision ?? '', digest: artifact.digest };
+}
+
+/**
+ * Removes unpacked artifacts (and leftovers of interrupted downloads) nobody used for `maxAgeMs`.
+ * @returns how many were removed.
+ */
+export async function sweepFluxArtifacts(cacheRoot: string, maxAgeMs: number): Promise<number> {
+  return (await removeUnused(path.join(cacheRoot, 'flux-artifacts'), maxAgeMs)).length;
 }
 
 async function downloadAndUnpack(url: string, expectedSha256: string, dir: string, label: string): Promise<void> {
   await mkdir(path.dirname(dir), { recursive: true });
-  const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-artifact-'));
+  // Next to its destination, not in the system's temporary folder: rename() cannot cross file systems (EXDEV), and
+  // --cache-dir may well be another volume than /tmp.
+  const scratch = await mkdtemp(path.join(path.dirname(dir), `.partial-${expectedSha256}-`));
   try {
     const archive = path.join(scratch, 'artifact.tar.gz');
     const actual = await download(url, archive, label);
@@ -68,7 +82,8 @@ async function downloadAndUnpack(url: string, expectedSha256: string, dir: strin
 
 /** Streams `url` into `file`, returning the sha256 (hex) of what was written. */
 async function download(url: string, file: string, label: string): Promise<string> {
-  const response = await request(url).catch((error: Error) => {
+  // A stalled server must not hold a worker for undici's default of 5 minutes per phase.
+  const response = await request(url, { headersTimeout: DOWNLOAD_TIMEOUT_MS, bodyTimeout: DOWNLOAD_TIMEOUT_MS }).catch((error: Error) => {
     throw new Error(`${label}: downloading ${url} failed: ${error.message}`);
   });
   if (response.statusCode !== 200) {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,22 @@ describe('GitCache', () => {
     cache.expire(repo.url);
     expect(await cache.resolve(repo.url, {}, { key: 'a'.repeat(64) })).toBe(pushed);
     expect(await cache.resolve(repo.url)).toBe(pushed);
+    await rm(cache.root, { recursive: true, force: true });
+  });
+
+  it('sweeps away snapshots and mirrors unused for longer than the maximum age, and keeps those in use', async () => {
+    const cache = new GitCache({ root: await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-sweep-')), refreshMs: 0 });
+    const old = await cache.checkout(repo.url);
+    const past = new Date(Date.now() - 2 * 3600_000);
+    const mirrors = path.join(cache.root, 'mirrors');
+    for (const entry of [old.dir, ...(await readdir(mirrors)).map((name) => path.join(mirrors, name))]) await utimes(entry, past, past);
+    expect(await cache.sweep(3600_000)).toBe(2);
+    expect(await readdir(path.dirname(old.dir))).toEqual([]);
+    expect((await readdir(mirrors)).filter((name) => !name.endsWith('.lock-target'))).toEqual([]);
+
+    const used = await cache.checkout(repo.url);
+    expect(await cache.sweep(3600_000)).toBe(0);
+    expect(await readFile(path.join(used.dir, 'app/config.yaml'), 'utf8')).toMatch(/^version: /);
     await rm(cache.root, { recursive: true, force: true });
   });
 

@@ -7,12 +7,16 @@
  * in this process are queued, so concurrent reconciles and CLI runs can share one cache safely.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { git } from './git.ts';
 import { newestVersion } from '../semver.ts';
+import { markUsed, removeUnused } from './cache-entries.ts';
+
+/** Suffix of the folder a mirror's cross-process lock is taken on. */
+const LOCK_SUFFIX = '.lock-target';
 
 /**
  * Which commit to use: a branch, a tag, a commit, or the newest tag matching a semver range (Masterminds rules, as
@@ -77,7 +81,26 @@ export class GitCache {
     const dir = path.join(this.root, 'snapshots', urlKey(url), commit);
     const key = mirrorKey(url, access);
     if (!(await exists(dir))) await this.serialized(key, () => this.createSnapshot(this.mirrorDir(key), commit, dir));
+    await markUsed(dir);
     return { dir, commit };
+  }
+
+  /**
+   * Removes mirrors and snapshots nobody used for `maxAgeMs` (see src/source/cache-entries.ts); a mirror is removed
+   * under its lock, so no git process of another Gantry is writing to it.
+   * @returns how many entries were removed.
+   */
+  async sweep(maxAgeMs: number): Promise<number> {
+    const snapshots = path.join(this.root, 'snapshots');
+    let removed = 0;
+    for (const repository of await readdir(snapshots).catch(() => [] as string[])) {
+      removed += (await removeUnused(path.join(snapshots, repository), maxAgeMs)).length;
+    }
+    const mirrors = await removeUnused(path.join(this.root, 'mirrors'), maxAgeMs, async (mirror) => {
+      // Lock folders stay: another process may be about to lock one.
+      if (!mirror.endsWith(LOCK_SUFFIX)) await withFileLock(mirror, () => rm(mirror, { recursive: true, force: true }));
+    });
+    return removed + mirrors.filter((mirror) => !mirror.endsWith(LOCK_SUFFIX)).length;
   }
 
   /** Makes the next resolve of `url` fetch, whatever the credentials and however recent the last fetch (a push was announced). */
@@ -99,6 +122,7 @@ export class GitCache {
     const key = mirrorKey(url, access);
     const mirror = this.mirrorDir(key);
     const fresh = Date.now() - (this.lastFetch.get(key) ?? 0) < this.refreshMs;
+    await markUsed(mirror);
     if (!force && (await exists(mirror)) && (fresh || wantsCommit)) return mirror;
     await mkdir(path.dirname(mirror), { recursive: true });
     await withFileLock(mirror, async () => {
@@ -110,7 +134,7 @@ export class GitCache {
           await git(['clone', '--mirror', '--quiet', url, mirror], { env: access.env });
         }
       } catch (error) {
-        throw new Error(`git repository ${url} could not be fetched: ${firstLine(error)}`);
+        throw new Error(`git repository ${url} could not be fetched: ${gitFailure(error)}`);
       }
     });
     this.lastFetch.set(key, Date.now());
@@ -159,7 +183,7 @@ function missingRef(url: string, ref: GitRef): never {
 }
 
 async function withFileLock(dir: string, work: () => Promise<void>): Promise<void> {
-  const lockTarget = `${dir}.lock-target`;
+  const lockTarget = `${dir}${LOCK_SUFFIX}`;
   await mkdir(lockTarget, { recursive: true });
   const release = await lockfile.lock(lockTarget, { retries: { retries: 600, minTimeout: 100, maxTimeout: 1000 }, stale: 60_000 });
   try {
@@ -185,8 +209,19 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-function firstLine(error: unknown): string {
+/**
+ * The line of git's output that says what failed. When git only reports that its transport failed ("Could not read
+ * from remote repository"), the reason is what ssh printed just before: a host key problem (two lines: the cause
+ * and "Host key verification failed."), a refused key, an unreachable host.
+ */
+function gitFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const lines = message.split('\n').map((line) => line.trim()).filter(Boolean);
-  return lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? message;
+  const index = lines.findIndex((line) => /^(fatal|error):/.test(line));
+  if (index < 0) return lines[0] ?? message;
+  const failure = lines[index] as string;
+  if (index === 0 || !failure.includes('Could not read from remote repository')) return failure;
+  const before = lines.slice(Math.max(0, index - 2), index);
+  const reason = before.at(-1)?.startsWith('Host key verification failed') ? before : before.slice(-1);
+  return `${failure.replace(/\.$/, '')}: ${reason.join(' ')}`;
 }

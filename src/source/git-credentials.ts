@@ -59,13 +59,21 @@ export async function prepareGitAccess(values: CredentialValues): Promise<Prepar
       const knownHosts = path.join(dir, 'known_hosts');
       await writeFile(identity, values['identity'].endsWith('\n') ? values['identity'] : `${values['identity']}\n`, { mode: 0o600 });
       await writeFile(knownHosts, values['known_hosts'], { mode: 0o600 });
-      env['GIT_SSH_COMMAND'] = `ssh -F /dev/null -i ${identity} -o IdentitiesOnly=yes -o UserKnownHostsFile=${knownHosts} -o StrictHostKeyChecking=yes -o BatchMode=yes`;
+      // git runs GIT_SSH_COMMAND through the shell, and ssh splits UserKnownHostsFile at spaces unless the value is
+      // in double quotes: both quotings keep a TMPDIR with spaces working.
+      const knownHostsOption = `UserKnownHostsFile="${knownHosts}"`;
+      env['GIT_SSH_COMMAND'] = `ssh -F /dev/null -i ${shellQuote(identity)} -o IdentitiesOnly=yes -o ${shellQuote(knownHostsOption)} -o StrictHostKeyChecking=yes -o BatchMode=yes`;
     }
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
   return { env, key: credentialsKey(values), cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** `value` as one word for sh. */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 /** A one-way fingerprint of `values`, equal for equal credentials whatever their order. */

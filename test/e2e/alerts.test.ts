@@ -1,7 +1,7 @@
 /**
  * AlertDispatcher end to end: Alert resources and their Secrets in the real cluster, real HTTP posts to a server on
  * 127.0.0.1 that records them: generic and Slack payloads, severity and source matching, suspension, the retry,
- * the timeout, and the Alert's Ready condition after failed and successful deliveries.
+ * the timeout, dropped repeats, and the Alert's Ready condition after failed and successful deliveries.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -157,7 +157,7 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
     expect(logLines.some((line) => line.includes('sending an alert failed') && line.includes('"alert":"' + NS + '/flaky"'))).toBe(true);
 
     routes['/flaky'] = { body: 'ok' };
-    await dispatcher.notify(event({ deployment: { namespace: NS, name: 'flaky' } }));
+    await dispatcher.notify(event({ deployment: { namespace: NS, name: 'flaky' }, revision: 'main@sha1:5e6f7a8' }));
     expect(requestsTo('/flaky')).toHaveLength(3);
     expect(await readyCondition('flaky')).toMatchObject({ status: 'True', reason: 'Succeeded' });
   });
@@ -175,6 +175,18 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
     expect(elapsed).toBeGreaterThanOrEqual(2 * 1500);
     expect(elapsed).toBeLessThan(10_000);
     expect(await readyCondition('silent')).toMatchObject({ status: 'False', message: 'no answer within 1500ms (after one retry)' });
+  });
+
+  it('drops an event equal to one sent within the repeat interval (a failure retried with backoff)', async () => {
+    const failure = event({ deployment: { namespace: NS, name: 'cart' }, severity: 'error', reason: 'PrepareFailed', message: 'git repository x could not be fetched' });
+    for (let retry = 0; retry < 3; retry++) await dispatcher.notify(failure);
+    expect(requestsTo('/other')).toHaveLength(1);
+    await dispatcher.notify({ ...failure, message: 'target prod not found' });
+    expect(requestsTo('/other')).toHaveLength(2);
+    const unlimited = new AlertDispatcher(Cluster.connect({ kubeconfig: KUBECONFIG }), { log: createLogger({ level: 'error' }), repeatIntervalMs: 0 });
+    await unlimited.notify(failure);
+    await unlimited.notify(failure);
+    expect(requestsTo('/other')).toHaveLength(4);
   });
 
   it('records a missing Secret in the Ready condition', async () => {

@@ -8,73 +8,37 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, kubectlJson } from '../support/cli.ts';
-import { applyObject, getDeployment, installCrds, readyOf, startController, waitFor, WEBHOOK_SECRET, type RunningController } from '../support/controller.ts';
+import {
+  applyObject,
+  configMapProject as sharedConfigMapProject,
+  configMapValue,
+  getDeployment,
+  installCrds,
+  kluctlDeployment as sharedKluctlDeployment,
+  readyOf,
+  reconcileNow as sharedReconcileNow,
+  startController,
+  waitFor,
+  waitReady as sharedWaitReady,
+  WEBHOOK_SECRET,
+  type RunningController,
+} from '../support/controller.ts';
 import { example } from '../support/fixtures.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startGitServer, type GitServer } from '../support/git-server.ts';
 
 const NAMESPACE = 'gantry-e2e-controller';
-const API = 'gitops.gantry.dev/v1beta1';
 
 let controller: RunningController;
 const cleanups: Array<() => Promise<unknown>> = [];
 
-/** A KluctlDeployment of `repo` (context `default`: the controller's own cluster). */
-function kluctlDeployment(name: string, url: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    apiVersion: API,
-    kind: 'KluctlDeployment',
-    metadata: { name, namespace: NAMESPACE },
-    spec: { interval: '10m', timeout: '2m', source: { git: { url } }, target: 'default', context: 'default', prune: true, delete: true, ...spec },
-  };
-}
-
-/** A one-item project deploying ConfigMaps (name → data value) into `namespace`. */
-function configMapProject(namespace: string, configMaps: Record<string, string>): Record<string, string> {
-  const files: Record<string, string> = {
-    '.kluctl.yaml': `discriminator: e2e-controller-${namespace}\ntargets:\n  - name: default\n`,
-    'deployment.yaml': 'deployments:\n  - path: app\n',
-  };
-  for (const [name, value] of Object.entries(configMaps)) {
-    files[`app/${name}.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\ndata:\n  value: "${value}"\n`;
-  }
-  return files;
-}
-
-async function configMapValue(namespace: string, name: string): Promise<string | undefined> {
-  const found = await kubectlJson<{ items: Array<{ metadata: { name: string }; data?: { value?: string } }> }>(['get', 'configmaps', '-n', namespace]);
-  return found.items.find((item) => item.metadata.name === name)?.data?.value;
-}
+const kluctlDeployment = (name: string, url: string, spec: Record<string, unknown> = {}) => sharedKluctlDeployment(NAMESPACE, name, url, spec);
+const configMapProject = (namespace: string, configMaps: Record<string, string>) => sharedConfigMapProject(namespace, `e2e-controller-${namespace}`, configMaps);
+const waitReady = (name: string, timeoutMs?: number) => sharedWaitReady(NAMESPACE, name, () => controller.log(), timeoutMs);
+const reconcileNow = (name: string) => sharedReconcileNow(NAMESPACE, name, () => controller.log());
 
 async function createNamespace(name: string): Promise<void> {
   await kubectl(['create', 'namespace', name, '--dry-run=client', '-o', 'yaml']).then((yaml) => kubectl(['apply', '-f', '-'], yaml));
-}
-
-async function waitReady(name: string, timeoutMs = 120_000): Promise<Record<string, any>> {
-  return waitFor(
-    async () => {
-      const deployment = await getDeployment(NAMESPACE, name);
-      const ready = readyOf(deployment);
-      return ready?.status === 'True' && deployment.status.observedGeneration === deployment.metadata.generation ? deployment : undefined;
-    },
-    timeoutMs,
-    async () => `${name} Ready: ${JSON.stringify(readyOf(await getDeployment(NAMESPACE, name)))}\n${(await controller.log()).slice(-4000)}`,
-  );
-}
-
-/** Waits until a reconcile that started after now has ended (the request annotation's answer). */
-async function reconcileNow(name: string): Promise<Record<string, any>> {
-  const request = `e2e-${Date.now()}`;
-  await kubectl(['annotate', '--overwrite', 'kluctldeployments.gitops.gantry.dev', name, '-n', NAMESPACE, `kluctl.io/request-reconcile=${request}`]);
-  return waitFor(
-    async () => {
-      const deployment = await getDeployment(NAMESPACE, name);
-      const result = deployment.status?.reconcileRequestResult;
-      return result?.request?.requestValue === request && result.endTime ? deployment : undefined;
-    },
-    120_000,
-    () => `reconcile request ${request} of ${name}`,
-  );
 }
 
 /** Posts a GitHub push event for `url`, signed with the controller's webhook secret. */
@@ -107,6 +71,8 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
     let initial: string;
 
     beforeAll(async () => {
+      // An earlier run's deletion may still be in progress (deleting a KluctlDeployment does not wait for it).
+      await kubectl(['wait', '--for=delete', 'namespace/ms-demo-test', 'namespace/ms-demo-prod', '--timeout=180s']).catch(() => undefined);
       const project = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-ms-'));
       await cp(example('microservices-demo/3-templating-and-multi-env'), project, { recursive: true });
       repo = await createRepo({});
@@ -245,7 +211,8 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       await applyObject(kluctlDeployment('manual', repo.url, { manual: true }));
       const waiting = await waitFor(async () => {
         const deployment = await getDeployment(NAMESPACE, 'manual');
-        return deployment.status?.lastObjectsHash ? deployment : undefined;
+        // The hash is written while the reconcile runs; Ready when it ends.
+        return deployment.status?.lastObjectsHash && readyOf(deployment) ? deployment : undefined;
       }, 60_000);
       expect(readyOf(waiting)?.message).toContain('waiting for approval');
       expect(await configMapValue(namespace, 'approved')).toBeUndefined();
@@ -304,6 +271,24 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       expect(await configMapValue(namespace, 'healthy')).toBe('yes');
     });
 
+    it('retries a failed deploy of unchanged objects until it succeeds', async () => {
+      const namespace = 'gantry-e2e-ctl-retry';
+      await kubectl(['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true']);
+      const repo = await createRepo(configMapProject(namespace, { later: 'ok' }));
+      cleanups.push(() => repo.remove(), () => deleteDeployment('retry'));
+      // The namespace does not exist yet: the apply fails, and nothing in git or the spec will change.
+      await applyObject(kluctlDeployment('retry', repo.url));
+      const failed = await waitFor(async () => {
+        const deployment = await getDeployment(NAMESPACE, 'retry');
+        return readyOf(deployment)?.reason === 'DeployFailed' ? deployment : undefined;
+      }, 60_000);
+      expect(readyOf(failed)?.message).toContain(`namespaces "${namespace}" not found`);
+      await createNamespace(namespace);
+      // Retried with backoff (1 s, 2 s, 4 s, …), well before the 10m interval.
+      await waitFor(async () => readyOf(await getDeployment(NAMESPACE, 'retry'))?.status === 'True', 60_000, () => 'retry Ready after the namespace appeared');
+      expect(await configMapValue(namespace, 'later')).toBe('ok');
+    });
+
     it('names a target the project does not have', async () => {
       const repo = await createRepo(configMapProject('default', { unused: 'x' }));
       cleanups.push(() => repo.remove(), () => deleteDeployment('no-target'));
@@ -314,6 +299,9 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       }, 60_000);
       expect(readyOf(failed)?.reason).toBe('PrepareFailed');
       expect(readyOf(failed)?.message).toContain('nope');
+      // The file is named by repository and commit, not by its place in the controller's cache.
+      expect(readyOf(failed)?.message).toMatch(/@[0-9a-f]{12}\/\.kluctl\.yaml/);
+      expect(readyOf(failed)?.message).not.toContain('snapshots');
     });
   });
 });

@@ -15,11 +15,15 @@ import { KUBECONFIG, kubectl, kubectlJson } from './cli.ts';
 export const WEBHOOK_SECRET = 'e2e-webhook-secret';
 
 export interface RunningController {
+  /** Of the controller process. */
+  pid: number;
   healthUrl: string;
   metricsUrl: string;
   /** POST target of git push webhooks. */
   webhookUrl: string;
   log(): Promise<string>;
+  /** False once the process exited. */
+  running(): boolean;
   stop(): Promise<void>;
 }
 
@@ -60,10 +64,12 @@ export async function startController(extraArgs: string[] = [], env: Record<stri
   closeSync(fd);
   const healthUrl = `http://127.0.0.1:${healthPort}`;
   const controller: RunningController = {
+    pid: child.pid ?? 0,
     healthUrl,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     webhookUrl: `http://127.0.0.1:${metricsPort}/hooks/git`,
     log: () => readFile(logFile, 'utf8'),
+    running: () => child.exitCode === null && child.signalCode === null,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -87,6 +93,72 @@ export async function waitFor<T>(check: () => Promise<T | undefined | false | nu
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${await describe()}`);
     await sleep(250);
   }
+}
+
+/**
+ * A KluctlDeployment of the git repository `url` in `namespace`, with the defaults the e2e tests share (target and
+ * context `default`: the controller's own cluster; prune and delete) overridden by `spec`.
+ */
+export function kluctlDeployment(namespace: string, name: string, url: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'gitops.gantry.dev/v1beta1',
+    kind: 'KluctlDeployment',
+    metadata: { name, namespace },
+    spec: { interval: '10m', timeout: '2m', source: { git: { url } }, target: 'default', context: 'default', prune: true, delete: true, ...spec },
+  };
+}
+
+/** The files of a one-item Kluctl project deploying ConfigMaps (name → `data.value`) into `namespace`. */
+export function configMapProject(namespace: string, discriminator: string, configMaps: Record<string, string>): Record<string, string> {
+  const files: Record<string, string> = {
+    '.kluctl.yaml': `discriminator: ${discriminator}\ntargets:\n  - name: default\n`,
+    'deployment.yaml': 'deployments:\n  - path: app\n',
+  };
+  for (const [name, value] of Object.entries(configMaps)) {
+    files[`app/${name}.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\ndata:\n  value: "${value}"\n`;
+  }
+  return files;
+}
+
+/** `data.value` of the ConfigMap `namespace/name`, undefined when it does not exist. */
+export async function configMapValue(namespace: string, name: string): Promise<string | undefined> {
+  const found = await kubectlJson<{ items: Array<{ metadata: { name: string }; data?: { value?: string } }> }>(['get', 'configmaps', '-n', namespace]);
+  return found.items.find((item) => item.metadata.name === name)?.data?.value;
+}
+
+/**
+ * Waits until the KluctlDeployment is Ready for its current generation.
+ * @throws Error with its Ready condition and the end of `log` (the controller's) on timeout.
+ */
+export async function waitReady(namespace: string, name: string, log: () => Promise<string>, timeoutMs = 120_000): Promise<Record<string, any>> {
+  return waitFor(
+    async () => {
+      const deployment = await getDeployment(namespace, name);
+      return readyOf(deployment)?.status === 'True' && deployment.status.observedGeneration === deployment.metadata.generation ? deployment : undefined;
+    },
+    timeoutMs,
+    async () => `${namespace}/${name} Ready: ${JSON.stringify(readyOf(await getDeployment(namespace, name).catch(() => ({}))))}\n${(await log()).slice(-4000)}`,
+  );
+}
+
+/**
+ * Asks for a reconcile through Kluctl's request annotation and waits until a reconcile answered it.
+ * @throws Error with the end of `log` (the controller's) on timeout.
+ */
+export async function reconcileNow(namespace: string, name: string, log: () => Promise<string>): Promise<Record<string, any>> {
+  const request = `e2e-${Date.now()}`;
+  await kubectl(['annotate', '--overwrite', 'kluctldeployments.gitops.gantry.dev', name, '-n', namespace, `kluctl.io/request-reconcile=${request}`]);
+  return waitFor(
+    async () => {
+      const deployment = await getDeployment(namespace, name);
+      const result = deployment.status?.reconcileRequestResult;
+      // An endTime before the startTime would be the previous request's, left behind in the status.
+      const ended = result?.endTime && Date.parse(result.endTime) >= Date.parse(result.startTime);
+      return result?.request?.requestValue === request && ended ? deployment : undefined;
+    },
+    120_000,
+    async () => `reconcile request ${request} of ${namespace}/${name}\n${(await log()).slice(-4000)}`,
+  );
 }
 
 /** The KluctlDeployment as the API server has it. */

@@ -48,7 +48,7 @@ import { decryptionKeys } from './decryption.ts';
 import type { EventRecorder } from './events.ts';
 import { deploymentKubeConfig } from './kubeconfig.ts';
 import { pendingRequests, specWithOverrides, type PendingRequest } from './requests.ts';
-import { gitUrlOf, resolveSource, type ResolvedSource } from './source.ts';
+import { gitUrlOf, resolveSource, sourceLabel, type ResolvedSource } from './source.ts';
 import { driftMessage, driftOf, resultMessage, summarize, withCondition, type CommandInfo, type ResultSummary } from './status.ts';
 import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
 
@@ -187,7 +187,8 @@ class Reconciliation {
   private async finish(requeueNow: boolean): Promise<ReconcileOutcome> {
     if (!requeueNow) this.status.conditions = withCondition(this.status.conditions, this.readyCondition());
     this.status.conditions = withCondition(this.status.conditions, { type: 'Reconciling', status: 'False', reason: REASONS.succeeded, message: 'done', observedGeneration: this.generation() });
-    await this.patchStatus(this.status);
+    const written = await this.patchStatus();
+    if (!written) return { requeueAfterMs: retryIntervalMs(this.deployment.spec), error: new Error('the status could not be written') };
     if (requeueNow) return { requeueAfterMs: 0 };
     if (this.failed) return { requeueAfterMs: retryIntervalMs(this.deployment.spec), error: new Error(this.failure ?? 'reconcile failed') };
     return { requeueAfterMs: nextReconcileIn({ ...this.deployment, status: this.status }, Date.now()) };
@@ -198,7 +199,7 @@ class Reconciliation {
     await this.removeAnnotation(request.annotation);
     const requestResult: ManualRequestResult = { request: request.request, startTime: new Date().toISOString(), reconcileId: this.reconcileId };
     this.setRequestResult(request, requestResult);
-    await this.patchStatus({ [`${request.kind}RequestResult`]: requestResult });
+    await this.patchStatus();
     const spec = specWithOverrides(this.deployment.spec, request.request);
     const command: Command = request.kind === 'deploy' ? (spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy') : (request.kind as Command);
     try {
@@ -223,7 +224,7 @@ class Reconciliation {
     if (request && requestResult) {
       await this.removeAnnotation(request.annotation);
       this.setRequestResult(request, requestResult);
-      await this.patchStatus({ reconcileRequestResult: requestResult });
+      await this.patchStatus();
     }
     const spec = request ? specWithOverrides(this.deployment.spec, request.request) : this.deployment.spec;
     try {
@@ -256,7 +257,9 @@ class Reconciliation {
   /** Kluctl's needDeploy, with the manual approval gate. */
   private needsDeploy(hash: string, spec: KluctlDeploymentSpec): boolean {
     const status = this.deployment.status ?? {};
-    let due = status.lastDeployResult === undefined || status.lastObjectsHash !== hash;
+    const lastDeploy = status.lastDeployResult as ResultSummary | undefined;
+    // A deploy that failed is tried again (after the retry backoff), even when the rendered objects are the same.
+    let due = lastDeploy === undefined || lastDeploy.errors.length > 0 || status.lastObjectsHash !== hash;
     if (!due && spec.manual && status.lastManualObjectsHash !== spec.manualObjectsHash) due = true;
     if (!due && status.observedGeneration !== this.generation()) due = true;
     if (!due) due = this.deployIntervalElapsed(spec);
@@ -362,8 +365,10 @@ class Reconciliation {
       this.status.lastPrepareError = '';
       await work({ target, source, hash: objectsHash(target.objects) });
     } catch (error) {
-      if (!this.status.lastPrepareError) this.status.lastPrepareError = problemsOf(error).join('; ');
-      throw error;
+      // Messages name files by their place in the cache; the source and revision tell an operator more.
+      const message = problemsOf(error).join('; ').replaceAll(source.projectDir, sourceLabel(source));
+      if (!this.status.lastPrepareError) this.status.lastPrepareError = message;
+      throw new Error(message);
     } finally {
       await keys.cleanup();
     }
@@ -428,17 +433,25 @@ class Reconciliation {
     if (this.signal.aborted) throw new Error('the controller is stopping');
     this.log.info(message);
     this.status.conditions = withCondition(this.status.conditions, { type: 'Reconciling', status: 'True', reason: REASONS.progressing, message, observedGeneration: this.generation() });
-    await this.patchStatus({ conditions: this.status.conditions });
+    await this.patchStatus();
   }
 
   private async removeAnnotation(annotation: string): Promise<void> {
     await this.deps.cluster.patchMerge(this.ref(), { metadata: { annotations: { [annotation]: null } } }, { fieldManager: FIELD_MANAGER });
   }
 
-  private async patchStatus(status: Partial<KluctlDeploymentStatus>): Promise<void> {
-    await this.deps.cluster.patchMerge(this.ref(), { status }, { fieldManager: FIELD_MANAGER, subresource: 'status' }).catch((error: unknown) => {
-      this.log.warn({ err: error }, 'patching status failed');
-    });
+  /**
+   * Writes the whole status (false when that failed, logged): the controller owns it, and a merge patch would keep fields this reconcile removed (a
+   * new request's result would inherit the previous one's endTime and resultId).
+   */
+  private async patchStatus(): Promise<boolean> {
+    return this.deps.cluster.patchJson(this.ref(), [{ op: 'add', path: '/status', value: this.status }], { fieldManager: FIELD_MANAGER, subresource: 'status' }).then(
+      () => true,
+      (error: unknown) => {
+        this.log.warn({ err: error }, 'patching status failed');
+        return false;
+      },
+    );
   }
 
   private timeLeft(): number {

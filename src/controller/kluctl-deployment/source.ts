@@ -21,6 +21,13 @@ export interface ResolvedSource {
   projectKey: { repoKey: string; subDir: string };
 }
 
+/** `repoKey@revision/subDir`: where the project's files come from, for messages (e.g. 127.0.0.1/org/repo@1a2b3c4d5e6f/apps). */
+export function sourceLabel(source: ResolvedSource): string {
+  const revision = /^[0-9a-f]{40}$/.test(source.revision) ? source.revision.slice(0, 12) : source.revision;
+  const { repoKey, subDir } = source.projectKey;
+  return `${repoKey}@${revision}${subDir ? `/${subDir}` : ''}`;
+}
+
 export interface SourceDeps {
   cluster: Cluster;
   git: GitCache;
@@ -53,7 +60,7 @@ export async function resolveSource(deployment: KluctlDeployment, deps: SourceDe
   const ref = spec.source?.git?.ref ?? spec.source?.ref ?? {};
   const subDir = spec.source?.git?.path ?? spec.source?.path ?? '';
   const credentials = matchCredentials(url, spec.credentials?.git ?? []);
-  const access = credentials ? await prepareGitAccess(await readSecret(deps.cluster, metadata.namespace, credentials.secretRef.name)) : undefined;
+  const access = credentials ? await gitAccessFrom(deps.cluster, metadata.namespace, credentials.secretRef.name, url) : undefined;
   try {
     const checkout = await deps.git.checkout(url, ref, access);
     return { projectDir: await projectFolder(checkout.dir, subDir), revision: checkout.commit, projectKey: { repoKey: url, subDir } };
@@ -66,4 +73,13 @@ async function projectFolder(root: string, subDir: string | undefined): Promise<
   const dir = path.resolve(root, subDir ?? '.');
   if (!isInside(root, dir) || !(await isDirectory(dir))) throw new Error(`path '${subDir}' does not exist in the source`);
   return dir;
+}
+
+/** The git access the credentials Secret `name` gives; errors name the Secret and the repository. */
+async function gitAccessFrom(cluster: Cluster, namespace: string, name: string, url: string) {
+  try {
+    return await prepareGitAccess(await readSecret(cluster, namespace, name));
+  } catch (error) {
+    throw new Error(`credentials Secret ${namespace}/${name} for ${url}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

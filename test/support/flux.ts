@@ -1,0 +1,211 @@
+/**
+ * Flux's source-controller in end-to-end tests, without running it: its real GitRepository CRD, taken from a
+ * released source-controller module through the Go module proxy (not hand-written), and artifacts made the way
+ * source-controller makes them — a tar.gz with the files at the root of the archive, its `sha256:<hex>` digest,
+ * served over HTTP on 127.0.0.1 and announced in the GitRepository's status (written through the status
+ * subresource, as the source-controller writes it).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { create } from 'tar';
+import { kubectl } from './cli.ts';
+
+/** The source-controller release whose CRD is installed (its go.mod needs Go ≥ 1.26; v1.10.x needs Go 1.27). */
+export const SOURCE_CONTROLLER_MODULE = 'github.com/fluxcd/source-controller';
+export const SOURCE_CONTROLLER_VERSION = 'v1.9.6';
+export const GIT_REPOSITORY_CRD = 'gitrepositories.source.toolkit.fluxcd.io';
+
+/**
+ * The path of source-controller's GitRepository CRD (config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml)
+ * in the module `SOURCE_CONTROLLER_MODULE@SOURCE_CONTROLLER_VERSION`, which `go mod download` fetches from the Go
+ * module proxy into the default module cache (so reruns cost nothing). Runs outside any Go module or workspace, with
+ * the local toolchain only.
+ * @throws Error when `go` is missing or the module cannot be downloaded (e.g. no access to the proxy).
+ */
+export async function gitRepositoryCrdFile(): Promise<string> {
+  const module = `${SOURCE_CONTROLLER_MODULE}@${SOURCE_CONTROLLER_VERSION}`;
+  const run = await execa('go', ['mod', 'download', '-json', module], {
+    cwd: os.tmpdir(),
+    env: { GOTOOLCHAIN: 'local', GOWORK: 'off', GO111MODULE: 'on' },
+    reject: false,
+  });
+  let info: { Dir?: string; Error?: string } = {};
+  try {
+    info = JSON.parse(run.stdout) as typeof info;
+  } catch {
+    // Reported below with go's own output.
+  }
+  if (run.exitCode !== 0 || info.Error || !info.Dir) {
+    throw new Error(`go mod download ${module} failed (exit ${run.exitCode}): ${info.Error ?? `${run.stdout}\n${run.stderr}`.trim()}`);
+  }
+  const file = path.join(info.Dir, 'config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml');
+  await access(file);
+  return file;
+}
+
+/**
+ * Installs the GitRepository CRD (server-side, so reruns and other files doing the same are no-ops) and waits until
+ * the API server serves source.toolkit.fluxcd.io/v1 gitrepositories — which a controller's discovery at startup
+ * must see. Never deleted: other test files may use it.
+ */
+export async function installGitRepositoryCrd(): Promise<void> {
+  await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=e2e-flux', '-f', await gitRepositoryCrdFile()]);
+  await kubectl(['wait', '--for=condition=Established', `crd/${GIT_REPOSITORY_CRD}`, '--timeout=60s']);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const served = await kubectl(['get', '--raw', '/apis/source.toolkit.fluxcd.io/v1']).catch(() => '');
+    if (served.includes('"gitrepositories"')) return;
+    if (Date.now() > deadline) throw new Error('source.toolkit.fluxcd.io/v1 gitrepositories is not served 60 s after the CRD was Established');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** A packed artifact: the tar.gz bytes and their digest in Flux's `<algorithm>:<hex>` form. */
+export interface PackedArtifact {
+  bytes: Buffer;
+  digest: string;
+}
+
+/**
+ * Packs `files` (path → content) as source-controller packs a revision: a gzipped tar with the files (and their
+ * folders) at the root of the archive, no owner names or ids and a fixed modification time, so equal content gives
+ * an equal digest.
+ */
+export async function packArtifact(files: Record<string, string>): Promise<PackedArtifact> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-artifact-'));
+  try {
+    const root = path.join(scratch, 'files');
+    for (const [file, content] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+      await writeFile(path.join(root, file), content, { mode: 0o644 });
+    }
+    const archive = path.join(scratch, 'artifact.tar.gz');
+    const topLevel = [...new Set(Object.keys(files).map((file) => file.split('/')[0]!))].sort();
+    await create({ file: archive, cwd: root, gzip: true, portable: true, mtime: new Date(0) }, topLevel);
+    const bytes = await readFile(archive);
+    return { bytes, digest: sha256Digest(bytes) };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+export function sha256Digest(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/** A made-up commit as source-controller writes revisions of a branch: `main@sha1:<40 hex>`. */
+export function gitRevision(branch = 'main'): string {
+  return `${branch}@sha1:${randomBytes(20).toString('hex')}`;
+}
+
+/**
+ * Stands in for source-controller's artifact storage: serves the published bytes (binary, unlike
+ * http-server.ts's string routes) on 127.0.0.1, and records which paths were requested.
+ */
+export interface ArtifactServer {
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  /** Paths requested so far, in order. */
+  requested: string[];
+  /** Serves `bytes` at `/<artifactPath>` from now on and returns the full URL. */
+  publish(artifactPath: string, bytes: Uint8Array): string;
+  close(): Promise<void>;
+}
+
+export async function startArtifactServer(): Promise<ArtifactServer> {
+  const files = new Map<string, Uint8Array>();
+  const requested: string[] = [];
+  const server = createServer((request, response) => {
+    const file = request.url ?? '/';
+    requested.push(file);
+    const bytes = files.get(file);
+    if (!bytes || request.method !== 'GET') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/x-gzip', 'content-length': bytes.byteLength }).end(bytes);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    requested,
+    publish(artifactPath, bytes) {
+      files.set(`/${artifactPath}`, bytes);
+      return `${url}/${artifactPath}`;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
+
+/** What a GitRepository's status.artifact says (source.toolkit.fluxcd.io/v1 Artifact). */
+export interface ArtifactStatus {
+  path: string;
+  url: string;
+  revision: string;
+  digest: string;
+  lastUpdateTime: string;
+  size: number;
+}
+
+/** A GitRepository as a user writes it (source-controller would clone `url`; here nothing does). */
+export function gitRepository(namespace: string, name: string): Record<string, unknown> {
+  return {
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'GitRepository',
+    metadata: { name, namespace },
+    spec: { url: `https://git.example.invalid/${name}.git`, ref: { branch: 'main' }, interval: '1m' },
+  };
+}
+
+/**
+ * Writes status.artifact and a Ready=True condition through the status subresource, as source-controller does after
+ * storing a revision.
+ */
+export async function setArtifactStatus(namespace: string, name: string, artifact: ArtifactStatus): Promise<void> {
+  const now = rfc3339(new Date());
+  const message = `stored artifact for revision '${artifact.revision}'`;
+  const condition = (type: string) => ({ type, status: 'True', reason: 'Succeeded', message, lastTransitionTime: now, observedGeneration: 1 });
+  const status = { observedGeneration: 1, artifact, conditions: [condition('Ready'), condition('ArtifactInStorage')] };
+  await kubectl(['patch', GIT_REPOSITORY_CRD, name, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+}
+
+/**
+ * Publishes `served` on `server` as the artifact of GitRepository `namespace/name` at `revision` and announces it in
+ * its status with `digest` (default: the served bytes' own digest; pass another to announce bytes that do not match).
+ */
+export async function publishArtifact(
+  server: ArtifactServer,
+  namespace: string,
+  name: string,
+  options: { served: PackedArtifact; revision: string; digest?: string; size?: number },
+): Promise<ArtifactStatus> {
+  const digest = options.digest ?? options.served.digest;
+  // Named after the commit, as source-controller names them: every revision has a URL of its own (one named after
+  // the digest would let a mismatching artifact's URL serve the next, matching, bytes under the old revision).
+  const commit = options.revision.split(':').pop()!;
+  const artifactPath = `gitrepository/${namespace}/${name}/${commit}.tar.gz`;
+  const artifact: ArtifactStatus = {
+    path: artifactPath,
+    url: server.publish(artifactPath, options.served.bytes),
+    revision: options.revision,
+    digest,
+    lastUpdateTime: rfc3339(new Date()),
+    size: options.size ?? options.served.bytes.byteLength,
+  };
+  await setArtifactStatus(namespace, name, artifact);
+  return artifact;
+}
+
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d+Z$/, 'Z');
+}
