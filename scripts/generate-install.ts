@@ -32,6 +32,9 @@ export const IMAGE_REPOSITORY = 'ghcr.io/gantry-dev/gantry';
 /** Ports of `gantry controller run`: Prometheus metrics, and /healthz + /readyz. */
 export const METRICS_PORT = 8080;
 export const HEALTH_PORT = 8081;
+/** Secret whose `token` key the git webhook receiver checks pushes against; optional, the receiver is off without it. */
+export const WEBHOOK_SECRET_NAME = 'gantry-webhook-token';
+const WEBHOOK_SECRET_DIR = '/etc/gantry/webhook';
 
 type Manifest = Record<string, unknown>;
 
@@ -157,7 +160,7 @@ function controllerDeployment(version: string): Manifest {
               image: `${IMAGE_REPOSITORY}:${version}`,
               imagePullPolicy: 'IfNotPresent',
               command: ['gantry', 'controller', 'run'],
-              args: ['--leader-elect', `--metrics-bind-address=:${METRICS_PORT}`, `--health-probe-bind-address=:${HEALTH_PORT}`],
+              args: ['--leader-elect', `--metrics-bind-address=:${METRICS_PORT}`, `--health-probe-bind-address=:${HEALTH_PORT}`, `--webhook-secret-file=${WEBHOOK_SECRET_DIR}/token`],
               // HOME and the caches (git mirrors, Helm charts) go to the writable /tmp volume.
               env: [fromField('POD_NAME', 'metadata.name'), fromField('POD_NAMESPACE', 'metadata.namespace'), { name: 'HOME', value: '/tmp' }],
               ports: [
@@ -169,13 +172,29 @@ function controllerDeployment(version: string): Manifest {
               // Rendering runs Jinja2 workers, helm and kustomize beside Node.
               resources: { requests: { cpu: '200m', memory: '512Mi' }, limits: { memory: '1Gi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                { name: 'webhook-token', mountPath: WEBHOOK_SECRET_DIR, readOnly: true },
+              ],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+          volumes: [
+            { name: 'tmp', emptyDir: {} },
+            { name: 'webhook-token', secret: { secretName: WEBHOOK_SECRET_NAME, optional: true } },
+          ],
         },
       },
     },
+  };
+}
+
+/** The address git hosts post push events to (/hooks/git) and Prometheus scrapes (/metrics). */
+function controllerService(): Manifest {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: CONTROLLER_NAME, namespace: CONTROLLER_NAMESPACE, labels: LABELS },
+    spec: { selector: { 'app.kubernetes.io/name': CONTROLLER_NAME }, ports: [{ name: 'http', port: 80, targetPort: 'metrics', protocol: 'TCP' }] },
   };
 }
 
@@ -197,7 +216,10 @@ export function installFiles(version: string): Map<string, string> {
   addItem('crds', gantryCrds().map((crd) => ({ file: `${(crd['metadata'] as { name: string }).name}.yaml`, manifest: crd })));
   addItem('namespaces', namespaces().map((namespace) => ({ file: `${(namespace['metadata'] as { name: string }).name}.yaml`, manifest: namespace })));
   addItem('rbac', rbac().map((manifest) => ({ file: fileNameOf(manifest), manifest })));
-  addItem('controller', [{ file: 'deployment.yaml', manifest: controllerDeployment(version) }]);
+  addItem('controller', [
+    { file: 'deployment.yaml', manifest: controllerDeployment(version) },
+    { file: 'service.yaml', manifest: controllerService() },
+  ]);
   for (const [file, content] of files) {
     if (/\{[{%#]/.test(content)) throw new Error(`install/${file}: the generated manifest contains Jinja2 syntax, which rendering would interpret`);
   }

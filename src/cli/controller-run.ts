@@ -72,7 +72,7 @@ export function controllerRunCommand(): Command {
     .option('--concurrency <n>', 'KluctlDeployments reconciled in parallel', parsePositive, 4)
     .option('--command-result-namespace <name>', 'namespace where command results are kept', 'gantry-results')
     .option('--keep-command-results-count <n>', 'command results kept per deployment', parsePositive, 5)
-    .option('--webhook-secret-file <file>', 'enable POST /hooks/git (GitHub, GitLab, Gitea push events) with the secret in this file')
+    .option('--webhook-secret-file <file>', 'enable POST /hooks/git (GitHub, GitLab, Gitea push events) with the secret in this file (off while the file does not exist)')
     .option('--cache-dir <dir>', 'git and artifact cache (default: $GANTRY_CACHE_DIR, else ~/.cache/gantry)')
     .option('--git-refresh-interval <duration>', 'a repository is fetched at most this often (a webhook push bypasses it)', parseDurationFlag, DEFAULT_GIT_REFRESH_MS)
     .option('--cache-max-age <duration>', 'cached git commits, mirrors and Flux artifacts unused this long are removed', parseDurationFlag, DEFAULT_CACHE_MAX_AGE_MS)
@@ -99,7 +99,7 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
     events: new EventRecorder(cluster, { component: 'gantry-controller', fieldManager: FIELD_MANAGER, onError: (error) => logger.warn({ err: error }, 'an event could not be recorded') }),
     notify: alertSender(cluster, logger),
   };
-  const webhookSecret = flags.webhookSecretFile && (await readFile(flags.webhookSecretFile, 'utf8')).trim();
+  const webhookSecret = flags.webhookSecretFile && (await readWebhookSecret(flags.webhookSecretFile, logger));
   const controller = await runController({
     cluster,
     resource: { group: GROUP, version: VERSION, plural: PLURAL },
@@ -136,6 +136,24 @@ async function startProbeServer(address: Address, controller: ControllerHandle, 
   let synced = false;
   void controller.waitForSync().then(() => (synced = true));
   return startServer({ ...address, metrics: controller.metrics, readiness: [{ name: 'watches synced', check: () => synced }], log: logger.child({ component: 'probes' }) });
+}
+
+/**
+ * The webhook secret, or undefined (receiver off) when its file does not exist: the install mounts it from an
+ * optional Secret, which a cluster without webhooks does not have.
+ * @throws Error when the file exists but cannot be read, or is empty.
+ */
+async function readWebhookSecret(file: string, logger: Logger): Promise<string | undefined> {
+  const content = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (content === undefined) {
+    logger.info({ file }, 'git webhook receiver off: the secret file does not exist');
+    return undefined;
+  }
+  if (!content.trim()) throw new Error(`--webhook-secret-file ${file} is empty`);
+  return content.trim();
 }
 
 /** Sweeps the caches now and then, so a long-running controller keeps what its deployments use, not every commit. */

@@ -60,6 +60,10 @@ describe('gantry controller install', { timeout: 300_000 }, () => {
     expect([container.livenessProbe.httpGet.path, container.readinessProbe.httpGet.path]).toEqual(['/healthz', '/readyz']);
     expect(container.ports.map((port: { name: string }) => port.name)).toContain('metrics');
     expect(deployment['spec'].template.spec.serviceAccountName).toBe(CONTROLLER_NAME);
+    // The webhook receiver's secret comes from an optional Secret; the Service leads to /hooks/git and /metrics.
+    expect(container.args).toContain('--webhook-secret-file=/etc/gantry/webhook/token');
+    const service = await kubectlJson<Record<string, any>>(['get', 'service', CONTROLLER_NAME, '-n', CONTROLLER_NAMESPACE]);
+    expect(service['spec'].ports).toEqual([expect.objectContaining({ port: 80, targetPort: 'metrics' })]);
 
     await kubectl(['get', 'serviceaccount', CONTROLLER_NAME, '-n', CONTROLLER_NAMESPACE]);
     const role = await kubectlJson<{ rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> }>(['get', 'clusterrole', CONTROLLER_NAME]);
