@@ -8,6 +8,7 @@
  * openAPIV3Schema, of the controller's validation and of the TypeScript types.
  */
 import { Type, type Static } from 'typebox';
+import type { NamespacedObjectMeta } from '../kube/object.ts';
 import { API_VERSION, Condition, GROUP, KIND as KLUCTL_DEPLOYMENT_KIND, VERSION } from './kluctl-deployment.ts';
 
 export { API_VERSION, GROUP, VERSION };
@@ -85,15 +86,7 @@ export type AlertStatus = Static<typeof AlertStatusSchema>;
 export interface Alert {
   apiVersion: string;
   kind: string;
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    generation?: number;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
+  metadata: NamespacedObjectMeta;
   spec: AlertSpec;
   status?: AlertStatus;
 }

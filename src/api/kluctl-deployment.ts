@@ -6,6 +6,8 @@
  * openAPIV3Schema, of the controller's validation and of the TypeScript types.
  */
 import { Type, type Static } from 'typebox';
+import type { NamespacedObjectMeta } from '../kube/object.ts';
+import { FixedImageSchema } from '../render/images.ts';
 
 export const GROUP = 'gitops.gantry.dev';
 export const VERSION = 'v1beta1';
@@ -130,12 +132,8 @@ export const KluctlDeploymentSpecSchema = Type.Object({
   images: Type.Optional(
     Type.Array(
       Type.Object({
-        image: Type.Optional(Type.String()),
-        imageRegex: Type.Optional(Type.String()),
-        resultImage: Type.String(),
-        namespace: Type.Optional(Type.String()),
-        deployment: Type.Optional(Type.String()),
-        container: Type.Optional(Type.String()),
+        ...FixedImageSchema.properties,
+        // Kluctl's CRD also takes what list-images reports beside each image; they do not change the match.
         object: Type.Optional(
           Type.Object({
             group: Type.Optional(Type.String()),
@@ -230,17 +228,7 @@ export const REASONS = {
 export interface KluctlDeployment {
   apiVersion: string;
   kind: string;
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    generation?: number;
-    resourceVersion?: string;
-    annotations?: Record<string, string>;
-    labels?: Record<string, string>;
-    finalizers?: string[];
-    deletionTimestamp?: string;
-  };
+  metadata: NamespacedObjectMeta;
   spec: KluctlDeploymentSpec;
   status?: KluctlDeploymentStatus;
 }

@@ -22,9 +22,9 @@ import type { Logger } from './logger.ts';
 /** client-go's JitterFactor for the acquire loop. */
 const JITTER_FACTOR = 1.2;
 
-export interface LeaderElectionOptions {
-  client: KubeClient;
-  /** Namespace and name of the Lease. */
+/** Which Lease, who competes for it, and its timings (client-go's names and controller-runtime's defaults). */
+export interface LeaderElectionSettings {
+  /** Namespace and name of the Lease (coordination.k8s.io/v1). */
   namespace: string;
   name: string;
   /** This candidate's identity; default `<hostname>_<uuid>` as controller-runtime builds it. */
@@ -35,6 +35,10 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   /** How often candidates try to acquire and the leader renews. Default 2 s. */
   retryPeriodMs?: number;
+}
+
+export interface LeaderElectionOptions extends LeaderElectionSettings {
+  client: KubeClient;
   /** Called when this candidate becomes leader; `signal` aborts when it stops leading. */
   onStartedLeading: (signal: AbortSignal) => void;
   /** Called when this candidate stops leading (lost or stopped); the Lease is released after it resolves. */

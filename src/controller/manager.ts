@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
-import { LeaderElector } from './leader-election.ts';
+import { LeaderElector, type LeaderElectionSettings } from './leader-election.ts';
 import { reconcileLogger, type Logger } from './logger.ts';
 import { ControllerMetrics, type ReconcileOutcome } from './metrics.ts';
 import { startServer } from './server.ts';
@@ -50,18 +50,6 @@ export interface ExtraWatch {
   labelSelector?: string;
   /** The primary keys to reconcile when `key` of this resource changed (object undefined: deleted). */
   map: (key: string, object: KubeObject | undefined, primaries: ReadonlyMap<string, KubeObject>) => Iterable<string>;
-}
-
-export interface LeaderElectionSettings {
-  /** Namespace and name of the Lease (coordination.k8s.io/v1). */
-  namespace: string;
-  name: string;
-  /** Default `<hostname>_<uuid>`. */
-  identity?: string;
-  /** Defaults 15 s, 10 s, 2 s, as controller-runtime's. */
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
 }
 
 export interface ControllerOptions {

@@ -2,7 +2,7 @@
  * The first half of every command: choose the target, connect to its cluster, load the deployment tree and render
  * it completely. Nothing here changes the cluster; a command only applies or deletes after this returned.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,10 +14,9 @@ import { loadDeploymentItems, type DeploymentItem } from '../project/deployment-
 import { isIncluded, NO_SELECTION, type Inclusion } from '../project/inclusion.ts';
 import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
-import { parseFixedImageArg, validateFixedImages, type FixedImage, type SeenImage } from '../render/images.ts';
-import { deepMerge, isPlainObject } from '../project/values.ts';
+import { readFixedImages, type FixedImage, type SeenImage } from '../render/images.ts';
+import { deepMerge } from '../project/values.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
-import { parseYaml } from '../yaml.ts';
 import { JinjaPool } from '../template/jinja-pool.ts';
 import { GitCache } from '../source/git-cache.ts';
 import type { Progress } from '../progress.ts';
@@ -109,7 +108,7 @@ export async function prepareTarget(options: TargetOptions, progress: Progress, 
     const deploymentItems = (await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment)).filter((item) =>
       isSelectedForDeploy(item, inclusion),
     );
-    const fixedImages = [...target.images, ...(await readFixedImages(options)), ...(options.extraFixedImages ?? [])];
+    const fixedImages = [...target.images, ...(await readFixedImages(options.fixedImagesFiles ?? [], options.fixedImages ?? [])), ...(options.extraFixedImages ?? [])];
     const items = await renderProject({
       fixedImages,
       items: deploymentItems,
@@ -146,16 +145,6 @@ async function kubeconfigFile(config: KubeConfig | undefined, options: TargetOpt
   const file = path.join(workDir, 'kubeconfig');
   await writeFile(file, config.exportConfig(), { mode: 0o600 });
   return file;
-}
-
-/** Fixed images of the command line: files first, then `-F` arguments (later entries win). */
-async function readFixedImages(options: TargetOptions): Promise<FixedImage[]> {
-  const fromFiles: FixedImage[] = [];
-  for (const file of options.fixedImagesFiles ?? []) {
-    const document = parseYaml(await readFile(file, 'utf8'), file);
-    fromFiles.push(...validateFixedImages(isPlainObject(document) ? document['images'] : undefined, file));
-  }
-  return [...fromFiles, ...(options.fixedImages ?? []).map(parseFixedImageArg)];
 }
 
 /** Items outside the selection are skipped, except those Kluctl always deploys (barriers, alwaysDeploy, onlyRender). */

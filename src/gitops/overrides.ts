@@ -6,10 +6,7 @@
  */
 import type { KluctlDeploymentSpec } from '../api/kluctl-deployment.ts';
 import { parseArgs } from '../project/args.ts';
-import { isPlainObject } from '../project/values.ts';
-import { parseFixedImageArg, validateFixedImages, type FixedImage } from '../render/images.ts';
-import { parseYaml } from '../yaml.ts';
-import { readFile } from 'node:fs/promises';
+import { readFixedImages } from '../render/images.ts';
 
 /** The override flags; unset fields leave the spec as it is. */
 export interface SpecOverrides {
@@ -53,7 +50,7 @@ export async function buildOverridesPatch(spec: KluctlDeploymentSpec, overrides:
     const added = overrides[field] ?? [];
     if (added.length > 0) patch[field] = [...(spec[field] ?? []), ...added];
   }
-  const images = await fixedImages(overrides);
+  const images = await readFixedImages(overrides.fixedImagesFiles ?? [], overrides.fixedImages ?? []);
   if (images.length > 0) patch['images'] = [...(spec.images ?? []), ...images];
   const args = await parseArgs(overrides.args ?? [], overrides.argsFiles ?? []);
   // A merge patch merges objects key by key, as kluctl merges override args over spec.args.
@@ -61,12 +58,3 @@ export async function buildOverridesPatch(spec: KluctlDeploymentSpec, overrides:
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
 
-/** Fixed images of the files first, then of `-F`, as the local commands read them. */
-async function fixedImages(overrides: SpecOverrides): Promise<FixedImage[]> {
-  const images: FixedImage[] = [];
-  for (const file of overrides.fixedImagesFiles ?? []) {
-    const document = parseYaml(await readFile(file, 'utf8'), file);
-    images.push(...validateFixedImages(isPlainObject(document) ? document['images'] : undefined, file));
-  }
-  return [...images, ...(overrides.fixedImages ?? []).map(parseFixedImageArg)];
-}

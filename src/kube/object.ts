@@ -26,6 +26,9 @@ export interface ObjectMeta {
   [field: string]: unknown;
 }
 
+/** Metadata of a namespaced object read from the API server, where name and namespace are always set. */
+export type NamespacedObjectMeta = ObjectMeta & { name: string; namespace: string };
+
 /** Identifies one object: group ('' for the core group), version, kind, namespace ('' when cluster-scoped), name. */
 export interface ObjectRef {
   group: string;

@@ -6,11 +6,13 @@
  * matches by `image` (or `imageRegex`) and, when given, the object's namespace, `deployment` (`Kind/name`) and the
  * container (the `name` beside the placeholder). A placeholder nothing matches is an error naming the object.
  */
+import { readFile } from 'node:fs/promises';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { formatRef, refOf, type KubeObject, type ObjectRef } from '../kube/object.ts';
 import { isPlainObject } from '../project/values.ts';
 import { parseImagePlaceholders } from '../template/image-placeholder.ts';
+import { parseYaml } from '../yaml.ts';
 
 export const FixedImageSchema = Type.Object(
   {
@@ -89,6 +91,20 @@ export function validateFixedImages(value: unknown, source: string): FixedImage[
     }
     return entry;
   });
+}
+
+/**
+ * The fixed images of the command line (or a gitops request): those of each `--fixed-images-file` first (its list
+ * `images`), then the `-F image=result` arguments, so later entries win.
+ * @throws Error naming the file or argument that is not valid.
+ */
+export async function readFixedImages(files: readonly string[], args: readonly string[]): Promise<FixedImage[]> {
+  const fromFiles: FixedImage[] = [];
+  for (const file of files) {
+    const document = parseYaml(await readFile(file, 'utf8'), file);
+    fromFiles.push(...validateFixedImages(isPlainObject(document) ? document['images'] : undefined, file));
+  }
+  return [...fromFiles, ...args.map(parseFixedImageArg)];
 }
 
 function varsImages(vars: Record<string, unknown>): FixedImage[] {

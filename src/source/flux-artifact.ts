@@ -7,13 +7,14 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { extract } from 'tar';
 import { request } from 'undici';
 import type { Cluster } from '../kube/cluster.ts';
+import { isDirectory } from '../project/files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
 
 export const FLUX_SOURCE_GROUP = 'source.toolkit.fluxcd.io';
@@ -47,7 +48,7 @@ export async function fetchFluxArtifact(cluster: Cluster, namespace: string, nam
   const [algorithm, expected] = artifact.digest.split(':');
   if (algorithm !== 'sha256' || !expected) throw new Error(`${label}: unsupported artifact digest ${artifact.digest}`);
   const dir = path.join(cacheRoot, 'flux-artifacts', expected);
-  if (!(await exists(dir))) await downloadAndUnpack(artifact.url, expected, dir, label);
+  if (!(await isDirectory(dir))) await downloadAndUnpack(artifact.url, expected, dir, label);
   await markUsed(dir);
   return { dir, revision: artifact.revision ?? '', digest: artifact.digest };
 }
@@ -101,9 +102,3 @@ async function download(url: string, file: string, label: string): Promise<strin
   return hash.digest('hex');
 }
 
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
-}

@@ -7,12 +7,13 @@
  * in this process are queued, so concurrent reconciles and CLI runs can share one cache safely.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { git } from './git.ts';
 import { newestVersion } from '../semver.ts';
+import { isDirectory, isFile } from '../project/files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
 
 /** Suffix of the folder a mirror's cross-process lock is taken on. */
@@ -80,7 +81,7 @@ export class GitCache {
     const commit = await this.resolve(url, ref, access);
     const dir = path.join(this.root, 'snapshots', urlKey(url), commit);
     const key = mirrorKey(url, access);
-    if (!(await exists(dir))) await this.serialized(key, () => this.createSnapshot(this.mirrorDir(key), commit, dir));
+    if (!(await isDirectory(dir))) await this.serialized(key, () => this.createSnapshot(this.mirrorDir(key), commit, dir));
     await markUsed(dir);
     return { dir, commit };
   }
@@ -123,11 +124,11 @@ export class GitCache {
     const mirror = this.mirrorDir(key);
     const fresh = Date.now() - (this.lastFetch.get(key) ?? 0) < this.refreshMs;
     await markUsed(mirror);
-    if (!force && (await exists(mirror)) && (fresh || wantsCommit)) return mirror;
+    if (!force && (await isDirectory(mirror)) && (fresh || wantsCommit)) return mirror;
     await mkdir(path.dirname(mirror), { recursive: true });
     await withFileLock(mirror, async () => {
       try {
-        if (await exists(path.join(mirror, 'HEAD'))) {
+        if (await isFile(path.join(mirror, 'HEAD'))) {
           await git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], { cwd: mirror, env: access.env });
           await git(['remote', 'set-head', 'origin', '--auto'], { cwd: mirror, env: access.env }).catch(() => undefined);
         } else {
@@ -146,7 +147,7 @@ export class GitCache {
   }
 
   private async createSnapshot(mirror: string, commit: string, dir: string): Promise<void> {
-    if (await exists(dir)) return;
+    if (await isDirectory(dir)) return;
     await mkdir(path.dirname(dir), { recursive: true });
     const temp = await mkdtemp(`${dir}.partial-`);
     try {
@@ -200,13 +201,6 @@ function mirrorKey(url: string, access: GitAccess): string {
 function urlKey(url: string): string {
   const readable = url.replace(/^[a-z]+:\/\//, '').replace(/[^a-zA-Z0-9._-]+/g, '_').slice(-60);
   return `${readable}-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`;
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 /**

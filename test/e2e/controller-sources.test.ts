@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgeKey, sopsEncrypt } from '../../src/sops/test-support.ts';
 import { git } from '../../src/source/git.ts';
 import { gantry, kubectl, kubectlJson, localContext } from '../support/cli.ts';
-import { applyObject, getDeployment, installCrds, readyOf, startController, waitFor, type RunningController } from '../support/controller.ts';
+import { applyObject, getDeployment, installCrds, readyOf, startController, waitNotReady, waitReady as sharedWaitReady, type RunningController } from '../support/controller.ts';
 import { EXAMPLES_DIR } from '../support/fixtures.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startGitServer, type GitServer } from '../support/git-server.ts';
@@ -27,23 +27,7 @@ async function applyNamespace(name: string): Promise<void> {
   await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
 }
 
-async function waitReady(namespace: string, name: string, timeoutMs = 120_000): Promise<Record<string, any>> {
-  return waitFor(
-    async () => {
-      const deployment = await getDeployment(namespace, name);
-      return readyOf(deployment)?.status === 'True' && deployment.status.observedGeneration === deployment.metadata.generation ? deployment : undefined;
-    },
-    timeoutMs,
-    async () => `${namespace}/${name} Ready: ${JSON.stringify(readyOf(await getDeployment(namespace, name).catch(() => ({}))))}\n${(await controller.log()).slice(-4000)}`,
-  );
-}
-
-async function waitNotReady(namespace: string, name: string): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const deployment = await getDeployment(namespace, name);
-    return readyOf(deployment)?.status === 'False' ? deployment : undefined;
-  }, 60_000);
-}
+const waitReady = (namespace: string, name: string, timeoutMs?: number) => sharedWaitReady(namespace, name, () => controller.log(), timeoutMs);
 
 async function secretValue(namespace: string, name: string, key: string): Promise<string | undefined> {
   const secret = await kubectlJson<{ data?: Record<string, string> }>(['get', 'secret', name, '-n', namespace]).catch(() => undefined);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, kubectlJson } from '../support/cli.ts';
-import { applyObject, getDeployment, installCrds, readyOf, startController, waitFor, type RunningController } from '../support/controller.ts';
+import { applyObject, installCrds, readyOf, startController, waitNotReady as sharedWaitNotReady, waitReady as sharedWaitReady, type RunningController } from '../support/controller.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { createSshKey, startSshGitServer, type SshGitServer } from '../support/ssh-git-server.ts';
 
@@ -20,27 +20,10 @@ let server: SshGitServer | undefined;
 let repo: TestRepo | undefined;
 const deployments: string[] = [];
 
-async function waitReady(name: string): Promise<Record<string, any>> {
-  return waitFor(
-    async () => {
-      const deployment = await getDeployment(NAMESPACE, name);
-      return readyOf(deployment)?.status === 'True' && deployment.status.observedGeneration === deployment.metadata.generation ? deployment : undefined;
-    },
-    120_000,
-    async () => `${NAMESPACE}/${name} Ready: ${JSON.stringify(readyOf(await getDeployment(NAMESPACE, name).catch(() => ({}))))}\n${(await controller?.log())?.slice(-4000)}\nssh-git-server:\n${server?.log()}`,
-  );
-}
-
-async function waitNotReady(name: string): Promise<Record<string, any>> {
-  return waitFor(
-    async () => {
-      const deployment = await getDeployment(NAMESPACE, name);
-      return readyOf(deployment)?.status === 'False' ? deployment : undefined;
-    },
-    60_000,
-    async () => `${NAMESPACE}/${name} not Ready: ${JSON.stringify(readyOf(await getDeployment(NAMESPACE, name).catch(() => ({}))))}`,
-  );
-}
+/** The controller's and the SSH server's logs, for timeouts. */
+const logs = async () => `${(await controller?.log())?.slice(-3000)}\nssh-git-server:\n${server?.log()}`;
+const waitReady = (name: string) => sharedWaitReady(NAMESPACE, name, logs);
+const waitNotReady = (name: string) => sharedWaitNotReady(NAMESPACE, name);
 
 /** Creates a Secret from `values` (no kubectl --from-literal: the values are multi-line). */
 async function createSecret(name: string, values: Record<string, string>): Promise<void> {

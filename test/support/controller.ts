@@ -161,6 +161,18 @@ export async function reconcileNow(namespace: string, name: string, log: () => P
   );
 }
 
+/** Waits until the KluctlDeployment's Ready condition is False (a failure was reported). */
+export async function waitNotReady(namespace: string, name: string, timeoutMs = 60_000): Promise<Record<string, any>> {
+  return waitFor(
+    async () => {
+      const deployment = await getDeployment(namespace, name);
+      return readyOf(deployment)?.status === 'False' ? deployment : undefined;
+    },
+    timeoutMs,
+    async () => `${namespace}/${name} not Ready: ${JSON.stringify(readyOf(await getDeployment(namespace, name).catch(() => ({}))))}`,
+  );
+}
+
 /** The KluctlDeployment as the API server has it. */
 export async function getDeployment(namespace: string, name: string): Promise<Record<string, any>> {
   return kubectlJson<Record<string, any>>(['get', 'kluctldeployments.gitops.gantry.dev', name, '-n', namespace]);
