@@ -7,13 +7,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { create } from 'tar';
 import { kubectl } from './cli.ts';
+import { startHttpServer, type Route } from './http-server.ts';
 
 /** The source-controller release whose CRD is installed (its go.mod needs Go ≥ 1.26; v1.10.x needs Go 1.27). */
 export const SOURCE_CONTROLLER_MODULE = 'github.com/fluxcd/source-controller';
@@ -103,47 +102,30 @@ export function gitRevision(branch = 'main'): string {
   return `${branch}@sha1:${randomBytes(20).toString('hex')}`;
 }
 
-/**
- * Stands in for source-controller's artifact storage: serves the published bytes (binary, unlike
- * http-server.ts's string routes) on 127.0.0.1, and records which paths were requested.
- */
+/** Stands in for source-controller's artifact storage: serves the published bytes on 127.0.0.1. */
 export interface ArtifactServer {
   /** `http://127.0.0.1:<port>`. */
   url: string;
   /** Paths requested so far, in order. */
-  requested: string[];
+  readonly requested: string[];
   /** Serves `bytes` at `/<artifactPath>` from now on and returns the full URL. */
   publish(artifactPath: string, bytes: Uint8Array): string;
   close(): Promise<void>;
 }
 
 export async function startArtifactServer(): Promise<ArtifactServer> {
-  const files = new Map<string, Uint8Array>();
-  const requested: string[] = [];
-  const server = createServer((request, response) => {
-    const file = request.url ?? '/';
-    requested.push(file);
-    const bytes = files.get(file);
-    if (!bytes || request.method !== 'GET') {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'application/x-gzip', 'content-length': bytes.byteLength }).end(bytes);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const routes: Record<string, Route> = {};
+  const server = await startHttpServer(routes);
   return {
-    url,
-    requested,
-    publish(artifactPath, bytes) {
-      files.set(`/${artifactPath}`, bytes);
-      return `${url}/${artifactPath}`;
+    url: server.url,
+    get requested() {
+      return server.received.map((request) => request.path);
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    publish(artifactPath, bytes) {
+      routes[`/${artifactPath}`] = { body: bytes, contentType: 'application/x-gzip' };
+      return `${server.url}/${artifactPath}`;
+    },
+    close: () => server.close(),
   };
 }
 

@@ -1,13 +1,13 @@
 /**
- * A real HTTP server on 127.0.0.1 for tests of the http vars source: fixed responses per path, and a record of
- * every request it received.
+ * A real HTTP server on 127.0.0.1 for tests (the http vars source, alert receivers, Flux artifacts): fixed
+ * responses per path, looked up at each request so a test can change them, and a record of every request.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Route {
   status?: number;
-  body: string;
+  body: string | Uint8Array;
   contentType?: string;
 }
 
