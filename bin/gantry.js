@@ -10,7 +10,9 @@ const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
   const node24 = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
   if (!existsSync(node24)) {
-    process.stderr.write(`gantry needs Node.js 24 or newer (this is ${process.version}); run npm install in ${fileURLToPath(new URL('..', import.meta.url))}\n`);
+    process.stderr.write(
+      `gantry needs Node.js 24 or newer (this is ${process.version}); run npm install in ${fileURLToPath(new URL('..', import.meta.url))}\n`,
+    );
     process.exit(1);
   }
   const child = spawnSync(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });

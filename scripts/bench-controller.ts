@@ -123,11 +123,16 @@ class ControllerBench {
     this.scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-bench-controller-'));
     this.report('applying the CRDs and creating the namespaces');
     const crds = path.join(REPO_ROOT, 'install/crds');
-    const crdFiles = (await readdir(crds)).filter((file) => file.endsWith(`.${API_GROUP}.yaml`)).flatMap((file) => ['-f', path.join(crds, file)]);
+    const crdFiles = (await readdir(crds))
+      .filter((file) => file.endsWith(`.${API_GROUP}.yaml`))
+      .flatMap((file) => ['-f', path.join(crds, file)]);
     await this.kubectl(['apply', '--server-side', '--force-conflicts', ...crdFiles]);
     await this.kubectl(['wait', '--for=condition=Established', `crd/kluctldeployments.${API_GROUP}`, '--timeout=60s']);
     for (const namespace of [CONTROLLER_NS, WORKLOAD_NS, RESULTS_NS]) {
-      await this.kubectl(['apply', '--server-side', '--field-manager=gantry-bench', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
+      await this.kubectl(
+        ['apply', '--server-side', '--field-manager=gantry-bench', '-f', '-'],
+        JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
+      );
     }
 
     const gitRoot = path.join(this.scratch, 'git');
@@ -152,7 +157,9 @@ class ControllerBench {
       const { seconds, reported } = await this.noopReconcile('single', index);
       reconcileSamples.push(seconds);
       reportedDurations.push(reported);
-      this.report(`no-op reconcile ${index + 1}/${runs}: ${seconds.toFixed(2)} s (controller's own startTime→endTime ${reported.toFixed(2)} s)`);
+      this.report(
+        `no-op reconcile ${index + 1}/${runs}: ${seconds.toFixed(2)} s (controller's own startTime→endTime ${reported.toFixed(2)} s)`,
+      );
     }
     const cliProject = path.join(this.scratch, 'cli-project');
     await writeFiles(cliProject, projectFiles('cli-0'));
@@ -216,7 +223,9 @@ class ControllerBench {
       soloCpu.push(cpuSeconds(controller.pid) - cpuBefore);
       soloDelete.push(await timed(() => this.deleteAllDeployments()));
       await this.expectNoConfigMaps();
-      this.report(`one deployment alone ${index + 1}/${runs}: Ready after ${last(soloCreate).toFixed(2)} s (${last(soloCpu).toFixed(2)} CPU s), deleted in ${last(soloDelete).toFixed(2)} s`);
+      this.report(
+        `one deployment alone ${index + 1}/${runs}: Ready after ${last(soloCreate).toFixed(2)} s (${last(soloCpu).toFixed(2)} CPU s), deleted in ${last(soloDelete).toFixed(2)} s`,
+      );
     }
     await sleep(5_000);
     const idleBefore = await sampleFor(controller.pid, 3_000);
@@ -228,11 +237,17 @@ class ControllerBench {
     const cpuBefore = cpuSeconds(controller.pid);
     const started = performance.now();
     await this.applyDeployments(names.map((name) => kluctlDeployment(name, fleetUrl, { interval: '10m', args: { instance: name } })));
-    await this.waitAllReady(names, 20 * 60_000, (ready) => this.report(`${ready}/${FLEET} Ready after ${((performance.now() - started) / 1000).toFixed(0)} s, RSS ${mib(sampler.current.rss)} MiB (tree ${mib(sampler.current.treeRss)} MiB)`));
+    await this.waitAllReady(names, 20 * 60_000, (ready) =>
+      this.report(
+        `${ready}/${FLEET} Ready after ${((performance.now() - started) / 1000).toFixed(0)} s, RSS ${mib(sampler.current.rss)} MiB (tree ${mib(sampler.current.treeRss)} MiB)`,
+      ),
+    );
     const fleetCreate = (performance.now() - started) / 1000;
     const fleetCpu = cpuSeconds(controller.pid) - cpuBefore;
     const peak = sampler.stop();
-    this.report(`${FLEET} Ready after ${fleetCreate.toFixed(2)} s, ${fleetCpu.toFixed(1)} CPU s; peak RSS ${mib(peak.rss)} MiB, tree ${mib(peak.treeRss)} MiB`);
+    this.report(
+      `${FLEET} Ready after ${fleetCreate.toFixed(2)} s, ${fleetCpu.toFixed(1)} CPU s; peak RSS ${mib(peak.rss)} MiB, tree ${mib(peak.treeRss)} MiB`,
+    );
     await this.expectConfigMaps(2 * FLEET);
     await sleep(10_000);
     const idleAfter = await sampleFor(controller.pid, 3_000);
@@ -245,7 +260,9 @@ class ControllerBench {
     await sleep(10_000);
     const idleDeleted = await sampleFor(controller.pid, 3_000);
     const heapDeleted = await heapOf(controller);
-    this.report(`idle after deleting the ${FLEET}: RSS ${mib(idleDeleted.rss)} MiB, tree ${mib(idleDeleted.treeRss)} MiB, ${heapText(heapDeleted)}`);
+    this.report(
+      `idle after deleting the ${FLEET}: RSS ${mib(idleDeleted.rss)} MiB, tree ${mib(idleDeleted.treeRss)} MiB, ${heapText(heapDeleted)}`,
+    );
 
     this.notes.push(
       `no-op reconcile as the controller reports it (reconcileRequestResult endTime - startTime): median ${median(reportedDurations).toFixed(2)} s`,
@@ -255,17 +272,83 @@ class ControllerBench {
     );
     const mibOf = (bytes: number) => bytes / 1024 / 1024;
     const rows: BenchRow[] = [
-      { measurement: 'no-op reconcile', value: median(reconcileSamples), baseline: median(cliNoop), unit: 's', baselineIs: 'no-op gantry deploy (CLI)' },
-      { measurement: 'commit→applied, webhook', value: median(webhook), baseline: median(cliChange), unit: 's', baselineIs: 'gantry deploy of the change (CLI)' },
-      { measurement: `commit→applied, polling ${POLL_INTERVAL}`, value: median(polling), baseline: POLL_INTERVAL_S, unit: 's', baselineIs: 'spec.interval' },
-      { measurement: `${FLEET} deployments until Ready`, value: fleetCreate, baseline: median(soloCreate), unit: 's', baselineIs: 'one deployment alone' },
-      { measurement: `${FLEET} deployments, CPU`, value: fleetCpu, baseline: median(soloCpu), unit: 'CPU s', baselineIs: 'one deployment alone' },
-      { measurement: `${FLEET} deployments deleted`, value: fleetDelete, baseline: median(soloDelete), unit: 's', baselineIs: 'one deployment alone' },
-      { measurement: `RSS peak, ${FLEET} deploying`, value: mibOf(peak.rss), baseline: mibOf(idleBefore.rss), unit: 'MiB', baselineIs: 'idle RSS before' },
-      { measurement: `RSS idle, ${FLEET} Ready`, value: mibOf(idleAfter.rss), baseline: mibOf(idleBefore.rss), unit: 'MiB', baselineIs: 'idle RSS before' },
-      { measurement: `tree RSS peak, ${FLEET}`, value: mibOf(peak.treeRss), baseline: mibOf(idleBefore.treeRss), unit: 'MiB', baselineIs: 'idle tree RSS before' },
-      { measurement: `tree RSS idle, ${FLEET} Ready`, value: mibOf(idleAfter.treeRss), baseline: mibOf(idleBefore.treeRss), unit: 'MiB', baselineIs: 'idle tree RSS before' },
-      { measurement: `RSS idle, ${FLEET} deleted`, value: mibOf(idleDeleted.rss), baseline: mibOf(idleBefore.rss), unit: 'MiB', baselineIs: 'idle RSS before' },
+      {
+        measurement: 'no-op reconcile',
+        value: median(reconcileSamples),
+        baseline: median(cliNoop),
+        unit: 's',
+        baselineIs: 'no-op gantry deploy (CLI)',
+      },
+      {
+        measurement: 'commit→applied, webhook',
+        value: median(webhook),
+        baseline: median(cliChange),
+        unit: 's',
+        baselineIs: 'gantry deploy of the change (CLI)',
+      },
+      {
+        measurement: `commit→applied, polling ${POLL_INTERVAL}`,
+        value: median(polling),
+        baseline: POLL_INTERVAL_S,
+        unit: 's',
+        baselineIs: 'spec.interval',
+      },
+      {
+        measurement: `${FLEET} deployments until Ready`,
+        value: fleetCreate,
+        baseline: median(soloCreate),
+        unit: 's',
+        baselineIs: 'one deployment alone',
+      },
+      {
+        measurement: `${FLEET} deployments, CPU`,
+        value: fleetCpu,
+        baseline: median(soloCpu),
+        unit: 'CPU s',
+        baselineIs: 'one deployment alone',
+      },
+      {
+        measurement: `${FLEET} deployments deleted`,
+        value: fleetDelete,
+        baseline: median(soloDelete),
+        unit: 's',
+        baselineIs: 'one deployment alone',
+      },
+      {
+        measurement: `RSS peak, ${FLEET} deploying`,
+        value: mibOf(peak.rss),
+        baseline: mibOf(idleBefore.rss),
+        unit: 'MiB',
+        baselineIs: 'idle RSS before',
+      },
+      {
+        measurement: `RSS idle, ${FLEET} Ready`,
+        value: mibOf(idleAfter.rss),
+        baseline: mibOf(idleBefore.rss),
+        unit: 'MiB',
+        baselineIs: 'idle RSS before',
+      },
+      {
+        measurement: `tree RSS peak, ${FLEET}`,
+        value: mibOf(peak.treeRss),
+        baseline: mibOf(idleBefore.treeRss),
+        unit: 'MiB',
+        baselineIs: 'idle tree RSS before',
+      },
+      {
+        measurement: `tree RSS idle, ${FLEET} Ready`,
+        value: mibOf(idleAfter.treeRss),
+        baseline: mibOf(idleBefore.treeRss),
+        unit: 'MiB',
+        baselineIs: 'idle tree RSS before',
+      },
+      {
+        measurement: `RSS idle, ${FLEET} deleted`,
+        value: mibOf(idleDeleted.rss),
+        baseline: mibOf(idleBefore.rss),
+        unit: 'MiB',
+        baselineIs: 'idle RSS before',
+      },
     ];
     return { title: `gantry controller run, ${TARGET} project of two ConfigMaps; median of ${runs} run(s)`, rows, notes: this.notes };
   }
@@ -289,17 +372,25 @@ class ControllerBench {
     await step('removing leftover finalizers', async () => {
       const left = await this.listDeployments();
       for (const item of left) {
-        await this.client.request('PATCH', `${KD_PATH}/${item.metadata.name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+        await this.client.request('PATCH', `${KD_PATH}/${item.metadata.name}`, {
+          body: { metadata: { finalizers: null } },
+          contentType: 'application/merge-patch+json',
+        });
       }
     });
-    await step('deleting the namespaces', () => this.kubectl(['delete', 'namespace', CONTROLLER_NS, WORKLOAD_NS, RESULTS_NS, '--ignore-not-found', '--wait=true', '--timeout=5m']));
+    await step('deleting the namespaces', () =>
+      this.kubectl(['delete', 'namespace', CONTROLLER_NS, WORKLOAD_NS, RESULTS_NS, '--ignore-not-found', '--wait=true', '--timeout=5m']),
+    );
     await step('stopping the git server', async () => this.server?.close());
     if (this.scratch) await step('removing the temporary folder', () => rm(this.scratch, { recursive: true, force: true }));
   }
 
   private async startController(gitRefreshInterval: string): Promise<RunningController> {
     this.report(`starting gantry controller run (--git-refresh-interval ${gitRefreshInterval})`);
-    const controller = await startController(['--namespace', CONTROLLER_NS, '--command-result-namespace', RESULTS_NS, '--git-refresh-interval', gitRefreshInterval], this.options.env);
+    const controller = await startController(
+      ['--namespace', CONTROLLER_NS, '--command-result-namespace', RESULTS_NS, '--git-refresh-interval', gitRefreshInterval],
+      this.options.env,
+    );
     this.report(`controller pid ${controller.pid} ready`);
     return controller;
   }
@@ -309,7 +400,10 @@ class ControllerBench {
     const before = await this.getDeployment(name);
     const request = `bench-${Date.now()}-${index}`;
     const started = performance.now();
-    await this.client.request('PATCH', `${KD_PATH}/${name}`, { body: { metadata: { annotations: { 'kluctl.io/request-reconcile': request } } }, contentType: 'application/merge-patch+json' });
+    await this.client.request('PATCH', `${KD_PATH}/${name}`, {
+      body: { metadata: { annotations: { 'kluctl.io/request-reconcile': request } } },
+      contentType: 'application/merge-patch+json',
+    });
     const deployment = await this.poll(
       async () => {
         const current = await this.getDeployment(name);
@@ -321,7 +415,8 @@ class ControllerBench {
     );
     const seconds = (performance.now() - started) / 1000;
     const result = deployment.status.reconcileRequestResult;
-    if (deployment.status.lastDeployResult?.id !== before?.status?.lastDeployResult?.id) throw new Error(`the reconcile of ${name} deployed again: not a no-op`);
+    if (deployment.status.lastDeployResult?.id !== before?.status?.lastDeployResult?.id)
+      throw new Error(`the reconcile of ${name} deployed again: not a no-op`);
     if (result.commandError) throw new Error(`the reconcile of ${name} failed: ${result.commandError}`);
     return { seconds, reported: (Date.parse(result.endTime) - Date.parse(result.startTime)) / 1000 };
   }
@@ -331,12 +426,20 @@ class ControllerBench {
     const controller = this.controller!;
     const body = JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: url, html_url: url } });
     const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`;
-    return fetch(controller.webhookUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature } });
+    return fetch(controller.webhookUrl, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature },
+    });
   }
 
   private async gantryDeploy(projectDir: string): Promise<void> {
     const context = (await this.kubectl(['config', 'current-context'])).trim();
-    await run(NODE, [GANTRY, 'deploy', '-t', TARGET, '--project-dir', projectDir, '-a', 'instance=cli', '--context', context, '-o', 'json'], { env: { ...this.options.env, KUBECONFIG: this.options.kubeconfig } });
+    await run(
+      NODE,
+      [GANTRY, 'deploy', '-t', TARGET, '--project-dir', projectDir, '-a', 'instance=cli', '--context', context, '-o', 'json'],
+      { env: { ...this.options.env, KUBECONFIG: this.options.kubeconfig } },
+    );
   }
 
   private async applyDeployments(objects: Array<Record<string, unknown>>): Promise<void> {
@@ -352,7 +455,10 @@ class ControllerBench {
         const items = await this.listDeployments();
         const mine = items.filter((item) => names.includes(item.metadata.name));
         const failed = mine.find(hasFailed);
-        if (failed) throw new FatalError(`${failed.metadata.name} failed: ${JSON.stringify(readyOf(failed))}\ncontroller log:\n${await logTail(this.controller)}`);
+        if (failed)
+          throw new FatalError(
+            `${failed.metadata.name} failed: ${JSON.stringify(readyOf(failed))}\ncontroller log:\n${await logTail(this.controller)}`,
+          );
         const ready = mine.filter(isReady).length;
         if (progress && performance.now() - lastReport >= 5_000) {
           lastReport = performance.now();
@@ -364,7 +470,10 @@ class ControllerBench {
       async () => {
         const items = await this.listDeployments().catch(() => []);
         const notReady = items.filter((item) => names.includes(item.metadata.name) && !isReady(item));
-        return `${names.length} deployment(s) Ready; not yet: ${notReady.slice(0, 3).map((item) => `${item.metadata.name} ${JSON.stringify(readyOf(item))}`).join(', ')}`;
+        return `${names.length} deployment(s) Ready; not yet: ${notReady
+          .slice(0, 3)
+          .map((item) => `${item.metadata.name} ${JSON.stringify(readyOf(item))}`)
+          .join(', ')}`;
       },
       names.length > 1 ? 1_000 : 100,
     );
@@ -398,7 +507,16 @@ class ControllerBench {
 
   /** Deletes every KluctlDeployment of the bench namespace and waits until they (and so their objects) are gone. */
   private async deleteAllDeployments(): Promise<void> {
-    await this.kubectl(['delete', `kluctldeployments.${API_GROUP}`, '--all', '-n', CONTROLLER_NS, '--ignore-not-found', '--wait=true', '--timeout=10m']);
+    await this.kubectl([
+      'delete',
+      `kluctldeployments.${API_GROUP}`,
+      '--all',
+      '-n',
+      CONTROLLER_NS,
+      '--ignore-not-found',
+      '--wait=true',
+      '--timeout=10m',
+    ]);
   }
 
   private async getDeployment(name: string): Promise<Record<string, any> | undefined> {
@@ -417,7 +535,12 @@ class ControllerBench {
    * Calls `check` every `everyMs` until it returns something truthy.
    * @throws Error naming what was awaited (with the controller's last log lines) after `timeoutMs`.
    */
-  private async poll<T>(check: () => Promise<T | undefined | false | null>, timeoutMs: number, describe: string | (() => Promise<string>), everyMs = 100): Promise<T> {
+  private async poll<T>(
+    check: () => Promise<T | undefined | false | null>,
+    timeoutMs: number,
+    describe: string | (() => Promise<string>),
+    everyMs = 100,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;
     for (;;) {
@@ -432,7 +555,9 @@ class ControllerBench {
       if (Date.now() > deadline) {
         const what = typeof describe === 'string' ? describe : await describe();
         const cause = lastError ? ` (last error: ${(lastError as Error).message})` : '';
-        throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${cause}\ncontroller log:\n${await logTail(this.controller)}`);
+        throw new Error(
+          `timed out after ${timeoutMs / 1000} s waiting for ${what}${cause}\ncontroller log:\n${await logTail(this.controller)}`,
+        );
       }
       await sleep(everyMs);
     }
@@ -442,7 +567,14 @@ class ControllerBench {
 /** The bench's Kluctl project; `value` is the data of ConfigMap bench-<instance>. */
 function projectFiles(value: string): Record<string, string> {
   return {
-    '.kluctl.yaml': ['discriminator: gantry-bench-{{ args.instance }}', 'args:', '  - name: instance', 'targets:', `  - name: ${TARGET}`, ''].join('\n'),
+    '.kluctl.yaml': [
+      'discriminator: gantry-bench-{{ args.instance }}',
+      'args:',
+      '  - name: instance',
+      'targets:',
+      `  - name: ${TARGET}`,
+      '',
+    ].join('\n'),
     'deployment.yaml': 'deployments:\n  - path: app\n',
     'app/configmaps.yaml': [
       'apiVersion: v1',
@@ -470,7 +602,17 @@ function kluctlDeployment(name: string, url: string, spec: Record<string, unknow
     apiVersion: API,
     kind: 'KluctlDeployment',
     metadata: { name, namespace: CONTROLLER_NS },
-    spec: { interval: '10m', timeout: '2m', source: { git: { url } }, target: TARGET, context: 'default', prune: true, delete: true, args: { instance: name }, ...spec },
+    spec: {
+      interval: '10m',
+      timeout: '2m',
+      source: { git: { url } },
+      target: TARGET,
+      context: 'default',
+      prune: true,
+      delete: true,
+      args: { instance: name },
+      ...spec,
+    },
   };
 }
 
@@ -527,7 +669,11 @@ async function heapOf(controller: RunningController): Promise<Heap> {
     if (!match) throw new Error(`${controller.metricsUrl} has no ${name}`);
     return Number(match[1]);
   };
-  return { used: value('nodejs_heap_size_used_bytes'), total: value('nodejs_heap_size_total_bytes'), external: value('nodejs_external_memory_bytes') };
+  return {
+    used: value('nodejs_heap_size_used_bytes'),
+    total: value('nodejs_heap_size_total_bytes'),
+    external: value('nodejs_external_memory_bytes'),
+  };
 }
 
 /** The end of the controller's log, for error messages. */
@@ -576,7 +722,7 @@ class RssSampler {
 /** The median of samples taken every 250 ms for `ms`. */
 async function sampleFor(pid: number, ms: number): Promise<Memory> {
   const samples: Memory[] = [];
-  for (const end = Date.now() + ms; Date.now() < end; ) {
+  for (const end = Date.now() + ms; Date.now() < end;) {
     samples.push(memoryOf(pid));
     await sleep(250);
   }
@@ -678,4 +824,3 @@ function mib(bytes: number): string {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-

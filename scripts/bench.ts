@@ -28,7 +28,8 @@ import { findExamples, REPO_ROOT } from './examples.ts';
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, only: { type: 'string' } } });
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, not '${values.runs}'`);
-if (values.only !== undefined && values.only !== 'cli' && values.only !== 'controller') throw new Error(`--only takes cli or controller, not '${values.only}'`);
+if (values.only !== undefined && values.only !== 'cli' && values.only !== 'controller')
+  throw new Error(`--only takes cli or controller, not '${values.only}'`);
 const started = performance.now();
 
 const state = await clusterUp({ report: (line) => console.error(`cluster: ${line}`) });
@@ -38,7 +39,15 @@ const kubectl = (args: string[]) => run(path.join(bin, 'kubectl'), args, { env }
 
 const cliReport = values.only === 'controller' ? undefined : await benchCli();
 const controllerReport =
-  values.only === 'cli' ? undefined : await benchController({ runs, kubeconfig: state.kubeconfig, kubectl: path.join(bin, 'kubectl'), env: { PATH: env.PATH }, report: (line) => console.error(line) });
+  values.only === 'cli'
+    ? undefined
+    : await benchController({
+        runs,
+        kubeconfig: state.kubeconfig,
+        kubectl: path.join(bin, 'kubectl'),
+        env: { PATH: env.PATH },
+        report: (line) => console.error(line),
+      });
 
 if (cliReport) console.log(cliReport);
 if (controllerReport) console.log(formatController(controllerReport));
@@ -50,7 +59,8 @@ async function benchCli(): Promise<string> {
   const context = (await kubectl(['config', 'current-context'])).stdout.trim();
   const project = path.join(findExamples(), 'microservices-demo/3-templating-and-multi-env');
   const gantryArgs = ['-t', 'test', '--project-dir', project, '--context', context, '-o', 'json'];
-  const gantry = (args: string[]) => run(path.join(REPO_ROOT, 'node_modules/.bin/node'), [path.join(REPO_ROOT, 'bin/gantry.js'), ...args], { env });
+  const gantry = (args: string[]) =>
+    run(path.join(REPO_ROOT, 'node_modules/.bin/node'), [path.join(REPO_ROOT, 'bin/gantry.js'), ...args], { env });
 
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-bench-'));
   const rendered = path.join(scratch, 'rendered.yaml');
@@ -104,7 +114,9 @@ async function benchCli(): Promise<string> {
     `${'measurement'.padEnd(28)}${'gantry'.padStart(9)}${'kubectl'.padStart(9)}${'ratio'.padStart(8)}`,
   ];
   for (const [label, ours, theirs] of rows) {
-    lines.push(`${label.padEnd(28)}${median(ours).toFixed(2).padStart(9)}${median(theirs).toFixed(2).padStart(9)}${(median(ours) / median(theirs)).toFixed(2).padStart(8)}`);
+    lines.push(
+      `${label.padEnd(28)}${median(ours).toFixed(2).padStart(9)}${median(theirs).toFixed(2).padStart(9)}${(median(ours) / median(theirs)).toFixed(2).padStart(8)}`,
+    );
   }
   return lines.join('\n');
 }

@@ -9,7 +9,11 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export function findExamples(): string {
-  const candidates = [process.env['GANTRY_KLUCTL_EXAMPLES'], path.resolve(REPO_ROOT, '../shared/fixtures/kluctl-examples'), '/work/shared/fixtures/kluctl-examples'];
+  const candidates = [
+    process.env['GANTRY_KLUCTL_EXAMPLES'],
+    path.resolve(REPO_ROOT, '../shared/fixtures/kluctl-examples'),
+    '/work/shared/fixtures/kluctl-examples',
+  ];
   const found = candidates.find((candidate) => candidate && existsSync(path.join(candidate, 'SOURCE.md')));
   if (!found) throw new Error(`kluctl-examples not found; set GANTRY_KLUCTL_EXAMPLES (looked in ${candidates.filter(Boolean).join(', ')})`);
   return found;

@@ -18,7 +18,12 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AlertSpecSchema, AlertStatusSchema, GROUP, KIND as ALERT_KIND, PLURAL as ALERT_PLURAL, VERSION } from '../src/api/alert.ts';
 import { customResourceDefinition, type PrinterColumn } from '../src/api/crd.ts';
-import { KIND as KLUCTL_DEPLOYMENT_KIND, KluctlDeploymentSpecSchema, KluctlDeploymentStatusSchema, PLURAL as KLUCTL_DEPLOYMENT_PLURAL } from '../src/api/kluctl-deployment.ts';
+import {
+  KIND as KLUCTL_DEPLOYMENT_KIND,
+  KluctlDeploymentSpecSchema,
+  KluctlDeploymentStatusSchema,
+  PLURAL as KLUCTL_DEPLOYMENT_PLURAL,
+} from '../src/api/kluctl-deployment.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../src/deploy/result-store.ts';
 import { toYaml } from '../src/yaml.ts';
 import { REPO_ROOT } from './examples.ts';
@@ -69,8 +74,11 @@ export function gantryCrds(): Manifest[] {
       plural: KLUCTL_DEPLOYMENT_PLURAL,
       singular: KLUCTL_DEPLOYMENT_KIND.toLowerCase(),
       scope: 'Namespaced',
-      description: 'A deployment of one target of a Kluctl project, reconciled by the Gantry controller (field-compatible with gitops.kluctl.io/v1beta1).',
-      versions: [{ name: VERSION, spec: KluctlDeploymentSpecSchema, status: KluctlDeploymentStatusSchema, printerColumns: kluctlDeploymentColumns }],
+      description:
+        'A deployment of one target of a Kluctl project, reconciled by the Gantry controller (field-compatible with gitops.kluctl.io/v1beta1).',
+      versions: [
+        { name: VERSION, spec: KluctlDeploymentSpecSchema, status: KluctlDeploymentStatusSchema, printerColumns: kluctlDeploymentColumns },
+      ],
     }),
     customResourceDefinition({
       group: GROUP,
@@ -85,12 +93,22 @@ export function gantryCrds(): Manifest[] {
 }
 
 function namespaces(): Manifest[] {
-  return [CONTROLLER_NAMESPACE, DEFAULT_RESULTS_NAMESPACE].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: LABELS } }));
+  return [CONTROLLER_NAMESPACE, DEFAULT_RESULTS_NAMESPACE].map((name) => ({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: LABELS },
+  }));
 }
 
 function rbac(): Manifest[] {
   const subjects = [{ kind: 'ServiceAccount', name: CONTROLLER_NAME, namespace: CONTROLLER_NAMESPACE }];
-  const binding = (kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', role: string, namespace?: string): Manifest => ({
+  const binding = (
+    kind: 'ClusterRoleBinding' | 'RoleBinding',
+    name: string,
+    roleKind: 'ClusterRole' | 'Role',
+    role: string,
+    namespace?: string,
+  ): Manifest => ({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind,
     metadata: { name, ...(namespace ? { namespace } : {}), labels: LABELS },
@@ -125,7 +143,13 @@ function rbac(): Manifest[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name: `${CONTROLLER_NAME}-leader-election`, namespace: CONTROLLER_NAMESPACE, labels: LABELS },
-      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
+      rules: [
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+        },
+      ],
     },
     binding('RoleBinding', `${CONTROLLER_NAME}-leader-election`, 'Role', `${CONTROLLER_NAME}-leader-election`, CONTROLLER_NAMESPACE),
     {
@@ -153,16 +177,31 @@ function controllerDeployment(version: string): Manifest {
         spec: {
           serviceAccountName: CONTROLLER_NAME,
           terminationGracePeriodSeconds: 30,
-          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            runAsGroup: 65532,
+            fsGroup: 65532,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: 'controller',
               image: `${IMAGE_REPOSITORY}:${version}`,
               imagePullPolicy: 'IfNotPresent',
               command: ['gantry', 'controller', 'run'],
-              args: ['--leader-elect', `--metrics-bind-address=:${METRICS_PORT}`, `--health-probe-bind-address=:${HEALTH_PORT}`, `--webhook-secret-file=${WEBHOOK_SECRET_DIR}/token`],
+              args: [
+                '--leader-elect',
+                `--metrics-bind-address=:${METRICS_PORT}`,
+                `--health-probe-bind-address=:${HEALTH_PORT}`,
+                `--webhook-secret-file=${WEBHOOK_SECRET_DIR}/token`,
+              ],
               // HOME and the caches (git mirrors, Helm charts) go to the writable /tmp volume.
-              env: [fromField('POD_NAME', 'metadata.name'), fromField('POD_NAMESPACE', 'metadata.namespace'), { name: 'HOME', value: '/tmp' }],
+              env: [
+                fromField('POD_NAME', 'metadata.name'),
+                fromField('POD_NAMESPACE', 'metadata.namespace'),
+                { name: 'HOME', value: '/tmp' },
+              ],
               ports: [
                 { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
                 { name: 'healthz', containerPort: HEALTH_PORT, protocol: 'TCP' },
@@ -194,7 +233,10 @@ function controllerService(): Manifest {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: CONTROLLER_NAME, namespace: CONTROLLER_NAMESPACE, labels: LABELS },
-    spec: { selector: { 'app.kubernetes.io/name': CONTROLLER_NAME }, ports: [{ name: 'http', port: 80, targetPort: 'metrics', protocol: 'TCP' }] },
+    spec: {
+      selector: { 'app.kubernetes.io/name': CONTROLLER_NAME },
+      ports: [{ name: 'http', port: 80, targetPort: 'metrics', protocol: 'TCP' }],
+    },
   };
 }
 
@@ -211,17 +253,28 @@ export function installFiles(version: string): Map<string, string> {
   files.set('.kluctl.yaml', HEADER + toYaml({ discriminator: INSTALL_DISCRIMINATOR, targets: [{ name: INSTALL_TARGET }] }));
   files.set(
     'deployment.yaml',
-    HEADER + toYaml({ deployments: [{ path: 'crds' }, { barrier: true }, { path: 'namespaces' }, { path: 'rbac' }, { path: 'controller' }] }),
+    HEADER +
+      toYaml({ deployments: [{ path: 'crds' }, { barrier: true }, { path: 'namespaces' }, { path: 'rbac' }, { path: 'controller' }] }),
   );
-  addItem('crds', gantryCrds().map((crd) => ({ file: `${(crd['metadata'] as { name: string }).name}.yaml`, manifest: crd })));
-  addItem('namespaces', namespaces().map((namespace) => ({ file: `${(namespace['metadata'] as { name: string }).name}.yaml`, manifest: namespace })));
-  addItem('rbac', rbac().map((manifest) => ({ file: fileNameOf(manifest), manifest })));
+  addItem(
+    'crds',
+    gantryCrds().map((crd) => ({ file: `${(crd['metadata'] as { name: string }).name}.yaml`, manifest: crd })),
+  );
+  addItem(
+    'namespaces',
+    namespaces().map((namespace) => ({ file: `${(namespace['metadata'] as { name: string }).name}.yaml`, manifest: namespace })),
+  );
+  addItem(
+    'rbac',
+    rbac().map((manifest) => ({ file: fileNameOf(manifest), manifest })),
+  );
   addItem('controller', [
     { file: 'deployment.yaml', manifest: controllerDeployment(version) },
     { file: 'service.yaml', manifest: controllerService() },
   ]);
   for (const [file, content] of files) {
-    if (/\{[{%#]/.test(content)) throw new Error(`install/${file}: the generated manifest contains Jinja2 syntax, which rendering would interpret`);
+    if (/\{[{%#]/.test(content))
+      throw new Error(`install/${file}: the generated manifest contains Jinja2 syntax, which rendering would interpret`);
   }
   return files;
 }
@@ -239,7 +292,9 @@ export async function packageVersion(): Promise<string> {
 /** Every file below `dir`, relative to it (empty when it does not exist). */
 export async function listFiles(dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)));
+    return (await readdir(dir, { recursive: true, withFileTypes: true }))
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;

@@ -22,7 +22,13 @@ const VERSION = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za
 export function parseVersion(text: string): Version | undefined {
   const match = VERSION.exec(text);
   if (!match) return undefined;
-  return { major: Number(match[1]), minor: Number(match[2] ?? 0), patch: Number(match[3] ?? 0), prerelease: match[4] ?? '', original: text };
+  return {
+    major: Number(match[1]),
+    minor: Number(match[2] ?? 0),
+    patch: Number(match[3] ?? 0),
+    prerelease: match[4] ?? '',
+    original: text,
+  };
 }
 
 /** -1, 0 or 1 as `a` sorts before, with or after `b` (build metadata ignored, as semver defines). */
@@ -76,7 +82,9 @@ const PART = '[0-9xX*]+';
 const CONSTRAINT_VERSION = `v?(${PART})(\\.${PART})?(\\.${PART})?(-[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?`;
 const OPERATORS = '!=|>=|=>|<=|=<|~>|~|\\^|>|<|=|';
 const COMPARATOR = new RegExp(`(${OPERATORS})\\s*(${CONSTRAINT_VERSION})`, 'g');
-const GROUP = new RegExp(`^\\s*(?:${OPERATORS})\\s*${CONSTRAINT_VERSION}\\s*(?:(?:\\s+|,\\s*)(?:${OPERATORS})\\s*${CONSTRAINT_VERSION}\\s*)*$`);
+const GROUP = new RegExp(
+  `^\\s*(?:${OPERATORS})\\s*${CONSTRAINT_VERSION}\\s*(?:(?:\\s+|,\\s*)(?:${OPERATORS})\\s*${CONSTRAINT_VERSION}\\s*)*$`,
+);
 const HYPHEN_RANGE = new RegExp(`\\s*(${CONSTRAINT_VERSION})\\s+-\\s+(${CONSTRAINT_VERSION})\\s*`, 'g');
 
 /**
@@ -105,10 +113,19 @@ function parseComparator(operator: string, parts: Array<string | undefined>): Co
     prerelease,
     original: `${maj}.${min}.${pat}`,
   });
-  if (isWildcard(major)) return { operator: normalized, version: version('0', '0', '0'), minorDirty: false, patchDirty: false, dirty: true };
-  if (isWildcard(minorPart)) return { operator: normalized, version: version(major, '0', '0'), minorDirty: true, patchDirty: false, dirty: true };
-  if (isWildcard(patchPart)) return { operator: normalized, version: version(major, minorPart.slice(1), '0'), minorDirty: false, patchDirty: true, dirty: true };
-  return { operator: normalized, version: version(major, minorPart.slice(1), patchPart.slice(1)), minorDirty: false, patchDirty: false, dirty: false };
+  if (isWildcard(major))
+    return { operator: normalized, version: version('0', '0', '0'), minorDirty: false, patchDirty: false, dirty: true };
+  if (isWildcard(minorPart))
+    return { operator: normalized, version: version(major, '0', '0'), minorDirty: true, patchDirty: false, dirty: true };
+  if (isWildcard(patchPart))
+    return { operator: normalized, version: version(major, minorPart.slice(1), '0'), minorDirty: false, patchDirty: true, dirty: true };
+  return {
+    operator: normalized,
+    version: version(major, minorPart.slice(1), patchPart.slice(1)),
+    minorDirty: false,
+    patchDirty: false,
+    dirty: false,
+  };
 }
 
 /** True when `version` satisfies `constraint` (Masterminds' Constraints.Check). */

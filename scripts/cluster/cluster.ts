@@ -140,9 +140,7 @@ async function startCluster(layout: ClusterLayout, report: (line: string) => voi
 
   try {
     const etcd = await launch(etcdCommand(ports, layout.data));
-    await waitUntil(target(layout, etcd, 'etcd /health'), 30_000, () =>
-      answersOk(`http://127.0.0.1:${ports.etcdClient}/health`),
-    );
+    await waitUntil(target(layout, etcd, 'etcd /health'), 30_000, () => answersOk(`http://127.0.0.1:${ports.etcdClient}/health`));
 
     const apiserver = await launch(apiserverCommand(ports, credentials));
     await waitUntil(target(layout, apiserver, 'kube-apiserver /readyz'), 90_000, () => apiserverReady(layout, state));
@@ -160,17 +158,13 @@ async function startCluster(layout: ClusterLayout, report: (line: string) => voi
       run(join(layout.bin, 'kubectl'), [`--kubeconfig=${componentKubeconfig}`, ...args], { input });
     await kubectl(['create', '-f', '-'], toYamlDocuments([...NODE_NAMES.map(kwokNode), defaultStorageClass()]));
     report(`waiting for nodes ${NODE_NAMES.join(', ')} to be Ready`);
-    await kubectl(['wait', '--for=condition=Ready', '--timeout=60s', ...NODE_NAMES.map((n) => `node/${n}`)]).catch(
-      (error: Error) => {
-        throw new Error(`cluster: nodes not Ready (see ${logOf(layout, kwok)}): ${error.message}`);
-      },
-    );
+    await kubectl(['wait', '--for=condition=Ready', '--timeout=60s', ...NODE_NAMES.map((n) => `node/${n}`)]).catch((error: Error) => {
+      throw new Error(`cluster: nodes not Ready (see ${logOf(layout, kwok)}): ${error.message}`);
+    });
     report('waiting for the default ServiceAccount');
-    await kubectl(['wait', '--for=create', '--timeout=60s', '--namespace=default', 'serviceaccount/default']).catch(
-      (error: Error) => {
-        throw new Error(`cluster: no default ServiceAccount (see ${layout.logs}/kube-controller-manager.log): ${error.message}`);
-      },
-    );
+    await kubectl(['wait', '--for=create', '--timeout=60s', '--namespace=default', 'serviceaccount/default']).catch((error: Error) => {
+      throw new Error(`cluster: no default ServiceAccount (see ${layout.logs}/kube-controller-manager.log): ${error.message}`);
+    });
     await writeFile(layout.kubeconfig, kubeconfig, { mode: 0o600 });
     return state;
   } catch (error) {
@@ -212,7 +206,10 @@ async function stageFiles(layout: ClusterLayout): Promise<string[]> {
   const names = await readdir(layout.kwokStages).catch(() => {
     throw new Error(`cluster: no kwok stages at ${layout.kwokStages}; run sh scripts/setup.sh`);
   });
-  return names.filter((name) => name.endsWith('.yaml')).sort().map((name) => join(layout.kwokStages, name));
+  return names
+    .filter((name) => name.endsWith('.yaml'))
+    .sort()
+    .map((name) => join(layout.kwokStages, name));
 }
 
 /** Stops the newest first, so nothing loses its API server or etcd while still running. */

@@ -12,13 +12,7 @@ export interface ClusterPorts {
   scheduler: number;
 }
 
-export const PORT_NAMES: ReadonlyArray<keyof ClusterPorts> = [
-  'etcdClient',
-  'etcdPeer',
-  'apiserver',
-  'controllerManager',
-  'scheduler',
-];
+export const PORT_NAMES: ReadonlyArray<keyof ClusterPorts> = ['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler'];
 
 export interface ComponentCommand {
   name: string;
@@ -76,11 +70,7 @@ export function apiserverCommand(ports: ClusterPorts, credentials: ClusterCreden
   };
 }
 
-export function controllerManagerCommand(
-  ports: ClusterPorts,
-  credentials: ClusterCredentials,
-  kubeconfig: string,
-): ComponentCommand {
+export function controllerManagerCommand(ports: ClusterPorts, credentials: ClusterCredentials, kubeconfig: string): ComponentCommand {
   return {
     name: 'kube-controller-manager',
     binary: 'kube-controller-manager',

@@ -36,7 +36,10 @@ async function isStale(path: string): Promise<boolean> {
   const pid = await holder(path);
   if (pid === undefined) {
     // Created but not yet written, or its writer died in between: only the latter lasts more than a moment.
-    const created = await stat(path).then((s) => s.mtimeMs, () => Date.now());
+    const created = await stat(path).then(
+      (s) => s.mtimeMs,
+      () => Date.now(),
+    );
     return Date.now() - created > 5_000;
   }
   try {

@@ -9,15 +9,14 @@ const USAGE = 'usage: npm run cluster -- up | down | status [-o json]';
 
 function formatStatus(status: ClusterStatus): string {
   if (status.state === 'stopped') return 'cluster: stopped\n';
-  const lines = [
-    `cluster: ${status.state} at ${status.server} (started ${status.startedAt})`,
-    `kubeconfig: ${status.kubeconfig}`,
-  ];
+  const lines = [`cluster: ${status.state} at ${status.server} (started ${status.startedAt})`, `kubeconfig: ${status.kubeconfig}`];
   let total = 0;
   for (const component of status.components) {
     total += component.rssBytes ?? 0;
     const memory = component.rssBytes === undefined ? '' : `  ${mebibytes(component.rssBytes)} RSS`;
-    lines.push(`  ${component.name.padEnd(24)} pid ${String(component.pid).padEnd(8)} ${component.running ? 'running' : 'gone   '}${memory}`);
+    lines.push(
+      `  ${component.name.padEnd(24)} pid ${String(component.pid).padEnd(8)} ${component.running ? 'running' : 'gone   '}${memory}`,
+    );
   }
   lines.push(`  ${'total'.padEnd(24)} ${' '.repeat(21)}  ${mebibytes(total)} RSS`);
   return `${lines.join('\n')}\n`;

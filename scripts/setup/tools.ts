@@ -148,7 +148,13 @@ export const TOOLS: readonly GoTool[] = [
     package: 'sigs.k8s.io/kustomize/kustomize/v5',
     via: 'install',
   },
-  { name: 'sops', module: 'github.com/getsops/sops/v3', version: SOPS_VERSION, package: 'github.com/getsops/sops/v3/cmd/sops', via: 'install' },
+  {
+    name: 'sops',
+    module: 'github.com/getsops/sops/v3',
+    version: SOPS_VERSION,
+    package: 'github.com/getsops/sops/v3/cmd/sops',
+    via: 'install',
+  },
   { name: 'age-keygen', module: 'filippo.io/age', version: AGE_VERSION, package: 'filippo.io/age/cmd/age-keygen', via: 'install' },
   { name: 'age', module: 'filippo.io/age', version: AGE_VERSION, package: 'filippo.io/age/cmd/age', via: 'install' },
   {

@@ -32,8 +32,14 @@ export const SIGNATURE_HEADER = 'X-Signature';
 export const AlertEventSourceSchema = Type.Object(
   {
     kind: Type.Literal(KLUCTL_DEPLOYMENT_KIND, { description: 'Kind of the watched resources; only KluctlDeployment.' }),
-    name: Type.String({ minLength: 1, maxLength: 253, description: "Name of the watched KluctlDeployment, or '*' for every one in the namespace." }),
-    namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63, description: "Namespace of the watched KluctlDeployments; the Alert's own when unset." })),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description: "Name of the watched KluctlDeployment, or '*' for every one in the namespace.",
+    }),
+    namespace: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 63, description: "Namespace of the watched KluctlDeployments; the Alert's own when unset." }),
+    ),
     matchLabels: Type.Optional(
       Type.Record(Type.String(), Type.String(), { description: "With name '*': only KluctlDeployments carrying all of these labels." }),
     ),
@@ -45,12 +51,20 @@ export type AlertEventSource = Static<typeof AlertEventSourceSchema>;
 export const AlertSpecSchema = Type.Object(
   {
     type: Type.Union([Type.Literal('generic'), Type.Literal('slack')], {
-      description: "Payload format: 'generic' posts the event as JSON; 'slack' posts a Slack message (incoming webhook or chat.postMessage).",
+      description:
+        "Payload format: 'generic' posts the event as JSON; 'slack' posts a Slack message (incoming webhook or chat.postMessage).",
     }),
     address: Type.Optional(
-      Type.String({ format: 'uri', description: "URL the payloads are posted to; the 'address' key of the secretRef Secret overrides it." }),
+      Type.String({
+        format: 'uri',
+        description: "URL the payloads are posted to; the 'address' key of the secretRef Secret overrides it.",
+      }),
     ),
-    channel: Type.Optional(Type.String({ description: 'Slack channel to post to (needed with chat.postMessage and a bot token; an incoming webhook has its own).' })),
+    channel: Type.Optional(
+      Type.String({
+        description: 'Slack channel to post to (needed with chat.postMessage and a bot token; an incoming webhook has its own).',
+      }),
+    ),
     summary: Type.Optional(Type.String({ description: 'Text added to every message, e.g. the cluster or environment it comes from.' })),
     secretRef: Type.Optional(
       Type.Object(
@@ -72,14 +86,21 @@ export const AlertSpecSchema = Type.Object(
   },
   {
     description: 'Where to send notifications, in which format, and for which KluctlDeployments.',
-    'x-kubernetes-validations': [{ rule: 'has(self.address) || has(self.secretRef)', message: "an address is needed: set spec.address or a secretRef whose Secret has the key 'address'" }],
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.address) || has(self.secretRef)',
+        message: "an address is needed: set spec.address or a secretRef whose Secret has the key 'address'",
+      },
+    ],
   },
 );
 export type AlertSpec = Static<typeof AlertSpecSchema>;
 
 export const AlertStatusSchema = Type.Object({
   observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation the conditions describe.' })),
-  conditions: Type.Optional(Type.Array(Condition, { description: "Ready: whether the Alert's address and Secret are usable, and why not." })),
+  conditions: Type.Optional(
+    Type.Array(Condition, { description: "Ready: whether the Alert's address and Secret are usable, and why not." }),
+  ),
 });
 export type AlertStatus = Static<typeof AlertStatusSchema>;
 

@@ -13,7 +13,12 @@ import { toCrdSchema, type CrdSchema } from './crd.ts';
 describe('toCrdSchema', () => {
   it('turns a union of literals into one typed enum, keeping description and default', () => {
     const schema = Type.Union([Type.Literal('full-deploy'), Type.Literal('poke-images')], { default: 'full-deploy', description: 'mode' });
-    expect(toCrdSchema(schema, 'mode')).toEqual({ type: 'string', enum: ['full-deploy', 'poke-images'], default: 'full-deploy', description: 'mode' });
+    expect(toCrdSchema(schema, 'mode')).toEqual({
+      type: 'string',
+      enum: ['full-deploy', 'poke-images'],
+      default: 'full-deploy',
+      description: 'mode',
+    });
     expect(toCrdSchema(Type.Literal(3), 'n')).toEqual({ type: 'number', enum: [3] });
     expect(toCrdSchema(Type.Union([Type.Literal(true)]), 'b')).toEqual({ type: 'boolean', enum: [true] });
     expect(toCrdSchema(Type.Enum(['a', 'b']), 'e')).toEqual({ type: 'string', enum: ['a', 'b'] });
@@ -31,7 +36,10 @@ describe('toCrdSchema', () => {
 
   it('makes a union with null nullable and integer-or-string x-kubernetes-int-or-string', () => {
     expect(toCrdSchema(Type.Union([Type.String(), Type.Null()]), 'n')).toEqual({ type: 'string', nullable: true });
-    expect(toCrdSchema(Type.Union([Type.Integer(), Type.String()], { description: 'port' }), 'p')).toEqual({ 'x-kubernetes-int-or-string': true, description: 'port' });
+    expect(toCrdSchema(Type.Union([Type.Integer(), Type.String()], { description: 'port' }), 'p')).toEqual({
+      'x-kubernetes-int-or-string': true,
+      description: 'port',
+    });
   });
 
   it('keeps untyped nodes that preserve unknown fields, and refuses other untyped ones', () => {
@@ -39,42 +47,85 @@ describe('toCrdSchema', () => {
       'x-kubernetes-preserve-unknown-fields': true,
       description: 'args',
     });
-    expect(() => toCrdSchema(Type.Object({ args: Type.Unknown() }), 'spec')).toThrow("spec.args: a CRD schema node needs a type; give it one or 'x-kubernetes-preserve-unknown-fields': true");
+    expect(() => toCrdSchema(Type.Object({ args: Type.Unknown() }), 'spec')).toThrow(
+      "spec.args: a CRD schema node needs a type; give it one or 'x-kubernetes-preserve-unknown-fields': true",
+    );
   });
 
   it('turns Records into additionalProperties and drops what CRDs reject', () => {
-    expect(toCrdSchema(Type.Record(Type.String(), Type.Integer()), 'labels')).toEqual({ type: 'object', additionalProperties: { type: 'integer' } });
-    const object = Type.Object({ a: Type.String({ format: 'uri' }), b: Type.Optional(Type.String({ format: 'url' })) }, { $id: 'X', additionalProperties: false });
-    expect(toCrdSchema(object, 'o')).toEqual({ type: 'object', required: ['a'], properties: { a: { type: 'string', format: 'uri' }, b: { type: 'string' } } });
+    expect(toCrdSchema(Type.Record(Type.String(), Type.Integer()), 'labels')).toEqual({
+      type: 'object',
+      additionalProperties: { type: 'integer' },
+    });
+    const object = Type.Object(
+      { a: Type.String({ format: 'uri' }), b: Type.Optional(Type.String({ format: 'url' })) },
+      { $id: 'X', additionalProperties: false },
+    );
+    expect(toCrdSchema(object, 'o')).toEqual({
+      type: 'object',
+      required: ['a'],
+      properties: { a: { type: 'string', format: 'uri' }, b: { type: 'string' } },
+    });
     expect(toCrdSchema(Type.Integer({ exclusiveMinimum: 0 }), 'i')).toEqual({ type: 'integer', minimum: 0, exclusiveMinimum: true });
   });
 
   it('refuses, naming the path, what a structural schema cannot express', () => {
     const objects = Type.Object({ source: Type.Union([Type.Object({ git: Type.String() }), Type.Object({ oci: Type.String() })]) });
     expect(() => toCrdSchema(objects, 'spec')).toThrow('spec.source: a union of object, object cannot be expressed in a CRD schema');
-    expect(() => toCrdSchema(Type.Intersect([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]), 'spec')).toThrow("spec: 'allOf' cannot be expressed");
+    expect(() => toCrdSchema(Type.Intersect([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]), 'spec')).toThrow(
+      "spec: 'allOf' cannot be expressed",
+    );
     expect(() => toCrdSchema(Type.Array(Type.String(), { uniqueItems: true }), 'tags')).toThrow('tags: uniqueItems is forbidden');
   });
 });
 
 /** JSONSchemaProps fields of apiextensions.k8s.io/v1 that the generated schemas may use. */
 const ALLOWED = new Set([
-  'type', 'description', 'properties', 'required', 'items', 'additionalProperties', 'enum', 'default', 'nullable', 'format', 'pattern', 'title',
-  'example', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties',
-  'maxProperties', 'multipleOf', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-validations',
+  'type',
+  'description',
+  'properties',
+  'required',
+  'items',
+  'additionalProperties',
+  'enum',
+  'default',
+  'nullable',
+  'format',
+  'pattern',
+  'title',
+  'example',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'multipleOf',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-validations',
 ]);
 
 /** What makes a schema non-structural (Kubernetes docs, "Specifying a structural schema"), one line per problem. */
 function structuralProblems(schema: CrdSchema, path: string): string[] {
-  const problems = Object.keys(schema).filter((key) => !ALLOWED.has(key)).map((key) => `${path}: '${key}' is not allowed`);
-  if (!schema.type && !schema['x-kubernetes-preserve-unknown-fields'] && !schema['x-kubernetes-int-or-string']) problems.push(`${path}: no type`);
+  const problems = Object.keys(schema)
+    .filter((key) => !ALLOWED.has(key))
+    .map((key) => `${path}: '${key}' is not allowed`);
+  if (!schema.type && !schema['x-kubernetes-preserve-unknown-fields'] && !schema['x-kubernetes-int-or-string'])
+    problems.push(`${path}: no type`);
   if (schema.properties && schema.additionalProperties) problems.push(`${path}: properties and additionalProperties`);
   if (schema.type === 'array' && !schema.items) problems.push(`${path}: array without items`);
-  if (schema.type && schema.type !== 'object' && (schema.properties || schema.additionalProperties)) problems.push(`${path}: properties on a ${schema.type}`);
+  if (schema.type && schema.type !== 'object' && (schema.properties || schema.additionalProperties))
+    problems.push(`${path}: properties on a ${schema.type}`);
   for (const name of schema.required ?? []) if (!schema.properties?.[name]) problems.push(`${path}: required '${name}' is not a property`);
   for (const value of schema.enum ?? []) {
     const type = typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : typeof value;
-    if (type !== schema.type && !(type === 'integer' && schema.type === 'number')) problems.push(`${path}: enum value ${JSON.stringify(value)} is not a ${schema.type}`);
+    if (type !== schema.type && !(type === 'integer' && schema.type === 'number'))
+      problems.push(`${path}: enum value ${JSON.stringify(value)} is not a ${schema.type}`);
   }
   for (const [name, property] of Object.entries(schema.properties ?? {})) problems.push(...structuralProblems(property, `${path}.${name}`));
   if (schema.items) problems.push(...structuralProblems(schema.items, `${path}[]`));
@@ -104,7 +155,11 @@ describe('the generated CRDs', () => {
     for (const crd of crds) {
       const spec = crd.spec.versions[0]!.schema.openAPIV3Schema.properties!['spec']!;
       expect(spec.description).toBeTruthy();
-      expect(Object.entries(spec.properties ?? {}).filter(([, field]) => field.type === 'object' && !field.description).map(([name]) => name)).toEqual([]);
+      expect(
+        Object.entries(spec.properties ?? {})
+          .filter(([, field]) => field.type === 'object' && !field.description)
+          .map(([name]) => name),
+      ).toEqual([]);
     }
   });
 
@@ -119,7 +174,9 @@ describe('the generated CRDs', () => {
 
 /** `kubectl create --dry-run=server` of one manifest: the API server's validation with nothing persisted. */
 async function serverDryRun(manifest: Record<string, unknown>): Promise<Record<string, any>> {
-  return JSON.parse(await kubectl(['create', '--dry-run=server', '--validate=strict', '-n', 'default', '-o', 'json', '-f', '-'], toYaml(manifest))) as Record<string, any>;
+  return JSON.parse(
+    await kubectl(['create', '--dry-run=server', '--validate=strict', '-n', 'default', '-o', 'json', '-f', '-'], toYaml(manifest)),
+  ) as Record<string, any>;
 }
 
 const GANTRY_API_VERSION = 'gitops.gantry.dev/v1beta1';
@@ -127,15 +184,29 @@ const GANTRY_API_VERSION = 'gitops.gantry.dev/v1beta1';
 describe('against the API server', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     // kubectl's field manager: `gantry controller install` takes these fields over when it applies the same CRDs.
-    const applied = await execa('kubectl', ['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: gantryCrds().map((crd) => `---\n${toYaml(crd)}`).join(''), env: { KUBECONFIG } });
+    const applied = await execa('kubectl', ['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+      input: gantryCrds()
+        .map((crd) => `---\n${toYaml(crd)}`)
+        .join(''),
+      env: { KUBECONFIG },
+    });
     // The API server warns about what it accepts but ignores, such as formats it does not know.
     expect(applied.stderr).toBe('');
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...gantryCrds().map((crd) => `crd/${(crd['metadata'] as { name: string }).name}`)]);
+    await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      ...gantryCrds().map((crd) => `crd/${(crd['metadata'] as { name: string }).name}`),
+    ]);
   });
 
   it('accepts the CRDs as they are generated (nothing pruned from the schemas)', async () => {
     for (const crd of gantryCrds()) {
-      const stored = await kubectlJson<{ spec: { versions: Array<{ schema: unknown }> } }>(['get', 'crd', (crd['metadata'] as { name: string }).name]);
+      const stored = await kubectlJson<{ spec: { versions: Array<{ schema: unknown }> } }>([
+        'get',
+        'crd',
+        (crd['metadata'] as { name: string }).name,
+      ]);
       expect(stored.spec.versions[0]!.schema).toEqual((crd['spec'] as { versions: Array<{ schema: unknown }> }).versions[0]!.schema);
     }
   });
@@ -151,14 +222,24 @@ describe('against the API server', { timeout: 120_000 }, () => {
     for (const manifest of KLUCTL_DOCS_EXAMPLES) {
       const created = await serverDryRun({ ...manifest, apiVersion: GANTRY_API_VERSION });
       expect(created['spec']).toMatchObject(manifest['spec'] as Record<string, unknown>);
-      expect(created['spec']).toMatchObject({ deployMode: (manifest['spec'] as { deployMode?: string }).deployMode ?? 'full-deploy', validate: true, prune: (manifest['spec'] as { prune?: boolean }).prune ?? false });
+      expect(created['spec']).toMatchObject({
+        deployMode: (manifest['spec'] as { deployMode?: string }).deployMode ?? 'full-deploy',
+        validate: true,
+        prune: (manifest['spec'] as { prune?: boolean }).prune ?? false,
+      });
     }
   });
 
   it('refuses wrong types, values outside enums and bad durations, naming the field', async () => {
     const base = KLUCTL_DOCS_EXAMPLES[0]!;
-    const withSpec = (spec: Record<string, unknown>) => ({ ...base, apiVersion: GANTRY_API_VERSION, spec: { ...(base['spec'] as object), ...spec } });
-    await expect(serverDryRun(withSpec({ prune: 'yes' }))).rejects.toThrow(/spec\.prune: Invalid value: "string": spec\.prune in body must be of type boolean/);
+    const withSpec = (spec: Record<string, unknown>) => ({
+      ...base,
+      apiVersion: GANTRY_API_VERSION,
+      spec: { ...(base['spec'] as object), ...spec },
+    });
+    await expect(serverDryRun(withSpec({ prune: 'yes' }))).rejects.toThrow(
+      /spec\.prune: Invalid value: "string": spec\.prune in body must be of type boolean/,
+    );
     await expect(serverDryRun(withSpec({ interval: 5 }))).rejects.toThrow(/spec\.interval: Invalid value: "integer"/);
     await expect(serverDryRun(withSpec({ interval: 'five minutes' }))).rejects.toThrow(/spec\.interval in body should match/);
     await expect(serverDryRun(withSpec({ deployMode: 'everything' }))).rejects.toThrow(/spec\.deployMode: Unsupported value: "everything"/);
@@ -170,14 +251,26 @@ describe('against the API server', { timeout: 120_000 }, () => {
       apiVersion: GANTRY_API_VERSION,
       kind: 'Alert',
       metadata: { name: 'on-failure' },
-      spec: { type: 'slack', secretRef: { name: 'slack-webhook' }, eventSeverity: 'error', eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { team: 'a' } }] },
+      spec: {
+        type: 'slack',
+        secretRef: { name: 'slack-webhook' },
+        eventSeverity: 'error',
+        eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { team: 'a' } }],
+      },
     };
     expect((await serverDryRun(alert))['spec']).toEqual({ ...alert.spec, suspend: false });
-    const generic = { ...alert, spec: { type: 'generic', address: 'https://hooks.example.com/gantry', eventSources: [{ kind: 'KluctlDeployment', name: 'app' }] } };
+    const generic = {
+      ...alert,
+      spec: { type: 'generic', address: 'https://hooks.example.com/gantry', eventSources: [{ kind: 'KluctlDeployment', name: 'app' }] },
+    };
     expect((await serverDryRun(generic))['spec']).toMatchObject({ eventSeverity: 'info' });
     await expect(serverDryRun({ ...alert, spec: { ...alert.spec, secretRef: undefined } })).rejects.toThrow(/an address is needed/);
-    await expect(serverDryRun({ ...alert, spec: { ...alert.spec, type: 'teams' } })).rejects.toThrow(/spec\.type: Unsupported value: "teams"/);
-    await expect(serverDryRun({ ...alert, spec: { ...alert.spec, eventSources: [{ kind: 'Kustomization', name: '*' }] } })).rejects.toThrow(/kind: Unsupported value/);
+    await expect(serverDryRun({ ...alert, spec: { ...alert.spec, type: 'teams' } })).rejects.toThrow(
+      /spec\.type: Unsupported value: "teams"/,
+    );
+    await expect(serverDryRun({ ...alert, spec: { ...alert.spec, eventSources: [{ kind: 'Kustomization', name: '*' }] } })).rejects.toThrow(
+      /kind: Unsupported value/,
+    );
   });
 });
 
@@ -188,7 +281,10 @@ describe('against the API server', { timeout: 120_000 }, () => {
 async function explain(field: string, expected: string): Promise<string> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const text = await kubectl(['explain', field]).then((output) => output.replace(/\s+/g, ' '), (error: Error) => error.message);
+    const text = await kubectl(['explain', field]).then(
+      (output) => output.replace(/\s+/g, ' '),
+      (error: Error) => error.message,
+    );
     if (text.includes(expected) || Date.now() > deadline) return text;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
@@ -261,7 +357,13 @@ const KLUCTL_DOCS_EXAMPLES: Array<Record<string, unknown>> = [
     metadata: { name: 'example' },
     spec: {
       interval: '10m',
-      source: { git: { url: 'https://github.com/kluctl/kluctl-examples.git', path: './microservices-demo/3-templating-and-multi-env/', ref: { branch: 'my-branch' } } },
+      source: {
+        git: {
+          url: 'https://github.com/kluctl/kluctl-examples.git',
+          path: './microservices-demo/3-templating-and-multi-env/',
+          ref: { branch: 'my-branch' },
+        },
+      },
       credentials: { git: [{ host: 'github.com', path: 'kluctl/*', secretRef: { name: 'git-credentials' } }] },
       decryption: { provider: 'sops', secretRef: { name: 'sops-keys' } },
       target: 'prod',

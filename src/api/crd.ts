@@ -102,21 +102,68 @@ function rootSchema(definition: CrdDefinition, version: CrdVersionDefinition): C
     const status = toCrdSchema(version.status, 'status');
     properties['status'] = { ...status, description: status.description ?? `Observed state of the ${kind}, written by the controller.` };
   }
-  return { type: 'object', description: definition.description ?? `${kind} (${definition.group}/${version.name}).`, properties, required: ['spec'] };
+  return {
+    type: 'object',
+    description: definition.description ?? `${kind} (${definition.group}/${version.name}).`,
+    properties,
+    required: ['spec'],
+  };
 }
 
 /** Keywords copied unchanged: they mean the same in JSON Schema and in the CRD dialect of OpenAPI v3. */
-const COPIED = ['description', 'default', 'title', 'example', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'multipleOf', 'nullable'];
+const COPIED = [
+  'description',
+  'default',
+  'title',
+  'example',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'multipleOf',
+  'nullable',
+];
 /** Keywords without meaning for the API server: identifiers and JSON Schema's example lists. */
 const DROPPED = ['$id', '$schema', 'examples'];
 /**
  * Formats the API server validates (apiextensions-apiserver pkg/apiserver/validation/formats.go, compared without
  * dashes). Others it accepts with an "unrecognized format" warning and ignores, so they are left out.
  */
-const KNOWN_FORMATS = new Set([
-  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'uuid3', 'uuid4', 'uuid5', 'isbn', 'isbn10', 'isbn13',
-  'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'password', 'date', 'duration', 'datetime', 'k8s-short-name', 'k8s-long-name',
-].map((format) => format.replaceAll('-', '')));
+const KNOWN_FORMATS = new Set(
+  [
+    'bsonobjectid',
+    'uri',
+    'email',
+    'hostname',
+    'ipv4',
+    'ipv6',
+    'cidr',
+    'mac',
+    'uuid',
+    'uuid3',
+    'uuid4',
+    'uuid5',
+    'isbn',
+    'isbn10',
+    'isbn13',
+    'creditcard',
+    'ssn',
+    'hexcolor',
+    'rgbcolor',
+    'byte',
+    'password',
+    'date',
+    'duration',
+    'datetime',
+    'k8s-short-name',
+    'k8s-long-name',
+  ].map((format) => format.replaceAll('-', '')),
+);
 const PRIMITIVE_TYPES = new Set(['string', 'integer', 'number', 'boolean']);
 
 type JsonSchema = Record<string, unknown>;
@@ -137,7 +184,8 @@ export function toCrdSchema(schema: TSchema | JsonSchema, path: string): CrdSche
     if (COPIED.includes(keyword)) result[keyword] = value;
     else if (keyword.startsWith('x-kubernetes-')) result[keyword] = value;
     else if (DROPPED.includes(keyword)) continue;
-    else if (!convertKeyword(node, keyword, value, result, path)) throw new Error(`${path}: '${keyword}' cannot be expressed in a CRD schema`);
+    else if (!convertKeyword(node, keyword, value, result, path))
+      throw new Error(`${path}: '${keyword}' cannot be expressed in a CRD schema`);
   }
   if (result.enum && !result.type) result.type = typeOfValues(result.enum, path);
   requireType(result, path);
@@ -169,7 +217,9 @@ function convertKeyword(node: JsonSchema, keyword: string, value: unknown, resul
       result[keyword] = true;
       return true;
     case 'properties':
-      result.properties = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([name, property]) => [name, toCrdSchema(property, `${path}.${name}`)]));
+      result.properties = Object.fromEntries(
+        Object.entries(value as Record<string, JsonSchema>).map(([name, property]) => [name, toCrdSchema(property, `${path}.${name}`)]),
+      );
       return true;
     case 'required':
       if ((value as string[]).length > 0) result.required = value as string[];
@@ -183,7 +233,8 @@ function convertKeyword(node: JsonSchema, keyword: string, value: unknown, resul
     case 'patternProperties': {
       // A Record: CRDs cannot restrict the keys, the code's validation still does.
       const values = Object.values(value as Record<string, JsonSchema>);
-      if (values.length !== 1 || node['properties']) throw new Error(`${path}: patternProperties other than one Record cannot be expressed in a CRD schema`);
+      if (values.length !== 1 || node['properties'])
+        throw new Error(`${path}: patternProperties other than one Record cannot be expressed in a CRD schema`);
       result.additionalProperties = toCrdSchema(values[0] as JsonSchema, `${path}.*`);
       return true;
     }
@@ -217,11 +268,18 @@ function convertUnion(node: JsonSchema, path: string): CrdSchema {
   const nonNull = members.filter(({ member }) => member['type'] !== 'null');
   let merged: CrdSchema;
   if (nonNull.length === 0) throw new Error(`${path}: a union of only null cannot be expressed in a CRD schema`);
-  else if (nonNull.every(({ member }) => isLiteral(member))) merged = mergeLiterals(nonNull.map(({ member }) => member), path);
+  else if (nonNull.every(({ member }) => isLiteral(member)))
+    merged = mergeLiterals(
+      nonNull.map(({ member }) => member),
+      path,
+    );
   else if (nonNull.every(({ member }) => member['type'] === 'string')) merged = mergeStrings(nonNull, path);
   else if (isIntOrString(nonNull.map(({ member }) => member))) merged = { 'x-kubernetes-int-or-string': true };
   else if (nonNull.length === 1) merged = toCrdSchema(nonNull[0]!.member, path);
-  else throw new Error(`${path}: a union of ${nonNull.map(({ member }) => String(member['type'] ?? 'untyped')).join(', ')} cannot be expressed in a CRD schema`);
+  else
+    throw new Error(
+      `${path}: a union of ${nonNull.map(({ member }) => String(member['type'] ?? 'untyped')).join(', ')} cannot be expressed in a CRD schema`,
+    );
   for (const keyword of Object.keys(node)) if (keyword !== 'anyOf' && keyword !== 'oneOf') merged[keyword] = node[keyword];
   if (nonNull.length < members.length) merged.nullable = true;
   return merged;
@@ -258,20 +316,26 @@ function mergeStrings(members: Array<{ member: JsonSchema; path: string }>, path
   for (const keyword of ['format', 'minLength', 'maxLength']) {
     const values = new Set(members.map(({ member }) => member[keyword]));
     const [only] = values;
-    if (values.size === 1 && only !== undefined && (keyword !== 'format' || KNOWN_FORMATS.has(String(only).replaceAll('-', '')))) result[keyword] = only;
+    if (values.size === 1 && only !== undefined && (keyword !== 'format' || KNOWN_FORMATS.has(String(only).replaceAll('-', ''))))
+      result[keyword] = only;
   }
   return result;
 }
 
 function isIntOrString(members: JsonSchema[]): boolean {
   const types = members.map((member) => member['type']).sort();
-  return members.length === 2 && types[0] === 'integer' && types[1] === 'string' && members.every((member) => Object.keys(member).length === 1);
+  return (
+    members.length === 2 && types[0] === 'integer' && types[1] === 'string' && members.every((member) => Object.keys(member).length === 1)
+  );
 }
 
 function typeOfValues(values: unknown[], path: string): CrdSchema['type'] {
-  const types = new Set(values.map((value) => (typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : typeof value)));
+  const types = new Set(
+    values.map((value) => (typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : typeof value)),
+  );
   if (types.size === 2 && types.has('integer') && types.has('number')) return 'number';
   const [only] = types;
-  if (types.size !== 1 || !PRIMITIVE_TYPES.has(only as string)) throw new Error(`${path}: an enum of ${[...types].join(' and ')} values cannot be expressed in a CRD schema`);
+  if (types.size !== 1 || !PRIMITIVE_TYPES.has(only as string))
+    throw new Error(`${path}: an enum of ${[...types].join(' and ')} values cannot be expressed in a CRD schema`);
   return only as CrdSchema['type'];
 }

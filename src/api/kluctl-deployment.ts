@@ -43,17 +43,23 @@ export const GitRefSchema = Type.Object(
   { description: 'Branch, tag, commit or semver range; the default branch when omitted.' },
 );
 
-const ProjectSourceGit = Type.Object({
-  url: Type.String({ description: 'Git URL of the repository (https, ssh or file).' }),
-  ref: Type.Optional(GitRefSchema),
-  path: Type.Optional(Type.String({ description: 'Folder of the Kluctl project inside the repository.' })),
-}, { description: 'Git repository holding the Kluctl project.' });
+const ProjectSourceGit = Type.Object(
+  {
+    url: Type.String({ description: 'Git URL of the repository (https, ssh or file).' }),
+    ref: Type.Optional(GitRefSchema),
+    path: Type.Optional(Type.String({ description: 'Folder of the Kluctl project inside the repository.' })),
+  },
+  { description: 'Git repository holding the Kluctl project.' },
+);
 
-const ProjectSourceOci = Type.Object({
-  url: Type.String({ description: 'oci:// URL of the artifact.' }),
-  ref: Type.Optional(Type.Object({ tag: Type.Optional(Type.String()), digest: Type.Optional(Type.String()) })),
-  path: Type.Optional(Type.String()),
-}, { description: 'OCI artifact holding the Kluctl project.' });
+const ProjectSourceOci = Type.Object(
+  {
+    url: Type.String({ description: 'oci:// URL of the artifact.' }),
+    ref: Type.Optional(Type.Object({ tag: Type.Optional(Type.String()), digest: Type.Optional(Type.String()) })),
+    path: Type.Optional(Type.String()),
+  },
+  { description: 'OCI artifact holding the Kluctl project.' },
+);
 
 export const KluctlDeploymentSpecSchema = Type.Object({
   source: Type.Optional(
@@ -82,21 +88,36 @@ export const KluctlDeploymentSpecSchema = Type.Object({
       { description: 'Gantry/Flux extension: a Flux source whose artifact holds the project (instead of source).' },
     ),
   ),
-  sourceOverrides: Type.Optional(Type.Array(Type.Object({ repoKey: Type.String(), url: Type.String(), isGroup: Type.Optional(Type.Boolean()) }))),
+  sourceOverrides: Type.Optional(
+    Type.Array(Type.Object({ repoKey: Type.String(), url: Type.String(), isGroup: Type.Optional(Type.Boolean()) })),
+  ),
   credentials: Type.Optional(
-    Type.Object({
-      git: Type.Optional(
-        Type.Array(
-          Type.Object({
-            host: Type.Optional(Type.String({ description: 'Host the credentials are for; * for every ssh host.' })),
-            path: Type.Optional(Type.String({ description: 'Glob of repository paths on the host.' })),
-            secretRef: LocalObjectReference,
-          }),
+    Type.Object(
+      {
+        git: Type.Optional(
+          Type.Array(
+            Type.Object({
+              host: Type.Optional(Type.String({ description: 'Host the credentials are for; * for every ssh host.' })),
+              path: Type.Optional(Type.String({ description: 'Glob of repository paths on the host.' })),
+              secretRef: LocalObjectReference,
+            }),
+          ),
         ),
-      ),
-      oci: Type.Optional(Type.Array(Type.Object({ registry: Type.Optional(Type.String()), repository: Type.Optional(Type.String()), secretRef: LocalObjectReference }))),
-      helm: Type.Optional(Type.Array(Type.Object({ host: Type.String(), path: Type.Optional(Type.String()), secretRef: LocalObjectReference }))),
-    }, { description: 'Credentials for the git repositories, OCI registries and Helm repositories the project uses.' }),
+        oci: Type.Optional(
+          Type.Array(
+            Type.Object({
+              registry: Type.Optional(Type.String()),
+              repository: Type.Optional(Type.String()),
+              secretRef: LocalObjectReference,
+            }),
+          ),
+        ),
+        helm: Type.Optional(
+          Type.Array(Type.Object({ host: Type.String(), path: Type.Optional(Type.String()), secretRef: LocalObjectReference })),
+        ),
+      },
+      { description: 'Credentials for the git repositories, OCI registries and Helm repositories the project uses.' },
+    ),
   ),
   decryption: Type.Optional(
     Type.Object(
@@ -114,19 +135,30 @@ export const KluctlDeploymentSpecSchema = Type.Object({
   validateInterval: Type.Optional(SafeDuration('Validate at least this often; interval when unset.')),
   timeout: Type.Optional(Duration('Limit of one reconciliation; deployInterval or interval when unset (at least 30s).')),
   suspend: Type.Optional(Type.Boolean({ description: 'Stop reconciling (and, on deletion, deleting); manual requests still run.' })),
-  helmCredentials: Type.Optional(Type.Array(Type.Object({ secretRef: Type.Optional(LocalObjectReference) }), { description: 'Deprecated: use credentials.helm.' })),
+  helmCredentials: Type.Optional(
+    Type.Array(Type.Object({ secretRef: Type.Optional(LocalObjectReference) }), { description: 'Deprecated: use credentials.helm.' }),
+  ),
   serviceAccountName: Type.Optional(Type.String({ description: 'Service account to deploy as.' })),
   kubeConfig: Type.Optional(
     Type.Object(
-      { secretRef: Type.Object({ name: Type.String(), key: Type.Optional(Type.String({ description: 'Key of the kubeconfig in the Secret; value when unset.' })) }) },
+      {
+        secretRef: Type.Object({
+          name: Type.String(),
+          key: Type.Optional(Type.String({ description: 'Key of the kubeconfig in the Secret; value when unset.' })),
+        }),
+      },
       { description: "A kubeconfig in a Secret to deploy with, instead of one for the controller's own cluster." },
     ),
   ),
   target: Type.Optional(Type.String({ minLength: 1, maxLength: 63, description: 'Target of the project to deploy.' })),
   targetNameOverride: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
-  context: Type.Optional(Type.String({ description: "Kubeconfig context to use instead of the target's; the controller's own cluster is 'default'." })),
+  context: Type.Optional(
+    Type.String({ description: "Kubeconfig context to use instead of the target's; the controller's own cluster is 'default'." }),
+  ),
   renameContexts: Type.Optional(
-    Type.Array(Type.Object({ oldContext: Type.String(), newContext: Type.String() }), { description: 'Flux Kluctl controller extension: rename kubeconfig contexts before deploying.' }),
+    Type.Array(Type.Object({ oldContext: Type.String(), newContext: Type.String() }), {
+      description: 'Flux Kluctl controller extension: rename kubeconfig contexts before deploying.',
+    }),
   ),
   args: Type.Optional(Preserved('Args passed to the target (as -a).')),
   images: Type.Optional(
@@ -169,7 +201,10 @@ export const KluctlDeploymentSpecSchema = Type.Object({
 });
 export type KluctlDeploymentSpec = Static<typeof KluctlDeploymentSpecSchema>;
 
-const ManualRequest = Type.Object({ requestValue: Type.String(), overridesPatch: Type.Optional(Preserved('Merge patch of the spec for this request.')) });
+const ManualRequest = Type.Object({
+  requestValue: Type.String(),
+  overridesPatch: Type.Optional(Preserved('Merge patch of the spec for this request.')),
+});
 export type ManualRequest = Static<typeof ManualRequest>;
 
 const ManualRequestResult = Type.Object({

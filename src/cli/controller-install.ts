@@ -36,7 +36,14 @@ export function controllerInstallCommand(): Command {
     runResultCommand('controller-install', flags, async (progress) => {
       const timeoutMs = parseDuration(flags.timeout);
       const prepared = await prepareTarget(
-        { projectDir: INSTALL_PROJECT_DIR, target: 'default', args: [], kubeconfig: flags.kubeconfig, context: flags.context, offline: false },
+        {
+          projectDir: INSTALL_PROJECT_DIR,
+          target: 'default',
+          args: [],
+          kubeconfig: flags.kubeconfig,
+          context: flags.context,
+          offline: false,
+        },
         progress,
       );
       const result = await deployTarget(
@@ -46,7 +53,13 @@ export function controllerInstallCommand(): Command {
           prune: true,
           wait: true,
           timeoutMs,
-          behaviour: { forceApply: false, replaceOnError: false, forceReplaceOnError: false, abortOnError: false, readinessTimeoutMs: timeoutMs },
+          behaviour: {
+            forceApply: false,
+            replaceOnError: false,
+            forceReplaceOnError: false,
+            abortOnError: false,
+            readinessTimeoutMs: timeoutMs,
+          },
           confirmPrune: (count) => confirm(`Delete ${count} object(s) an older install created?`, flags.yes ?? false),
         },
         progress,

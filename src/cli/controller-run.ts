@@ -67,15 +67,33 @@ export function controllerRunCommand(): Command {
     .option('--namespace <name>', 'watch only this namespace (default: all namespaces)')
     .option('--leader-elect', 'elect a leader among replicas through a Lease; only the leader reconciles')
     .option('--leader-election-namespace <name>', 'namespace of the Lease (default: $POD_NAMESPACE, else gantry-system)')
-    .option('--metrics-bind-address <address>', 'address of /metrics and the git webhook receiver', parseAddress, parseAddress('127.0.0.1:8080'))
+    .option(
+      '--metrics-bind-address <address>',
+      'address of /metrics and the git webhook receiver',
+      parseAddress,
+      parseAddress('127.0.0.1:8080'),
+    )
     .option('--health-probe-bind-address <address>', 'address of /healthz and /readyz', parseAddress, parseAddress('127.0.0.1:8081'))
     .option('--concurrency <n>', 'KluctlDeployments reconciled in parallel', parsePositive, 4)
     .option('--command-result-namespace <name>', 'namespace where command results are kept', 'gantry-results')
     .option('--keep-command-results-count <n>', 'command results kept per deployment', parsePositive, 5)
-    .option('--webhook-secret-file <file>', 'enable POST /hooks/git (GitHub, GitLab, Gitea push events) with the secret in this file (off while the file does not exist)')
+    .option(
+      '--webhook-secret-file <file>',
+      'enable POST /hooks/git (GitHub, GitLab, Gitea push events) with the secret in this file (off while the file does not exist)',
+    )
     .option('--cache-dir <dir>', 'git and artifact cache (default: $GANTRY_CACHE_DIR, else ~/.cache/gantry)')
-    .option('--git-refresh-interval <duration>', 'a repository is fetched at most this often (a webhook push bypasses it)', parseDurationFlag, DEFAULT_GIT_REFRESH_MS)
-    .option('--cache-max-age <duration>', 'cached git commits, mirrors and Flux artifacts unused this long are removed', parseDurationFlag, DEFAULT_CACHE_MAX_AGE_MS)
+    .option(
+      '--git-refresh-interval <duration>',
+      'a repository is fetched at most this often (a webhook push bypasses it)',
+      parseDurationFlag,
+      DEFAULT_GIT_REFRESH_MS,
+    )
+    .option(
+      '--cache-max-age <duration>',
+      'cached git commits, mirrors and Flux artifacts unused this long are removed',
+      parseDurationFlag,
+      DEFAULT_CACHE_MAX_AGE_MS,
+    )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: ControllerRunFlags) => runControllerProcess(flags));
 }
@@ -96,7 +114,11 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
     cacheRoot: path.join(cacheRoot, 'artifacts'),
     resultsNamespace: flags.commandResultNamespace,
     keepResults: flags.keepCommandResultsCount,
-    events: new EventRecorder(cluster, { component: 'gantry-controller', fieldManager: FIELD_MANAGER, onError: (error) => logger.warn({ err: error }, 'an event could not be recorded') }),
+    events: new EventRecorder(cluster, {
+      component: 'gantry-controller',
+      fieldManager: FIELD_MANAGER,
+      onError: (error) => logger.warn({ err: error }, 'an event could not be recorded'),
+    }),
     notify: alertSender(cluster, logger),
   };
   const webhookSecret = flags.webhookSecretFile && (await readWebhookSecret(flags.webhookSecretFile, logger));
@@ -106,15 +128,20 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
     name: 'kluctldeployment',
     namespace: flags.namespace,
     workers: flags.concurrency,
-    leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace ?? process.env['POD_NAMESPACE'] ?? 'gantry-system', name: LEASE_NAME } : undefined,
+    leaderElection: flags.leaderElect
+      ? { namespace: flags.leaderElectionNamespace ?? process.env['POD_NAMESPACE'] ?? 'gantry-system', name: LEASE_NAME }
+      : undefined,
     server: {
       ...flags.metricsBindAddress,
-      routes: webhookSecret ? (app, handle) => registerWebhookRoutes(app, { secret: webhookSecret, onPush: (urls) => onPush(urls, handle, git, cluster) }) : undefined,
+      routes: webhookSecret
+        ? (app, handle) => registerWebhookRoutes(app, { secret: webhookSecret, onPush: (urls) => onPush(urls, handle, git, cluster) })
+        : undefined,
     },
     logger,
     extraWatches: await fluxSourceWatches(cluster, flags.namespace),
     updateFilter: needsReconcile,
-    reconcile: (key, _object, signal, context) => reconcileKluctlDeployment(splitKey(key), deps, { log: context.log, metrics: context.metrics, signal }),
+    reconcile: (key, _object, signal, context) =>
+      reconcileKluctlDeployment(splitKey(key), deps, { log: context.log, metrics: context.metrics, signal }),
   });
   const probes = await startProbeServer(flags.healthProbeBindAddress, controller, logger);
   await new Promise<void>((resolve) => {
@@ -135,7 +162,12 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
 async function startProbeServer(address: Address, controller: ControllerHandle, logger: Logger): Promise<ControllerServer> {
   let synced = false;
   void controller.waitForSync().then(() => (synced = true));
-  return startServer({ ...address, metrics: controller.metrics, readiness: [{ name: 'watches synced', check: () => synced }], log: logger.child({ component: 'probes' }) });
+  return startServer({
+    ...address,
+    metrics: controller.metrics,
+    readiness: [{ name: 'watches synced', check: () => synced }],
+    log: logger.child({ component: 'probes' }),
+  });
 }
 
 /**
@@ -163,7 +195,10 @@ function startCacheSweeper(git: GitCache, artifactsRoot: string, maxAgeMs: numbe
     const removed = (await git.sweep(maxAgeMs)) + (await sweepFluxArtifacts(artifactsRoot, maxAgeMs));
     if (removed > 0) log.info({ removed }, 'removed unused cache entries');
   };
-  const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'sweeping the cache failed')), Math.min(maxAgeMs, CACHE_SWEEP_EVERY_MS));
+  const timer = setInterval(
+    () => void sweep().catch((error: unknown) => log.warn({ err: error }, 'sweeping the cache failed')),
+    Math.min(maxAgeMs, CACHE_SWEEP_EVERY_MS),
+  );
   timer.unref();
   return timer;
 }
@@ -186,7 +221,11 @@ async function onPush(urls: string[], controller: ControllerHandle, git: GitCach
     if (controller.isLeader()) controller.enqueue(deployment.key);
     else {
       const annotations = { [REQUEST_ANNOTATIONS.reconcile]: new Date().toISOString() };
-      await cluster.patchMerge({ group: GROUP, version: VERSION, kind: KIND, ...splitKey(deployment.key) }, { metadata: { annotations } }, { fieldManager: FIELD_MANAGER });
+      await cluster.patchMerge(
+        { group: GROUP, version: VERSION, kind: KIND, ...splitKey(deployment.key) },
+        { metadata: { annotations } },
+        { fieldManager: FIELD_MANAGER },
+      );
     }
   }
 }
@@ -208,7 +247,9 @@ async function fluxSourceWatches(cluster: Cluster, namespace: string | undefined
         return [...primaries]
           .filter(([, object]) => {
             const ref = (object['spec'] as KluctlDeployment['spec']).sourceRef;
-            return ref?.kind === 'GitRepository' && ref.name === source.name && (ref.namespace ?? object.metadata.namespace) === source.namespace;
+            return (
+              ref?.kind === 'GitRepository' && ref.name === source.name && (ref.namespace ?? object.metadata.namespace) === source.namespace
+            );
           })
           .map(([primaryKey]) => primaryKey);
       },

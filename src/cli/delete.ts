@@ -7,12 +7,19 @@ import { addDeletionFlags, confirmDeletion, type DeletionFlags } from './prune.t
 import { runResultCommand } from './run-action.ts';
 
 export function deleteCommand(): Command {
-  const command = new Command('delete').description("delete every object of the target (found by its discriminator), Namespaces last");
+  const command = new Command('delete').description('delete every object of the target (found by its discriminator), Namespaces last');
   addDeletionFlags(command).action((flags: DeletionFlags) =>
-      runResultCommand('delete', flags, async (progress) => {
-        const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return { prepared, result: await deleteTarget(prepared, { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) }, progress) };
-      }),
-    );
+    runResultCommand('delete', flags, async (progress) => {
+      const prepared = await prepareTarget(toTargetOptions(flags), progress);
+      return {
+        prepared,
+        result: await deleteTarget(
+          prepared,
+          { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) },
+          progress,
+        ),
+      };
+    }),
+  );
   return command;
 }

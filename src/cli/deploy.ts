@@ -1,7 +1,17 @@
 import { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
 import { prepareTarget } from '../deploy/prepare.ts';
-import { addApplyFlags, addResultFlags, addTargetFlags, confirm, toApplyBehaviour, toTargetOptions, type ApplyFlags, type ResultFlags, type TargetFlags } from './options.ts';
+import {
+  addApplyFlags,
+  addResultFlags,
+  addTargetFlags,
+  confirm,
+  toApplyBehaviour,
+  toTargetOptions,
+  type ApplyFlags,
+  type ResultFlags,
+  type TargetFlags,
+} from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 
@@ -24,18 +34,20 @@ export function deployCommand(): Command {
     .action((flags: DeployFlags) =>
       runResultCommand('deploy', flags, async (progress) => {
         const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return { prepared, result: await deployTarget(
+        return {
           prepared,
-          {
-            dryRun: flags.dryRun ?? false,
-            prune: flags.prune ?? false,
-            wait: flags.wait,
-            timeoutMs: parseDuration(flags.timeout),
-            behaviour: toApplyBehaviour(flags),
-            confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
-          },
-          progress,
-        ),
+          result: await deployTarget(
+            prepared,
+            {
+              dryRun: flags.dryRun ?? false,
+              prune: flags.prune ?? false,
+              wait: flags.wait,
+              timeoutMs: parseDuration(flags.timeout),
+              behaviour: toApplyBehaviour(flags),
+              confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
+            },
+            progress,
+          ),
         };
       }),
     );

@@ -60,7 +60,9 @@ const REQUEST_DESCRIPTIONS: Record<RequestKind, string> = {
 };
 
 export function gitopsCommand(): Command {
-  const gitops = new Command('gitops').description('drive KluctlDeployments through the GitOps controller: request deploy, diff, prune, validate, reconcile; suspend, resume');
+  const gitops = new Command('gitops').description(
+    'drive KluctlDeployments through the GitOps controller: request deploy, diff, prune, validate, reconcile; suspend, resume',
+  );
   for (const kind of ['deploy', 'diff', 'prune', 'validate', 'reconcile'] as const) gitops.addCommand(requestCommand(kind));
   gitops.addCommand(suspendCommand(true));
   gitops.addCommand(suspendCommand(false));
@@ -81,8 +83,13 @@ function requestCommand(kind: RequestKind): Command {
 
 function suspendCommand(suspend: boolean): Command {
   const name = suspend ? 'suspend' : 'resume';
-  const command = addSelectionFlags(new Command(name).description(suspend ? 'stop reconciling a KluctlDeployment (spec.suspend: true)' : 'reconcile a suspended KluctlDeployment again (spec.suspend: false)'))
-    .option('--all', `${name} every KluctlDeployment of the namespace`);
+  const command = addSelectionFlags(
+    new Command(name).description(
+      suspend
+        ? 'stop reconciling a KluctlDeployment (spec.suspend: true)'
+        : 'reconcile a suspended KluctlDeployment again (spec.suspend: false)',
+    ),
+  ).option('--all', `${name} every KluctlDeployment of the namespace`);
   return command.action(async (flags: SelectionFlags & { all?: boolean }) => {
     const progress = stderrProgress();
     try {
@@ -114,9 +121,19 @@ function addOverrideFlags(command: Command): Command {
     .option('-t, --target <name>', 'target to deploy (spec.target)')
     .option('-T, --target-name-override <name>', 'the target name templates and the discriminator see (spec.targetNameOverride)')
     .option('--target-context <name>', "kubeconfig context to deploy to, overriding the target's (spec.context)")
-    .option('-a, --arg <name=value>', 'template argument merged over spec.args (repeatable; value parsed as YAML; name=@file reads a file)', collect, [])
+    .option(
+      '-a, --arg <name=value>',
+      'template argument merged over spec.args (repeatable; value parsed as YAML; name=@file reads a file)',
+      collect,
+      [],
+    )
     .option('--args-from-file <file>', 'YAML file of template arguments (repeatable; -a overrides)', collect, [])
-    .option('-F, --fixed-image <image=result>', 'fixed image added to spec.images: image<:namespace:deployment:container>=result (repeatable)', collect, [])
+    .option(
+      '-F, --fixed-image <image=result>',
+      'fixed image added to spec.images: image<:namespace:deployment:container>=result (repeatable)',
+      collect,
+      [],
+    )
     .option('--fixed-images-file <file>', "YAML file with a list 'images' of fixed images (repeatable)", collect, [])
     .option('-I, --include-tag <tag>', 'only items with this tag (repeatable)', collect, [])
     .option('-E, --exclude-tag <tag>', 'skip items with this tag (repeatable)', collect, [])
@@ -158,20 +175,34 @@ async function runRequests(kind: RequestKind, flags: RequestFlags, command: Comm
 }
 
 /** One request to one deployment: request, wait, print. @returns whether it succeeded. */
-async function runRequest(cluster: Cluster, deployment: KluctlDeployment, kind: RequestKind, flags: RequestFlags, command: Command, outputs: readonly OutputTarget[], progress: Progress): Promise<boolean> {
+async function runRequest(
+  cluster: Cluster,
+  deployment: KluctlDeployment,
+  kind: RequestKind,
+  flags: RequestFlags,
+  command: Command,
+  outputs: readonly OutputTarget[],
+  progress: Progress,
+): Promise<boolean> {
   const key = deploymentKey(deployment);
   const patch = await buildOverridesPatch(deployment.spec, overridesOf(flags, command));
   const answer = await requestAndWait(cluster, deployment, kind, patch, { timeoutMs: parseDuration(flags.timeout), progress });
   const stored = answer.resultId ? await readCommandResult(cluster, flags.commandResultNamespace, answer.resultId) : undefined;
-  if (answer.resultId && !stored) progress.step(key, `the result ${answer.resultId} is not in namespace ${flags.commandResultNamespace} (see --command-result-namespace)`);
+  if (answer.resultId && !stored)
+    progress.step(
+      key,
+      `the result ${answer.resultId} is not in namespace ${flags.commandResultNamespace} (see --command-result-namespace)`,
+    );
   if (answer.commandError) progress.step(key, `the controller reports: ${answer.commandError}`);
-  const result: CommandResult | undefined = stored?.result ?? (answer.commandError ? errorResult(new Error(answer.commandError)) : undefined);
+  const result: CommandResult | undefined =
+    stored?.result ?? (answer.commandError ? errorResult(new Error(answer.commandError)) : undefined);
   if (!result) {
     progress.step(key, `the ${kind} request finished without a stored result`);
     return true;
   }
   await printResult(result, outputs, { shortOutput: flags.shortOutput ?? false });
-  const failed = Boolean(answer.commandError) || result.errors.length > 0 || (flags.warningsAsErrors === true && result.warnings.length > 0);
+  const failed =
+    Boolean(answer.commandError) || result.errors.length > 0 || (flags.warningsAsErrors === true && result.warnings.length > 0);
   return !failed;
 }
 

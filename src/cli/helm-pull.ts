@@ -17,7 +17,9 @@ interface HelmPullFlags {
  * {chart, source, version, dir}; the exit code is 1 when anything failed.
  */
 export function helmPullCommand(): Command {
-  const command = new Command('helm-pull').description("recursively searches for 'helm-chart.yaml' files and pre-pulls their charts into .helm-charts");
+  const command = new Command('helm-pull').description(
+    "recursively searches for 'helm-chart.yaml' files and pre-pulls their charts into .helm-charts",
+  );
   addOutputFlag(command.option('--project-dir <dir>', 'folder of the Kluctl project', '.')).action(async (flags: HelmPullFlags) => {
     let result: HelmPullResult;
     try {
@@ -45,6 +47,8 @@ function formatPulled(chart: PulledChart): string {
 
 /** Titled, indented lists; empty ones left out; `Nothing to do.` when all are empty. */
 export function formatSections(sections: ReadonlyArray<readonly [string, readonly string[]]>): string {
-  const lines = sections.filter(([, entries]) => entries.length > 0).flatMap(([title, entries]) => ['', `${title}:`, ...entries.map((entry) => `  ${entry}`)]);
+  const lines = sections
+    .filter(([, entries]) => entries.length > 0)
+    .flatMap(([title, entries]) => ['', `${title}:`, ...entries.map((entry) => `  ${entry}`)]);
   return `${lines.length > 0 ? lines.join('\n').trimStart() : 'Nothing to do.'}\n`;
 }

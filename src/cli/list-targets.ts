@@ -9,9 +9,15 @@ export function listTargetsCommand(): Command {
     .action(async (flags: { projectDir: string; output: OutputFormat }) => {
       try {
         const project = await loadKluctlProject(flags.projectDir);
-        const targets = (project.config.targets ?? []).map((target) => ({ name: target.name, context: target.context ?? null, args: target.args ?? {} }));
+        const targets = (project.config.targets ?? []).map((target) => ({
+          name: target.name,
+          context: target.context ?? null,
+          args: target.args ?? {},
+        }));
         process.stdout.write(
-          flags.output === 'json' ? `${JSON.stringify(targets, null, 2)}\n` : targets.map((target) => `${target.name}${target.context ? `\tcontext: ${target.context}` : ''}\n`).join(''),
+          flags.output === 'json'
+            ? `${JSON.stringify(targets, null, 2)}\n`
+            : targets.map((target) => `${target.name}${target.context ? `\tcontext: ${target.context}` : ''}\n`).join(''),
         );
       } catch (error) {
         process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);

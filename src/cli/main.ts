@@ -22,7 +22,21 @@ export async function main(argv: string[]): Promise<number> {
     .description('GitOps continuous delivery for Kubernetes: deploys Kluctl projects with server-side apply')
     .showHelpAfterError()
     .exitOverride();
-  for (const command of [deployCommand(), diffCommand(), pruneCommand(), deleteCommand(), validateCommand(), renderCommand(), listTargetsCommand(), listImagesCommand(), pokeImagesCommand(), helmPullCommand(), helmUpdateCommand(), gitopsCommand(), controllerCommand()]) {
+  for (const command of [
+    deployCommand(),
+    diffCommand(),
+    pruneCommand(),
+    deleteCommand(),
+    validateCommand(),
+    renderCommand(),
+    listTargetsCommand(),
+    listImagesCommand(),
+    pokeImagesCommand(),
+    helmPullCommand(),
+    helmUpdateCommand(),
+    gitopsCommand(),
+    controllerCommand(),
+  ]) {
     program.addCommand(command);
   }
   try {

@@ -8,7 +8,6 @@ import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
 import { parseDuration } from '../duration.ts';
 
-
 export interface TargetFlags {
   target?: string;
   targetNameOverride?: string;
@@ -51,7 +50,12 @@ export function addTargetFlags(command: Command): Command {
     .option('-E, --exclude-tag <tag>', 'skip items with this tag (repeatable)', collect, [])
     .option('--include-deployment-dir <dir>', 'only the item in this folder (repeatable)', collect, [])
     .option('--exclude-deployment-dir <dir>', 'skip the item in this folder (repeatable)', collect, [])
-    .option('-F, --fixed-image <image=result>', 'fixed image for images.get_image: image<:namespace:deployment:container>=result (repeatable)', collect, [])
+    .option(
+      '-F, --fixed-image <image=result>',
+      'fixed image for images.get_image: image<:namespace:deployment:container>=result (repeatable)',
+      collect,
+      [],
+    )
     .option('--fixed-images-file <file>', "YAML file with a list 'images' of fixed images (repeatable)", collect, []);
 }
 

@@ -25,16 +25,26 @@ export function parseOutputs(values: readonly string[]): OutputTarget[] {
   if (values.length === 0) return [{ format: 'text' }];
   return values.map((value) => {
     const [format, ...rest] = value.split('=');
-    if (format !== 'text' && format !== 'json' && format !== 'yaml') throw new Error(`unknown output format '${value}' (text, json or yaml, optionally =path)`);
+    if (format !== 'text' && format !== 'json' && format !== 'yaml')
+      throw new Error(`unknown output format '${value}' (text, json or yaml, optionally =path)`);
     return rest.length > 0 ? { format, path: rest.join('=') } : { format };
   });
 }
 
 /** Writes `result` to every target. */
-export async function printResult(result: CommandResult, outputs: readonly OutputTarget[], options: { shortOutput?: boolean } = {}): Promise<void> {
+export async function printResult(
+  result: CommandResult,
+  outputs: readonly OutputTarget[],
+  options: { shortOutput?: boolean } = {},
+): Promise<void> {
   for (const output of outputs) {
     const color = !output.path && Boolean(process.stdout.isTTY);
-    const text = output.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : output.format === 'yaml' ? toYaml(result) : formatText(result, options.shortOutput ?? false, color);
+    const text =
+      output.format === 'json'
+        ? `${JSON.stringify(result, null, 2)}\n`
+        : output.format === 'yaml'
+          ? toYaml(result)
+          : formatText(result, options.shortOutput ?? false, color);
     if (output.path) await writeFile(output.path, text);
     else process.stdout.write(text);
   }
@@ -42,7 +52,15 @@ export async function printResult(result: CommandResult, outputs: readonly Outpu
 
 /** A result holding only errors, for failures before any object was touched. */
 export function errorResult(error: unknown): CommandResult {
-  return { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: problemsOf(error).map((message) => ({ message })) };
+  return {
+    newObjects: [],
+    changedObjects: [],
+    deletedObjects: [],
+    orphanObjects: [],
+    appliedHooks: [],
+    warnings: [],
+    errors: problemsOf(error).map((message) => ({ message })),
+  };
 }
 
 function formatText(result: CommandResult, shortOutput: boolean, color: boolean): string {
@@ -55,7 +73,11 @@ function formatText(result: CommandResult, shortOutput: boolean, color: boolean)
   section('Changed objects', result.changedObjects.map(formatRef));
   if (!shortOutput) {
     for (const changed of result.changedObjects) {
-      lines.push('', style('bold', `Diff for object ${formatRef(changed)}`), ...changed.diff.split('\n').map((line) => colorDiffLine(line, style)));
+      lines.push(
+        '',
+        style('bold', `Diff for object ${formatRef(changed)}`),
+        ...changed.diff.split('\n').map((line) => colorDiffLine(line, style)),
+      );
     }
   }
   section('Applied hooks', result.appliedHooks.map(formatRef));

@@ -15,11 +15,18 @@ interface DeletionFlags extends TargetFlags, ResultFlags {
 export function pruneCommand(): Command {
   const command = new Command('prune').description("delete the target's objects that the render no longer produces");
   addDeletionFlags(command).action((flags: DeletionFlags) =>
-      runResultCommand('prune', flags, async (progress) => {
-        const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return { prepared, result: await pruneTarget(prepared, { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) }, progress) };
-      }),
-    );
+    runResultCommand('prune', flags, async (progress) => {
+      const prepared = await prepareTarget(toTargetOptions(flags), progress);
+      return {
+        prepared,
+        result: await pruneTarget(
+          prepared,
+          { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) },
+          progress,
+        ),
+      };
+    }),
+  );
   return command;
 }
 
@@ -31,7 +38,10 @@ export function addDeletionFlags(command: Command): Command {
     .option('--timeout <duration>', 'how long to wait for deleted objects to disappear', '10m');
 }
 
-export function confirmDeletion(refs: readonly Parameters<typeof formatRef>[0][], flags: { yes?: boolean; dryRun?: boolean }): Promise<boolean> {
+export function confirmDeletion(
+  refs: readonly Parameters<typeof formatRef>[0][],
+  flags: { yes?: boolean; dryRun?: boolean },
+): Promise<boolean> {
   if (flags.dryRun) return Promise.resolve(true);
   process.stderr.write(`Objects to delete:\n${refs.map((ref) => `  ${formatRef(ref)}\n`).join('')}`);
   return confirm(`Delete these ${refs.length} object(s)?`, flags.yes ?? false);

@@ -18,7 +18,9 @@ export function renderCommand(): Command {
     .action(async (flags: RenderFlags) => {
       try {
         const prepared = await prepareTarget(toTargetOptions(flags, flags.offlineKubernetes ?? false), stderrProgress());
-        process.stdout.write(flags.output === 'json' ? `${JSON.stringify(prepared.objects, null, 2)}\n` : toYamlDocuments(prepared.objects));
+        process.stdout.write(
+          flags.output === 'json' ? `${JSON.stringify(prepared.objects, null, 2)}\n` : toYamlDocuments(prepared.objects),
+        );
         process.exitCode = 0;
       } catch (error) {
         for (const problem of problemsOf(error)) process.stderr.write(`error: ${problem}\n`);

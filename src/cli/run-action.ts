@@ -18,7 +18,11 @@ export interface CommandRun {
   prepared?: PreparedTarget;
 }
 
-export async function runResultCommand(command: string, flags: ResultFlags, action: (progress: Progress) => Promise<CommandRun>): Promise<void> {
+export async function runResultCommand(
+  command: string,
+  flags: ResultFlags,
+  action: (progress: Progress) => Promise<CommandRun>,
+): Promise<void> {
   const outputs = parseOutputs(flags.output);
   const startTime = new Date().toISOString();
   let run: CommandRun;
@@ -51,6 +55,8 @@ async function storeResult(command: string, run: CommandRun, startTime: string, 
       { namespace: flags.commandResultNamespace, keep: Number(flags.keepCommandResultsCount), fieldManager: FIELD_MANAGER },
     );
   } catch (error) {
-    run.result.warnings.push({ message: `the command result could not be written to the cluster: ${error instanceof Error ? error.message : String(error)}` });
+    run.result.warnings.push({
+      message: `the command result could not be written to the cluster: ${error instanceof Error ? error.message : String(error)}`,
+    });
   }
 }

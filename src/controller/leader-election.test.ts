@@ -65,7 +65,7 @@ describe('LeaderElector', () => {
   /** Samples every 50 ms for `durationMs` that at most one candidate leads, and returns how many samples had one. */
   async function atMostOneLeader(leaders: () => Candidate[], durationMs: number): Promise<number> {
     let withLeader = 0;
-    for (const end = Date.now() + durationMs; Date.now() < end; ) {
+    for (const end = Date.now() + durationMs; Date.now() < end;) {
       const count = leaders().length;
       expect(count).toBeLessThanOrEqual(1);
       if (count === 1) withLeader++;

@@ -89,9 +89,11 @@ export class LeaderElector {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2000;
-    if (this.leaseDurationMs % 1000 !== 0 || this.leaseDurationMs < 1000) throw new Error(`leaseDurationMs must be whole seconds, not ${this.leaseDurationMs}`);
+    if (this.leaseDurationMs % 1000 !== 0 || this.leaseDurationMs < 1000)
+      throw new Error(`leaseDurationMs must be whole seconds, not ${this.leaseDurationMs}`);
     if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leaseDurationMs must be greater than renewDeadlineMs');
-    if (this.renewDeadlineMs <= JITTER_FACTOR * this.retryPeriodMs) throw new Error(`renewDeadlineMs must be greater than retryPeriodMs × ${JITTER_FACTOR}`);
+    if (this.renewDeadlineMs <= JITTER_FACTOR * this.retryPeriodMs)
+      throw new Error(`renewDeadlineMs must be greater than retryPeriodMs × ${JITTER_FACTOR}`);
     if (options.identity === '') throw new Error('identity must not be empty');
   }
 
@@ -133,7 +135,11 @@ export class LeaderElector {
       await this.renewUntilLost();
       this.leading = false;
       term.abort();
-      if (!this.stopped) log.warn({ lease: this.leaseName, identity: this.identity, renewDeadlineMs: this.renewDeadlineMs }, 'lost leadership: no renew succeeded within the renew deadline');
+      if (!this.stopped)
+        log.warn(
+          { lease: this.leaseName, identity: this.identity, renewDeadlineMs: this.renewDeadlineMs },
+          'lost leadership: no renew succeeded within the renew deadline',
+        );
       await this.options.onStoppedLeading();
     }
     if (this.release && this.lease && this.holds(this.lease)) await this.releaseLease();
@@ -243,7 +249,13 @@ export class LeaderElector {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name: this.options.name, namespace: this.options.namespace },
-      spec: { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: time, renewTime: time, leaseTransitions: 0 },
+      spec: {
+        holderIdentity: this.identity,
+        leaseDurationSeconds: this.leaseDurationMs / 1000,
+        acquireTime: time,
+        renewTime: time,
+        leaseTransitions: 0,
+      },
     };
     return this.options.client.request<Lease>('POST', this.path(), { body: lease, signal });
   }

@@ -7,7 +7,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { runController, type ControllerHandle, type ControllerOptions, type Reconciler } from './manager.ts';
-import { applyConfigMap, capturedLogger, createNamespace, deleteConfigMap, deleteNamespace, TcpProxy, testClient, waitFor } from './test-support.ts';
+import {
+  applyConfigMap,
+  capturedLogger,
+  createNamespace,
+  deleteConfigMap,
+  deleteNamespace,
+  TcpProxy,
+  testClient,
+  waitFor,
+} from './test-support.ts';
 import { splitKey } from './watcher.ts';
 
 const ANNOTATION = 'e2e.gantry.dev/reconciled';
@@ -76,12 +85,16 @@ describe('runController', () => {
       ...overrides,
     });
     handles.push(handle);
-    const get = (path: string) => fetch(`http://127.0.0.1:${handle.port}${path}`).then(async (response) => ({ status: response.status, body: await response.text() }));
+    const get = (path: string) =>
+      fetch(`http://127.0.0.1:${handle.port}${path}`).then(async (response) => ({ status: response.status, body: await response.text() }));
     return { handle, calls, lines, get, callsOf: (name: string) => calls.filter((call) => call.key === `${namespace}/${name}`) };
   }
 
   const annotations = async (name: string) =>
-    ((await client.request<KubeObject>('GET', `/api/v1/namespaces/${namespace}/configmaps/${name}`)).metadata.annotations ?? {}) as Record<string, string>;
+    ((await client.request<KubeObject>('GET', `/api/v1/namespaces/${namespace}/configmaps/${name}`)).metadata.annotations ?? {}) as Record<
+      string,
+      string
+    >;
 
   it('reconciles every change, concurrently across keys, honouring requeueAfter, and serves health and metrics', async () => {
     await applyConfigMap(client, namespace, 'existing', { value: 'v1' });
@@ -96,7 +109,8 @@ describe('runController', () => {
     await waitFor('the slow reconcile running', () => callsOf('slow').length === 1);
     const fastStarted = Date.now();
     for (const name of ['fast-1', 'fast-2', 'fast-3']) await applyConfigMap(client, namespace, name, { value: name });
-    for (const name of ['fast-1', 'fast-2', 'fast-3']) await waitFor(`${name} reconciled`, async () => (await annotations(name))[ANNOTATION] === name);
+    for (const name of ['fast-1', 'fast-2', 'fast-3'])
+      await waitFor(`${name} reconciled`, async () => (await annotations(name))[ANNOTATION] === name);
     expect(Date.now() - fastStarted).toBeLessThan(2500);
     expect(callsOf('slow')[0]!.end).toBeUndefined();
 
@@ -121,10 +135,16 @@ describe('runController', () => {
     await waitFor('retries of the failing key', () => callsOf('broken').length >= 4, 10_000);
     const failing = callsOf('broken').map((call) => call.start);
     expect(failing[2]! - failing[1]!).toBeGreaterThanOrEqual(390);
-    expect(lines.some((line) => line.msg === 'reconcile failed; retrying with backoff' && line.name === 'broken' && typeof line.reconcileID === 'string')).toBe(true);
+    expect(
+      lines.some(
+        (line) => line.msg === 'reconcile failed; retrying with backoff' && line.name === 'broken' && typeof line.reconcileID === 'string',
+      ),
+    ).toBe(true);
 
     const metrics = (await get('/metrics')).body;
-    expect(metrics).toMatch(new RegExp(`gotk_reconcile_duration_seconds_count\\{kind="ConfigMap",name="fast-1",namespace="${namespace}"\\} [2-9]`));
+    expect(metrics).toMatch(
+      new RegExp(`gotk_reconcile_duration_seconds_count\\{kind="ConfigMap",name="fast-1",namespace="${namespace}"\\} [2-9]`),
+    );
     expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="configmaps",result="requeue_after"\} [3-9]/);
     expect(metrics).toMatch(/controller_runtime_reconcile_errors_total\{controller="configmaps"\} [3-9]/);
     expect(metrics).toMatch(new RegExp(`configmaps_reconcile_failures_total\\{namespace="${namespace}",name="broken"\\} [3-9]`));
@@ -214,8 +234,10 @@ describe('runController', () => {
     await waitFor('the reconcile the hook asked for', () => callsOf('hooked').length === before + 1);
   });
 
-  it('skips the updates its updateFilter rejects (the reconciler\'s own writes) but not creations', async () => {
-    const { handle, callsOf } = await start({ updateFilter: (object, previous) => JSON.stringify(object['data']) !== JSON.stringify(previous['data']) });
+  it("skips the updates its updateFilter rejects (the reconciler's own writes) but not creations", async () => {
+    const { handle, callsOf } = await start({
+      updateFilter: (object, previous) => JSON.stringify(object['data']) !== JSON.stringify(previous['data']),
+    });
     await handle.waitForSync();
     await applyConfigMap(client, namespace, 'filtered', { value: 'one' });
     await waitFor('the creation reconciled', async () => (await annotations('filtered'))[ANNOTATION] === 'one');
@@ -237,9 +259,13 @@ describe('runController', () => {
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
   });
 }

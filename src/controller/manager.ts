@@ -41,7 +41,12 @@ export interface ReconcileResult {
  * Brings the world in line with the object `key` (`namespace/name`): `object` is the cached object, undefined when
  * it was deleted. Throwing is a failure retried with the queue's bounded exponential backoff (1 s … 5 min).
  */
-export type Reconciler = (key: string, object: KubeObject | undefined, signal: AbortSignal, context: ReconcileContext) => Promise<ReconcileResult | void>;
+export type Reconciler = (
+  key: string,
+  object: KubeObject | undefined,
+  signal: AbortSignal,
+  context: ReconcileContext,
+) => Promise<ReconcileResult | void>;
 
 /** Another resource whose changes trigger reconciles of primary objects (e.g. Secrets a deployment uses). */
 export interface ExtraWatch {
@@ -148,12 +153,21 @@ class Controller {
       errorBackoffMaxMs: options.errorBackoff?.maxMs,
       onError: (key, _error, retryInMs) => this.log.debug({ key, retryInMs }, 'reconcile retry scheduled'),
     });
-    this.metrics.observeQueue(this.name, () => ({ depth: this.queue.depth, activeWorkers: this.queue.activeCount, maxWorkers: options.workers }));
+    this.metrics.observeQueue(this.name, () => ({
+      depth: this.queue.depth,
+      activeWorkers: this.queue.activeCount,
+      maxWorkers: options.workers,
+    }));
     this.primary = this.watcher(options.resource, options, (key, object, previous) => {
       if (object && previous && options.updateFilter && !options.updateFilter(object, previous)) return;
       this.queue.add(key);
     });
-    this.watchers = [this.primary, ...(options.extraWatches ?? []).map((extra) => this.watcher(extra.resource, extra, (key, object) => this.mapExtraChange(extra, key, object)))];
+    this.watchers = [
+      this.primary,
+      ...(options.extraWatches ?? []).map((extra) =>
+        this.watcher(extra.resource, extra, (key, object) => this.mapExtraChange(extra, key, object)),
+      ),
+    ];
     this.elector = options.leaderElection && this.newElector(options.leaderElection);
     this.handle = {
       stop: () => (this.stopping ??= this.stop()),
@@ -187,7 +201,10 @@ class Controller {
     for (const watcher of this.watchers) watcher.start();
     if (this.elector) this.elector.start();
     else void this.startWorkers(this.ownTerm.signal);
-    this.log.info({ port: server.port, leaderElection: Boolean(this.elector), namespace: this.options.namespace ?? 'all' }, 'controller started');
+    this.log.info(
+      { port: server.port, leaderElection: Boolean(this.elector), namespace: this.options.namespace ?? 'all' },
+      'controller started',
+    );
   }
 
   private async stop(): Promise<void> {
@@ -236,7 +253,8 @@ class Controller {
       throw error;
     } finally {
       const ref = { kind: this.kind, namespace, name };
-      if (!signal.aborted || outcome !== 'error') this.metrics.recordReconcile(this.name, ref, (performance.now() - started) / 1000, outcome);
+      if (!signal.aborted || outcome !== 'error')
+        this.metrics.recordReconcile(this.name, ref, (performance.now() - started) / 1000, outcome);
       if (!object && !this.primary.cache.has(key)) this.metrics.forgetObject(ref);
     }
   }

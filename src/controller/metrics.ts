@@ -53,12 +53,42 @@ export class ControllerMetrics {
       buckets: FLUX_DURATION_BUCKETS,
       registers,
     });
-    this.reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers });
-    this.reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers });
-    this.failures = new Counter({ name: `${subsystem}_reconcile_failures_total`, help: 'Failed reconciliations of a single object.', labelNames: ['namespace', 'name'], registers });
-    this.deploys = new Counter({ name: `${subsystem}_deploys_total`, help: 'Deployments of a single object, by result (success, failure).', labelNames: ['namespace', 'name', 'result'], registers });
-    this.drifted = new Gauge({ name: `${subsystem}_drifted_objects`, help: 'Objects that drifted from the desired state at the last drift detection of a single object.', labelNames: ['namespace', 'name'], registers });
-    this.leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.', labelNames: ['name'], registers });
+    this.reconcileTotal = new Counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.reconcileErrors = new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.failures = new Counter({
+      name: `${subsystem}_reconcile_failures_total`,
+      help: 'Failed reconciliations of a single object.',
+      labelNames: ['namespace', 'name'],
+      registers,
+    });
+    this.deploys = new Counter({
+      name: `${subsystem}_deploys_total`,
+      help: 'Deployments of a single object, by result (success, failure).',
+      labelNames: ['namespace', 'name', 'result'],
+      registers,
+    });
+    this.drifted = new Gauge({
+      name: `${subsystem}_drifted_objects`,
+      help: 'Objects that drifted from the desired state at the last drift detection of a single object.',
+      labelNames: ['namespace', 'name'],
+      registers,
+    });
+    this.leader = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
+      labelNames: ['name'],
+      registers,
+    });
     const queues = this.queues;
     const queueGauge = (name: string, help: string, label: 'name' | 'controller', pick: (gauges: QueueGauges) => number) =>
       new Gauge({
@@ -72,8 +102,18 @@ export class ControllerMetrics {
         },
       });
     queueGauge('workqueue_depth', 'Current depth of workqueue', 'name', (gauges) => gauges.depth);
-    queueGauge('controller_runtime_active_workers', 'Number of currently used workers per controller', 'controller', (gauges) => gauges.activeWorkers);
-    queueGauge('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', 'controller', (gauges) => gauges.maxWorkers);
+    queueGauge(
+      'controller_runtime_active_workers',
+      'Number of currently used workers per controller',
+      'controller',
+      (gauges) => gauges.activeWorkers,
+    );
+    queueGauge(
+      'controller_runtime_max_concurrent_reconciles',
+      'Maximum number of concurrent reconciles per controller',
+      'controller',
+      (gauges) => gauges.maxWorkers,
+    );
   }
 
   /** Reports the queue of `controller` at every scrape through `read`. */
@@ -82,7 +122,12 @@ export class ControllerMetrics {
   }
 
   /** One finished reconcile of `namespace/name` (kind as the object's kind), as the manager records it. */
-  recordReconcile(controller: string, object: { kind: string; namespace: string; name: string }, seconds: number, outcome: ReconcileOutcome): void {
+  recordReconcile(
+    controller: string,
+    object: { kind: string; namespace: string; name: string },
+    seconds: number,
+    outcome: ReconcileOutcome,
+  ): void {
     this.reconcileDuration.observe({ kind: object.kind, name: object.name, namespace: object.namespace }, seconds);
     this.reconcileTotal.inc({ controller, result: outcome });
     if (outcome === 'error') {

@@ -51,7 +51,11 @@ export async function deleteConfigMap(client: KubeClient, namespace: string, nam
 }
 
 /** Polls `check` every 20 ms until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

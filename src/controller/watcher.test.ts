@@ -5,7 +5,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../kube/object.ts';
 import { Watcher, objectKey, splitKey, type WatchedResource } from './watcher.ts';
-import { applyConfigMap, capturedLogger, createNamespace, deleteConfigMap, deleteNamespace, TcpProxy, testClient, waitFor } from './test-support.ts';
+import {
+  applyConfigMap,
+  capturedLogger,
+  createNamespace,
+  deleteConfigMap,
+  deleteNamespace,
+  TcpProxy,
+  testClient,
+  waitFor,
+} from './test-support.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
 
@@ -40,7 +49,8 @@ describe('Watcher', () => {
       log,
       staleAfterMs: options.staleAfterMs,
       onChange: (key, object) => {
-        if (splitKey(key).namespace === namespace && splitKey(key).name !== 'kube-root-ca.crt') seen.push({ key, data: object?.data as Record<string, string> | undefined, at: Date.now() });
+        if (splitKey(key).namespace === namespace && splitKey(key).name !== 'kube-root-ca.crt')
+          seen.push({ key, data: object?.data as Record<string, string> | undefined, at: Date.now() });
       },
     });
     watcher.start();
@@ -67,7 +77,10 @@ describe('Watcher', () => {
     }
     const sent = Date.now();
     await deleteConfigMap(client, namespace, 'live');
-    const deleted = await waitFor('delete seen', () => { const entry = last('live'); return entry && entry.data === undefined && entry; });
+    const deleted = await waitFor('delete seen', () => {
+      const entry = last('live');
+      return entry && entry.data === undefined && entry;
+    });
     latencies.push(deleted.at - sent);
     expect(watcher.cache.has(`${namespace}/live`)).toBe(false);
     expect(seen.map((entry) => [entry.key.split('/')[1], entry.data?.step])).toEqual([
@@ -146,14 +159,26 @@ describe('Watcher', () => {
         group,
         names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
         scope: 'Namespaced',
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
       },
     };
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
     const widgets = `/apis/${group}/v1/namespaces/${namespace}/widgets`;
     const createCrd = async () => {
       await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
-      await waitFor('the widgets resource', () => client.request('GET', widgets).then(() => true, () => false));
+      await waitFor('the widgets resource', () =>
+        client.request('GET', widgets).then(
+          () => true,
+          () => false,
+        ),
+      );
     };
     await createCrd();
     running.push({ stop: () => client.request('DELETE', crdPath).catch(() => undefined) });
@@ -161,12 +186,19 @@ describe('Watcher', () => {
     running.push({ stop: () => proxy.close() });
     const { watcher, seen, lines } = watchConfigMaps({ server: proxy.url, resource: { group, version: 'v1', plural: 'widgets' } });
     await watcher.waitForSync();
-    await client.request('POST', widgets, { body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'one' }, data: { step: '1' } } });
+    await client.request('POST', widgets, {
+      body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'one' }, data: { step: '1' } },
+    });
     await waitFor('the widget', () => seen.some((entry) => entry.key === `${namespace}/one`));
 
     proxy.freeze();
     await client.request('DELETE', crdPath);
-    await waitFor('the CRD gone', () => client.request('GET', crdPath).then(() => false, () => true));
+    await waitFor('the CRD gone', () =>
+      client.request('GET', crdPath).then(
+        () => false,
+        () => true,
+      ),
+    );
     await createCrd();
     proxy.thaw();
     await waitFor('the relist after 410', () => lines.some((line) => line.msg === 'relisting' && String(line.reason).includes('410')));

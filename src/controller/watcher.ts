@@ -161,7 +161,10 @@ export class Watcher {
         if (end === 'stopped') break;
         this.resourceVersion = undefined;
         const delayMs = jittered(RELIST_DELAY_MS);
-        this.options.log.info({ reason: end === 'gone' ? 'resourceVersion expired (410 Gone)' : `no event or bookmark for ${this.staleAfterMs} ms`, delayMs }, 'relisting');
+        this.options.log.info(
+          { reason: end === 'gone' ? 'resourceVersion expired (410 Gone)' : `no event or bookmark for ${this.staleAfterMs} ms`, delayMs },
+          'relisting',
+        );
         await this.pause(delayMs);
       } catch (error) {
         if (this.signal.aborted) break;
@@ -249,7 +252,8 @@ export class Watcher {
       };
       const onDone = (error: unknown) => {
         // client-go's reflector rule: a watch closed within a second without an event is broken, not done.
-        if (!error && events === 0 && Date.now() - startedAt < SHORT_WATCH_MS) return end(new WatchFailed('very short watch: closed within a second without an event'));
+        if (!error && events === 0 && Date.now() - startedAt < SHORT_WATCH_MS)
+          return end(new WatchFailed('very short watch: closed within a second without an event'));
         if (!error) return end('closed');
         end((error as { statusCode?: number }).statusCode === 410 ? 'gone' : new WatchFailed(error));
       };

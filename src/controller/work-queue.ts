@@ -53,7 +53,8 @@ export class WorkQueue {
   private running = false;
 
   constructor(handler: KeyHandler, options: WorkQueueOptions) {
-    if (!Number.isInteger(options.workers) || options.workers < 1) throw new Error(`workers must be a positive integer, not ${options.workers}`);
+    if (!Number.isInteger(options.workers) || options.workers < 1)
+      throw new Error(`workers must be a positive integer, not ${options.workers}`);
     this.handler = handler;
     this.workers = options.workers;
     this.backoffBaseMs = options.errorBackoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS;
@@ -158,7 +159,8 @@ export class WorkQueue {
     let next: number | undefined;
     try {
       const result = await this.handler(key);
-      if (result?.failed) next = Date.now() + Math.min(Math.max(0, result.requeueAfterMs ?? this.backoffMaxMs), this.backoffFor(key, Infinity));
+      if (result?.failed)
+        next = Date.now() + Math.min(Math.max(0, result.requeueAfterMs ?? this.backoffMaxMs), this.backoffFor(key, Infinity));
       else {
         this.failures.delete(key);
         if (result?.requeueAfterMs !== undefined) next = Date.now() + Math.max(0, result.requeueAfterMs);
@@ -203,11 +205,14 @@ export class WorkQueue {
     this.clearTimer();
     if (next === Infinity) return;
     this.timerDue = next;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.timerDue = Infinity;
-      this.pump();
-    }, Math.max(0, next - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerDue = Infinity;
+        this.pump();
+      },
+      Math.max(0, next - Date.now()),
+    );
   }
 
   private clearTimer(): void {

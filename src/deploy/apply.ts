@@ -69,7 +69,11 @@ export async function applyItems(items: readonly RenderedItem[], context: ApplyC
  * Runs the `pre-delete` or `post-delete` hooks of every item, item by item in order (Gantry's addition: Kluctl
  * declares these hook names but runs them nowhere; Helm runs them around `helm uninstall`).
  */
-export async function runDeleteHooks(items: readonly RenderedItem[], phase: 'pre-delete' | 'post-delete', context: ApplyContext): Promise<void> {
+export async function runDeleteHooks(
+  items: readonly RenderedItem[],
+  phase: 'pre-delete' | 'post-delete',
+  context: ApplyContext,
+): Promise<void> {
   const run = new ApplyRun(context, items);
   for (const rendered of items) await run.runItemHooks(rendered, phase);
 }
@@ -116,7 +120,8 @@ class ApplyRun {
     for (const object of items.flatMap((item) => item.objects)) {
       if (object.kind === 'Namespace') this.plannedNamespaces.add(object.metadata.name ?? '');
       const spec = object['spec'] as { group?: string; names?: { kind?: string } } | undefined;
-      if (object.kind === 'CustomResourceDefinition' && spec?.group && spec.names?.kind) this.plannedKinds.add(`${spec.group}/${spec.names.kind}`);
+      if (object.kind === 'CustomResourceDefinition' && spec?.group && spec.names?.kind)
+        this.plannedKinds.add(`${spec.group}/${spec.names.kind}`);
     }
   }
 
@@ -126,12 +131,16 @@ class ApplyRun {
 
   async applyEarlyObjects(): Promise<void> {
     const early = this.items.flatMap((rendered) =>
-      rendered.objects.filter((object) => isEarlyObject(object) && !isTrueAnnotation(object, 'kluctl.io/delete') && !tryHookOf(object)).map((object) => ({ object, rendered })),
+      rendered.objects
+        .filter((object) => isEarlyObject(object) && !isTrueAnnotation(object, 'kluctl.io/delete') && !tryHookOf(object))
+        .map((object) => ({ object, rendered })),
     );
     if (early.length === 0) return;
     this.context.progress.step('apply', `applying ${early.length} Namespace/CRD object(s) first`);
     const refs: ObjectRef[] = [];
-    for (const { object, rendered } of early.sort((a, b) => Number(b.object.kind === 'Namespace') - Number(a.object.kind === 'Namespace'))) {
+    for (const { object, rendered } of early.sort(
+      (a, b) => Number(b.object.kind === 'Namespace') - Number(a.object.kind === 'Namespace'),
+    )) {
       if (await this.applyObject(object, rendered, false)) refs.push(refOf(object));
     }
     const crds = refs.filter((ref) => ref.kind === 'CustomResourceDefinition');
@@ -150,7 +159,9 @@ class ApplyRun {
 
   /** Runs one item; returns the refs still to wait for at the next barrier. */
   private async applyItem(rendered: RenderedItem): Promise<ObjectRef[]> {
-    const scope = rendered.item.relDir ?? (rendered.item.deleteObjects.length > 0 ? '<delete>' : rendered.item.waitReadinessObjects.length > 0 ? '<wait>' : '<barrier>');
+    const scope =
+      rendered.item.relDir ??
+      (rendered.item.deleteObjects.length > 0 ? '<delete>' : rendered.item.waitReadinessObjects.length > 0 ? '<wait>' : '<barrier>');
     const plan = await this.planItem(rendered, scope);
     if (!plan) return [];
     if (plan.deletions.length > 0) await this.deleteForItem(plan.deletions, scope);
@@ -220,7 +231,12 @@ class ApplyRun {
       const hook = tryHookOf(object);
       return hook ? [hook] : [];
     });
-    await this.runHooks({ hooks, objects: [], deletions: [], itemWaits: [], initial: false }, phase, rendered, rendered.item.relDir ?? '<item>');
+    await this.runHooks(
+      { hooks, objects: [], deletions: [], itemWaits: [], initial: false },
+      phase,
+      rendered,
+      rendered.item.relDir ?? '<item>',
+    );
   }
 
   /** Kluctl's RunHooks: delete (before-hook-creation), apply in weight order, wait, delete per policy. */
@@ -237,7 +253,9 @@ class ApplyRun {
       const notReady = await this.waitFor([ref], `hook ${formatRef(ref)}`);
       outcomes.push({ hook, ready: notReady === 0 });
     }
-    const toDelete = outcomes.filter(({ hook, ready }) => (ready && hook.deletePolicies.has('hook-succeeded')) || (!ready && hook.deletePolicies.has('hook-failed')));
+    const toDelete = outcomes.filter(
+      ({ hook, ready }) => (ready && hook.deletePolicies.has('hook-succeeded')) || (!ready && hook.deletePolicies.has('hook-failed')),
+    );
     await this.deleteHooks(toDelete.map(({ hook }) => hook));
   }
 
@@ -307,7 +325,10 @@ class ApplyRun {
     const namespace = object.metadata.namespace;
     if (dryRun && namespace && this.plannedNamespaces.has(namespace) && !(await this.namespaceExists(namespace))) {
       // The server refuses objects in a namespace that does not exist yet; the default namespace stands in for it.
-      const answer = await cluster.apply({ ...object, metadata: { ...object.metadata, namespace: 'default' } }, { fieldManager, dryRun, force });
+      const answer = await cluster.apply(
+        { ...object, metadata: { ...object.metadata, namespace: 'default' } },
+        { fieldManager, dryRun, force },
+      );
       return { ...answer, metadata: { ...answer.metadata, namespace } };
     }
     return cluster.apply(object, { fieldManager, dryRun, force });
@@ -376,7 +397,9 @@ function isConflict(error: unknown): error is KubeApiError {
 
 function conflictCauses(error: KubeApiError): ConflictCause[] {
   const causes = (error.details as { causes?: Array<{ reason?: string; field?: string; message?: string }> } | undefined)?.causes ?? [];
-  return causes.filter((cause) => cause.reason === 'FieldManagerConflict' && cause.field).map((cause) => ({ field: cause.field as string, message: cause.message ?? 'conflict' }));
+  return causes
+    .filter((cause) => cause.reason === 'FieldManagerConflict' && cause.field)
+    .map((cause) => ({ field: cause.field as string, message: cause.message ?? 'conflict' }));
 }
 
 function describeApplyError(error: unknown): string {

@@ -37,7 +37,12 @@ const HUMAN_EDITORS = [/^kluctl$/, /^kluctl-.*$/, /^kubectl$/, /^kubectl-.*$/, /
  * Resolves the `causes` of a conflicted apply of `local` against the live object `remote`.
  * @throws Error naming the field when a cause cannot be found in the live object's managed fields.
  */
-export function resolveConflicts(local: KubeObject, remote: KubeObject, causes: readonly ConflictCause[], rules: readonly ConflictRule[]): ConflictResolution {
+export function resolveConflicts(
+  local: KubeObject,
+  remote: KubeObject,
+  causes: readonly ConflictCause[],
+  rules: readonly ConflictRule[],
+): ConflictResolution {
   const owned = ownedFields(remote);
   const applicable = [...rules, ...annotationRules(local)].filter((rule) => matchesObject(rule, local));
   const result = structuredClone(local);
@@ -48,7 +53,8 @@ export function resolveConflicts(local: KubeObject, remote: KubeObject, causes: 
     if (!field) throw new Error(`${cause.message}: field '${cause.field}' not found in the object's managed fields`);
     const localPath = locate(local, field.elements);
     const remotePath = locate(remote, field.elements);
-    if (!localPath || !remotePath) throw new Error(`${cause.message}: field '${cause.field}' not found in the ${localPath ? 'live' : 'rendered'} object`);
+    if (!localPath || !remotePath)
+      throw new Error(`${cause.message}: field '${cause.field}' not found in the ${localPath ? 'live' : 'rendered'} object`);
     const action = decide(applicable, local, remote, localPath, field.managers);
     if (action === 'force-apply') continue;
     removals.push(localPath);
@@ -60,25 +66,39 @@ export function resolveConflicts(local: KubeObject, remote: KubeObject, causes: 
   return { object: result, lostOwnership };
 }
 
-function decide(rules: readonly ConflictRule[], local: KubeObject, remote: KubeObject, path: FieldPath, managers: readonly string[]): 'ignore' | 'force-apply' | undefined {
+function decide(
+  rules: readonly ConflictRule[],
+  local: KubeObject,
+  remote: KubeObject,
+  path: FieldPath,
+  managers: readonly string[],
+): 'ignore' | 'force-apply' | undefined {
   let action: ConflictRule['action'] | undefined;
   for (const rule of rules) if (ruleMatchesField(rule, local, remote, path, managers)) action = rule.action;
   if (action !== 'ignore' && managers.some((manager) => HUMAN_EDITORS.some((editor) => editor.test(manager)))) return 'force-apply';
   return action;
 }
 
-function ruleMatchesField(rule: ConflictRule, local: KubeObject, remote: KubeObject, path: FieldPath, managers: readonly string[]): boolean {
-  const byPath = asList(rule.fieldPath).some((expression) => [...matchJsonPath(local, expression), ...matchJsonPath(remote, expression)].some((match) => samePath(match, path)));
+function ruleMatchesField(
+  rule: ConflictRule,
+  local: KubeObject,
+  remote: KubeObject,
+  path: FieldPath,
+  managers: readonly string[],
+): boolean {
+  const byPath = asList(rule.fieldPath).some((expression) =>
+    [...matchJsonPath(local, expression), ...matchJsonPath(remote, expression)].some((match) => samePath(match, path)),
+  );
   const byRegex = asList(rule.fieldPathRegex).some((pattern) => new RegExp(pattern).test(formatFieldPath(path)));
   const byManager = asList(rule.manager).some((pattern) => managers.some((manager) => new RegExp(pattern).test(manager)));
   return byPath || byRegex || byManager;
 }
 
-
 /** The object's own conflict rules; force-apply rules first so that ignore rules win (Kluctl's order). */
 function annotationRules(object: KubeObject): ConflictRule[] {
   const annotations = Object.entries(object.metadata.annotations ?? {});
-  const valuesOf = (prefix: string): string[] => annotations.filter(([key]) => new RegExp(`^${prefix.replace(/\./g, '\\.')}(-\\d*)?$`).test(key)).map(([, value]) => value);
+  const valuesOf = (prefix: string): string[] =>
+    annotations.filter(([key]) => new RegExp(`^${prefix.replace(/\./g, '\\.')}(-\\d*)?$`).test(key)).map(([, value]) => value);
   const rules: ConflictRule[] = [];
   if (isTrueAnnotation(object, 'kluctl.io/force-apply')) rules.push({ fieldPath: ['..'], action: 'force-apply' });
   for (const manager of valuesOf('kluctl.io/force-apply-manager')) rules.push({ manager: [manager], action: 'force-apply' });
@@ -131,7 +151,9 @@ function pathString(elements: readonly Element[]): string {
     .map((element) => {
       if ('field' in element) return `.${element.field}`;
       if ('key' in element) {
-        const parts = Object.keys(element.key).sort().map((name) => `${name}=${JSON.stringify(element.key[name])}`);
+        const parts = Object.keys(element.key)
+          .sort()
+          .map((name) => `${name}=${JSON.stringify(element.key[name])}`);
         return `[${parts.join(',')}]`;
       }
       if ('value' in element) return `[=${JSON.stringify(element.value)}]`;

@@ -19,7 +19,12 @@ export interface DeletionOptions {
 }
 
 /** Deletes `refs` and records each in `result` (deleted, or an error naming the object). */
-export async function deleteObjects(cluster: Cluster, refs: readonly ObjectRef[], result: ResultCollector, options: DeletionOptions): Promise<void> {
+export async function deleteObjects(
+  cluster: Cluster,
+  refs: readonly ObjectRef[],
+  result: ResultCollector,
+  options: DeletionOptions,
+): Promise<void> {
   const namespaces = refs.filter((ref) => ref.kind === 'Namespace' && ref.group === '');
   const others = refs.filter((ref) => !namespaces.includes(ref));
   for (const batch of [others, namespaces]) {
@@ -28,7 +33,12 @@ export async function deleteObjects(cluster: Cluster, refs: readonly ObjectRef[]
   }
 }
 
-async function deleteBatch(cluster: Cluster, refs: readonly ObjectRef[], result: ResultCollector, options: DeletionOptions): Promise<ObjectRef[]> {
+async function deleteBatch(
+  cluster: Cluster,
+  refs: readonly ObjectRef[],
+  result: ResultCollector,
+  options: DeletionOptions,
+): Promise<ObjectRef[]> {
   const limit = pLimit(16);
   const deleted: ObjectRef[] = [];
   await Promise.all(
@@ -47,8 +57,15 @@ async function deleteBatch(cluster: Cluster, refs: readonly ObjectRef[], result:
   return deleted;
 }
 
-async function waitUntilGone(cluster: Cluster, refs: readonly ObjectRef[], result: ResultCollector, options: DeletionOptions): Promise<void> {
-  const remaining = await untilGone(cluster, refs, options.timeoutMs, (count) => options.progress.step('delete', `waiting for ${count} object(s) to disappear`));
+async function waitUntilGone(
+  cluster: Cluster,
+  refs: readonly ObjectRef[],
+  result: ResultCollector,
+  options: DeletionOptions,
+): Promise<void> {
+  const remaining = await untilGone(cluster, refs, options.timeoutMs, (count) =>
+    options.progress.step('delete', `waiting for ${count} object(s) to disappear`),
+  );
   for (const ref of new Map(remaining.map((entry) => [refKey(entry), entry])).values()) {
     result.warn('still being deleted when the timeout passed', ref);
   }
@@ -58,7 +75,12 @@ async function waitUntilGone(cluster: Cluster, refs: readonly ObjectRef[], resul
  * Polls until none of `refs` exists any more, or `timeoutMs` passed.
  * @returns the refs still present at the end.
  */
-export async function untilGone(cluster: Cluster, refs: readonly ObjectRef[], timeoutMs: number, onWait?: (count: number) => void): Promise<ObjectRef[]> {
+export async function untilGone(
+  cluster: Cluster,
+  refs: readonly ObjectRef[],
+  timeoutMs: number,
+  onWait?: (count: number) => void,
+): Promise<ObjectRef[]> {
   const deadline = Date.now() + timeoutMs;
   let remaining = [...refs];
   while (remaining.length > 0) {

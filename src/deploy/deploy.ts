@@ -34,7 +34,17 @@ export async function deployTarget(prepared: PreparedTarget, options: DeployOpti
   progress.step('cluster', `reading objects of discriminator '${prepared.target.discriminator}'`);
   const remote = await RemoteObjects.load(cluster, prepared.target.discriminator);
   await remote.fetchMissing(cluster, prepared.objects.map(refOf));
-  await applyItems(prepared.items, { cluster, fieldManager: FIELD_MANAGER, dryRun: options.dryRun, wait: options.wait, deadline, options: options.behaviour, remote, result, progress });
+  await applyItems(prepared.items, {
+    cluster,
+    fieldManager: FIELD_MANAGER,
+    dryRun: options.dryRun,
+    wait: options.wait,
+    deadline,
+    options: options.behaviour,
+    remote,
+    result,
+    progress,
+  });
   const orphans = findOrphans(prepared, remote);
   for (const orphan of orphans) result.addOrphan(orphan);
   if (options.prune && orphans.length > 0 && (await (options.confirmPrune?.(orphans.length) ?? true))) {

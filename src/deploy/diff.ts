@@ -51,11 +51,7 @@ export function diffObjects(before: KubeObject, after: KubeObject): string {
   const newText = toYaml(normalizeObject(newObject));
   if (oldText === newText) return '';
   const name = formatRef(refOf(after));
-  return createTwoFilesPatch(name, name, oldText, newText, 'cluster', 'rendered', { context: 3 })
-    .split('\n')
-    .slice(2)
-    .join('\n')
-    .trimEnd();
+  return createTwoFilesPatch(name, name, oldText, newText, 'cluster', 'rendered', { context: 3 }).split('\n').slice(2).join('\n').trimEnd();
 }
 
 /** `kluctl.io/ignore-diff-field(-N)` and `kluctl.io/ignore-diff-field-regex(-N)` as rules. */
@@ -73,10 +69,13 @@ function withoutIgnored(object: KubeObject, rules: readonly IgnoreForDiffConfig[
   for (const rule of rules) {
     for (const expression of asList(rule.fieldPath)) paths.push(...matchJsonPath(copy, expression));
     const patterns = asList(rule.fieldPathRegex).map((pattern) => new RegExp(`^${pattern}$`));
-    if (patterns.length > 0) paths.push(...allFieldPaths(copy).filter((path) => patterns.some((pattern) => pattern.test(formatFieldPath(path)))));
+    if (patterns.length > 0)
+      paths.push(...allFieldPaths(copy).filter((path) => patterns.some((pattern) => pattern.test(formatFieldPath(path)))));
   }
   // Deepest first, and later list items before earlier ones, so removing one never moves another.
-  for (const path of paths.sort((a, b) => b.length - a.length || String(b[b.length - 1]).localeCompare(String(a[a.length - 1]), undefined, { numeric: true }))) {
+  for (const path of paths.sort(
+    (a, b) => b.length - a.length || String(b[b.length - 1]).localeCompare(String(a[a.length - 1]), undefined, { numeric: true }),
+  )) {
     deleteField(copy, path);
   }
   return copy;
@@ -106,5 +105,9 @@ function obfuscateSecretPair(before: KubeObject, after: KubeObject): [KubeObject
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (!isPlainObject(value)) return value;
-  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys(value[key])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys(value[key])]),
+  );
 }

@@ -24,7 +24,11 @@ export function matchJsonPath(value: unknown, expression: string): FieldPath[] {
 
 /** Every field below the root (not the root itself). */
 export function allFieldPaths(value: unknown, prefix: FieldPath = []): FieldPath[] {
-  const children: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((entry, index) => [index, entry]) : isPlainObject(value) ? Object.entries(value) : [];
+  const children: Array<[string | number, unknown]> = Array.isArray(value)
+    ? value.map((entry, index) => [index, entry])
+    : isPlainObject(value)
+      ? Object.entries(value)
+      : [];
   return children.flatMap(([key, child]) => [[...prefix, key], ...allFieldPaths(child, [...prefix, key])]);
 }
 

@@ -19,7 +19,16 @@ export interface Hook {
   wait: boolean;
 }
 
-const KLUCTL_HOOKS = ['pre-deploy', 'post-deploy', 'pre-deploy-initial', 'post-deploy-initial', 'pre-deploy-upgrade', 'post-deploy-upgrade', 'pre-delete', 'post-delete'];
+const KLUCTL_HOOKS = [
+  'pre-deploy',
+  'post-deploy',
+  'pre-deploy-initial',
+  'post-deploy-initial',
+  'pre-deploy-upgrade',
+  'post-deploy-upgrade',
+  'pre-delete',
+  'post-delete',
+];
 const DELETE_POLICIES = ['before-hook-creation', 'hook-succeeded', 'hook-failed'];
 /**
  * Helm hook names and the Kluctl hooks they run as (Kluctl's helmCompatibility mapping). Delete and rollback hooks
@@ -54,9 +63,13 @@ export function hookOf(object: KubeObject): Hook | undefined {
   const weightText = annotations['kluctl.io/hook-weight'] ?? annotations['helm.sh/hook-weight'] ?? '0';
   const weight = Number(weightText);
   if (!Number.isInteger(weight)) throw new Error(`hook weight '${weightText}' is not an integer`);
-  const deletePolicies = new Set([...listAnnotation(annotations['kluctl.io/hook-delete-policy']), ...listAnnotation(annotations['helm.sh/hook-delete-policy'])]);
+  const deletePolicies = new Set([
+    ...listAnnotation(annotations['kluctl.io/hook-delete-policy']),
+    ...listAnnotation(annotations['helm.sh/hook-delete-policy']),
+  ]);
   if (deletePolicies.size === 0) deletePolicies.add('before-hook-creation');
-  for (const policy of deletePolicies) if (!DELETE_POLICIES.includes(policy)) throw new Error(`unsupported kluctl.io/hook-delete-policy '${policy}'`);
+  for (const policy of deletePolicies)
+    if (!DELETE_POLICIES.includes(policy)) throw new Error(`unsupported kluctl.io/hook-delete-policy '${policy}'`);
   return { object, names, weight, deletePolicies, wait: annotations['kluctl.io/hook-wait'] !== 'false' };
 }
 
@@ -83,5 +96,10 @@ export function hooksFor(hooks: readonly Hook[], phase: HookPhase, initial: bool
 }
 
 function listAnnotation(value: string | undefined): Set<string> {
-  return new Set((value ?? '').split(',').map((entry) => entry.trim()).filter(Boolean));
+  return new Set(
+    (value ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  );
 }

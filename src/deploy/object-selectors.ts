@@ -14,7 +14,11 @@ import type { ObjectSelector } from '../project/schema.ts';
 export async function resolveSelectors(cluster: Cluster, selectors: readonly ObjectSelector[]): Promise<ObjectRef[]> {
   const resources = (await cluster.discovery.resources()).filter((resource) => resource.preferred);
   return selectors.flatMap((selector) => {
-    const matching = resources.filter((resource) => (selector.group === undefined || resource.group === selector.group) && (selector.kind === undefined || resource.kind === selector.kind));
+    const matching = resources.filter(
+      (resource) =>
+        (selector.group === undefined || resource.group === selector.group) &&
+        (selector.kind === undefined || resource.kind === selector.kind),
+    );
     if (matching.length === 0) {
       const kind = [selector.group, selector.kind].filter((part) => part !== undefined).join('/');
       throw new Error(`${selector.namespace ? `${selector.namespace}/` : ''}${selector.name ?? ''}: the cluster serves no kind ${kind}`);

@@ -14,9 +14,11 @@ export function deletionBlocker(object: KubeObject, fieldManager: string, inclus
   if (!isIncluded(objectKeys(object), inclusion)) return 'it is outside the tag/folder selection';
   if (!isTrueAnnotation(object, 'kluctl.io/force-managed')) {
     if ((object.metadata.ownerReferences ?? []).length > 0) return 'it has ownerReferences';
-    if (!(object.metadata.managedFields ?? []).some((entry) => entry.manager === fieldManager)) return `field manager '${fieldManager}' does not manage it`;
+    if (!(object.metadata.managedFields ?? []).some((entry) => entry.manager === fieldManager))
+      return `field manager '${fieldManager}' does not manage it`;
   }
-  if (selectsByTags(inclusion) && isTrueAnnotation(object, 'kluctl.io/skip-delete-if-tags')) return 'it is annotated kluctl.io/skip-delete-if-tags';
+  if (selectsByTags(inclusion) && isTrueAnnotation(object, 'kluctl.io/skip-delete-if-tags'))
+    return 'it is annotated kluctl.io/skip-delete-if-tags';
   if (isTrueAnnotation(object, 'kluctl.io/skip-delete')) return 'it is annotated kluctl.io/skip-delete';
   if (object.metadata.annotations?.['helm.sh/resource-policy'] === 'keep') return 'it is annotated helm.sh/resource-policy: keep';
   return undefined;

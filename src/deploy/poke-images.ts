@@ -32,7 +32,11 @@ export async function pokeImages(prepared: PreparedTarget, options: { dryRun: bo
         }
         progress.step('poke-images', `setting ${images.length} image(s)`);
         try {
-          const operations = images.map((image) => ({ op: 'replace' as const, path: jsonPointer(image.fieldPath), value: image.resultImage }));
+          const operations = images.map((image) => ({
+            op: 'replace' as const,
+            path: jsonPointer(image.fieldPath),
+            value: image.resultImage,
+          }));
           const patched = await cluster.patchJson(ref, operations, { fieldManager: FIELD_MANAGER, dryRun: options.dryRun });
           const diff = diffObjects(live, patched);
           if (diff) result.addChanged(ref, diff);

@@ -105,22 +105,39 @@ export async function prepareTarget(options: TargetOptions, progress: Progress, 
       : [OFFLINE_KUBERNETES_VERSION, undefined, []];
     const environment = { renderer, cluster, git: runtime.git ?? new GitCache(), sopsEnv: runtime.sopsEnv };
     const inclusion = options.inclusion ?? NO_SELECTION;
-    const deploymentItems = (await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment)).filter((item) =>
-      isSelectedForDeploy(item, inclusion),
-    );
-    const fixedImages = [...target.images, ...(await readFixedImages(options.fixedImagesFiles ?? [], options.fixedImages ?? [])), ...(options.extraFixedImages ?? [])];
+    const deploymentItems = (
+      await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment)
+    ).filter((item) => isSelectedForDeploy(item, inclusion));
+    const fixedImages = [
+      ...target.images,
+      ...(await readFixedImages(options.fixedImagesFiles ?? [], options.fixedImages ?? [])),
+      ...(options.extraFixedImages ?? []),
+    ];
     const items = await renderProject({
       fixedImages,
       items: deploymentItems,
       discriminator: target.discriminator,
       renderer,
       scope,
-      helm: { kubeVersion, apiVersions, git: environment.git, kube: cluster && { kubeconfig: await kubeconfigFile(kubeConfig, options, workDir), context: cluster.context } },
+      helm: {
+        kubeVersion,
+        apiVersions,
+        git: environment.git,
+        kube: cluster && { kubeconfig: await kubeconfigFile(kubeConfig, options, workDir), context: cluster.context },
+      },
       sopsEnv: runtime.sopsEnv,
       workDir,
       onPhase: (phase) => progress.step('render', phase),
     });
-    return { project, target, cluster, items, objects: items.flatMap((item) => item.objects), inclusion, images: items.flatMap((item) => item.images) };
+    return {
+      project,
+      target,
+      cluster,
+      items,
+      objects: items.flatMap((item) => item.objects),
+      inclusion,
+      images: items.flatMap((item) => item.images),
+    };
   } finally {
     if (!runtime.renderer) await renderer.close();
     await rm(workDir, { recursive: true, force: true });
@@ -131,7 +148,14 @@ export async function prepareTarget(options: TargetOptions, progress: Progress, 
 function withContext(config: KubeConfig, context: string | undefined): KubeConfig {
   if (!context || context === config.getCurrentContext()) return config;
   if (!config.getContextObject(context)) {
-    throw new Error(`context '${context}' not found in kubeconfig (known contexts: ${config.getContexts().map((entry) => entry.name).join(', ') || 'none'})`);
+    throw new Error(
+      `context '${context}' not found in kubeconfig (known contexts: ${
+        config
+          .getContexts()
+          .map((entry) => entry.name)
+          .join(', ') || 'none'
+      })`,
+    );
   }
   const copy = new KubeConfig();
   copy.loadFromString(config.exportConfig());

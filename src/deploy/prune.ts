@@ -45,14 +45,24 @@ export async function deleteTarget(prepared: PreparedTarget, options: DeletionCo
     dryRun: options.dryRun,
     wait: true,
     deadline: Date.now() + options.timeoutMs,
-    options: { forceApply: false, replaceOnError: false, forceReplaceOnError: false, abortOnError: true, readinessTimeoutMs: options.timeoutMs },
+    options: {
+      forceApply: false,
+      replaceOnError: false,
+      forceReplaceOnError: false,
+      abortOnError: true,
+      readinessTimeoutMs: options.timeoutMs,
+    },
     remote,
     result,
     progress,
   };
   await runDeleteHooks(prepared.items, 'pre-delete', hookContext);
   if (result.finish().errors.length > 0) return result.finish();
-  await deleteObjects(requireCluster(prepared), owned, result, { dryRun: options.dryRun, timeoutMs: Math.max(0, hookContext.deadline - Date.now()), progress });
+  await deleteObjects(requireCluster(prepared), owned, result, {
+    dryRun: options.dryRun,
+    timeoutMs: Math.max(0, hookContext.deadline - Date.now()),
+    progress,
+  });
   await runDeleteHooks(prepared.items, 'post-delete', hookContext);
   return result.finish();
 }
@@ -62,7 +72,12 @@ export async function deleteTarget(prepared: PreparedTarget, options: DeletionCo
  * controller does when a KluctlDeployment with `delete: true` goes (as Kluctl's controller, which keeps the
  * discriminator in the resource's status for this).
  */
-export async function deleteByDiscriminator(cluster: Cluster, discriminator: string, options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
+export async function deleteByDiscriminator(
+  cluster: Cluster,
+  discriminator: string,
+  options: DeletionCommandOptions,
+  progress: Progress,
+): Promise<CommandResult> {
   if (!discriminator) throw new Error('delete needs a discriminator');
   const remote = await RemoteObjects.load(cluster, discriminator);
   const owned = remote.labelled.filter((object) => deletionBlocker(object, FIELD_MANAGER, NO_SELECTION) === undefined).map(refOf);
@@ -73,16 +88,25 @@ export async function deleteByDiscriminator(cluster: Cluster, discriminator: str
 
 async function loadOwned(prepared: PreparedTarget, verb: string, progress: Progress): Promise<RemoteObjects> {
   if (!prepared.target.name) {
-    throw new Error(`${verb} needs a named target, and ${prepared.project.file ?? `${prepared.project.dir} (no .kluctl.yaml)`} defines none`);
+    throw new Error(
+      `${verb} needs a named target, and ${prepared.project.file ?? `${prepared.project.dir} (no .kluctl.yaml)`} defines none`,
+    );
   }
   if (!prepared.target.discriminator) {
-    throw new Error(`${verb} needs a discriminator to find the target's objects, and ${prepared.project.file ?? 'the project'} defines none`);
+    throw new Error(
+      `${verb} needs a discriminator to find the target's objects, and ${prepared.project.file ?? 'the project'} defines none`,
+    );
   }
   progress.step('cluster', `reading objects of discriminator '${prepared.target.discriminator}'`);
   return RemoteObjects.load(requireCluster(prepared), prepared.target.discriminator);
 }
 
-async function deleteAfterConfirm(prepared: PreparedTarget, refs: ObjectRef[], options: DeletionCommandOptions, progress: Progress): Promise<CommandResult> {
+async function deleteAfterConfirm(
+  prepared: PreparedTarget,
+  refs: ObjectRef[],
+  options: DeletionCommandOptions,
+  progress: Progress,
+): Promise<CommandResult> {
   const result = new ResultCollector();
   if (refs.length > 0 && (await (options.confirm?.(refs) ?? true))) {
     await deleteObjects(requireCluster(prepared), refs, result, { dryRun: options.dryRun, timeoutMs: options.timeoutMs, progress });

@@ -27,7 +27,9 @@ export class RemoteObjects {
     if (!discriminator) return new RemoteObjects([]);
     const selector = `${DISCRIMINATOR_LABEL}=${discriminator}`;
     const limit = pLimit(32);
-    const lists = await Promise.all((await cluster.discovery.listable()).map((resource) => limit(() => listTolerant(cluster, resource, selector))));
+    const lists = await Promise.all(
+      (await cluster.discovery.listable()).map((resource) => limit(() => listTolerant(cluster, resource, selector))),
+    );
     const unique = new Map<string, KubeObject>();
     for (const object of lists.flat()) unique.set(object.metadata.uid ?? refKey(refOf(object)), object);
     return new RemoteObjects([...unique.values()]);
@@ -58,7 +60,12 @@ export class RemoteObjects {
     return this.labelled
       .filter((candidate) => {
         const other = refOf(candidate);
-        return other.group === ref.group && other.kind === ref.kind && other.namespace === ref.namespace && candidate.metadata.annotations?.['kluctl.io/diff-name'] === diffName;
+        return (
+          other.group === ref.group &&
+          other.kind === ref.kind &&
+          other.namespace === ref.namespace &&
+          candidate.metadata.annotations?.['kluctl.io/diff-name'] === diffName
+        );
       })
       .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))[0];
   }

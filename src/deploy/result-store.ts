@@ -43,7 +43,10 @@ export interface StoreOptions {
  * @returns the Secret's name.
  */
 export async function writeCommandResult(cluster: Cluster, stored: StoredResult, options: StoreOptions): Promise<string> {
-  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: options.namespace } }, { fieldManager: options.fieldManager });
+  await cluster.apply(
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: options.namespace } },
+    { fieldManager: options.fieldManager },
+  );
   const labels = resultLabels(stored.summary);
   const name = `${stored.summary.command}-${stored.summary.startTime.replace(/[^0-9]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
   const secret: KubeObject = {
@@ -59,7 +62,11 @@ export async function writeCommandResult(cluster: Cluster, stored: StoredResult,
 }
 
 /** The stored results of a project and target, newest first. */
-export async function readCommandResults(cluster: Cluster, summary: Pick<ResultSummary, 'projectKey' | 'target'>, namespace: string): Promise<StoredResult[]> {
+export async function readCommandResults(
+  cluster: Cluster,
+  summary: Pick<ResultSummary, 'projectKey' | 'target'>,
+  namespace: string,
+): Promise<StoredResult[]> {
   const secrets = await listResults(cluster, resultLabels(summary), namespace);
   return secrets.map(decodeResult);
 }
@@ -76,7 +83,9 @@ export async function readCommandResult(cluster: Cluster, namespace: string, res
   try {
     return decodeResult(secret);
   } catch (error) {
-    throw new Error(`${namespace}/Secret/${resultId}: not a stored command result (${error instanceof Error ? error.message : String(error)})`);
+    throw new Error(
+      `${namespace}/Secret/${resultId}: not a stored command result (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
 }
 
@@ -95,9 +104,15 @@ async function pruneOldResults(cluster: Cluster, labels: Record<string, string>,
 /** Newest first: by creation time, then by name (which starts with the start time). */
 async function listResults(cluster: Cluster, labels: Record<string, string>, namespace: string): Promise<KubeObject[]> {
   const resource = await cluster.resourceFor({ group: '', version: 'v1', kind: 'Secret' });
-  const selector = Object.entries(labels).map(([key, value]) => `${key}=${value}`).join(',');
+  const selector = Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
   const secrets = await cluster.list(resource, selector, namespace);
-  return secrets.sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
+  return secrets.sort(
+    (a, b) =>
+      (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') ||
+      (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''),
+  );
 }
 
 /** Label values are limited to 63 characters of a restricted alphabet, so project and target are hashed. */

@@ -26,7 +26,15 @@ export interface CommandResult {
 }
 
 export class ResultCollector {
-  private readonly result: CommandResult = { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: [] };
+  private readonly result: CommandResult = {
+    newObjects: [],
+    changedObjects: [],
+    deletedObjects: [],
+    orphanObjects: [],
+    appliedHooks: [],
+    warnings: [],
+    errors: [],
+  };
 
   addNew(ref: ObjectRef): void {
     this.result.newObjects.push(ref);

@@ -64,7 +64,11 @@ export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRe
     pending.map(async (ref) => {
       const state = last.get(refKey(ref));
       const causes = state?.object ? await explainWorkload(cluster, state.object) : [];
-      return { ref, reason: [state?.readiness.message || state?.readiness.status || 'unknown', ...causes].join('; '), failed: state?.readiness.status === 'Failed' };
+      return {
+        ref,
+        reason: [state?.readiness.message || state?.readiness.status || 'unknown', ...causes].join('; '),
+        failed: state?.readiness.status === 'Failed',
+      };
     }),
   );
 }
@@ -81,7 +85,9 @@ async function explainWorkload(cluster: Cluster, workload: KubeObject): Promise<
   const matchLabels = (workload['spec'] as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
   if (!WORKLOAD_KINDS.has(workload.kind) || !matchLabels || !workload.metadata.namespace) return [];
   const podResource = await cluster.resourceFor({ group: '', version: 'v1', kind: 'Pod' });
-  const selector = Object.entries(matchLabels).map(([key, value]) => `${key}=${value}`).join(',');
+  const selector = Object.entries(matchLabels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
   const pods = await cluster.list(podResource, selector, workload.metadata.namespace);
   const pod = pods.find((candidate) => readinessOf(candidate).status !== 'Ready');
   if (!pod) return pods.length === 0 ? ['no pods exist yet'] : [];
@@ -94,7 +100,13 @@ async function explainClaims(cluster: Cluster, pod: KubeObject): Promise<string[
     .filter((name): name is string => Boolean(name));
   const reasons: string[] = [];
   for (const name of volumes) {
-    const claim = await cluster.get({ group: '', version: 'v1', kind: 'PersistentVolumeClaim', namespace: pod.metadata.namespace ?? '', name });
+    const claim = await cluster.get({
+      group: '',
+      version: 'v1',
+      kind: 'PersistentVolumeClaim',
+      namespace: pod.metadata.namespace ?? '',
+      name,
+    });
     const readiness = claim ? readinessOf(claim) : undefined;
     if (!claim) reasons.push(`PersistentVolumeClaim ${name} does not exist`);
     else if (readiness?.status !== 'Ready') reasons.push(`${formatRef(refOf(claim))}: ${readiness?.message}`);

@@ -30,18 +30,37 @@ describe('alertWatches', () => {
   });
 
   it('matches another namespace only when the source names it', () => {
-    expect(alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: 'shop', namespace: 'team-a' }] }, 'monitoring'), deployment)).toBe(true);
-    expect(alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: 'shop', namespace: 'team-b' }] }), deployment)).toBe(false);
+    expect(
+      alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: 'shop', namespace: 'team-a' }] }, 'monitoring'), deployment),
+    ).toBe(true);
+    expect(alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: 'shop', namespace: 'team-b' }] }), deployment)).toBe(
+      false,
+    );
   });
 
   it('needs every matchLabels entry among the labels', () => {
-    expect(alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { tier: 'frontend' } }] }), deployment)).toBe(true);
-    expect(alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { tier: 'frontend', env: 'dev' } }] }), deployment)).toBe(false);
-    expect(alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { tier: 'frontend' } }] }), { namespace: 'team-a', name: 'shop' })).toBe(false);
+    expect(
+      alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { tier: 'frontend' } }] }), deployment),
+    ).toBe(true);
+    expect(
+      alertWatches(
+        alert({ eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { tier: 'frontend', env: 'dev' } }] }),
+        deployment,
+      ),
+    ).toBe(false);
+    expect(
+      alertWatches(alert({ eventSources: [{ kind: 'KluctlDeployment', name: '*', matchLabels: { tier: 'frontend' } }] }), {
+        namespace: 'team-a',
+        name: 'shop',
+      }),
+    ).toBe(false);
   });
 
   it('matches when any of several sources matches', () => {
-    const sources = [{ kind: 'KluctlDeployment' as const, name: 'other' }, { kind: 'KluctlDeployment' as const, name: 'shop' }];
+    const sources = [
+      { kind: 'KluctlDeployment' as const, name: 'other' },
+      { kind: 'KluctlDeployment' as const, name: 'shop' },
+    ];
     expect(alertWatches(alert({ eventSources: sources }), deployment)).toBe(true);
   });
 });
@@ -74,15 +93,22 @@ describe('buildAlertRequest', () => {
     });
   });
 
-  it("takes the address from the Secret over spec.address, sends its token as bearer and signs with its hmacKey", () => {
-    const request = buildAlertRequest(alert({ secretRef: { name: 's' } }), event, { address: 'https://secret.example.com/hook\n', token: 'tok-123', hmacKey: 'k3y' }, NOW);
+  it('takes the address from the Secret over spec.address, sends its token as bearer and signs with its hmacKey', () => {
+    const request = buildAlertRequest(
+      alert({ secretRef: { name: 's' } }),
+      event,
+      { address: 'https://secret.example.com/hook\n', token: 'tok-123', hmacKey: 'k3y' },
+      NOW,
+    );
     expect(request.address).toBe('https://secret.example.com/hook');
     expect(request.headers['authorization']).toBe('Bearer tok-123');
     expect(request.headers['x-signature']).toBe(`sha256=${createHmac('sha256', 'k3y').update(request.body).digest('hex')}`);
   });
 
   it('fails without any address', () => {
-    expect(() => buildAlertRequest(alert({ address: undefined, secretRef: { name: 'hook' } }), event, { token: 'x' }, NOW)).toThrow(/no address.*Secret hook/);
+    expect(() => buildAlertRequest(alert({ address: undefined, secretRef: { name: 'hook' } }), event, { token: 'x' }, NOW)).toThrow(
+      /no address.*Secret hook/,
+    );
   });
 
   it('posts a Slack message: fallback text and an attachment coloured by severity, text escaped', () => {
@@ -109,7 +135,14 @@ describe('buildAlertRequest', () => {
   });
 
   it('colours info events green and leaves out what is not known', () => {
-    const payload = JSON.parse(buildAlertRequest(alert({ type: 'slack' }), { deployment: { namespace: 'n', name: 'd' }, severity: 'info', reason: 'ReconciliationSucceeded', message: 'deployed' }, {}, NOW).body);
+    const payload = JSON.parse(
+      buildAlertRequest(
+        alert({ type: 'slack' }),
+        { deployment: { namespace: 'n', name: 'd' }, severity: 'info', reason: 'ReconciliationSucceeded', message: 'deployed' },
+        {},
+        NOW,
+      ).body,
+    );
     expect(payload.channel).toBeUndefined();
     expect(payload.attachments[0].color).toBe('good');
     expect(payload.attachments[0].fields).toEqual([]);

@@ -92,10 +92,15 @@ export class AlertDispatcher {
     try {
       alerts = await this.listAlerts();
     } catch (error) {
-      this.options.log.warn({ err: error, namespace: event.deployment.namespace, name: event.deployment.name }, 'cannot list Alerts; the event is not sent');
+      this.options.log.warn(
+        { err: error, namespace: event.deployment.namespace, name: event.deployment.name },
+        'cannot list Alerts; the event is not sent',
+      );
       return;
     }
-    const targets = alerts.filter((alert) => !alert.spec.suspend && severityAllowed(alert, event.severity) && alertWatches(alert, event.deployment));
+    const targets = alerts.filter(
+      (alert) => !alert.spec.suspend && severityAllowed(alert, event.severity) && alertWatches(alert, event.deployment),
+    );
     await Promise.all(targets.map((alert) => this.deliver(alert, event)));
   }
 
@@ -121,7 +126,11 @@ export class AlertDispatcher {
   }
 
   private async deliver(alert: Alert, event: AlertEvent): Promise<void> {
-    const log = this.options.log.child({ alert: `${alert.metadata.namespace}/${alert.metadata.name}`, namespace: event.deployment.namespace, name: event.deployment.name });
+    const log = this.options.log.child({
+      alert: `${alert.metadata.namespace}/${alert.metadata.name}`,
+      namespace: event.deployment.namespace,
+      name: event.deployment.name,
+    });
     let failure: string | undefined;
     try {
       const secret = alert.spec.secretRef ? await readSecret(this.cluster, alert.metadata.namespace, alert.spec.secretRef.name) : {};
@@ -156,16 +165,27 @@ export class AlertDispatcher {
       });
       const text = await response.body.text();
       if (response.statusCode < 300) return undefined;
-      return { message: `the receiver answered ${response.statusCode}${text ? `: ${text.slice(0, 200).trim()}` : ''}`, retry: response.statusCode === 429 || response.statusCode >= 500 };
+      return {
+        message: `the receiver answered ${response.statusCode}${text ? `: ${text.slice(0, 200).trim()}` : ''}`,
+        retry: response.statusCode === 429 || response.statusCode >= 500,
+      };
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      return { message: timedOut ? `no answer within ${this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS}ms` : `cannot reach the receiver: ${error instanceof Error ? error.message : String(error)}`, retry: true };
+      return {
+        message: timedOut
+          ? `no answer within ${this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS}ms`
+          : `cannot reach the receiver: ${error instanceof Error ? error.message : String(error)}`,
+        retry: true,
+      };
     }
   }
 
   /** Sets the Alert's Ready condition from the last delivery, writing only when it changes. */
   private async recordOutcome(alert: Alert, failure: string | undefined): Promise<void> {
-    const wanted = failure === undefined ? { status: 'True' as const, reason: 'Succeeded', message: 'The last notification was delivered.' } : { status: 'False' as const, reason: 'SendFailed', message: failure };
+    const wanted =
+      failure === undefined
+        ? { status: 'True' as const, reason: 'Succeeded', message: 'The last notification was delivered.' }
+        : { status: 'False' as const, reason: 'SendFailed', message: failure };
     const conditions = alert.status?.conditions ?? [];
     const current = conditions.find((condition) => condition.type === 'Ready');
     if (current && current.status === wanted.status && current.reason === wanted.reason && current.message === wanted.message) return;
@@ -204,13 +224,15 @@ export function severityAllowed(alert: Alert, severity: Severity): boolean {
  */
 export function buildAlertRequest(alert: Alert, event: AlertEvent, secret: Record<string, string>, now: Date): AlertRequest {
   const address = secret[SECRET_KEYS.address]?.trim() || alert.spec.address;
-  if (!address) throw new Error(`no address: set spec.address or the key '${SECRET_KEYS.address}' in Secret ${alert.spec.secretRef?.name ?? '(none)'}`);
+  if (!address)
+    throw new Error(`no address: set spec.address or the key '${SECRET_KEYS.address}' in Secret ${alert.spec.secretRef?.name ?? '(none)'}`);
   const body = JSON.stringify(alert.spec.type === 'slack' ? slackPayload(alert, event) : genericPayload(alert, event, now));
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': REPORTING_CONTROLLER };
   const token = secret[SECRET_KEYS.token]?.trim();
   if (token) headers['authorization'] = `Bearer ${token}`;
   const hmacKey = secret[SECRET_KEYS.hmacKey];
-  if (hmacKey && alert.spec.type === 'generic') headers[SIGNATURE_HEADER.toLowerCase()] = `sha256=${createHmac('sha256', hmacKey).update(body).digest('hex')}`;
+  if (hmacKey && alert.spec.type === 'generic')
+    headers[SIGNATURE_HEADER.toLowerCase()] = `sha256=${createHmac('sha256', hmacKey).update(body).digest('hex')}`;
   return { address, headers, body };
 }
 
@@ -220,7 +242,12 @@ export function genericPayload(alert: Alert, event: AlertEvent, now: Date): Reco
   if (event.revision) metadata['revision'] = event.revision;
   if (alert.spec.summary) metadata['summary'] = alert.spec.summary;
   return {
-    involvedObject: { apiVersion: API_VERSION, kind: KLUCTL_DEPLOYMENT_KIND, namespace: event.deployment.namespace, name: event.deployment.name },
+    involvedObject: {
+      apiVersion: API_VERSION,
+      kind: KLUCTL_DEPLOYMENT_KIND,
+      namespace: event.deployment.namespace,
+      name: event.deployment.name,
+    },
     severity: event.severity,
     timestamp: now.toISOString(),
     reason: event.reason,
@@ -273,7 +300,12 @@ function formatSummary(summary: ChangeSummary): string {
     [summary.warnings, 'warnings'],
     [summary.errors, 'errors'],
   ];
-  return parts.filter(([count]) => count !== undefined).map(([count, label]) => `${count} ${label}`).join(', ') || 'none';
+  return (
+    parts
+      .filter(([count]) => count !== undefined)
+      .map(([count, label]) => `${count} ${label}`)
+      .join(', ') || 'none'
+  );
 }
 
 /** Slack's three control characters in message text (Slack's "Escaping text" docs). */

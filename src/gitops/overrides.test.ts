@@ -28,7 +28,16 @@ describe('buildOverridesPatch', () => {
   });
 
   it('sets the flags that were given, false included', async () => {
-    expect(await buildOverridesPatch(spec, { dryRun: true, noWait: true, prune: false, target: 'dev', targetNameOverride: 'dev-2', context: 'other' })).toEqual({
+    expect(
+      await buildOverridesPatch(spec, {
+        dryRun: true,
+        noWait: true,
+        prune: false,
+        target: 'dev',
+        targetNameOverride: 'dev-2',
+        context: 'other',
+      }),
+    ).toEqual({
       dryRun: true,
       noWait: true,
       prune: false,
@@ -39,7 +48,11 @@ describe('buildOverridesPatch', () => {
   });
 
   it("adds to the spec's lists rather than replacing them (a merge patch replaces lists whole)", async () => {
-    const patch = await buildOverridesPatch(spec, { includeTags: ['db'], excludeTags: ['slow'], fixedImages: ['redis:ns:Deployment/cache=redis:7'] });
+    const patch = await buildOverridesPatch(spec, {
+      includeTags: ['db'],
+      excludeTags: ['slow'],
+      fixedImages: ['redis:ns:Deployment/cache=redis:7'],
+    });
     expect(patch).toEqual({
       includeTags: ['web', 'db'],
       excludeTags: ['slow'],
@@ -60,7 +73,9 @@ describe('buildOverridesPatch', () => {
   it('reads fixed images files', async () => {
     const file = path.join(dir, 'images.yaml');
     await writeFile(file, 'images:\n  - image: busybox\n    resultImage: busybox:1.36\n');
-    expect(await buildOverridesPatch({ interval: '1m' }, { fixedImagesFiles: [file] })).toEqual({ images: [{ image: 'busybox', resultImage: 'busybox:1.36' }] });
+    expect(await buildOverridesPatch({ interval: '1m' }, { fixedImagesFiles: [file] })).toEqual({
+      images: [{ image: 'busybox', resultImage: 'busybox:1.36' }],
+    });
   });
 
   it('rejects malformed args and images', async () => {

@@ -33,7 +33,18 @@ export interface SpecOverrides {
   prune?: boolean;
 }
 
-const FLAG_FIELDS = ['dryRun', 'forceApply', 'replaceOnError', 'forceReplaceOnError', 'abortOnError', 'noWait', 'prune', 'target', 'targetNameOverride', 'context'] as const;
+const FLAG_FIELDS = [
+  'dryRun',
+  'forceApply',
+  'replaceOnError',
+  'forceReplaceOnError',
+  'abortOnError',
+  'noWait',
+  'prune',
+  'target',
+  'targetNameOverride',
+  'context',
+] as const;
 const LIST_FIELDS = ['includeTags', 'excludeTags', 'includeDeploymentDirs', 'excludeDeploymentDirs'] as const;
 
 /**
@@ -41,7 +52,10 @@ const LIST_FIELDS = ['includeTags', 'excludeTags', 'includeDeploymentDirs', 'exc
  * carries no overridesPatch, as kluctl leaves it out for `{}`).
  * @throws Error for a malformed arg or fixed image, or an unreadable args/images file.
  */
-export async function buildOverridesPatch(spec: KluctlDeploymentSpec, overrides: SpecOverrides): Promise<Record<string, unknown> | undefined> {
+export async function buildOverridesPatch(
+  spec: KluctlDeploymentSpec,
+  overrides: SpecOverrides,
+): Promise<Record<string, unknown> | undefined> {
   const patch: Record<string, unknown> = {};
   for (const field of FLAG_FIELDS) {
     if (overrides[field] !== undefined) patch[field] = overrides[field];
@@ -57,4 +71,3 @@ export async function buildOverridesPatch(spec: KluctlDeploymentSpec, overrides:
   if (Object.keys(args).length > 0) patch['args'] = args;
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
-

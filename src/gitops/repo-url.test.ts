@@ -45,7 +45,10 @@ describe('normalizeRepoUrl', () => {
 });
 
 describe('matchingDeployments', () => {
-  const deployment = (name: string, source: KluctlDeployment['spec']['source']): Pick<KluctlDeployment, 'spec'> & { name: string } => ({ name, spec: { interval: '5m', source } });
+  const deployment = (name: string, source: KluctlDeployment['spec']['source']): Pick<KluctlDeployment, 'spec'> & { name: string } => ({
+    name,
+    spec: { interval: '5m', source },
+  });
   const deployments = [
     deployment('git-https', { git: { url: 'https://github.com/org/app.git' } }),
     deployment('git-ssh', { git: { url: 'git@github.com:org/app.git', path: 'deploy' } }),

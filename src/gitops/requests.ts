@@ -7,7 +7,16 @@
  * command result. Suspending and resuming change spec.suspend and wait until the controller observed the change.
  * Any controller of gitops.gantry.dev KluctlDeployments that follows this protocol can be driven.
  */
-import { GROUP, KIND, REQUEST_ANNOTATIONS, VERSION, type KluctlDeployment, type ManualRequest, type ManualRequestResult, type RequestKind } from '../api/kluctl-deployment.ts';
+import {
+  GROUP,
+  KIND,
+  REQUEST_ANNOTATIONS,
+  VERSION,
+  type KluctlDeployment,
+  type ManualRequest,
+  type ManualRequestResult,
+  type RequestKind,
+} from '../api/kluctl-deployment.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { ObjectRef } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
@@ -52,7 +61,10 @@ export async function selectDeployments(cluster: Cluster, selection: Selection):
     return [found as unknown as KluctlDeployment];
   }
   const listed = (await cluster.list(resource, selection.labelSelector ?? '', namespace)) as unknown as KluctlDeployment[];
-  if (listed.length === 0) throw new Error(`no KluctlDeployment in namespace ${namespace}${selection.labelSelector ? ` matches the label selector '${selection.labelSelector}'` : ''}`);
+  if (listed.length === 0)
+    throw new Error(
+      `no KluctlDeployment in namespace ${namespace}${selection.labelSelector ? ` matches the label selector '${selection.labelSelector}'` : ''}`,
+    );
   return listed.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
 }
 
@@ -63,7 +75,13 @@ export async function selectDeployments(cluster: Cluster, selection: Selection):
  * @throws Error when the wait times out, the deployment is deleted, or another request replaced this one before
  *   the controller took it up.
  */
-export async function requestAndWait(cluster: Cluster, deployment: KluctlDeployment, kind: RequestKind, overridesPatch: Record<string, unknown> | undefined, options: WaitOptions): Promise<ManualRequestResult> {
+export async function requestAndWait(
+  cluster: Cluster,
+  deployment: KluctlDeployment,
+  kind: RequestKind,
+  overridesPatch: Record<string, unknown> | undefined,
+  options: WaitOptions,
+): Promise<ManualRequestResult> {
   const key = deploymentKey(deployment);
   const request: ManualRequest = { requestValue: new Date().toISOString(), ...(overridesPatch ? { overridesPatch } : {}) };
   const annotation = REQUEST_ANNOTATIONS[kind];
@@ -97,7 +115,10 @@ export async function requestAndWait(cluster: Cluster, deployment: KluctlDeploym
 export async function setSuspended(cluster: Cluster, deployment: KluctlDeployment, suspend: boolean, options: WaitOptions): Promise<void> {
   const patched = await mergePatch(cluster, deployment, { spec: { suspend } });
   const generation = patched.metadata.generation ?? 0;
-  options.progress.step(deploymentKey(deployment), `spec.suspend is ${suspend}, waiting for the controller to observe generation ${generation}…`);
+  options.progress.step(
+    deploymentKey(deployment),
+    `spec.suspend is ${suspend}, waiting for the controller to observe generation ${generation}…`,
+  );
   await pollUntil(cluster, deployment, options, `the controller to observe generation ${generation}`, (current) =>
     (current.status?.observedGeneration ?? 0) >= generation ? true : undefined,
   );
@@ -119,7 +140,13 @@ function replacedBy(annotationValue: string | undefined, requestValue: string): 
 }
 
 /** Reads the deployment until `check` returns a value, the deployment is gone, or the time is up. */
-async function pollUntil<T>(cluster: Cluster, deployment: KluctlDeployment, options: WaitOptions, waitingFor: string, check: (current: KluctlDeployment) => T | undefined): Promise<T> {
+async function pollUntil<T>(
+  cluster: Cluster,
+  deployment: KluctlDeployment,
+  options: WaitOptions,
+  waitingFor: string,
+  check: (current: KluctlDeployment) => T | undefined,
+): Promise<T> {
   const key = deploymentKey(deployment);
   const deadline = Date.now() + options.timeoutMs;
   for (;;) {
@@ -127,7 +154,10 @@ async function pollUntil<T>(cluster: Cluster, deployment: KluctlDeployment, opti
     if (!current) throw new Error(`${key}: the KluctlDeployment was deleted while waiting for ${waitingFor}`);
     const done = check(current);
     if (done !== undefined) return done;
-    if (Date.now() >= deadline) throw new Error(`${key}: timed out after ${formatMs(options.timeoutMs)} waiting for ${waitingFor} (is the Gantry controller running?)`);
+    if (Date.now() >= deadline)
+      throw new Error(
+        `${key}: timed out after ${formatMs(options.timeoutMs)} waiting for ${waitingFor} (is the Gantry controller running?)`,
+      );
     await new Promise((resolve) => setTimeout(resolve, Math.min(options.pollMs ?? DEFAULT_POLL_MS, Math.max(0, deadline - Date.now()))));
   }
 }

@@ -31,7 +31,11 @@ const GITLAB_PUSH = {
 };
 const GITEA_PUSH = {
   ref: 'refs/tags/v1.2.0',
-  repository: { html_url: 'http://gitea.local:3000/org/app', ssh_url: 'ssh://git@gitea.local:2222/org/app.git', clone_url: 'http://gitea.local:3000/org/app.git' },
+  repository: {
+    html_url: 'http://gitea.local:3000/org/app',
+    ssh_url: 'ssh://git@gitea.local:2222/org/app.git',
+    clone_url: 'http://gitea.local:3000/org/app.git',
+  },
 };
 
 const hmac = (body: string, secret = SECRET) => createHmac('sha256', secret).update(body).digest('hex');
@@ -63,9 +67,22 @@ describe('verifySignature', () => {
 
 describe('pushedRepositoryUrls', () => {
   it('collects every URL of the repository of each forge', () => {
-    expect(pushedRepositoryUrls(GITHUB_PUSH).sort()).toEqual(['git://github.com/org/app.git', 'git@github.com:org/app.git', 'https://github.com/org/app', 'https://github.com/org/app.git']);
-    expect(pushedRepositoryUrls(GITLAB_PUSH).sort()).toEqual(['git@gitlab.example.com:group/app.git', 'https://gitlab.example.com/group/app', 'https://gitlab.example.com/group/app.git']);
-    expect(pushedRepositoryUrls(GITEA_PUSH).sort()).toEqual(['http://gitea.local:3000/org/app', 'http://gitea.local:3000/org/app.git', 'ssh://git@gitea.local:2222/org/app.git']);
+    expect(pushedRepositoryUrls(GITHUB_PUSH).sort()).toEqual([
+      'git://github.com/org/app.git',
+      'git@github.com:org/app.git',
+      'https://github.com/org/app',
+      'https://github.com/org/app.git',
+    ]);
+    expect(pushedRepositoryUrls(GITLAB_PUSH).sort()).toEqual([
+      'git@gitlab.example.com:group/app.git',
+      'https://gitlab.example.com/group/app',
+      'https://gitlab.example.com/group/app.git',
+    ]);
+    expect(pushedRepositoryUrls(GITEA_PUSH).sort()).toEqual([
+      'http://gitea.local:3000/org/app',
+      'http://gitea.local:3000/org/app.git',
+      'ssh://git@gitea.local:2222/org/app.git',
+    ]);
     expect(pushedRepositoryUrls({ zen: 'ping' })).toEqual([]);
   });
 });
@@ -85,7 +102,8 @@ describe('POST /hooks/git', () => {
     await server.close();
   });
 
-  const post = (headers: Record<string, string>, body: string) => server.inject({ method: 'POST', url: WEBHOOK_PATH, headers: { 'content-type': 'application/json', ...headers }, payload: body });
+  const post = (headers: Record<string, string>, body: string) =>
+    server.inject({ method: 'POST', url: WEBHOOK_PATH, headers: { 'content-type': 'application/json', ...headers }, payload: body });
 
   it('accepts a signed GitHub push (202) and hands over its URLs and ref', async () => {
     const body = JSON.stringify(GITHUB_PUSH);
@@ -99,13 +117,19 @@ describe('POST /hooks/git', () => {
     const body = JSON.stringify(GITHUB_PUSH, null, 4);
     const good = await post({ 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac(body)}` }, body);
     expect(good.statusCode).toBe(202);
-    const reformatted = await post({ 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac(JSON.stringify(GITHUB_PUSH))}` }, body);
+    const reformatted = await post(
+      { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac(JSON.stringify(GITHUB_PUSH))}` },
+      body,
+    );
     expect(reformatted.statusCode).toBe(401);
   });
 
   it('reads GitHub form-encoded payloads', async () => {
     const body = new URLSearchParams({ payload: JSON.stringify(GITHUB_PUSH) }).toString();
-    const response = await post({ 'content-type': 'application/x-www-form-urlencoded', 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac(body)}` }, body);
+    const response = await post(
+      { 'content-type': 'application/x-www-form-urlencoded', 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac(body)}` },
+      body,
+    );
     expect(response.statusCode).toBe(202);
     await new Promise((resolve) => setImmediate(resolve));
     expect(pushes[0]?.urls).toContain('git@github.com:org/app.git');
@@ -149,23 +173,42 @@ describe('POST /hooks/git', () => {
 
   it('answers 400 to requests from no known forge and to signed pushes that are no JSON', async () => {
     expect((await post({}, '{}')).statusCode).toBe(400);
-    expect((await post({ 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac('not json')}` }, 'not json')).statusCode).toBe(400);
+    expect((await post({ 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac('not json')}` }, 'not json')).statusCode).toBe(
+      400,
+    );
   });
 
-  it('leaves JSON parsing of the server\'s other routes alone', async () => {
-    const response = await server.inject({ method: 'POST', url: '/other', headers: { 'content-type': 'application/json' }, payload: '{"a":1}' });
+  it("leaves JSON parsing of the server's other routes alone", async () => {
+    const response = await server.inject({
+      method: 'POST',
+      url: '/other',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"a":1}',
+    });
     expect(response.json()).toEqual({ parsed: { a: 1 } });
   });
 
   it('logs, and does not fail the request, when onPush throws', async () => {
     const lines: string[] = [];
     const failing = fastify({ loggerInstance: createLogger({ destination: { write: (line: string) => void lines.push(line) } }) });
-    await registerWebhookRoutes(failing, { secret: SECRET, onPush: () => { throw new Error('queue closed'); } });
+    await registerWebhookRoutes(failing, {
+      secret: SECRET,
+      onPush: () => {
+        throw new Error('queue closed');
+      },
+    });
     const body = JSON.stringify(GITHUB_PUSH);
-    const response = await failing.inject({ method: 'POST', url: WEBHOOK_PATH, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac(body)}` }, payload: body });
+    const response = await failing.inject({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${hmac(body)}` },
+      payload: body,
+    });
     expect(response.statusCode).toBe(202);
     await new Promise((resolve) => setImmediate(resolve));
-    const failure = lines.map((line) => JSON.parse(line) as { msg: string; err?: { message: string } }).find((entry) => entry.msg === 'handling a git push failed');
+    const failure = lines
+      .map((line) => JSON.parse(line) as { msg: string; err?: { message: string } })
+      .find((entry) => entry.msg === 'handling a git push failed');
     expect(failure?.err?.message).toBe('queue closed');
     await failing.close();
   });

@@ -10,7 +10,14 @@
  * 400 for a request no forge sent or a push whose body is no JSON.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 
 export const WEBHOOK_PATH = '/hooks/git';
 
@@ -92,7 +99,19 @@ export function isPushEvent(provider: GitProvider, event: string): boolean {
 }
 
 /** Fields of `repository` (GitHub, Gitea, GitLab) and `project` (GitLab) that hold a URL of the repository. */
-const URL_FIELDS = ['clone_url', 'ssh_url', 'git_url', 'html_url', 'svn_url', 'url', 'git_http_url', 'git_ssh_url', 'http_url', 'web_url', 'homepage'];
+const URL_FIELDS = [
+  'clone_url',
+  'ssh_url',
+  'git_url',
+  'html_url',
+  'svn_url',
+  'url',
+  'git_http_url',
+  'git_ssh_url',
+  'http_url',
+  'web_url',
+  'homepage',
+];
 
 /** Every distinct URL of the pushed repository in a push payload of any of the three forges. */
 export function pushedRepositoryUrls(payload: unknown): string[] {
@@ -109,9 +128,18 @@ export function pushedRepositoryUrls(payload: unknown): string[] {
 }
 
 /** The answer to one webhook request; starts onPush for an authenticated push. */
-function handleWebhook(headers: Headers, rawBody: unknown, log: FastifyBaseLogger, options: WebhookOptions): { status: number; body?: Record<string, unknown> } {
+function handleWebhook(
+  headers: Headers,
+  rawBody: unknown,
+  log: FastifyBaseLogger,
+  options: WebhookOptions,
+): { status: number; body?: Record<string, unknown> } {
   const detected = detectProvider(headers);
-  if (!detected) return { status: 400, body: { error: 'not a GitHub, GitLab or Gitea webhook (no X-GitHub-Event, X-Gitlab-Event or X-Gitea-Event header)' } };
+  if (!detected)
+    return {
+      status: 400,
+      body: { error: 'not a GitHub, GitLab or Gitea webhook (no X-GitHub-Event, X-Gitlab-Event or X-Gitea-Event header)' },
+    };
   const body = Buffer.isBuffer(rawBody) ? rawBody : Buffer.alloc(0);
   if (!verifySignature(detected.provider, headers, body, options.secret)) {
     log.warn({ provider: detected.provider, event: detected.event }, 'git webhook with a missing or wrong signature');

@@ -65,7 +65,9 @@ describe('readiness fixtures', () => {
 
   for (const directory of directories) {
     const rules = rulesByDirectory[directory];
-    const names = readdirSync(join(testdata, directory)).filter((name) => name.endsWith('.yaml')).sort();
+    const names = readdirSync(join(testdata, directory))
+      .filter((name) => name.endsWith('.yaml'))
+      .sort();
     describe(directory, () => {
       for (const name of names) {
         const fixture = loadFixture(directory, name);

@@ -2,12 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../kube/object.ts';
 import { readinessOf } from './index.ts';
 
-function object(
-  apiVersion: string,
-  kind: string,
-  fields: Record<string, unknown> = {},
-  annotations?: Record<string, string>,
-): KubeObject {
+function object(apiVersion: string, kind: string, fields: Record<string, unknown> = {}, annotations?: Record<string, string>): KubeObject {
   return { apiVersion, kind, metadata: { name: 'x', namespace: 'shop', generation: 1, annotations }, ...fields };
 }
 

@@ -18,7 +18,12 @@ const GitChartSchema = Type.Union([
   Type.Object(
     {
       url: Type.String({ minLength: 1 }),
-      ref: Type.Optional(Type.Object({ branch: Type.Optional(Type.String()), tag: Type.Optional(Type.String()), commit: Type.Optional(Type.String()) }, Strict)),
+      ref: Type.Optional(
+        Type.Object(
+          { branch: Type.Optional(Type.String()), tag: Type.Optional(Type.String()), commit: Type.Optional(Type.String()) },
+          Strict,
+        ),
+      ),
       subDir: Type.Optional(Type.String()),
     },
     Strict,
@@ -114,7 +119,8 @@ function combinationProblems(config: HelmChartConfig): string[] {
     if (refCount === 0) problems.push("git.ref needs one of 'branch', 'tag' or 'commit'");
     if (refCount > 1) problems.push("git.ref takes only one of 'branch', 'tag' and 'commit'");
     const subDir = typeof config.git === 'string' ? '' : (config.git.subDir ?? '');
-    if (subDir.split('/').some((part) => part === '..' || /[\\:*?"<>|\0]/.test(part))) problems.push(`git.subDir '${subDir}' is not a valid folder path`);
+    if (subDir.split('/').some((part) => part === '..' || /[\\:*?"<>|\0]/.test(part)))
+      problems.push(`git.subDir '${subDir}' is not a valid folder path`);
   }
   return problems;
 }
@@ -139,7 +145,8 @@ export function chartSourceOf(config: HelmChartConfig, file: string, chartFileDi
     const git = typeof config.git === 'string' ? { url: config.git } : config.git;
     const subDir = (git.subDir ?? '').replace(/^\/+|\/+$/g, '');
     const chartName = path.posix.basename(subDir || gitUrlPath(git.url).replace(/\.git$/, ''));
-    if (!/[a-zA-Z_-]/.test(chartName)) throw new Error(`${file}: can not derive a chart name from git url '${git.url}' and subDir '${subDir}'`);
+    if (!/[a-zA-Z_-]/.test(chartName))
+      throw new Error(`${file}: can not derive a chart name from git url '${git.url}' and subDir '${subDir}'`);
     return { kind: 'git', url: git.url, ref: { ...git.ref }, subDir, chartName };
   }
   const repo = config.repo as string;

@@ -3,7 +3,8 @@ import { replaceVersion } from './chart-file-edit.ts';
 
 describe('writing a new version into helm-chart.yaml', () => {
   it('changes only the version, keeping comments, order and quoting', () => {
-    const text = '# pinned by ops\nhelmChart:\n  repo: https://x.io # mirror\n  chartName: app\n  chartVersion: "1.0.0" # bump with helm-update\n  releaseName: app\n';
+    const text =
+      '# pinned by ops\nhelmChart:\n  repo: https://x.io # mirror\n  chartName: app\n  chartVersion: "1.0.0" # bump with helm-update\n  releaseName: app\n';
     expect(replaceVersion(text, 'chartVersion', '1.0.1', 'f')).toBe(text.replace('"1.0.0"', '"1.0.1"'));
     const single = text.replace('"1.0.0"', "'1.0.0'");
     expect(replaceVersion(single, 'chartVersion', '1.0.1', 'f')).toBe(single.replace("'1.0.0'", "'1.0.1'"));
@@ -16,11 +17,17 @@ describe('writing a new version into helm-chart.yaml', () => {
   });
 
   it("moves a git chart's tag, in block or flow style", () => {
-    expect(replaceVersion('helmChart:\n  git:\n    url: u\n    ref: {tag: v1.0.0}\n', 'gitTag', 'v1.1.0', 'f')).toBe('helmChart:\n  git:\n    url: u\n    ref: {tag: v1.1.0}\n');
-    expect(replaceVersion('helmChart:\n  git:\n    ref:\n      tag: v1.0.0 # x\n', 'gitTag', 'v2.0.0', 'f')).toBe('helmChart:\n  git:\n    ref:\n      tag: v2.0.0 # x\n');
+    expect(replaceVersion('helmChart:\n  git:\n    url: u\n    ref: {tag: v1.0.0}\n', 'gitTag', 'v1.1.0', 'f')).toBe(
+      'helmChart:\n  git:\n    url: u\n    ref: {tag: v1.1.0}\n',
+    );
+    expect(replaceVersion('helmChart:\n  git:\n    ref:\n      tag: v1.0.0 # x\n', 'gitTag', 'v2.0.0', 'f')).toBe(
+      'helmChart:\n  git:\n    ref:\n      tag: v2.0.0 # x\n',
+    );
   });
 
   it('names the file when the field is not a scalar', () => {
-    expect(() => replaceVersion('helmChart:\n  repo: x\n', 'chartVersion', '1', 'dir/helm-chart.yaml')).toThrow('dir/helm-chart.yaml: helmChart.chartVersion is not a plain value');
+    expect(() => replaceVersion('helmChart:\n  repo: x\n', 'chartVersion', '1', 'dir/helm-chart.yaml')).toThrow(
+      'dir/helm-chart.yaml: helmChart.chartVersion is not a plain value',
+    );
   });
 });

@@ -13,7 +13,11 @@ import { toolPath } from '../tools.ts';
 export async function runHelm(args: readonly string[], home: string): Promise<RunResult> {
   try {
     return await run(toolPath('helm'), args, {
-      env: { HELM_CONFIG_HOME: path.join(home, 'config'), HELM_CACHE_HOME: path.join(home, 'cache'), HELM_DATA_HOME: path.join(home, 'data') },
+      env: {
+        HELM_CONFIG_HOME: path.join(home, 'config'),
+        HELM_CACHE_HOME: path.join(home, 'cache'),
+        HELM_DATA_HOME: path.join(home, 'data'),
+      },
       timeoutMs: 10 * 60_000,
     });
   } catch (error) {

@@ -67,7 +67,12 @@ function parseGitUrl(url: string): { scheme: string; hostname: string; port: str
   const scp = /^[^/@:]+@([^/:]+):/.exec(url);
   if (scp) return { scheme: 'ssh', hostname: scp[1] as string, port: '', pathname: gitUrlPath(url) };
   const parsed = new URL(url);
-  return { scheme: parsed.protocol.replace(/:$/, ''), hostname: parsed.hostname, port: parsed.port, pathname: decodeURIComponent(parsed.pathname) };
+  return {
+    scheme: parsed.protocol.replace(/:$/, ''),
+    hostname: parsed.hostname,
+    port: parsed.port,
+    pathname: decodeURIComponent(parsed.pathname),
+  };
 }
 
 function slashParts(text: string): string[] {

@@ -17,15 +17,23 @@ import { chartYamlVersion, pullCached, pulledGitCommit } from './pull.ts';
  * @param projectRoot the search stops there.
  * @throws Error (without the file name; the caller adds it) when the chart is missing or stale.
  */
-export async function locateChart(source: ChartSource, skipPrePull: boolean, chartFileDir: string, projectRoot: string, git: GitCache): Promise<string> {
+export async function locateChart(
+  source: ChartSource,
+  skipPrePull: boolean,
+  chartFileDir: string,
+  projectRoot: string,
+  git: GitCache,
+): Promise<string> {
   if (source.kind === 'local') {
-    if (!(await isFile(path.join(source.dir, 'Chart.yaml')))) throw new Error(`local chart ${path.relative(projectRoot, source.dir) || '.'} not found (no Chart.yaml there)`);
+    if (!(await isFile(path.join(source.dir, 'Chart.yaml'))))
+      throw new Error(`local chart ${path.relative(projectRoot, source.dir) || '.'} not found (no Chart.yaml there)`);
     return source.dir;
   }
   if (skipPrePull) return pullCached(source, git);
   const chartsDir = await nearestHelmChartsDir(chartFileDir, projectRoot);
   const expected = chartsDir ? versionDir(source, chartsDir) : path.join(HELM_CHARTS_DIR, '…');
-  if (!chartsDir || !(await isDirectory(expected))) throw notPrePulled(source, chartsDir ? path.relative(projectRoot, expected) : `${HELM_CHARTS_DIR}/ (none found)`);
+  if (!chartsDir || !(await isDirectory(expected)))
+    throw notPrePulled(source, chartsDir ? path.relative(projectRoot, expected) : `${HELM_CHARTS_DIR}/ (none found)`);
   await checkPrePulledVersion(source, expected, path.relative(projectRoot, expected), git);
   return expected;
 }
@@ -36,14 +44,18 @@ async function checkPrePulledVersion(source: RemoteChartSource, dir: string, sho
     if (!pulled) throw notPrePulled(source, `${shownDir}/.git-info.yaml`);
     const current = await git.resolve(source.url, source.ref);
     if (pulled !== current) {
-      throw new Error(`pre-pulled chart ${describeChart(source)} in ${shownDir} is commit ${pulled}, but ${describeVersion(source)} is at ${current} now: run 'gantry helm-pull'`);
+      throw new Error(
+        `pre-pulled chart ${describeChart(source)} in ${shownDir} is commit ${pulled}, but ${describeVersion(source)} is at ${current} now: run 'gantry helm-pull'`,
+      );
     }
     return;
   }
   const pulled = await chartYamlVersion(dir);
   if (pulled === undefined) throw notPrePulled(source, `${shownDir}/Chart.yaml`);
   if (pulled !== source.version) {
-    throw new Error(`pre-pulled chart ${describeChart(source)} in ${shownDir} has version ${pulled}, but version ${source.version} is wanted: run 'gantry helm-pull'`);
+    throw new Error(
+      `pre-pulled chart ${describeChart(source)} in ${shownDir} has version ${pulled}, but version ${source.version} is wanted: run 'gantry helm-pull'`,
+    );
   }
 }
 

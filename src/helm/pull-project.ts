@@ -44,12 +44,23 @@ export interface HelmPullOptions {
  * @throws Error or ProblemList when the project or one of its helm-chart.yaml files is invalid (nothing is pulled);
  *   failed pulls are reported in `errors` instead.
  */
-export async function pullProjectCharts(projectDir: string, options: HelmPullOptions, git: GitCache, progress: Progress): Promise<HelmPullResult> {
+export async function pullProjectCharts(
+  projectDir: string,
+  options: HelmPullOptions,
+  git: GitCache,
+  progress: Progress,
+): Promise<HelmPullResult> {
   return pullReleases(projectDir, await findProjectReleases(projectDir, 'helm-pull'), options, git, progress);
 }
 
 /** As pullProjectCharts, for releases already read. */
-export async function pullReleases(projectDir: string, releases: readonly ProjectRelease[], options: HelmPullOptions, git: GitCache, progress: Progress): Promise<HelmPullResult> {
+export async function pullReleases(
+  projectDir: string,
+  releases: readonly ProjectRelease[],
+  options: HelmPullOptions,
+  git: GitCache,
+  progress: Progress,
+): Promise<HelmPullResult> {
   const baseDir = path.join(projectDir, HELM_CHARTS_DIR);
   const result: HelmPullResult = { pulled: [], removed: [], errors: [] };
   const limit = pLimit(Math.min(4, os.availableParallelism()));
@@ -111,7 +122,11 @@ function groupByChart(releases: readonly ProjectRelease[]): Array<{ chart: Remot
 }
 
 /** Pulled versions of the chart no release wants (kluctl's cleanupUnusedCharts). */
-async function unusedVersions(source: RemoteChartSource, baseDir: string, wanted: ReadonlyMap<string, WantedVersion>): Promise<Array<{ name: string; dir: string }>> {
+async function unusedVersions(
+  source: RemoteChartSource,
+  baseDir: string,
+  wanted: ReadonlyMap<string, WantedVersion>,
+): Promise<Array<{ name: string; dir: string }>> {
   const parent = source.kind === 'git' ? path.join(chartDir(source, baseDir), 'refs', 'tags') : chartDir(source, baseDir);
   const entries = await readdir(parent, { withFileTypes: true }).catch(() => []);
   return entries
@@ -121,5 +136,10 @@ async function unusedVersions(source: RemoteChartSource, baseDir: string, wanted
 }
 
 function describe(source: RemoteChartSource, version: string, dir: string, projectDir: string): PulledChart {
-  return { chart: source.chartName, source: source.kind === 'git' ? source.url : source.repo, version, dir: relativeSlashPath(projectDir, dir) };
+  return {
+    chart: source.chartName,
+    source: source.kind === 'git' ? source.url : source.repo,
+    version,
+    dir: relativeSlashPath(projectDir, dir),
+  };
 }

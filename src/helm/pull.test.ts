@@ -18,7 +18,11 @@ let repository: ChartRepository;
 let registry: OciRegistry;
 let gitRepo: TestRepo;
 let git: GitCache;
-const chart = (version: string) => ({ name: 'pulled', version, files: { 'templates/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pulled\n' } });
+const chart = (version: string) => ({
+  name: 'pulled',
+  version,
+  files: { 'templates/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pulled\n' },
+});
 
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-helm-pull-test-'));
@@ -27,7 +31,10 @@ beforeAll(async () => {
   await repository.publish(chart('1.0.0'), chart('1.1.0'), chart('2.0.0-rc.1'));
   await registry.push(chart('0.1.0'));
   await registry.push(chart('0.2.0+build.7'));
-  gitRepo = await createRepo({ 'charts/pulled/Chart.yaml': 'apiVersion: v2\nname: pulled\nversion: 0.0.1\n', 'charts/pulled/templates/cm.yaml': 'kind: ConfigMap\n' });
+  gitRepo = await createRepo({
+    'charts/pulled/Chart.yaml': 'apiVersion: v2\nname: pulled\nversion: 0.0.1\n',
+    'charts/pulled/templates/cm.yaml': 'kind: ConfigMap\n',
+  });
   await gitRepo.tag('v0.0.1');
 });
 afterAll(async () => {
@@ -58,7 +65,9 @@ describe('pulling charts', () => {
 
   it('names chart, version and the reason when a version does not exist', async () => {
     const source: RegistryChartSource = { kind: 'helm-repo', repo: repository.url, chartName: 'pulled', version: '9.9.9' };
-    await expect(pullChart(source, path.join(scratch, 'missing'), git)).rejects.toThrow(/pulling chart pulled from http:\/\/127\.0\.0\.1:\d+\/charts \(9\.9\.9\) failed: .*9\.9\.9/);
+    await expect(pullChart(source, path.join(scratch, 'missing'), git)).rejects.toThrow(
+      /pulling chart pulled from http:\/\/127\.0\.0\.1:\d+\/charts \(9\.9\.9\) failed: .*9\.9\.9/,
+    );
   });
 
   it('pulls skipPrePull charts into the cache once, and again when the version differs', async () => {
@@ -78,12 +87,20 @@ describe('pulling charts', () => {
 
 describe('listing versions', () => {
   it('reads the Helm repository index', async () => {
-    expect((await availableVersions({ kind: 'helm-repo', repo: repository.url, chartName: 'pulled', version: '' })).sort()).toEqual(['1.0.0', '1.1.0', '2.0.0-rc.1']);
-    await expect(availableVersions({ kind: 'helm-repo', repo: repository.url, chartName: 'nope', version: '' })).rejects.toThrow(/has no chart 'nope'/);
+    expect((await availableVersions({ kind: 'helm-repo', repo: repository.url, chartName: 'pulled', version: '' })).sort()).toEqual([
+      '1.0.0',
+      '1.1.0',
+      '2.0.0-rc.1',
+    ]);
+    await expect(availableVersions({ kind: 'helm-repo', repo: repository.url, chartName: 'nope', version: '' })).rejects.toThrow(
+      /has no chart 'nope'/,
+    );
   });
 
   it("lists the OCI repository's tags, turning helm's _ back into +", async () => {
-    expect((await availableVersions({ kind: 'oci', repo: `${registry.url}/charts/pulled`, chartName: 'pulled', version: '' })).sort()).toEqual(['0.1.0', '0.2.0+build.7']);
+    expect(
+      (await availableVersions({ kind: 'oci', repo: `${registry.url}/charts/pulled`, chartName: 'pulled', version: '' })).sort(),
+    ).toEqual(['0.1.0', '0.2.0+build.7']);
   });
 
   it("lists the git repository's tags", async () => {

@@ -50,7 +50,9 @@ export async function pullChart(source: RemoteChartSource, destination: string, 
 }
 
 function pullFailure(source: RemoteChartSource, error: unknown): Error {
-  return new Error(`pulling chart ${describeChart(source)} (${describeVersion(source)}) failed: ${error instanceof Error ? error.message : String(error)}`);
+  return new Error(
+    `pulling chart ${describeChart(source)} (${describeVersion(source)}) failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 async function replaceFolder(destination: string, source: string): Promise<void> {
@@ -105,7 +107,11 @@ export async function pullCached(source: RemoteChartSource, git: GitCache): Prom
   }
   const dir = versionDir(source, helmChartsCacheDir());
   await mkdir(path.dirname(dir), { recursive: true });
-  const release = await lockfile.lock(dir, { realpath: false, retries: { retries: 600, minTimeout: 100, maxTimeout: 1000 }, stale: 120_000 });
+  const release = await lockfile.lock(dir, {
+    realpath: false,
+    retries: { retries: 600, minTimeout: 100, maxTimeout: 1000 },
+    stale: 120_000,
+  });
   try {
     if (await cacheNeedsPull(dir, source.version)) await pullChart(source, dir, git);
     return dir;

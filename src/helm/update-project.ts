@@ -53,13 +53,21 @@ export interface HelmUpdateOptions {
  * @throws Error or ProblemList for an invalid project or helm-chart.yaml, a repository that can not be read, a
  *   constraint nothing satisfies, or (with `commit`) a dirty work tree; in each case before any file is written.
  */
-export async function updateProjectCharts(projectDir: string, options: HelmUpdateOptions, git: GitCache, progress: Progress): Promise<HelmUpdateResult> {
+export async function updateProjectCharts(
+  projectDir: string,
+  options: HelmUpdateOptions,
+  git: GitCache,
+  progress: Progress,
+): Promise<HelmUpdateResult> {
   const releases = await findProjectReleases(projectDir, 'helm-update');
   if (options.commit) {
     await checkCleanWorkTree(projectDir);
     await checkChartsPulled(projectDir, releases, git, progress);
   }
-  const newest = await newestVersions(releases.filter((release) => currentVersion(release) !== undefined), progress);
+  const newest = await newestVersions(
+    releases.filter((release) => currentVersion(release) !== undefined),
+    progress,
+  );
   const result: HelmUpdateResult = { charts: [], pulled: [], removed: [], commits: [], errors: [] };
   const upgrades = new Map<string, Array<{ release: ProjectRelease; update: ChartUpdate }>>();
   for (const release of releases) {
@@ -104,7 +112,8 @@ async function newestVersions(releases: readonly ProjectRelease[], progress: Pro
       const versions = await (queries.get(chartKey(release.source)) as Promise<string[]>);
       const constraint = release.config.updateConstraints;
       const found = newestVersion(versions, constraint);
-      if (!found) throw new Error(constraint === undefined ? 'no released version found' : `no version satisfies updateConstraints '${constraint}'`);
+      if (!found)
+        throw new Error(constraint === undefined ? 'no released version found' : `no version satisfies updateConstraints '${constraint}'`);
       newest.set(release, found);
     } catch (error) {
       problems.push(...problemsOf(error).map((problem) => `${release.relFile}: ${problem}`));
@@ -122,7 +131,13 @@ function currentVersion(release: ProjectRelease): string | undefined {
 function decide(release: ProjectRelease, newest: string | undefined): ChartUpdate {
   const { source, config } = release;
   const current = currentVersion(release);
-  const base = { file: release.relFile, chart: source.chartName, source: source.kind === 'git' ? source.url : source.repo, currentVersion: current, newestVersion: newest };
+  const base = {
+    file: release.relFile,
+    chart: source.chartName,
+    source: source.kind === 'git' ? source.url : source.repo,
+    currentVersion: current,
+    newestVersion: newest,
+  };
   if (current === undefined || newest === undefined) return { ...base, status: 'not-updatable' };
   if (current === newest) return { ...base, status: 'up-to-date' };
   return { ...base, status: config.skipUpdate ? 'skipped' : 'update-available' };
@@ -143,19 +158,31 @@ async function upgrade(
     update.status = 'updated';
     progress.step(path.posix.dirname(release.relFile), `updated chart version to ${to}`);
   }
-  const pull = await pullReleases(projectDir, await findProjectReleases(projectDir, 'helm-update'), { force: false, dryRun: false }, git, progress);
+  const pull = await pullReleases(
+    projectDir,
+    await findProjectReleases(projectDir, 'helm-update'),
+    { force: false, dryRun: false },
+    git,
+    progress,
+  );
   if (pull.errors.length > 0 || !commit) return pull;
   const message = `Updated helm chart ${first.chart} from version ${first.currentVersion} to version ${to}`;
-  const hash = await commitUpgrade(projectDir, group.map(({ release }) => release.file), message);
+  const hash = await commitUpgrade(
+    projectDir,
+    group.map(({ release }) => release.file),
+    message,
+  );
   progress.step(first.chart, `committed ${hash.slice(0, 12)}: ${message}`);
   return { ...pull, commit: { chart: first.chart, from: first.currentVersion as string, to, commit: hash } };
 }
 
 /** Checks the work tree has no staged or unstaged change and nothing untracked in `.helm-charts` (kluctl's rules for --commit). */
 async function checkCleanWorkTree(projectDir: string): Promise<void> {
-  const root = (await gitIn(projectDir, ['rev-parse', '--show-toplevel']).catch(() => {
-    throw new Error(`--commit needs the project in a git work tree; ${projectDir} is not in one`);
-  })).trim();
+  const root = (
+    await gitIn(projectDir, ['rev-parse', '--show-toplevel']).catch(() => {
+      throw new Error(`--commit needs the project in a git work tree; ${projectDir} is not in one`);
+    })
+  ).trim();
   const chartsPrefix = `${relativeSlashPath(root, path.join(projectDir, HELM_CHARTS_DIR))}/`;
   const entries = (await gitIn(root, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);
   for (const entry of entries) {
@@ -166,9 +193,15 @@ async function checkCleanWorkTree(projectDir: string): Promise<void> {
 }
 
 /** --commit needs `.helm-charts` up to date, so each commit holds only its chart's change. */
-async function checkChartsPulled(projectDir: string, releases: readonly ProjectRelease[], git: GitCache, progress: Progress): Promise<void> {
+async function checkChartsPulled(
+  projectDir: string,
+  releases: readonly ProjectRelease[],
+  git: GitCache,
+  progress: Progress,
+): Promise<void> {
   const pending = await pullReleases(projectDir, releases, { force: false, dryRun: true }, git, progress);
-  if (pending.pulled.length + pending.removed.length > 0) throw new Error(`${HELM_CHARTS_DIR} is not up to date: run 'gantry helm-pull' first`);
+  if (pending.pulled.length + pending.removed.length > 0)
+    throw new Error(`${HELM_CHARTS_DIR} is not up to date: run 'gantry helm-pull' first`);
 }
 
 /** Stages the helm-chart.yaml files and `.helm-charts`, commits, returns the commit. Uses the user's git setup. */

@@ -62,7 +62,8 @@ async function ociTags(repo: string): Promise<string[]> {
 
 async function anonymousToken(challenge: string | null, repo: string): Promise<string> {
   const params = Object.fromEntries([...(challenge ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
-  if (!challenge?.startsWith('Bearer') || !params['realm']) throw new Error(`OCI registry ${repo} requires credentials, which this version of Gantry does not pass`);
+  if (!challenge?.startsWith('Bearer') || !params['realm'])
+    throw new Error(`OCI registry ${repo} requires credentials, which this version of Gantry does not pass`);
   const url = new URL(params['realm']);
   for (const key of ['service', 'scope']) if (params[key]) url.searchParams.set(key, params[key]);
   const response = await request(url.toString());
@@ -73,7 +74,9 @@ async function anonymousToken(challenge: string | null, repo: string): Promise<s
 
 async function gitTags(url: string): Promise<string[]> {
   const { stdout } = await git(['ls-remote', '--tags', '--refs', url]).catch((error: Error) => {
-    throw new Error(`git repository ${url} could not be listed: ${error.message.split('\n').find((line) => /^(fatal|error):/.test(line)) ?? error.message}`);
+    throw new Error(
+      `git repository ${url} could not be listed: ${error.message.split('\n').find((line) => /^(fatal|error):/.test(line)) ?? error.message}`,
+    );
   });
   return stdout.split('\n').flatMap((line) => {
     const ref = line.split('\t')[1];

@@ -55,7 +55,11 @@ export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
   else config.loadFromDefault();
   if (options.context) {
     if (!config.getContextObject(options.context)) {
-      const known = config.getContexts().map((context) => context.name).join(', ') || 'none';
+      const known =
+        config
+          .getContexts()
+          .map((context) => context.name)
+          .join(', ') || 'none';
       throw new Error(`context '${options.context}' not found in kubeconfig (known contexts: ${known})`);
     }
     config.setCurrentContext(options.context);
@@ -108,7 +112,10 @@ export class KubeClient {
     return `${this.server}${path}${search ? `?${search}` : ''}`;
   }
 
-  private async authenticate(url: string, method: string): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher | undefined }> {
+  private async authenticate(
+    url: string,
+    method: string,
+  ): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher | undefined }> {
     const context = new RequestContext(url, method as HttpMethod);
     await this.config.applySecurityAuthentication(context);
     return { headers: { ...context.getHeaders() }, dispatcher: context.getDispatcher() as Dispatcher | undefined };

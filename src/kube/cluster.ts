@@ -54,7 +54,12 @@ export class Cluster {
     return this.client.request<KubeObject>('PATCH', path, {
       body: object,
       contentType: 'application/apply-patch+yaml',
-      query: { fieldManager: options.fieldManager, force: options.force ? 'true' : undefined, dryRun: options.dryRun ? 'All' : undefined, fieldValidation: 'Strict' },
+      query: {
+        fieldManager: options.fieldManager,
+        force: options.force ? 'true' : undefined,
+        dryRun: options.dryRun ? 'All' : undefined,
+        fieldValidation: 'Strict',
+      },
     });
   }
 
@@ -74,7 +79,11 @@ export class Cluster {
    * Changes single fields with a JSON patch (RFC 6902), leaving every other field and its ownership alone.
    * @throws KubeApiError when a path does not exist or the result is invalid.
    */
-  async patchJson(ref: ObjectRef, operations: ReadonlyArray<{ op: 'replace' | 'add'; path: string; value: unknown }>, options: { fieldManager: string; dryRun?: boolean; subresource?: 'status' }): Promise<KubeObject> {
+  async patchJson(
+    ref: ObjectRef,
+    operations: ReadonlyArray<{ op: 'replace' | 'add'; path: string; value: unknown }>,
+    options: { fieldManager: string; dryRun?: boolean; subresource?: 'status' },
+  ): Promise<KubeObject> {
     const suffix = options.subresource ? `/${options.subresource}` : '';
     return this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: operations,
@@ -87,7 +96,11 @@ export class Cluster {
    * JSON merge patch (RFC 7386) of the object or of its `status` subresource. Including
    * `metadata.resourceVersion` in the patch makes it conditional (409 when the object changed meanwhile).
    */
-  async patchMerge(ref: ObjectRef, patch: Record<string, unknown>, options: { fieldManager: string; subresource?: 'status' }): Promise<KubeObject> {
+  async patchMerge(
+    ref: ObjectRef,
+    patch: Record<string, unknown>,
+    options: { fieldManager: string; subresource?: 'status' },
+  ): Promise<KubeObject> {
     const suffix = options.subresource ? `/${options.subresource}` : '';
     return this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: patch,
@@ -124,9 +137,13 @@ export class Cluster {
     const items: KubeObject[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.client.request<{ items: KubeObject[]; metadata?: { continue?: string } }>('GET', collectionPath(resource, namespace), {
-        query: { labelSelector, limit: '500', continue: continueToken },
-      });
+      const page = await this.client.request<{ items: KubeObject[]; metadata?: { continue?: string } }>(
+        'GET',
+        collectionPath(resource, namespace),
+        {
+          query: { labelSelector, limit: '500', continue: continueToken },
+        },
+      );
       const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
       for (const item of page.items) items.push({ ...item, apiVersion, kind: resource.kind });
       continueToken = page.metadata?.continue || undefined;
@@ -169,4 +186,3 @@ function collectionPath(resource: ApiResource, namespace: string | undefined): s
   const base = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
   return `${base}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${resource.resource}`;
 }
-

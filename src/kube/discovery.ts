@@ -84,23 +84,43 @@ export class Discovery {
       this.client.request<AggregatedList>('GET', '/api', { accept: AGGREGATED }),
       this.client.request<AggregatedList>('GET', '/apis', { accept: AGGREGATED }),
     ]);
-    if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') return [...fromAggregated(core), ...fromAggregated(groups)];
+    if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList')
+      return [...fromAggregated(core), ...fromAggregated(groups)];
     return this.loadPerGroup();
   }
 
   /** Discovery for servers without aggregated discovery: one request per group version. */
   private async loadPerGroup(): Promise<ApiResource[]> {
-    const groups = await this.client.request<{ groups: Array<{ name: string; versions: Array<{ version: string }>; preferredVersion?: { version: string } }> }>('GET', '/apis');
+    const groups = await this.client.request<{
+      groups: Array<{ name: string; versions: Array<{ version: string }>; preferredVersion?: { version: string } }>;
+    }>('GET', '/apis');
     const paths = [{ group: '', version: 'v1', path: '/api/v1', preferred: true }];
     for (const group of groups.groups) {
-      for (const { version } of group.versions) paths.push({ group: group.name, version, path: `/apis/${group.name}/${version}`, preferred: group.preferredVersion?.version === version });
+      for (const { version } of group.versions)
+        paths.push({
+          group: group.name,
+          version,
+          path: `/apis/${group.name}/${version}`,
+          preferred: group.preferredVersion?.version === version,
+        });
     }
     const lists = await Promise.all(
       paths.map(async (entry) => {
-        const list = await this.client.request<{ resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }> }>('GET', entry.path);
+        const list = await this.client.request<{ resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }> }>(
+          'GET',
+          entry.path,
+        );
         return list.resources
           .filter((resource) => !resource.name.includes('/'))
-          .map((resource) => ({ group: entry.group, version: entry.version, kind: resource.kind, resource: resource.name, namespaced: resource.namespaced, verbs: resource.verbs, preferred: entry.preferred }));
+          .map((resource) => ({
+            group: entry.group,
+            version: entry.version,
+            kind: resource.kind,
+            resource: resource.name,
+            namespaced: resource.namespaced,
+            verbs: resource.verbs,
+            preferred: entry.preferred,
+          }));
       }),
     );
     return lists.flat();

@@ -33,7 +33,12 @@ describe('Http1KubeConfig', () => {
     proxy = await TcpProxy.start();
     const client = testClient(proxy.url);
     const events: string[] = [];
-    const watch = await new Watch(client.config).watch('/api/v1/namespaces/default/configmaps', { allowWatchBookmarks: true }, (type) => events.push(type), () => undefined);
+    const watch = await new Watch(client.config).watch(
+      '/api/v1/namespaces/default/configmaps',
+      { allowWatchBookmarks: true },
+      (type) => events.push(type),
+      () => undefined,
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(events).toContain('ADDED');
     watch.abort();
@@ -42,4 +47,3 @@ describe('Http1KubeConfig', () => {
     expect(proxy.clientHellos.every((hello) => offers(hello).join() === 'http/1.1')).toBe(true);
   });
 });
-

@@ -18,7 +18,12 @@ export class Http1KubeConfig extends KubeConfig {
   /** A copy of `config` (clusters, users, contexts, current context). */
   static from(config: KubeConfig): Http1KubeConfig {
     const copy = new Http1KubeConfig();
-    copy.loadFromOptions({ clusters: config.clusters, users: config.users, contexts: config.contexts, currentContext: config.getCurrentContext() });
+    copy.loadFromOptions({
+      clusters: config.clusters,
+      users: config.users,
+      contexts: config.contexts,
+      currentContext: config.getCurrentContext(),
+    });
     return copy;
   }
 
@@ -35,12 +40,23 @@ export class Http1KubeConfig extends KubeConfig {
   private async agent(): Promise<Agent> {
     const tls: AgentOptions = {};
     await this.applyToHTTPSOptions(tls);
-    const connect = { ca: tls.ca, cert: tls.cert, key: tls.key, pfx: tls.pfx, passphrase: tls.passphrase, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername };
+    const connect = {
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      pfx: tls.pfx,
+      passphrase: tls.passphrase,
+      rejectUnauthorized: tls.rejectUnauthorized,
+      servername: tls.servername,
+    };
     const material = JSON.stringify(connect);
     if (this.pool?.material !== material) {
       void this.pool?.agent.close();
       // keepAlive as the library sets it: 30 s, like client-go, below cloud load balancers' idle timeouts.
-      this.pool = { material, agent: new Agent({ allowH2: false, connect: { ...connect, keepAlive: true, keepAliveInitialDelay: 30_000 } }) };
+      this.pool = {
+        material,
+        agent: new Agent({ allowH2: false, connect: { ...connect, keepAlive: true, keepAliveInitialDelay: 30_000 } }),
+      };
     }
     return this.pool.agent;
   }

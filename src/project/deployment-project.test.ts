@@ -13,8 +13,19 @@ afterAll(() => pool.close());
 
 async function load(dir: string, target: string, args: string[] = []) {
   const project = await loadKluctlProject(dir);
-  const resolved = await resolveTarget(project, { targetName: target, externalArgs: await parseArgs(args), contextOverride: undefined, defaultContext: 'ctx' }, pool);
-  return { resolved, items: await loadDeploymentItems(dir, { target: resolved.templateValue, args: resolved.args }, { renderer: pool, cluster: undefined, git: new GitCache() }) };
+  const resolved = await resolveTarget(
+    project,
+    { targetName: target, externalArgs: await parseArgs(args), contextOverride: undefined, defaultContext: 'ctx' },
+    pool,
+  );
+  return {
+    resolved,
+    items: await loadDeploymentItems(
+      dir,
+      { target: resolved.templateValue, args: resolved.args },
+      { renderer: pool, cluster: undefined, git: new GitCache() },
+    ),
+  };
 }
 
 describe('3-templating-and-multi-env', () => {
@@ -30,10 +41,20 @@ describe('3-templating-and-multi-env', () => {
   it('flattens includes in order, with the barrier after namespaces', async () => {
     const { items } = await load(dir, 'test');
     expect(items.map((item) => item.relDir ?? 'barrier')).toEqual([
-      'namespaces', 'barrier', 'third-party/redis',
-      'services/adservice', 'services/cartservice', 'services/checkoutservice', 'services/currencyservice', 'services/emailservice',
-      'services/frontend', 'services/loadgenerator', 'services/paymentservice', 'services/productcatalogservice',
-      'services/recommendationservice', 'services/shippingservice',
+      'namespaces',
+      'barrier',
+      'third-party/redis',
+      'services/adservice',
+      'services/cartservice',
+      'services/checkoutservice',
+      'services/currencyservice',
+      'services/emailservice',
+      'services/frontend',
+      'services/loadgenerator',
+      'services/paymentservice',
+      'services/productcatalogservice',
+      'services/recommendationservice',
+      'services/shippingservice',
     ]);
   });
 
@@ -42,7 +63,10 @@ describe('3-templating-and-multi-env', () => {
     const frontend = items.find((item) => item.relDir === 'services/frontend');
     expect(frontend?.tags).toEqual(['services', 'frontend']);
     expect(frontend?.overrideNamespace).toBe('ms-demo-test');
-    expect(frontend?.commonLabels).toEqual({ 'examples.kluctl.io/deployment-project': 'microservices-demo', 'examples.kluctl.io/deployment-target': 'test' });
+    expect(frontend?.commonLabels).toEqual({
+      'examples.kluctl.io/deployment-project': 'microservices-demo',
+      'examples.kluctl.io/deployment-target': 'test',
+    });
   });
 
   it('loads the vars file chosen by an arg, and -a overrides the target arg', async () => {
@@ -55,7 +79,9 @@ describe('3-templating-and-multi-env', () => {
 
 describe('bad input', () => {
   it('names the unknown target and the known ones', async () => {
-    await expect(load(example('microservices-demo/3-templating-and-multi-env'), 'nope')).rejects.toThrow(/target 'nope' not found.*local, test, prod/);
+    await expect(load(example('microservices-demo/3-templating-and-multi-env'), 'nope')).rejects.toThrow(
+      /target 'nope' not found.*local, test, prod/,
+    );
   });
 
   it('names a missing vars file', async () => {
@@ -67,7 +93,10 @@ describe('bad input', () => {
   it('names file and line of a template error', async () => {
     const dir = await copyExample('microservices-demo/3-templating-and-multi-env');
     try {
-      await writeFile(path.join(dir, 'services/deployment.yml'), 'deployments:\n  - path: adservice\n  {% if services.nothing.enabled %}\n  - path: x\n  {% endif %}\n');
+      await writeFile(
+        path.join(dir, 'services/deployment.yml'),
+        'deployments:\n  - path: adservice\n  {% if services.nothing.enabled %}\n  - path: x\n  {% endif %}\n',
+      );
       await expect(load(dir, 'test')).rejects.toThrow(/services\/deployment\.yml:3: .*nothing/);
     } finally {
       await removeCopy(dir);

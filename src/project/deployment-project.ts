@@ -100,18 +100,30 @@ interface LoadState {
  * @throws Error naming the deployment.yaml (and item) for template errors, invalid YAML, unknown keys,
  * missing folders, paths outside the project, unknown git repositories or refs.
  */
-export async function loadDeploymentItems(rootDir: string, rootContext: Values, environment: ProjectEnvironment): Promise<DeploymentItem[]> {
+export async function loadDeploymentItems(
+  rootDir: string,
+  rootContext: Values,
+  environment: ProjectEnvironment,
+): Promise<DeploymentItem[]> {
   const state: LoadState = { environment, dirUses: new Map() };
   const root = path.resolve(rootDir);
   const node = await loadProjectNode(root, { root, id: '' }, rootContext, undefined, state);
   return node ? collectItems(node, state) : [];
 }
 
-async function loadProjectNode(dir: string, source: ItemSource, context: Values, parent: ProjectNode['parent'], state: LoadState): Promise<ProjectNode | undefined> {
+async function loadProjectNode(
+  dir: string,
+  source: ItemSource,
+  context: Values,
+  parent: ProjectNode['parent'],
+  state: LoadState,
+): Promise<ProjectNode | undefined> {
   const file = await findProjectFile(dir, 'deployment');
   const label = file ?? path.join(dir, 'deployment.yaml');
   const partial = { dir, source, parent };
-  const config = file ? await readProjectConfig(file, projectSearchDirs(partial), source, context, state) : await implicitConfig(dir, parent, source);
+  const config = file
+    ? await readProjectConfig(file, projectSearchDirs(partial), source, context, state)
+    : await implicitConfig(dir, parent, source);
   if (!parent && config.when !== undefined) throw new Error(`${label}: the root deployment project can not contain 'when'`);
   const node: ProjectNode = { ...partial, file: label, config, context };
   node.context = await loadVars(config.vars, context, varsScope(node, projectSearchDirs(node), label, state));
@@ -119,7 +131,13 @@ async function loadProjectNode(dir: string, source: ItemSource, context: Values,
   return node;
 }
 
-async function readProjectConfig(file: string, searchDirs: readonly string[], source: ItemSource, context: Values, state: LoadState): Promise<DeploymentProjectConfig> {
+async function readProjectConfig(
+  file: string,
+  searchDirs: readonly string[],
+  source: ItemSource,
+  context: Values,
+  state: LoadState,
+): Promise<DeploymentProjectConfig> {
   const [rendered] = await state.environment.renderer.renderFiles({
     rootDir: source.root,
     files: [relativeSlashPath(source.root, file)],
@@ -179,7 +197,10 @@ async function collectItems(node: ProjectNode, state: LoadState): Promise<Deploy
 }
 
 async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, label: string, state: LoadState): Promise<DeploymentItem[]> {
-  const { dir, source } = config.git !== undefined ? await checkoutGitInclude(config.git, label, state) : { dir: await resolveFolder(node, config.include as string, label), source: node.source };
+  const { dir, source } =
+    config.git !== undefined
+      ? await checkoutGitInclude(config.git, label, state)
+      : { dir: await resolveFolder(node, config.include as string, label), source: node.source };
   const base = await includeContext(node, config, dir, label);
   const context = await loadVars(config.vars, base, varsScope(node, projectSearchDirs(node), node.file, state));
   const child = await loadProjectNode(dir, source, context, { node, include: config }, state);
@@ -192,7 +213,8 @@ async function checkoutGitInclude(git: GitInclude, label: string, state: LoadSta
     throw new Error(`${label}: ${error.message}`);
   });
   const dir = path.resolve(checkout.dir, spec.subDir ?? '.');
-  if (!isInside(checkout.dir, dir) || !(await isDirectory(dir))) throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
+  if (!isInside(checkout.dir, dir) || !(await isDirectory(dir)))
+    throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
   const id = `git-${createHash('sha256').update(spec.url).digest('hex').slice(0, 10)}-${checkout.commit.slice(0, 10)}`;
   return { dir, source: { root: checkout.dir, id } };
 }
@@ -240,10 +262,21 @@ async function pathItem(node: ProjectNode, config: DeploymentItemConfig, label: 
 
 /** An item without a folder: a barrier, or objects to delete or wait for. */
 function actionItem(node: ProjectNode, config: DeploymentItemConfig): DeploymentItem {
-  return { ...inherited(node, config), dir: undefined, relDir: undefined, index: 0, recursive: false, context: node.context, searchDirs: projectSearchDirs(node) };
+  return {
+    ...inherited(node, config),
+    dir: undefined,
+    relDir: undefined,
+    index: 0,
+    recursive: false,
+    context: node.context,
+    searchDirs: projectSearchDirs(node),
+  };
 }
 
-function inherited(node: ProjectNode, config: DeploymentItemConfig): Omit<DeploymentItem, 'dir' | 'relDir' | 'index' | 'recursive' | 'context' | 'searchDirs'> {
+function inherited(
+  node: ProjectNode,
+  config: DeploymentItemConfig,
+): Omit<DeploymentItem, 'dir' | 'relDir' | 'index' | 'recursive' | 'context' | 'searchDirs'> {
   return {
     source: node.source,
     barrier: config.barrier ?? false,
@@ -291,7 +324,10 @@ function projectTags(node: ProjectNode): string[] {
   return tags;
 }
 
-function mergedFromRoot(node: ProjectNode, pick: (config: DeploymentProjectConfig) => Record<string, string> | undefined): Record<string, string> {
+function mergedFromRoot(
+  node: ProjectNode,
+  pick: (config: DeploymentProjectConfig) => Record<string, string> | undefined,
+): Record<string, string> {
   const chain: ProjectNode[] = [];
   for (let current: ProjectNode | undefined = node; current; current = current.parent?.node) chain.unshift(current);
   return Object.assign({}, ...chain.map((current) => pick(current.config) ?? {}));

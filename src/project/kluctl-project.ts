@@ -71,7 +71,11 @@ export async function resolveTarget(project: KluctlProject, selection: TargetSel
   let target: Values = { ...config, args, discriminator, ...(context === undefined ? {} : { context }) };
   for (let attempt = 0; attempt < 10; attempt++) {
     const context = { target, args: target['args'] as Values };
-    const rendered = await renderStrings(target, { rootDir: project.dir, dir: project.dir, name: project.file ?? '.kluctl.yaml', context }, renderer);
+    const rendered = await renderStrings(
+      target,
+      { rootDir: project.dir, dir: project.dir, name: project.file ?? '.kluctl.yaml', context },
+      renderer,
+    );
     if (JSON.stringify(rendered) === JSON.stringify(target)) break;
     target = rendered as Values;
   }

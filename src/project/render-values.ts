@@ -24,7 +24,9 @@ export async function renderStrings(value: unknown, scope: StringScope, renderer
   }
   if (Array.isArray(value)) return Promise.all(value.map((entry) => renderStrings(entry, scope, renderer)));
   if (isPlainObject(value)) {
-    const entries = await Promise.all(Object.entries(value).map(async ([key, entry]) => [key, await renderStrings(entry, scope, renderer)] as const));
+    const entries = await Promise.all(
+      Object.entries(value).map(async ([key, entry]) => [key, await renderStrings(entry, scope, renderer)] as const),
+    );
     return Object.fromEntries(entries);
   }
   return value;

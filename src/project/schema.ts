@@ -19,7 +19,10 @@ const GitRefSchema = Type.Object(
 );
 
 /** Field schemas of the vars sources Gantry loads, as kluctl's templating/variable-sources docs define them. */
-export const VarsSourceGitSchema = Type.Object({ url: Type.String({ minLength: 1 }), ref: Type.Optional(GitRefSchema), path: Type.String({ minLength: 1 }) }, Strict);
+export const VarsSourceGitSchema = Type.Object(
+  { url: Type.String({ minLength: 1 }), ref: Type.Optional(GitRefSchema), path: Type.String({ minLength: 1 }) },
+  Strict,
+);
 export type VarsSourceGit = Static<typeof VarsSourceGitSchema>;
 
 export const VarsSourceClusterMapSchema = Type.Object(
@@ -155,7 +158,10 @@ const ObjectMatch = {
 };
 
 /** An `ignoreForDiff` entry (kluctl's deployment-yml docs). */
-export const IgnoreForDiffSchema = Type.Object({ ...ObjectMatch, fieldPath: Type.Optional(StringOrList), fieldPathRegex: Type.Optional(StringOrList) }, Strict);
+export const IgnoreForDiffSchema = Type.Object(
+  { ...ObjectMatch, fieldPath: Type.Optional(StringOrList), fieldPathRegex: Type.Optional(StringOrList) },
+  Strict,
+);
 export type IgnoreForDiffConfig = Static<typeof IgnoreForDiffSchema>;
 
 /** A `conflictResolution` entry (kluctl's deployment-yml docs). */
@@ -224,12 +230,27 @@ export type GitInclude = Static<typeof GitIncludeSchema>;
 /** Deployment item keys Kluctl accepts that this version of Gantry refuses rather than ignores. */
 export const UNSUPPORTED_ITEM_KEYS = ['oci'] as const;
 
-
 /** Vars source kinds Gantry loads; the others in VarsSourceSchema are refused with a clear error. */
-export const SUPPORTED_VARS_SOURCES = ['values', 'file', 'git', 'clusterConfigMap', 'clusterSecret', 'clusterObject', 'systemEnvVars', 'http'] as const;
+export const SUPPORTED_VARS_SOURCES = [
+  'values',
+  'file',
+  'git',
+  'clusterConfigMap',
+  'clusterSecret',
+  'clusterObject',
+  'systemEnvVars',
+  'http',
+] as const;
 
 /** Every vars source kind Kluctl has (the keys of VarsSourceSchema that are not modifiers). */
-export const VARS_SOURCE_KINDS = [...SUPPORTED_VARS_SOURCES, 'gitFiles', 'awsSecretsManager', 'gcpSecretManager', 'vault', 'azureKeyVault'] as const;
+export const VARS_SOURCE_KINDS = [
+  ...SUPPORTED_VARS_SOURCES,
+  'gitFiles',
+  'awsSecretsManager',
+  'gcpSecretManager',
+  'vault',
+  'azureKeyVault',
+] as const;
 
 /**
  * Checks `value` against `schema` and returns it typed.

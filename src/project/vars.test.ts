@@ -32,10 +32,18 @@ afterAll(async () => {
 });
 
 /** Loads `sources` over `context` in a throwaway project holding `files`. */
-async function load(sources: VarsSource[], options: { files?: Record<string, string>; context?: Values; environment?: Partial<ProjectEnvironment> } = {}): Promise<Values> {
+async function load(
+  sources: VarsSource[],
+  options: { files?: Record<string, string>; context?: Values; environment?: Partial<ProjectEnvironment> } = {},
+): Promise<Values> {
   const dir = await writeProject(options.files ?? {});
   cleanups.push(() => removeCopy(dir));
-  return loadVars(sources, options.context ?? {}, { rootDir: dir, searchDirs: [dir], declaredIn: 'deployment.yaml', environment: { ...environment, ...options.environment } });
+  return loadVars(sources, options.context ?? {}, {
+    rootDir: dir,
+    searchDirs: [dir],
+    declaredIn: 'deployment.yaml',
+    environment: { ...environment, ...options.environment },
+  });
 }
 
 describe('modifiers', () => {
@@ -51,29 +59,45 @@ describe('modifiers', () => {
   });
 
   it('places vars at a dotted targetPath or into one element of a list', async () => {
-    const vars = await load([{ values: { list: [{ keep: 1 }, { keep: 2 }] } }, { values: { v: 1 }, targetPath: 'my.target' }, { values: { added: true }, targetPath: 'list[1]' }]);
+    const vars = await load([
+      { values: { list: [{ keep: 1 }, { keep: 2 }] } },
+      { values: { v: 1 }, targetPath: 'my.target' },
+      { values: { added: true }, targetPath: 'list[1]' },
+    ]);
     expect(vars).toEqual({ list: [{ keep: 1 }, { keep: 2, added: true }], my: { target: { v: 1 } } });
   });
 
   it('names the source of a bad targetPath, a vars file that is no mapping, and multidoc without targetPath', async () => {
-    await expect(load([{ values: { v: 1 }, targetPath: 'a[*]' }])).rejects.toThrow("deployment.yaml: vars[0]: targetPath 'a[*]': only keys and list indexes are supported (at '[*]')");
-    await expect(load([{ values: { v: 1 } }, { http: { url: 'http://127.0.0.1:1' }, when: 'false' }, { file: 'list.yaml' }], { files: { 'list.yaml': '- 1\n' } })).rejects.toThrow(
-      'list.yaml: a vars file must hold a YAML mapping',
+    await expect(load([{ values: { v: 1 }, targetPath: 'a[*]' }])).rejects.toThrow(
+      "deployment.yaml: vars[0]: targetPath 'a[*]': only keys and list indexes are supported (at '[*]')",
     );
-    await expect(load([{ file: 'v.yaml', multidoc: true }], { files: { 'v.yaml': 'a: 1\n' } })).rejects.toThrow("deployment.yaml: vars[0]: 'multidoc' needs 'targetPath'");
+    await expect(
+      load([{ values: { v: 1 } }, { http: { url: 'http://127.0.0.1:1' }, when: 'false' }, { file: 'list.yaml' }], {
+        files: { 'list.yaml': '- 1\n' },
+      }),
+    ).rejects.toThrow('list.yaml: a vars file must hold a YAML mapping');
+    await expect(load([{ file: 'v.yaml', multidoc: true }], { files: { 'v.yaml': 'a: 1\n' } })).rejects.toThrow(
+      "deployment.yaml: vars[0]: 'multidoc' needs 'targetPath'",
+    );
   });
 
   it('refuses no source, two sources and the cloud sources', async () => {
     await expect(load([{ ignoreMissing: true }])).rejects.toThrow('deployment.yaml: vars[0]: a vars source needs one of values, file, git');
-    await expect(load([{ values: {}, file: 'x.yaml' }])).rejects.toThrow('deployment.yaml: vars[0]: a vars source can have only one of values, file');
-    await expect(load([{ vault: { address: 'http://127.0.0.1:1', path: 'x' } }])).rejects.toThrow("deployment.yaml: vars[0]: vars source 'vault' is not supported by this version of Gantry");
+    await expect(load([{ values: {}, file: 'x.yaml' }])).rejects.toThrow(
+      'deployment.yaml: vars[0]: a vars source can have only one of values, file',
+    );
+    await expect(load([{ vault: { address: 'http://127.0.0.1:1', path: 'x' } }])).rejects.toThrow(
+      "deployment.yaml: vars[0]: vars source 'vault' is not supported by this version of Gantry",
+    );
   });
 
   it('reports a typo in a source field with its path', () => {
-    expect(() => validate(DeploymentProjectSchema, { vars: [{ clusterConfigMap: { nmae: 'x', namespace: 'n', key: 'k' } }] }, 'deployment.yaml')).toThrow(
-      "deployment.yaml: vars[0].clusterConfigMap: unknown field 'nmae'",
+    expect(() =>
+      validate(DeploymentProjectSchema, { vars: [{ clusterConfigMap: { nmae: 'x', namespace: 'n', key: 'k' } }] }, 'deployment.yaml'),
+    ).toThrow("deployment.yaml: vars[0].clusterConfigMap: unknown field 'nmae'");
+    expect(() => validate(DeploymentProjectSchema, { vars: [{ http: { url: 'http://x', header: {} } }] }, 'deployment.yaml')).toThrow(
+      "deployment.yaml: vars[0].http: unknown field 'header'",
     );
-    expect(() => validate(DeploymentProjectSchema, { vars: [{ http: { url: 'http://x', header: {} } }] }, 'deployment.yaml')).toThrow("deployment.yaml: vars[0].http: unknown field 'header'");
   });
 
   it('marks the top-level vars of sensitive sources, and sensitive: false clears the default', async () => {
@@ -110,27 +134,39 @@ describe('sops-encrypted vars files', () => {
   let gpg: GpgKey;
   beforeAll(async () => {
     [age, gpg] = await Promise.all([createAgeKey(), createGpgKey()]);
-    cleanups.push(() => age.remove(), () => gpg.remove());
+    cleanups.push(
+      () => age.remove(),
+      () => gpg.remove(),
+    );
   }, 120_000);
 
   it('decrypts with age after templating and marks the vars sensitive', async () => {
     const encrypted = await sopsEncrypt('db:\n  password: hunter2\n', 'yaml', { age: age.recipient });
-    const vars = await load([{ values: { plain: 1 } }, { file: 'secrets.yaml' }], { files: { 'secrets.yaml': encrypted }, environment: { sopsEnv: { SOPS_AGE_KEY_FILE: age.keyFile } } });
+    const vars = await load([{ values: { plain: 1 } }, { file: 'secrets.yaml' }], {
+      files: { 'secrets.yaml': encrypted },
+      environment: { sopsEnv: { SOPS_AGE_KEY_FILE: age.keyFile } },
+    });
     expect(vars).toEqual({ plain: 1, db: { password: 'hunter2' } });
     expect([...sensitiveVarNames(vars)]).toEqual(['db']);
   });
 
   it('decrypts JSON with PGP', async () => {
     const encrypted = await sopsEncrypt('{"token": "abc"}', 'json', { pgp: gpg.fingerprint, gnupgHome: gpg.home });
-    const vars = await load([{ file: 'secrets.json' }], { files: { 'secrets.json': encrypted }, environment: { sopsEnv: { GNUPGHOME: gpg.home } } });
+    const vars = await load([{ file: 'secrets.json' }], {
+      files: { 'secrets.json': encrypted },
+      environment: { sopsEnv: { GNUPGHOME: gpg.home } },
+    });
     expect(vars).toEqual({ token: 'abc' });
   });
 
   it('names the file and the recipient when the key is missing', async () => {
     const encrypted = await sopsEncrypt('a: 1\n', 'yaml', { age: age.recipient });
-    await expect(load([{ file: 'secrets.yaml' }], { files: { 'secrets.yaml': encrypted }, environment: { sopsEnv: { HOME: '/nonexistent', SOPS_AGE_KEY_FILE: '' } } })).rejects.toThrow(
-      `secrets.yaml: cannot decrypt with sops: no key to decrypt it is available: age recipient ${age.recipient}`,
-    );
+    await expect(
+      load([{ file: 'secrets.yaml' }], {
+        files: { 'secrets.yaml': encrypted },
+        environment: { sopsEnv: { HOME: '/nonexistent', SOPS_AGE_KEY_FILE: '' } },
+      }),
+    ).rejects.toThrow(`secrets.yaml: cannot decrypt with sops: no key to decrypt it is available: age recipient ${age.recipient}`);
   });
 });
 
@@ -148,18 +184,28 @@ describe('git', () => {
   it('loads a file of the default branch, a branch or a tag, rendered with the vars before it', async () => {
     const base: VarsSource = { values: { prefix: 'p', file: 'common' } };
     expect(await load([base, { git: { url: repo.url, path: 'vars/{{ file }}.yaml' } }])).toMatchObject({ fromGit: 'p-latest' });
-    expect(await load([base, { git: { url: repo.url, ref: { branch: 'feature' }, path: 'vars/common.yaml' } }])).toMatchObject({ fromGit: 'p-branch' });
-    expect(await load([base, { git: { url: repo.url, ref: { tag: 'v1' }, path: 'vars/common.yaml' } }])).toMatchObject({ fromGit: 'p-main' });
+    expect(await load([base, { git: { url: repo.url, ref: { branch: 'feature' }, path: 'vars/common.yaml' } }])).toMatchObject({
+      fromGit: 'p-branch',
+    });
+    expect(await load([base, { git: { url: repo.url, ref: { tag: 'v1' }, path: 'vars/common.yaml' } }])).toMatchObject({
+      fromGit: 'p-main',
+    });
   });
 
   it('ignores a missing file on request, but never a bad ref', async () => {
     expect(await load([{ git: { url: repo.url, path: 'nope.yaml' }, ignoreMissing: true }])).toEqual({});
-    await expect(load([{ git: { url: repo.url, path: 'nope.yaml' } }])).rejects.toThrow(`deployment.yaml: vars[0]: file 'nope.yaml' not found in git repository ${repo.url} at the default branch`);
-    await expect(load([{ git: { url: repo.url, ref: { branch: 'no-such-branch' }, path: 'vars/common.yaml' }, ignoreMissing: true }])).rejects.toThrow(
-      `deployment.yaml: vars[0]: git repository ${repo.url} has no branch no-such-branch`,
+    await expect(load([{ git: { url: repo.url, path: 'nope.yaml' } }])).rejects.toThrow(
+      `deployment.yaml: vars[0]: file 'nope.yaml' not found in git repository ${repo.url} at the default branch`,
     );
-    await expect(load([{ git: { url: repo.url, ref: { branch: 'a', tag: 'b' }, path: 'x.yaml' } }])).rejects.toThrow("git ref needs exactly one of 'branch', 'tag' or 'commit' (found branch, tag)");
-    await expect(load([{ git: { url: repo.url, path: '../../etc/passwd' } }])).rejects.toThrow("git path '../../etc/passwd' is outside the repository");
+    await expect(
+      load([{ git: { url: repo.url, ref: { branch: 'no-such-branch' }, path: 'vars/common.yaml' }, ignoreMissing: true }]),
+    ).rejects.toThrow(`deployment.yaml: vars[0]: git repository ${repo.url} has no branch no-such-branch`);
+    await expect(load([{ git: { url: repo.url, ref: { branch: 'a', tag: 'b' }, path: 'x.yaml' } }])).rejects.toThrow(
+      "git ref needs exactly one of 'branch', 'tag' or 'commit' (found branch, tag)",
+    );
+    await expect(load([{ git: { url: repo.url, path: '../../etc/passwd' } }])).rejects.toThrow(
+      "git path '../../etc/passwd' is outside the repository",
+    );
   });
 });
 
@@ -179,7 +225,14 @@ describe('systemEnvVars', () => {
         },
       },
     ]);
-    expect(vars).toEqual({ number: 42, quoted: '43', nested: { list: [{ text: 'hello' }] }, withDefault: 'fallback', setOverDefault: 42, emptyDefault: '' });
+    expect(vars).toEqual({
+      number: 42,
+      quoted: '43',
+      nested: { list: [{ text: 'hello' }] },
+      withDefault: 'fallback',
+      setOverDefault: 42,
+      emptyDefault: '',
+    });
   });
 
   it('names a missing variable and its path, unless ignoreMissing', async () => {
@@ -208,25 +261,41 @@ describe('http', () => {
   });
 
   it('sends method, body and headers, all rendered with the vars before it', async () => {
-    await load([{ values: { token: 't0k' } }, { http: { url: `${server.url}/vars.yaml`, method: 'post', body: 'q={{ token }}', headers: { Authorization: 'Bearer {{ token }}' } } }]);
-    expect(server.received.at(-1)).toMatchObject({ method: 'POST', path: '/vars.yaml', body: 'q=t0k', headers: expect.objectContaining({ authorization: 'Bearer t0k' }) });
+    await load([
+      { values: { token: 't0k' } },
+      { http: { url: `${server.url}/vars.yaml`, method: 'post', body: 'q={{ token }}', headers: { Authorization: 'Bearer {{ token }}' } } },
+    ]);
+    expect(server.received.at(-1)).toMatchObject({
+      method: 'POST',
+      path: '/vars.yaml',
+      body: 'q=t0k',
+      headers: expect.objectContaining({ authorization: 'Bearer t0k' }),
+    });
   });
 
   it('selects with jsonPath, parsing a selected string as YAML', async () => {
     expect(await load([{ http: { url: `${server.url}/api`, jsonPath: '$[0].data' } }])).toEqual({ nested: 2 });
     expect(await load([{ http: { url: `${server.url}/api`, jsonPath: '$[0].text' } }])).toEqual({ fromText: 3 });
-    await expect(load([{ http: { url: `${server.url}/api`, jsonPath: '$[1]' } }])).rejects.toThrow(`jsonPath '$[1]' selects nothing in the response of ${server.url}/api`);
+    await expect(load([{ http: { url: `${server.url}/api`, jsonPath: '$[1]' } }])).rejects.toThrow(
+      `jsonPath '$[1]' selects nothing in the response of ${server.url}/api`,
+    );
   });
 
   it('loads every document with multidoc', async () => {
-    expect(await load([{ http: { url: `${server.url}/multi` }, multidoc: true, targetPath: 'docs' }])).toEqual({ docs: [{ a: 1 }, { a: 2 }] });
+    expect(await load([{ http: { url: `${server.url}/multi` }, multidoc: true, targetPath: 'docs' }])).toEqual({
+      docs: [{ a: 1 }, { a: 2 }],
+    });
   });
 
   it('ignores a 404 on request, but not other failures', async () => {
     expect(await load([{ http: { url: `${server.url}/missing` }, ignoreMissing: true }])).toEqual({});
-    await expect(load([{ http: { url: `${server.url}/missing` } }])).rejects.toThrow(`deployment.yaml: vars[0]: http: GET ${server.url}/missing failed with status code 404`);
+    await expect(load([{ http: { url: `${server.url}/missing` } }])).rejects.toThrow(
+      `deployment.yaml: vars[0]: http: GET ${server.url}/missing failed with status code 404`,
+    );
     await expect(load([{ http: { url: `${server.url}/broken` }, ignoreMissing: true }])).rejects.toThrow('failed with status code 500');
-    await expect(load([{ http: { url: 'http://127.0.0.1:1/x' } }])).rejects.toThrow('deployment.yaml: vars[0]: http: GET http://127.0.0.1:1/x failed: connect ECONNREFUSED');
+    await expect(load([{ http: { url: 'http://127.0.0.1:1/x' } }])).rejects.toThrow(
+      'deployment.yaml: vars[0]: http: GET http://127.0.0.1:1/x failed: connect ECONNREFUSED',
+    );
   });
 });
 
@@ -274,10 +343,18 @@ stringData:
   });
 
   it('loads a scalar at targetPath (the source-level deprecated targetPath too), and every document with multidoc', async () => {
-    expect(await load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'number' }, targetPath: 'deep.n' }])).toEqual({ deep: { n: 42 } });
-    expect(await load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'number', targetPath: 'old.n' } }])).toEqual({ old: { n: 42 } });
-    expect(await load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'multi' }, multidoc: true, targetPath: 'docs' }])).toEqual({ docs: [{ a: 1 }, { a: 2 }] });
-    await expect(load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'number' } }])).rejects.toThrow("'targetPath' is required");
+    expect(await load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'number' }, targetPath: 'deep.n' }])).toEqual({
+      deep: { n: 42 },
+    });
+    expect(await load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'number', targetPath: 'old.n' } }])).toEqual({
+      old: { n: 42 },
+    });
+    expect(
+      await load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'multi' }, multidoc: true, targetPath: 'docs' }]),
+    ).toEqual({ docs: [{ a: 1 }, { a: 2 }] });
+    await expect(load([{ clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'number' } }])).rejects.toThrow(
+      "'targetPath' is required",
+    );
   });
 
   it('decodes Secret data and marks it sensitive', async () => {
@@ -293,40 +370,90 @@ stringData:
     await expect(load([{ clusterSecret: { name: 'creds', namespace: NAMESPACE, key: 'nope' } }])).rejects.toThrow(
       `deployment.yaml: vars[0]: clusterSecret: key 'nope' not found in ${NAMESPACE}/Secret/creds`,
     );
-    const defaults = await load([{ values: { deep: { n: 7 } } }, { clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'nope' }, targetPath: 'deep.n', ignoreMissing: true }]);
+    const defaults = await load([
+      { values: { deep: { n: 7 } } },
+      { clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'nope' }, targetPath: 'deep.n', ignoreMissing: true },
+    ]);
     expect(defaults).toEqual({ deep: { n: 7 } });
-    await expect(load([{ clusterConfigMap: { labels: { 'gantry-vars-unit': 'one' }, name: 'vars', namespace: NAMESPACE, key: 'vars' } }])).rejects.toThrow("only one of 'name' or 'labels'");
+    await expect(
+      load([{ clusterConfigMap: { labels: { 'gantry-vars-unit': 'one' }, name: 'vars', namespace: NAMESPACE, key: 'vars' } }]),
+    ).rejects.toThrow("only one of 'name' or 'labels'");
   });
 
   it('loads an object path, rendered and parsed on request, and lists with list: true', async () => {
     const vars = await load([
       { values: { prefix: 'p' } },
-      { clusterObject: { kind: 'ConfigMap', name: 'vars', namespace: NAMESPACE, path: 'metadata.labels["gantry-vars-unit"]' }, targetPath: 'obj.label' },
+      {
+        clusterObject: { kind: 'ConfigMap', name: 'vars', namespace: NAMESPACE, path: 'metadata.labels["gantry-vars-unit"]' },
+        targetPath: 'obj.label',
+      },
       { clusterObject: { kind: 'ConfigMap', name: 'vars', namespace: NAMESPACE, path: 'metadata.annotations.tpl' }, targetPath: 'obj.raw' },
-      { clusterObject: { kind: 'ConfigMap', name: 'vars', namespace: NAMESPACE, path: 'metadata.annotations.tpl', render: true }, targetPath: 'obj.rendered' },
-      { clusterObject: { kind: 'ConfigMap', apiVersion: 'v1', name: 'vars', namespace: NAMESPACE, path: 'metadata.annotations.yaml', parseYaml: true }, targetPath: 'obj.parsed' },
-      { clusterObject: { kind: 'ConfigMap', labels: { 'gantry-vars-unit': 'two' }, namespace: NAMESPACE, path: '$' }, targetPath: 'obj.whole' },
+      {
+        clusterObject: { kind: 'ConfigMap', name: 'vars', namespace: NAMESPACE, path: 'metadata.annotations.tpl', render: true },
+        targetPath: 'obj.rendered',
+      },
+      {
+        clusterObject: {
+          kind: 'ConfigMap',
+          apiVersion: 'v1',
+          name: 'vars',
+          namespace: NAMESPACE,
+          path: 'metadata.annotations.yaml',
+          parseYaml: true,
+        },
+        targetPath: 'obj.parsed',
+      },
+      {
+        clusterObject: { kind: 'ConfigMap', labels: { 'gantry-vars-unit': 'two' }, namespace: NAMESPACE, path: '$' },
+        targetPath: 'obj.whole',
+      },
     ]);
-    expect(vars['obj']).toMatchObject({ label: 'one', raw: '{{ prefix }}-rendered', rendered: 'p-rendered', parsed: { x: 45 }, whole: { kind: 'ConfigMap', metadata: { name: 'other' } } });
+    expect(vars['obj']).toMatchObject({
+      label: 'one',
+      raw: '{{ prefix }}-rendered',
+      rendered: 'p-rendered',
+      parsed: { x: 45 },
+      whole: { kind: 'ConfigMap', metadata: { name: 'other' } },
+    });
     expect(sensitiveVarNames(vars).has('obj')).toBe(true);
-    const listed = await load([{ clusterObject: { kind: 'ConfigMap', labels: { 'gantry-vars-unit': 'one' }, list: true, path: 'metadata.name' }, targetPath: 'names' }]);
+    const listed = await load([
+      {
+        clusterObject: { kind: 'ConfigMap', labels: { 'gantry-vars-unit': 'one' }, list: true, path: 'metadata.name' },
+        targetPath: 'names',
+      },
+    ]);
     expect(listed).toEqual({ names: ['vars'] });
   });
 
   it('names ambiguous kinds, missing paths and several matches', async () => {
-    await expect(load([{ clusterObject: { kind: 'ConfigMap', labels: { 'gantry-vars-unit': 'one' }, namespace: NAMESPACE, path: 'data.*' }, targetPath: 'x' }])).rejects.toThrow(
-      `path 'data.*' selects 3 values in ${NAMESPACE}/ConfigMap/vars; it must select one`,
-    );
-    await expect(load([{ clusterObject: { kind: 'Event', namespace: NAMESPACE, labels: { a: 'b' }, path: '$' }, targetPath: 'x' }])).rejects.toThrow("more than one resource has kind Event (v1, events.k8s.io/v1); set 'apiVersion'");
-    await expect(load([{ clusterObject: { kind: 'NoSuchKind', name: 'x', namespace: NAMESPACE, path: '$' }, targetPath: 'x' }])).rejects.toThrow('the cluster serves no resource of kind NoSuchKind');
-    await expect(load([{ clusterObject: { kind: 'ConfigMap', name: 'vars', namespace: NAMESPACE, path: 'status.nothing' }, targetPath: 'x' }])).rejects.toThrow(
-      `clusterObject: path 'status.nothing' selects nothing in ${NAMESPACE}/ConfigMap/vars`,
-    );
-    expect(await load([{ clusterObject: { kind: 'ConfigMap', name: 'nope', namespace: NAMESPACE, path: '$' }, targetPath: 'x', ignoreMissing: true }])).toEqual({});
+    await expect(
+      load([
+        {
+          clusterObject: { kind: 'ConfigMap', labels: { 'gantry-vars-unit': 'one' }, namespace: NAMESPACE, path: 'data.*' },
+          targetPath: 'x',
+        },
+      ]),
+    ).rejects.toThrow(`path 'data.*' selects 3 values in ${NAMESPACE}/ConfigMap/vars; it must select one`);
+    await expect(
+      load([{ clusterObject: { kind: 'Event', namespace: NAMESPACE, labels: { a: 'b' }, path: '$' }, targetPath: 'x' }]),
+    ).rejects.toThrow("more than one resource has kind Event (v1, events.k8s.io/v1); set 'apiVersion'");
+    await expect(
+      load([{ clusterObject: { kind: 'NoSuchKind', name: 'x', namespace: NAMESPACE, path: '$' }, targetPath: 'x' }]),
+    ).rejects.toThrow('the cluster serves no resource of kind NoSuchKind');
+    await expect(
+      load([{ clusterObject: { kind: 'ConfigMap', name: 'vars', namespace: NAMESPACE, path: 'status.nothing' }, targetPath: 'x' }]),
+    ).rejects.toThrow(`clusterObject: path 'status.nothing' selects nothing in ${NAMESPACE}/ConfigMap/vars`);
+    expect(
+      await load([
+        { clusterObject: { kind: 'ConfigMap', name: 'nope', namespace: NAMESPACE, path: '$' }, targetPath: 'x', ignoreMissing: true },
+      ]),
+    ).toEqual({});
   });
 
   it('says the cluster is needed when rendering offline', async () => {
-    await expect(load([{ clusterSecret: { name: 'creds', namespace: NAMESPACE, key: 'vars' } }], { environment: { cluster: undefined } })).rejects.toThrow(
+    await expect(
+      load([{ clusterSecret: { name: 'creds', namespace: NAMESPACE, key: 'vars' } }], { environment: { cluster: undefined } }),
+    ).rejects.toThrow(
       "deployment.yaml: vars[0]: clusterSecret needs the target's cluster, and rendering is offline (--offline-kubernetes)",
     );
   });

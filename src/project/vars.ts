@@ -21,7 +21,10 @@ import { renderWithContext, type LoadedVars, type SourceRequest, type VarsScope 
 export type { VarsScope };
 
 type SupportedKind = (typeof SUPPORTED_VARS_SOURCES)[number];
-type Loader<K extends SupportedKind> = (config: NonNullable<VarsSource[K]>, request: SourceRequest) => Promise<LoadedVars | undefined> | LoadedVars;
+type Loader<K extends SupportedKind> = (
+  config: NonNullable<VarsSource[K]>,
+  request: SourceRequest,
+) => Promise<LoadedVars | undefined> | LoadedVars;
 
 const LOADERS: { [K in SupportedKind]: Loader<K> } = {
   values: (values) => ({ value: values, sensitive: false }),
@@ -70,7 +73,13 @@ async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, la
   const kind = sourceKind(raw, label);
   const request: SourceRequest = { context, scope, label, ignoreMissing: raw.ignoreMissing ?? false, multidoc: raw.multidoc ?? false };
   const source = (await renderWithContext(raw, request, scope.declaredIn)) as VarsSource;
-  if (!(await evaluateCondition(source.when, { rootDir: scope.rootDir, dir: scope.searchDirs[0] ?? scope.rootDir, name: scope.declaredIn, context }, scope.environment.renderer))) {
+  if (
+    !(await evaluateCondition(
+      source.when,
+      { rootDir: scope.rootDir, dir: scope.searchDirs[0] ?? scope.rootDir, name: scope.declaredIn, context },
+      scope.environment.renderer,
+    ))
+  ) {
     return context;
   }
   if (request.multidoc && source.targetPath === undefined) throw new Error(`${label}: 'multidoc' needs 'targetPath'`);
@@ -93,7 +102,9 @@ function sourceKind(source: VarsSource, label: string): SupportedKind {
   if (!kind) throw new Error(`${label}: a vars source needs one of ${SUPPORTED_VARS_SOURCES.join(', ')}`);
   if (others.length > 0) throw new Error(`${label}: a vars source can have only one of ${kinds.join(', ')}`);
   if (!(SUPPORTED_VARS_SOURCES as readonly string[]).includes(kind)) {
-    throw new Error(`${label}: vars source '${kind}' is not supported by this version of Gantry (supported: ${SUPPORTED_VARS_SOURCES.join(', ')})`);
+    throw new Error(
+      `${label}: vars source '${kind}' is not supported by this version of Gantry (supported: ${SUPPORTED_VARS_SOURCES.join(', ')})`,
+    );
   }
   return kind as SupportedKind;
 }

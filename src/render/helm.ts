@@ -43,16 +43,23 @@ export interface HelmEnvironment {
  * @throws Error naming the helm-chart.yaml (relative to `projectRoot`) for an invalid file, a missing or stale
  *   chart, or helm's failure.
  */
-export async function renderHelmChart(chartFile: string, sourceDir: string, projectRoot: string, environment: HelmEnvironment): Promise<void> {
+export async function renderHelmChart(
+  chartFile: string,
+  sourceDir: string,
+  projectRoot: string,
+  environment: HelmEnvironment,
+): Promise<void> {
   const renderedDir = path.dirname(chartFile);
   const shownAs = relativeSlashPath(projectRoot, path.join(sourceDir, path.basename(chartFile)));
   const config = await readHelmChartConfig(chartFile, shownAs);
   const outputFile = path.resolve(renderedDir, config.output ?? DEFAULT_HELM_OUTPUT);
   if (!isInside(renderedDir, outputFile)) throw new Error(`${shownAs}: output '${config.output}' leaves the chart's folder`);
   const source = chartSourceOf(config, shownAs, sourceDir, projectRoot);
-  const chartDir = await locateChart(source, config.skipPrePull ?? false, sourceDir, projectRoot, environment.git).catch((error: unknown) => {
-    throw new Error(`${shownAs}: ${messageOf(error)}`);
-  });
+  const chartDir = await locateChart(source, config.skipPrePull ?? false, sourceDir, projectRoot, environment.git).catch(
+    (error: unknown) => {
+      throw new Error(`${shownAs}: ${messageOf(error)}`);
+    },
+  );
   const args = await templateArgs(config, chartDir, renderedDir, environment);
   const { stdout } = await runHelm(args, environment.helmHome).catch((error: unknown) => {
     throw new Error(`${shownAs}: helm template failed: ${messageOf(error)}`);
@@ -64,8 +71,22 @@ export async function renderHelmChart(chartFile: string, sourceDir: string, proj
 }
 
 /** `helm template` as Kluctl's render calls Helm's install action: CRDs included unless skipCRDs, no test hooks. */
-async function templateArgs(config: HelmChartConfig, chartDir: string, renderedDir: string, environment: HelmEnvironment): Promise<string[]> {
-  const args = ['template', config.releaseName, chartDir, '--namespace', config.namespace ?? 'default', '--kube-version', environment.kubeVersion, '--skip-tests'];
+async function templateArgs(
+  config: HelmChartConfig,
+  chartDir: string,
+  renderedDir: string,
+  environment: HelmEnvironment,
+): Promise<string[]> {
+  const args = [
+    'template',
+    config.releaseName,
+    chartDir,
+    '--namespace',
+    config.namespace ?? 'default',
+    '--kube-version',
+    environment.kubeVersion,
+    '--skip-tests',
+  ];
   args.push(config.skipCRDs ? '--skip-crds' : '--include-crds');
   const valuesFile = await findProjectFile(renderedDir, 'helm-values');
   if (valuesFile) args.push('--values', valuesFile);

@@ -47,7 +47,12 @@ export interface SeenImage {
  * @param vars the item's vars; a list `images` there is consulted after `fixed`.
  * @throws Error naming the object and image when no fixed image matches.
  */
-export function resolveImages(object: KubeObject, fixed: readonly FixedImage[], vars: Record<string, unknown>, item: { tags: string[]; dir: string }): SeenImage[] {
+export function resolveImages(
+  object: KubeObject,
+  fixed: readonly FixedImage[],
+  vars: Record<string, unknown>,
+  item: { tags: string[]; dir: string },
+): SeenImage[] {
   const ref = refOf(object);
   const deployment = `${object.kind}/${object.metadata.name ?? ''}`;
   const seen: SeenImage[] = [];
@@ -58,7 +63,8 @@ export function resolveImages(object: KubeObject, fixed: readonly FixedImage[], 
     const resolved = placeholders.map((placeholder) => {
       const wanted = { image: placeholder.image, namespace: ref.namespace, deployment, container };
       const resultImage = lastMatch(fixed, wanted) ?? lastMatch(varsImages(vars), wanted);
-      if (resultImage === undefined) throw new Error(`${formatRef(ref)}: no fixed image for ${placeholder.image} (pass one with -F ${placeholder.image}=<image>)`);
+      if (resultImage === undefined)
+        throw new Error(`${formatRef(ref)}: no fixed image for ${placeholder.image} (pass one with -F ${placeholder.image}=<image>)`);
       seen.push({ ...wanted, resultImage, object: ref, fieldPath, deployTags: item.tags, deploymentDir: item.dir });
       return { ...placeholder, resultImage };
     });
@@ -76,7 +82,13 @@ export function parseFixedImageArg(arg: string): FixedImage {
   const separator = arg.lastIndexOf('=');
   if (separator <= 0 || separator === arg.length - 1) throw new Error(`invalid --fixed-image '${arg}': expected image=result`);
   const [image, namespace, deployment, container] = arg.slice(0, separator).split(':');
-  return { image: image as string, resultImage: arg.slice(separator + 1), ...(namespace ? { namespace } : {}), ...(deployment ? { deployment } : {}), ...(container ? { container } : {}) };
+  return {
+    image: image as string,
+    resultImage: arg.slice(separator + 1),
+    ...(namespace ? { namespace } : {}),
+    ...(deployment ? { deployment } : {}),
+    ...(container ? { container } : {}),
+  };
 }
 
 /**
@@ -87,7 +99,9 @@ export function validateFixedImages(value: unknown, source: string): FixedImage[
   if (!Array.isArray(value)) throw new Error(`${source}: 'images' must be a list of fixed images`);
   return value.map((entry, index) => {
     if (!Value.Check(FixedImageSchema, entry) || (entry.image === undefined && entry.imageRegex === undefined)) {
-      throw new Error(`${source}: images[${index}] needs 'image' or 'imageRegex' and 'resultImage' (and only namespace, deployment, container besides)`);
+      throw new Error(
+        `${source}: images[${index}] needs 'image' or 'imageRegex' and 'resultImage' (and only namespace, deployment, container besides)`,
+      );
     }
     return entry;
   });
@@ -112,7 +126,10 @@ function varsImages(vars: Record<string, unknown>): FixedImage[] {
   return Array.isArray(images) ? validateFixedImages(images, "the 'images' variable") : [];
 }
 
-function lastMatch(list: readonly FixedImage[], wanted: { image: string; namespace: string; deployment: string; container: string }): string | undefined {
+function lastMatch(
+  list: readonly FixedImage[],
+  wanted: { image: string; namespace: string; deployment: string; container: string },
+): string | undefined {
   for (let index = list.length - 1; index >= 0; index--) {
     const entry = list[index] as FixedImage;
     if (entry.image !== undefined && entry.image !== wanted.image) continue;
@@ -125,7 +142,12 @@ function lastMatch(list: readonly FixedImage[], wanted: { image: string; namespa
   return undefined;
 }
 
-type StringVisitor = (text: string, path: Array<string | number>, parent: Record<string, unknown> | undefined, set: (value: string) => void) => void;
+type StringVisitor = (
+  text: string,
+  path: Array<string | number>,
+  parent: Record<string, unknown> | undefined,
+  set: (value: string) => void,
+) => void;
 
 /** Calls `visit` for every string below `node`, with the map holding it (for a container's `name`). */
 function visitStrings(node: unknown, path: Array<string | number>, visit: StringVisitor): void {

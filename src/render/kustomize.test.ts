@@ -17,12 +17,24 @@ async function folder(files: Record<string, string>): Promise<string> {
 }
 
 const MIXED = [
-  ['apps/v1', 'Deployment', 'zeta', ''], ['v1', 'Service', 'beta', ''], ['apps/v1', 'Deployment', 'alpha', ''],
-  ['z.com/v1', 'Abc', 'x', ''], ['a.com/v1', 'Zed', 'x', ''], ['a.com/v2', 'Abc', 'x', ''], ['v1', 'Pod', 'p', ''],
-  ['apps/v1', 'ReplicaSet', 'r', ''], ['v1', 'ConfigMap', 'cm', ''], ['admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'vw', ''],
-  ['v1', 'Namespace', 'ns1', ''], ['apps/v1', 'Deployment', 'mid', 'aaa'], ['rbac.authorization.k8s.io/v1', 'ClusterRole', 'b', ''],
+  ['apps/v1', 'Deployment', 'zeta', ''],
+  ['v1', 'Service', 'beta', ''],
+  ['apps/v1', 'Deployment', 'alpha', ''],
+  ['z.com/v1', 'Abc', 'x', ''],
+  ['a.com/v1', 'Zed', 'x', ''],
+  ['a.com/v2', 'Abc', 'x', ''],
+  ['v1', 'Pod', 'p', ''],
+  ['apps/v1', 'ReplicaSet', 'r', ''],
+  ['v1', 'ConfigMap', 'cm', ''],
+  ['admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'vw', ''],
+  ['v1', 'Namespace', 'ns1', ''],
+  ['apps/v1', 'Deployment', 'mid', 'aaa'],
+  ['rbac.authorization.k8s.io/v1', 'ClusterRole', 'b', ''],
 ]
-  .map(([apiVersion, kind, name, namespace]) => `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ''}`)
+  .map(
+    ([apiVersion, kind, name, namespace]) =>
+      `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ''}`,
+  )
   .join('---\n');
 
 describe('native fast path', () => {
@@ -32,7 +44,9 @@ describe('native fast path', () => {
   });
 
   it('sets the namespace (and renames the Namespace) as the binary does', async () => {
-    const objects = MIXED.split('---\n').filter((document) => !document.includes('WebhookConfiguration')).join('---\n');
+    const objects = MIXED.split('---\n')
+      .filter((document) => !document.includes('WebhookConfiguration'))
+      .join('---\n');
     const dir = await folder({ 'all.yaml': objects, 'kustomization.yaml': 'resources:\n- all.yaml\nnamespace: target\n' });
     const native = await buildNatively(dir, { resources: ['all.yaml'], namespace: 'target' });
     expect(native?.find((object) => object.kind === 'Namespace')?.metadata.name).toBe('target');
@@ -53,7 +67,9 @@ describe('native fast path', () => {
       scratch.push(copy);
       await cp(path.join(services, name), copy, { recursive: true });
       const kustomization = parseYaml(await readFile(path.join(copy, 'kustomization.yml'), 'utf8'), name) as Record<string, unknown>;
-      expect(await buildNatively(copy, { ...kustomization, namespace: 'ns' }), name).toEqual(await buildWithBinary(await withNamespace(copy, 'ns')));
+      expect(await buildNatively(copy, { ...kustomization, namespace: 'ns' }), name).toEqual(
+        await buildWithBinary(await withNamespace(copy, 'ns')),
+      );
     }
   });
 
@@ -69,7 +85,11 @@ describe('native fast path', () => {
   });
 
   it('generates a kustomization listing the folder when there is none', async () => {
-    const dir = await folder({ 'b.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n', 'a.yml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n', 'notes.txt': 'x' });
+    const dir = await folder({
+      'b.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n',
+      'a.yml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n',
+      'notes.txt': 'x',
+    });
     const { objects, usedBinary } = await buildKustomization(dir, 'ns');
     expect(usedBinary).toBe(false);
     expect(objects.map((object) => `${object.metadata.namespace}/${object.metadata.name}`)).toEqual(['ns/a', 'ns/b']);

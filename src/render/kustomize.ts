@@ -29,7 +29,11 @@ export interface KustomizeResult {
  * Builds the kustomization in `renderedDir` (generating it first when missing).
  * @throws Error naming the folder when a helm chart's output is not listed, a resource is invalid, or kustomize fails.
  */
-export async function buildKustomization(renderedDir: string, overrideNamespace: string | undefined, recursive = false): Promise<KustomizeResult> {
+export async function buildKustomization(
+  renderedDir: string,
+  overrideNamespace: string | undefined,
+  recursive = false,
+): Promise<KustomizeResult> {
   const existing = await findProjectFile(renderedDir, 'kustomization');
   if (existing && recursive) throw new Error(`${existing}: 'recursive: true' cannot be used with a kustomization.yaml`);
   const kustomization = existing ? await readKustomization(existing) : await generateKustomization(renderedDir, recursive);
@@ -59,7 +63,9 @@ async function generateKustomization(dir: string, recursive: boolean): Promise<V
       throw new Error(`${dir}: 'recursive: true' cannot be used when ${file} exists`);
     }
     if (/^helm-values\.ya?ml$/i.test(name)) continue;
-    const output = /^helm-chart\.ya?ml$/i.test(name) ? ((await readHelmChartConfig(path.join(dir, file))).output ?? DEFAULT_HELM_OUTPUT) : undefined;
+    const output = /^helm-chart\.ya?ml$/i.test(name)
+      ? ((await readHelmChartConfig(path.join(dir, file))).output ?? DEFAULT_HELM_OUTPUT)
+      : undefined;
     const resource = output ? path.posix.join(path.posix.dirname(file), output) : /\.ya?ml$/i.test(name) ? file : undefined;
     if (resource && !resources.includes(resource)) resources.push(resource);
   }
@@ -85,7 +91,14 @@ async function checkHelmOutputsListed(dir: string, kustomization: Values, file: 
 
 const NATIVE_KEYS = new Set(['apiVersion', 'kind', 'resources', 'namespace']);
 /** Kinds whose references to other namespaces kustomize's namespace transformer also rewrites. */
-const NAMESPACE_REFERENCING_KINDS = new Set(['RoleBinding', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'APIService', 'CustomResourceDefinition']);
+const NAMESPACE_REFERENCING_KINDS = new Set([
+  'RoleBinding',
+  'ClusterRoleBinding',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'APIService',
+  'CustomResourceDefinition',
+]);
 
 /** Returns the objects when the kustomization is a plain list of resource files, else undefined. */
 export async function buildNatively(dir: string, kustomization: Values): Promise<KubeObject[] | undefined> {
@@ -125,7 +138,9 @@ function setNamespaceLikeKustomize(objects: KubeObject[], namespace: string): bo
 
 function expandLists(documents: unknown[]): unknown[] {
   return documents.flatMap((document) =>
-    isPlainObject(document) && typeof document['kind'] === 'string' && document['kind'].endsWith('List') && Array.isArray(document['items']) ? document['items'] : [document],
+    isPlainObject(document) && typeof document['kind'] === 'string' && document['kind'].endsWith('List') && Array.isArray(document['items'])
+      ? document['items']
+      : [document],
   );
 }
 
@@ -146,9 +161,28 @@ function hasDuplicateIds(objects: readonly KubeObject[]): boolean {
  * sorts after named groups), then by namespace (empty counts as `default`) and name.
  */
 const ORDER_FIRST = [
-  'Namespace', 'ResourceQuota', 'StorageClass', 'CustomResourceDefinition', 'ServiceAccount', 'PodSecurityPolicy', 'Role',
-  'ClusterRole', 'RoleBinding', 'ClusterRoleBinding', 'ConfigMap', 'Secret', 'Endpoints', 'Service', 'LimitRange',
-  'PriorityClass', 'PersistentVolume', 'PersistentVolumeClaim', 'Deployment', 'StatefulSet', 'CronJob', 'PodDisruptionBudget',
+  'Namespace',
+  'ResourceQuota',
+  'StorageClass',
+  'CustomResourceDefinition',
+  'ServiceAccount',
+  'PodSecurityPolicy',
+  'Role',
+  'ClusterRole',
+  'RoleBinding',
+  'ClusterRoleBinding',
+  'ConfigMap',
+  'Secret',
+  'Endpoints',
+  'Service',
+  'LimitRange',
+  'PriorityClass',
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'Deployment',
+  'StatefulSet',
+  'CronJob',
+  'PodDisruptionBudget',
 ];
 const ORDER_LAST = ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'];
 

@@ -74,17 +74,23 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
 
   request.onPhase?.('Building kustomize objects');
   const built = await eachItem(pathItems, (item, index) =>
-    item.onlyRender ? Promise.resolve([]) : limit(async () => (await buildKustomization(renderedDirs[index] as string, item.overrideNamespace, item.recursive)).objects),
+    item.onlyRender
+      ? Promise.resolve([])
+      : limit(async () => (await buildKustomization(renderedDirs[index] as string, item.overrideNamespace, item.recursive)).objects),
   );
 
   request.onPhase?.('Postprocessing objects');
-  const objectsByItem = new Map(pathItems.map((item, index) => [item, addKluctlMetadata(built[index] as KubeObject[], item, request.discriminator)]));
+  const objectsByItem = new Map(
+    pathItems.map((item, index) => [item, addKluctlMetadata(built[index] as KubeObject[], item, request.discriminator)]),
+  );
   if (request.scope) {
     const scope = withCrdScopes([...objectsByItem.values()].flat(), request.scope);
     for (const objects of objectsByItem.values()) settleNamespaces(objects, scope);
   }
   const images = await eachItem(pathItems, async (item) =>
-    (objectsByItem.get(item) ?? []).flatMap((object) => resolveImages(object, request.fixedImages, item.context, { tags: item.tags, dir: item.relDir ?? '' })),
+    (objectsByItem.get(item) ?? []).flatMap((object) =>
+      resolveImages(object, request.fixedImages, item.context, { tags: item.tags, dir: item.relDir ?? '' }),
+    ),
   );
   const imagesByItem = new Map(pathItems.map((item, index) => [item, images[index] as SeenImage[]]));
   return request.items.map((item) => ({ item, objects: objectsByItem.get(item) ?? [], images: imagesByItem.get(item) ?? [] }));
@@ -94,7 +100,9 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
 async function eachItem<T>(items: readonly DeploymentItem[], work: (item: DeploymentItem, index: number) => Promise<T>): Promise<T[]> {
   const results = await Promise.allSettled(items.map(work));
   const problems = results.flatMap((result, index) =>
-    result.status === 'rejected' ? problemsOf(result.reason).map((problem) => describeFailure(items[index] as DeploymentItem, problem)) : [],
+    result.status === 'rejected'
+      ? problemsOf(result.reason).map((problem) => describeFailure(items[index] as DeploymentItem, problem))
+      : [],
   );
   if (problems.length > 0) throw new RenderError(problems);
   return results.map((result) => (result as PromiseFulfilledResult<T>).value);

@@ -62,7 +62,11 @@ async function decryptSopsFiles(dir: string, files: readonly string[], relDir: s
       .filter((file) => sopsFormatOf(file))
       .map(async (file) => {
         const destination = path.join(dir, file);
-        const { text, decrypted } = await decryptFileTextIfEncrypted(await readFile(destination, 'utf8'), path.posix.join(relDir, file), sopsEnv);
+        const { text, decrypted } = await decryptFileTextIfEncrypted(
+          await readFile(destination, 'utf8'),
+          path.posix.join(relDir, file),
+          sopsEnv,
+        );
         if (decrypted) await writeFile(destination, text);
       }),
   );

@@ -44,7 +44,12 @@ describe('sopsKeysOf', () => {
   });
 
   it('picks the store from the extension as sops does', () => {
-    expect([sopsFormatOf('a.yaml'), sopsFormatOf('a.YML'), sopsFormatOf('a.json'), sopsFormatOf('a.txt')]).toEqual(['yaml', 'yaml', 'json', undefined]);
+    expect([sopsFormatOf('a.yaml'), sopsFormatOf('a.YML'), sopsFormatOf('a.json'), sopsFormatOf('a.txt')]).toEqual([
+      'yaml',
+      'yaml',
+      'json',
+      undefined,
+    ]);
   });
 });
 
@@ -85,14 +90,19 @@ describe('decryptIfEncrypted', () => {
 
   it('returns plain text unchanged without running sops', async () => {
     expect(await decryptFileTextIfEncrypted(plain, 'plain.yaml')).toEqual({ text: plain, decrypted: false });
-    expect(await decryptFileTextIfEncrypted('sops: {mac: x, version: 1}', 'notes.txt')).toEqual({ text: 'sops: {mac: x, version: 1}', decrypted: false });
+    expect(await decryptFileTextIfEncrypted('sops: {mac: x, version: 1}', 'notes.txt')).toEqual({
+      text: 'sops: {mac: x, version: 1}',
+      decrypted: false,
+    });
   });
 });
 
 describe('missing keys', () => {
   it('names the file and the age recipient when no age identity is configured', async () => {
     const encrypted = await sopsEncrypt(plain, 'yaml', { age: age.recipient });
-    const error = await decryptIfEncrypted(encrypted, { file: 'app/secret.yaml', format: 'yaml', env: { HOME: '/nonexistent' } }).catch((caught: unknown) => caught);
+    const error = await decryptIfEncrypted(encrypted, { file: 'app/secret.yaml', format: 'yaml', env: { HOME: '/nonexistent' } }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(SopsError);
     expect((error as Error).message).toBe(
       `app/secret.yaml: cannot decrypt with sops: no key to decrypt it is available: age recipient ${age.recipient} (neither SOPS_AGE_KEY_FILE nor SOPS_AGE_KEY is set, and /nonexistent/.config/sops/age/keys.txt has no identity for it)`,
@@ -101,14 +111,18 @@ describe('missing keys', () => {
 
   it('says which key file lacks the identity', async () => {
     const encrypted = await sopsEncrypt(plain, 'yaml', { age: age.recipient });
-    await expect(decryptIfEncrypted(encrypted, { file: 'secret.yaml', format: 'yaml', env: { SOPS_AGE_KEY_FILE: otherAge.keyFile } })).rejects.toThrow(
+    await expect(
+      decryptIfEncrypted(encrypted, { file: 'secret.yaml', format: 'yaml', env: { SOPS_AGE_KEY_FILE: otherAge.keyFile } }),
+    ).rejects.toThrow(
       `secret.yaml: cannot decrypt with sops: no key to decrypt it is available: age recipient ${age.recipient} (not among the identities in SOPS_AGE_KEY_FILE (${otherAge.keyFile}))`,
     );
   });
 
   it('names the PGP fingerprint and the keyring it is missing from', async () => {
     const encrypted = await sopsEncrypt(plain, 'yaml', { pgp: gpg.fingerprint, gnupgHome: gpg.home });
-    await expect(decryptIfEncrypted(encrypted, { file: 'secret.yaml', format: 'yaml', env: { GNUPGHOME: emptyGpgHome.home } })).rejects.toThrow(
+    await expect(
+      decryptIfEncrypted(encrypted, { file: 'secret.yaml', format: 'yaml', env: { GNUPGHOME: emptyGpgHome.home } }),
+    ).rejects.toThrow(
       `secret.yaml: cannot decrypt with sops: no key to decrypt it is available: PGP key ${gpg.fingerprint} (no secret key for it in the gpg keyring at ${emptyGpgHome.home}; set GNUPGHOME or import the key)`,
     );
   });

@@ -64,8 +64,12 @@ async function decrypt(text: string, keys: readonly SopsKey[], options: DecryptO
 
 function failureReason(error: unknown, keys: readonly SopsKey[], env: Record<string, string | undefined>): string {
   if (!(error instanceof CommandError)) return error instanceof Error ? error.message : String(error);
-  if (error.exitCode === undefined) return /not found on PATH/.test(error.message) ? `${toolPath('sops')} was not found on PATH (install sops or set GANTRY_SOPS)` : error.message.split('\n')[0] ?? error.message;
-  if (error.exitCode === COULD_NOT_RETRIEVE_KEY) return `no key to decrypt it is available: ${keys.map((key) => missingKey(key, env)).join('; ')}`;
+  if (error.exitCode === undefined)
+    return /not found on PATH/.test(error.message)
+      ? `${toolPath('sops')} was not found on PATH (install sops or set GANTRY_SOPS)`
+      : (error.message.split('\n')[0] ?? error.message);
+  if (error.exitCode === COULD_NOT_RETRIEVE_KEY)
+    return `no key to decrypt it is available: ${keys.map((key) => missingKey(key, env)).join('; ')}`;
   return firstMeaningfulLine(error.stderr) ?? error.message;
 }
 

@@ -60,7 +60,11 @@ const KEY_FIELDS: ReadonlyArray<{ field: string; type: SopsKey['type']; id: (ent
   { field: 'kms', type: 'AWS KMS', id: (entry) => entry['arn'] },
   { field: 'gcp_kms', type: 'GCP KMS', id: (entry) => entry['resource_id'] },
   { field: 'azure_kv', type: 'Azure Key Vault', id: (entry) => `${String(entry['vault_url'])}/keys/${String(entry['name'])}` },
-  { field: 'hc_vault', type: 'HashiCorp Vault', id: (entry) => `${String(entry['vault_address'])}/${String(entry['engine_path'])}/${String(entry['key_name'])}` },
+  {
+    field: 'hc_vault',
+    type: 'HashiCorp Vault',
+    id: (entry) => `${String(entry['vault_address'])}/${String(entry['engine_path'])}/${String(entry['key_name'])}`,
+  },
 ];
 
 function keysOfGroup(group: Values): SopsKey[] {

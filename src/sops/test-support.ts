@@ -39,9 +39,15 @@ export interface GpgKey {
 export async function createGpgKey(): Promise<GpgKey> {
   const home = await mkdtemp('/tmp/gantry-gpg-');
   const env = { GNUPGHOME: home };
-  await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Gantry Test <test@gantry.dev>', 'default', 'default', 'never'], { env });
+  await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Gantry Test <test@gantry.dev>', 'default', 'default', 'never'], {
+    env,
+  });
   const listing = (await run('gpg', ['--batch', '--list-secret-keys', '--with-colons'], { env })).stdout;
-  const fingerprint = listing.split('\n').find((line) => line.startsWith('fpr:'))?.split(':')[9] ?? '';
+  const fingerprint =
+    listing
+      .split('\n')
+      .find((line) => line.startsWith('fpr:'))
+      ?.split(':')[9] ?? '';
   return {
     home,
     fingerprint,

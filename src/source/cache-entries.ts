@@ -18,7 +18,11 @@ export async function markUsed(dir: string): Promise<void> {
  * (default: recursive rm), for a cache that must lock an entry first.
  * @returns the paths removed. A missing `parent` has none.
  */
-export async function removeUnused(parent: string, maxAgeMs: number, remove: (entry: string) => Promise<void> = removeTree): Promise<string[]> {
+export async function removeUnused(
+  parent: string,
+  maxAgeMs: number,
+  remove: (entry: string) => Promise<void> = removeTree,
+): Promise<string[]> {
   const cutoff = Date.now() - maxAgeMs;
   const removed: string[] = [];
   for (const name of await readdir(parent).catch(() => [] as string[])) {

@@ -69,7 +69,8 @@ async function downloadAndUnpack(url: string, expectedSha256: string, dir: strin
   try {
     const archive = path.join(scratch, 'artifact.tar.gz');
     const actual = await download(url, archive, label);
-    if (actual !== expectedSha256) throw new Error(`${label}: the artifact's sha256 is ${actual}, not ${expectedSha256} as its status says`);
+    if (actual !== expectedSha256)
+      throw new Error(`${label}: the artifact's sha256 is ${actual}, not ${expectedSha256} as its status says`);
     const unpacked = path.join(scratch, 'files');
     await mkdir(unpacked);
     await extract({ file: archive, cwd: unpacked, strict: true });
@@ -101,4 +102,3 @@ async function download(url: string, file: string, label: string): Promise<strin
   await pipeline(response.body, hashing, createWriteStream(file));
   return hash.digest('hex');
 }
-

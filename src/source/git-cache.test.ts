@@ -114,7 +114,9 @@ describe('GitCache', () => {
 
   it('names the URL that cannot be fetched and the ref that does not exist', async () => {
     const cache = new GitCache({ root });
-    await expect(cache.checkout('file:///nonexistent/repo.git')).rejects.toThrow(/git repository file:\/\/\/nonexistent\/repo\.git could not be fetched: .*does not exist|not appear/);
+    await expect(cache.checkout('file:///nonexistent/repo.git')).rejects.toThrow(
+      /git repository file:\/\/\/nonexistent\/repo\.git could not be fetched: .*does not exist|not appear/,
+    );
     await expect(cache.checkout(repo.url, { tag: 'no-such-tag' })).rejects.toThrow(`git repository ${repo.url} has no tag no-such-tag`);
     await expect(cache.checkout(repo.url, { commit: 'deadbeef'.repeat(5) })).rejects.toThrow(/has no commit deadbeef/);
   });

@@ -129,7 +129,10 @@ export class GitCache {
     await withFileLock(mirror, async () => {
       try {
         if (await isFile(path.join(mirror, 'HEAD'))) {
-          await git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], { cwd: mirror, env: access.env });
+          await git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], {
+            cwd: mirror,
+            env: access.env,
+          });
           await git(['remote', 'set-head', 'origin', '--auto'], { cwd: mirror, env: access.env }).catch(() => undefined);
         } else {
           await git(['clone', '--mirror', '--quiet', url, mirror], { env: access.env });
@@ -179,7 +182,16 @@ async function resolveRef(mirror: string, ref: GitRef): Promise<string | undefin
 }
 
 function missingRef(url: string, ref: GitRef): never {
-  const what = ref.semver !== undefined ? `tag matching ${ref.semver}` : ref.commit ? `commit ${ref.commit}` : ref.tag ? `tag ${ref.tag}` : ref.branch ? `branch ${ref.branch}` : 'a default branch';
+  const what =
+    ref.semver !== undefined
+      ? `tag matching ${ref.semver}`
+      : ref.commit
+        ? `commit ${ref.commit}`
+        : ref.tag
+          ? `tag ${ref.tag}`
+          : ref.branch
+            ? `branch ${ref.branch}`
+            : 'a default branch';
   throw new Error(`git repository ${url} has no ${what}`);
 }
 
@@ -199,7 +211,10 @@ function mirrorKey(url: string, access: GitAccess): string {
 }
 
 function urlKey(url: string): string {
-  const readable = url.replace(/^[a-z]+:\/\//, '').replace(/[^a-zA-Z0-9._-]+/g, '_').slice(-60);
+  const readable = url
+    .replace(/^[a-z]+:\/\//, '')
+    .replace(/[^a-zA-Z0-9._-]+/g, '_')
+    .slice(-60);
   return `${readable}-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`;
 }
 
@@ -210,7 +225,10 @@ function urlKey(url: string): string {
  */
 function gitFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const lines = message.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   const index = lines.findIndex((line) => /^(fatal|error):/.test(line));
   if (index < 0) return lines[0] ?? message;
   const failure = lines[index] as string;

@@ -46,7 +46,11 @@ export async function prepareGitAccess(values: CredentialValues): Promise<Prepar
     if (values['username'] !== undefined || values['password'] !== undefined) {
       const askpass = path.join(dir, 'askpass.sh');
       await writeFile(askpass, ASKPASS, { mode: 0o700 });
-      Object.assign(env, { GIT_ASKPASS: askpass, GANTRY_GIT_USERNAME: values['username'] ?? '', GANTRY_GIT_PASSWORD: values['password'] ?? '' });
+      Object.assign(env, {
+        GIT_ASKPASS: askpass,
+        GANTRY_GIT_USERNAME: values['username'] ?? '',
+        GANTRY_GIT_PASSWORD: values['password'] ?? '',
+      });
     }
     if (values['caFile'] !== undefined) {
       const caFile = path.join(dir, 'ca.crt');
@@ -62,7 +66,8 @@ export async function prepareGitAccess(values: CredentialValues): Promise<Prepar
       // git runs GIT_SSH_COMMAND through the shell, and ssh splits UserKnownHostsFile at spaces unless the value is
       // in double quotes: both quotings keep a TMPDIR with spaces working.
       const knownHostsOption = `UserKnownHostsFile="${knownHosts}"`;
-      env['GIT_SSH_COMMAND'] = `ssh -F /dev/null -i ${shellQuote(identity)} -o IdentitiesOnly=yes -o ${shellQuote(knownHostsOption)} -o StrictHostKeyChecking=yes -o BatchMode=yes`;
+      env['GIT_SSH_COMMAND'] =
+        `ssh -F /dev/null -i ${shellQuote(identity)} -o IdentitiesOnly=yes -o ${shellQuote(knownHostsOption)} -o StrictHostKeyChecking=yes -o BatchMode=yes`;
     }
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
@@ -106,5 +111,8 @@ function repoLocation(url: string): { scheme: string; host: string; path: string
 }
 
 function trimRepoPath(value: string): string {
-  return value.replace(/^\/+/, '').replace(/\.git$/, '').replace(/\/+$/, '');
+  return value
+    .replace(/^\/+/, '')
+    .replace(/\.git$/, '')
+    .replace(/\/+$/, '');
 }

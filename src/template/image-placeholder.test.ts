@@ -35,11 +35,15 @@ describe('parseImagePlaceholders', () => {
   });
 
   it('refuses a begin marker without an end marker', () => {
-    expect(() => parseImagePlaceholders(`x ${BEGIN}eyJpbWFnZSI6ICJ4In0=`)).toThrow(`image placeholder at offset 2 has no end marker ${END}`);
+    expect(() => parseImagePlaceholders(`x ${BEGIN}eyJpbWFnZSI6ICJ4In0=`)).toThrow(
+      `image placeholder at offset 2 has no end marker ${END}`,
+    );
   });
 
   it('refuses payloads that are not base64 of JSON with a string image', () => {
-    expect(() => parseImagePlaceholders(`${BEGIN}not base64!${END}`)).toThrow('image placeholder at offset 0 is invalid: its payload is not base64');
+    expect(() => parseImagePlaceholders(`${BEGIN}not base64!${END}`)).toThrow(
+      'image placeholder at offset 0 is invalid: its payload is not base64',
+    );
     expect(() => parseImagePlaceholders(`${BEGIN}eyJpbWFnZSI6ICJ4In0${END}`)).toThrow('its payload is not base64');
     expect(() => parseImagePlaceholders(placeholder('{"image": '))).toThrow('its payload is not JSON');
     expect(() => parseImagePlaceholders(placeholder('{"image": 5}'))).toThrow('its payload has no string "image"');

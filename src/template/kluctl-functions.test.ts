@@ -97,9 +97,9 @@ describe('globals', () => {
   });
 
   it('get_var follows a path or the first present of several paths, else the default', async () => {
-    expect(await render("{{ get_var('args.deep.var', 'd') }}|{{ get_var(['nope.x', 'args.deep.var']) }}|{{ get_var('args.nope', 'd') }}")).toBe(
-      'value|value|d',
-    );
+    expect(
+      await render("{{ get_var('args.deep.var', 'd') }}|{{ get_var(['nope.x', 'args.deep.var']) }}|{{ get_var('args.nope', 'd') }}"),
+    ).toBe('value|value|d');
     expect(await render("{{ get_var('args.list[1]') }}|{{ get_var('nope') }}")).toBe('b|None');
   });
 
@@ -127,7 +127,9 @@ describe('globals', () => {
     expect(await render(`{% set t = time.parse_iso("2022-10-01T10:20:30.5") %}${members}`)).toBe('5 10 20 30 500000000');
     const y2k = 'time.parse_iso("2000-01-01T00:00")';
     expect(await render(`{{ time.now() > ${y2k} }} {{ time.utcnow() < ${y2k} }}`)).toBe('True False');
-    expect(await render('{{ time.parse_iso("2022-10-01T10:00:00+00:00").as_timezone("Europe/Berlin") }}')).toBe('2022-10-01T12:00:00+02:00');
+    expect(await render('{{ time.parse_iso("2022-10-01T10:00:00+00:00").as_timezone("Europe/Berlin") }}')).toBe(
+      '2022-10-01T12:00:00+02:00',
+    );
   });
 
   it('images.get_image gives a placeholder for the image, over a variable named images', async () => {

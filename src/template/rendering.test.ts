@@ -82,7 +82,8 @@ describe('Jinja2 settings', () => {
   });
 
   it('has the loopcontrols extension', async () => {
-    const source = '{% for i in range(10) %}{% if i == 1 %}{% continue %}{% endif %}{% if i == 4 %}{% break %}{% endif %}{{ i }}{% endfor %}';
+    const source =
+      '{% for i in range(10) %}{% if i == 1 %}{% continue %}{% endif %}{% if i == 4 %}{% break %}{% endif %}{{ i }}{% endfor %}';
     expect(await render(source)).toBe('023');
   });
 

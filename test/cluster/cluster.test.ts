@@ -96,7 +96,11 @@ describe('local cluster', () => {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...(storageClassName ? { storageClassName } : {}) },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+        ...(storageClassName ? { storageClassName } : {}),
+      },
     });
     await apply(claim('data'));
     await apply(claim('orphan', 'no-such-class'));

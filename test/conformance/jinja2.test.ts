@@ -120,7 +120,10 @@ it(`holds at least ${MINIMUM_CASES} cases, each with one unique name and one exp
   expect(all.length).toBeGreaterThanOrEqual(MINIMUM_CASES);
   for (const [fileName, cases] of corpus) {
     const names = cases.map((testCase) => testCase.name);
-    expect(names.filter((name, index) => names.indexOf(name) !== index), `${fileName}: duplicate names`).toEqual([]);
+    expect(
+      names.filter((name, index) => names.indexOf(name) !== index),
+      `${fileName}: duplicate names`,
+    ).toEqual([]);
     for (const testCase of cases) {
       const kinds = [testCase.expected, testCase.expectedPattern, testCase.expectedError].filter((kind) => kind !== undefined);
       expect(kinds, `${fileName}: ${testCase.name}: needs exactly one of expected, expectedPattern, expectedError`).toHaveLength(1);

@@ -53,13 +53,24 @@ function alert(name: string, namespace: string, spec: Record<string, unknown>): 
 const requestsTo = (path: string) => receiver.received.filter((request) => request.path === path);
 
 async function readyCondition(name: string): Promise<Record<string, string> | undefined> {
-  const object = await kubectlJson<{ status?: { conditions?: Array<Record<string, string>> } }>(['get', 'alerts.gitops.gantry.dev', name, '-n', NS]);
+  const object = await kubectlJson<{ status?: { conditions?: Array<Record<string, string>> } }>([
+    'get',
+    'alerts.gitops.gantry.dev',
+    name,
+    '-n',
+    NS,
+  ]);
   return object.status?.conditions?.find((condition) => condition.type === 'Ready');
 }
 
 beforeAll(async () => {
   // The real CRDs from src/api, applied as the install does (never deleted: other tests and the controller use them).
-  await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], gantryCrds().map((crd) => `---\n${toYaml(crd)}`).join(''));
+  await kubectl(
+    ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+    gantryCrds()
+      .map((crd) => `---\n${toYaml(crd)}`)
+      .join(''),
+  );
   await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/alerts.gitops.gantry.dev']);
   receiver = await startHttpServer(routes);
   // Accepts connections and never answers: only the timeout ends a post there.
@@ -71,17 +82,51 @@ beforeAll(async () => {
   await kubectl(['create', 'namespace', OTHER_NS]);
   const source = (extra: Record<string, unknown> = {}) => [{ kind: 'KluctlDeployment', name: '*', ...extra }];
   const manifests = [
-    toYaml({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'generic-auth', namespace: NS }, stringData: { token: TOKEN, hmacKey: HMAC_KEY } }),
-    toYaml({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'slack-webhook', namespace: NS }, stringData: { address: `${receiver.url}/slack` } }),
-    alert('generic', NS, { type: 'generic', address: `${receiver.url}/generic`, secretRef: { name: 'generic-auth' }, summary: 'cluster: e2e', eventSources: source() }),
-    alert('slack', NS, { type: 'slack', secretRef: { name: 'slack-webhook' }, channel: '#deploys', eventSeverity: 'error', eventSources: source({ matchLabels: { tier: 'web' } }) }),
+    toYaml({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'generic-auth', namespace: NS },
+      stringData: { token: TOKEN, hmacKey: HMAC_KEY },
+    }),
+    toYaml({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'slack-webhook', namespace: NS },
+      stringData: { address: `${receiver.url}/slack` },
+    }),
+    alert('generic', NS, {
+      type: 'generic',
+      address: `${receiver.url}/generic`,
+      secretRef: { name: 'generic-auth' },
+      summary: 'cluster: e2e',
+      eventSources: source(),
+    }),
+    alert('slack', NS, {
+      type: 'slack',
+      secretRef: { name: 'slack-webhook' },
+      channel: '#deploys',
+      eventSeverity: 'error',
+      eventSources: source({ matchLabels: { tier: 'web' } }),
+    }),
     alert('suspended', NS, { type: 'generic', address: `${receiver.url}/suspended`, suspend: true, eventSources: source() }),
     alert('other', NS, { type: 'generic', address: `${receiver.url}/other`, eventSources: [{ kind: 'KluctlDeployment', name: 'cart' }] }),
-    alert('cross', OTHER_NS, { type: 'generic', address: `${receiver.url}/cross`, eventSources: [{ kind: 'KluctlDeployment', name: 'shop', namespace: NS }] }),
+    alert('cross', OTHER_NS, {
+      type: 'generic',
+      address: `${receiver.url}/cross`,
+      eventSources: [{ kind: 'KluctlDeployment', name: 'shop', namespace: NS }],
+    }),
     alert('flaky', NS, { type: 'generic', address: `${receiver.url}/flaky`, eventSources: [{ kind: 'KluctlDeployment', name: 'flaky' }] }),
-    alert('rejects', NS, { type: 'generic', address: `${receiver.url}/rejects`, eventSources: [{ kind: 'KluctlDeployment', name: 'rejected' }] }),
+    alert('rejects', NS, {
+      type: 'generic',
+      address: `${receiver.url}/rejects`,
+      eventSources: [{ kind: 'KluctlDeployment', name: 'rejected' }],
+    }),
     alert('silent', NS, { type: 'generic', address: silentUrl, eventSources: [{ kind: 'KluctlDeployment', name: 'silent' }] }),
-    alert('no-secret', NS, { type: 'generic', secretRef: { name: 'missing' }, eventSources: [{ kind: 'KluctlDeployment', name: 'nosecret' }] }),
+    alert('no-secret', NS, {
+      type: 'generic',
+      secretRef: { name: 'missing' },
+      eventSources: [{ kind: 'KluctlDeployment', name: 'nosecret' }],
+    }),
   ];
   await kubectl(['apply', '-f', '-'], manifests.map((manifest) => `---\n${manifest}`).join(''));
   const log = createLogger({ level: 'debug', destination: { write: (line: string) => void logLines.push(line) } });
@@ -103,7 +148,11 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
     expect(generic?.method).toBe('POST');
     expect(generic?.headers['content-type']).toBe('application/json');
     expect(generic?.headers['authorization']).toBe(`Bearer ${TOKEN}`);
-    expect(generic?.headers['x-signature']).toBe(`sha256=${createHmac('sha256', HMAC_KEY).update(generic?.body ?? '').digest('hex')}`);
+    expect(generic?.headers['x-signature']).toBe(
+      `sha256=${createHmac('sha256', HMAC_KEY)
+        .update(generic?.body ?? '')
+        .digest('hex')}`,
+    );
     const payload = JSON.parse(generic?.body ?? '{}');
     expect(payload).toMatchObject({
       involvedObject: { apiVersion: 'gitops.gantry.dev/v1beta1', kind: 'KluctlDeployment', namespace: NS, name: 'shop' },
@@ -153,7 +202,11 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
   it('retries a 5xx once, then records the failure in the Ready condition; a later success clears it', async () => {
     await dispatcher.notify(event({ deployment: { namespace: NS, name: 'flaky' } }));
     expect(requestsTo('/flaky')).toHaveLength(2);
-    expect(await readyCondition('flaky')).toMatchObject({ status: 'False', reason: 'SendFailed', message: 'the receiver answered 500: try again (after one retry)' });
+    expect(await readyCondition('flaky')).toMatchObject({
+      status: 'False',
+      reason: 'SendFailed',
+      message: 'the receiver answered 500: try again (after one retry)',
+    });
     expect(logLines.some((line) => line.includes('sending an alert failed') && line.includes('"alert":"' + NS + '/flaky"'))).toBe(true);
 
     routes['/flaky'] = { body: 'ok' };
@@ -178,12 +231,20 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
   });
 
   it('drops an event equal to one sent within the repeat interval (a failure retried with backoff)', async () => {
-    const failure = event({ deployment: { namespace: NS, name: 'cart' }, severity: 'error', reason: 'PrepareFailed', message: 'git repository x could not be fetched' });
+    const failure = event({
+      deployment: { namespace: NS, name: 'cart' },
+      severity: 'error',
+      reason: 'PrepareFailed',
+      message: 'git repository x could not be fetched',
+    });
     for (let retry = 0; retry < 3; retry++) await dispatcher.notify(failure);
     expect(requestsTo('/other')).toHaveLength(1);
     await dispatcher.notify({ ...failure, message: 'target prod not found' });
     expect(requestsTo('/other')).toHaveLength(2);
-    const unlimited = new AlertDispatcher(Cluster.connect({ kubeconfig: KUBECONFIG }), { log: createLogger({ level: 'error' }), repeatIntervalMs: 0 });
+    const unlimited = new AlertDispatcher(Cluster.connect({ kubeconfig: KUBECONFIG }), {
+      log: createLogger({ level: 'error' }),
+      repeatIntervalMs: 0,
+    });
     await unlimited.notify(failure);
     await unlimited.notify(failure);
     expect(requestsTo('/other')).toHaveLength(4);
@@ -191,6 +252,10 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
 
   it('records a missing Secret in the Ready condition', async () => {
     await dispatcher.notify(event({ deployment: { namespace: NS, name: 'nosecret' } }));
-    expect(await readyCondition('no-secret')).toMatchObject({ status: 'False', reason: 'SendFailed', message: `Secret ${NS}/missing not found` });
+    expect(await readyCondition('no-secret')).toMatchObject({
+      status: 'False',
+      reason: 'SendFailed',
+      message: `Secret ${NS}/missing not found`,
+    });
   });
 });

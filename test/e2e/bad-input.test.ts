@@ -49,7 +49,9 @@ describe('bad input', { timeout: 300_000 }, () => {
     });
     const { code, result } = await gantryJson(['deploy', '-t', 't', '--project-dir', dir, '--context', context]);
     expect(code).toBe(1);
-    expect(result.errors.map((error) => error.message)).toEqual([expect.stringMatching(/^app\/bad\.yaml:7: UndefinedError: 'no_such_var' is undefined/)]);
+    expect(result.errors.map((error) => error.message)).toEqual([
+      expect.stringMatching(/^app\/bad\.yaml:7: UndefinedError: 'no_such_var' is undefined/),
+    ]);
     expect(result.newObjects).toEqual([]);
     expect(await namespaceExists('gantry-e2e-render-error')).toBe(false);
   });
@@ -75,7 +77,12 @@ describe('bad input', { timeout: 300_000 }, () => {
     });
     const { code, result } = await gantryJson(['deploy', '-t', 't', '--project-dir', dir, '--context', context]);
     expect(code).toBe(1);
-    expect(result.errors).toEqual([{ object: expect.objectContaining({ kind: 'ConfigMap', name: 'bad', namespace: 'gantry-e2e-rejected' }), message: expect.stringMatching(/\.dataa: field not declared in schema/) }]);
+    expect(result.errors).toEqual([
+      {
+        object: expect.objectContaining({ kind: 'ConfigMap', name: 'bad', namespace: 'gantry-e2e-rejected' }),
+        message: expect.stringMatching(/\.dataa: field not declared in schema/),
+      },
+    ]);
     expect(result.newObjects.map((ref) => ref.name).sort()).toEqual(['gantry-e2e-rejected', 'good']);
   });
 
@@ -84,11 +91,28 @@ describe('bad input', { timeout: 300_000 }, () => {
       '.kluctl.yaml': kluctl('not-ready'),
       'deployment.yaml': 'deployments:\n  - path: app\noverrideNamespace: gantry-e2e-not-ready\n',
       'app/namespace.yaml': namespace('gantry-e2e-not-ready'),
-      'app/claim.yaml': 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\nspec:\n  storageClassName: no-such-class\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n',
+      'app/claim.yaml':
+        'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\nspec:\n  storageClassName: no-such-class\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n',
       'app/deploy.yaml': [
-        'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: needs-volume', 'spec:', '  selector:', '    matchLabels: {app: needs-volume}',
-        '  template:', '    metadata:', '      labels: {app: needs-volume}', '    spec:', '      containers:', '        - name: main', '          image: busybox',
-        '          volumeMounts: [{name: data, mountPath: /data}]', '      volumes:', '        - name: data', '          persistentVolumeClaim: {claimName: data}', '',
+        'apiVersion: apps/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: needs-volume',
+        'spec:',
+        '  selector:',
+        '    matchLabels: {app: needs-volume}',
+        '  template:',
+        '    metadata:',
+        '      labels: {app: needs-volume}',
+        '    spec:',
+        '      containers:',
+        '        - name: main',
+        '          image: busybox',
+        '          volumeMounts: [{name: data, mountPath: /data}]',
+        '      volumes:',
+        '        - name: data',
+        '          persistentVolumeClaim: {claimName: data}',
+        '',
       ].join('\n'),
     });
     const { code, result } = await gantryJson(['deploy', '-t', 't', '--project-dir', dir, '--context', context, '--timeout', '15s']);
@@ -99,13 +123,23 @@ describe('bad input', { timeout: 300_000 }, () => {
   });
 
   it('reports an unreachable cluster in one line', async () => {
-    const dir = await project({ '.kluctl.yaml': kluctl('unreachable'), 'deployment.yaml': 'deployments:\n  - path: app\n', 'app/cm.yaml': configMap('x') });
+    const dir = await project({
+      '.kluctl.yaml': kluctl('unreachable'),
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/cm.yaml': configMap('x'),
+    });
     const kubeconfig = await writeProject({
-      config: 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+      config:
+        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
     });
     dirs.push(kubeconfig);
     const run = await gantry(['deploy', '-t', 't', '--project-dir', dir, '--kubeconfig', `${kubeconfig}/config`]);
     expect(run.code).toBe(1);
-    expect(run.stdout.trim().split('\n').filter((line) => line.includes('cannot reach'))).toEqual([expect.stringMatching(/^ *cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:1/)]);
+    expect(
+      run.stdout
+        .trim()
+        .split('\n')
+        .filter((line) => line.includes('cannot reach')),
+    ).toEqual([expect.stringMatching(/^ *cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:1/)]);
   });
 });

@@ -15,7 +15,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, kubectlJson } from '../support/cli.ts';
-import { applyObject, getDeployment, installCrds, readyOf, startController, waitFor, type RunningController } from '../support/controller.ts';
+import {
+  applyObject,
+  getDeployment,
+  installCrds,
+  readyOf,
+  startController,
+  waitFor,
+  type RunningController,
+} from '../support/controller.ts';
 import {
   gitRepository,
   gitRevision,
@@ -41,7 +49,15 @@ function kluctlDeployment(name: string, sourceRef: Record<string, unknown>): Rec
     kind: 'KluctlDeployment',
     metadata: { name, namespace: NS },
     // A long interval: anything that happens within the test was triggered by a watch, not by polling.
-    spec: { interval: '10m', timeout: '2m', sourceRef: { kind: 'GitRepository', ...sourceRef }, target: 'default', context: 'default', prune: true, delete: true },
+    spec: {
+      interval: '10m',
+      timeout: '2m',
+      sourceRef: { kind: 'GitRepository', ...sourceRef },
+      target: 'default',
+      context: 'default',
+      prune: true,
+      delete: true,
+    },
   };
 }
 
@@ -53,13 +69,19 @@ function configMapProject(discriminator: string, configMaps: Record<string, stri
     [`${prefix}deployment.yaml`]: 'deployments:\n  - path: app\n',
   };
   for (const [name, value] of Object.entries(configMaps)) {
-    files[`${prefix}app/${name}.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${NS}\ndata:\n  value: "${value}"\n`;
+    files[`${prefix}app/${name}.yaml`] =
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${NS}\ndata:\n  value: "${value}"\n`;
   }
   return files;
 }
 
 async function configMapValue(name: string): Promise<string | undefined> {
-  const found = await kubectlJson<{ items: Array<{ metadata: { name: string }; data?: { value?: string } }> }>(['get', 'configmaps', '-n', NS]);
+  const found = await kubectlJson<{ items: Array<{ metadata: { name: string }; data?: { value?: string } }> }>([
+    'get',
+    'configmaps',
+    '-n',
+    NS,
+  ]);
   return found.items.find((item) => item.metadata.name === name)?.data?.value;
 }
 
@@ -69,7 +91,12 @@ async function describeDeployment(name: string): Promise<string> {
 }
 
 /** Waits until `check` accepts the deployment, describing its status and the controller's log on timeout. */
-async function waitDeployment(name: string, what: string, check: (deployment: Record<string, any>) => boolean, timeoutMs = 120_000): Promise<Record<string, any>> {
+async function waitDeployment(
+  name: string,
+  what: string,
+  check: (deployment: Record<string, any>) => boolean,
+  timeoutMs = 120_000,
+): Promise<Record<string, any>> {
   return waitFor(
     async () => {
       const deployment = await getDeployment(NS, name);
@@ -104,7 +131,16 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
 
   afterAll(async () => {
     for (const name of deployments) {
-      await kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', name, '-n', NS, '--ignore-not-found', '--wait=true', '--timeout=120s']).catch(() => undefined);
+      await kubectl([
+        'delete',
+        'kluctldeployments.gitops.gantry.dev',
+        name,
+        '-n',
+        NS,
+        '--ignore-not-found',
+        '--wait=true',
+        '--timeout=120s',
+      ]).catch(() => undefined);
     }
     await controller?.stop();
     await server?.close();
@@ -118,7 +154,10 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
     beforeAll(async () => {
       await applyObject(gitRepository(NS, 'app'));
       first = gitRevision();
-      await publishArtifact(server, NS, 'app', { served: await packArtifact(configMapProject('app', { settings: 'one' })), revision: first });
+      await publishArtifact(server, NS, 'app', {
+        served: await packArtifact(configMapProject('app', { settings: 'one' })),
+        revision: first,
+      });
     });
 
     it('deploys the artifact and records its revision', async () => {
@@ -137,7 +176,12 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
       const artifact = await packArtifact(configMapProject('app', { settings: 'two' }));
       const published = Date.now();
       await publishArtifact(server, NS, 'app', { served: artifact, revision: second });
-      const deployment = await waitDeployment('app', `app deploying ${second}`, (current) => current.status?.lastDeployResult?.revision === second && isReady(current), 60_000);
+      const deployment = await waitDeployment(
+        'app',
+        `app deploying ${second}`,
+        (current) => current.status?.lastDeployResult?.revision === second && isReady(current),
+        60_000,
+      );
       const elapsed = Date.now() - published;
       console.info(`new artifact deployed ${elapsed} ms after its GitRepository status was written`);
       expect(await configMapValue('settings')).toBe('two');
@@ -150,8 +194,17 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
     it('refuses an artifact that does not match its digest, applying nothing from it', async () => {
       const announced = await packArtifact(configMapProject('app', { settings: 'three' }));
       const served = await packArtifact(configMapProject('app', { settings: 'tampered', intruder: 'yes' }));
-      await publishArtifact(server, NS, 'app', { served, revision: gitRevision(), digest: announced.digest, size: announced.bytes.byteLength });
-      const failed = await waitDeployment('app', 'app not Ready for the digest mismatch', (current) => readyOf(current)?.status === 'False');
+      await publishArtifact(server, NS, 'app', {
+        served,
+        revision: gitRevision(),
+        digest: announced.digest,
+        size: announced.bytes.byteLength,
+      });
+      const failed = await waitDeployment(
+        'app',
+        'app not Ready for the digest mismatch',
+        (current) => readyOf(current)?.status === 'False',
+      );
       const ready = readyOf(failed)!;
       expect(ready.reason).toBe('PrepareFailed');
       expect(ready.message).toContain(`GitRepository ${NS}/app`);
@@ -166,7 +219,11 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
       // The next good artifact recovers it.
       const third = gitRevision();
       await publishArtifact(server, NS, 'app', { served: announced, revision: third });
-      const recovered = await waitDeployment('app', `app deploying ${third}`, (current) => current.status?.lastDeployResult?.revision === third && isReady(current));
+      const recovered = await waitDeployment(
+        'app',
+        `app deploying ${third}`,
+        (current) => current.status?.lastDeployResult?.revision === third && isReady(current),
+      );
       expect(recovered.status.observedCommit).toBe(third);
       expect(await configMapValue('settings')).toBe('three');
       expect(await configMapValue('intruder')).toBeUndefined();
@@ -176,12 +233,20 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
   describe('a GitRepository that is missing, then has no artifact', () => {
     it('says so, and deploys the project at sourceRef.path once an artifact appears', async () => {
       await applyDeployment(kluctlDeployment('late', { name: 'late', path: 'deploy' }));
-      const missing = await waitDeployment('late', 'late not Ready: GitRepository not found', (current) => readyOf(current)?.status === 'False');
+      const missing = await waitDeployment(
+        'late',
+        'late not Ready: GitRepository not found',
+        (current) => readyOf(current)?.status === 'False',
+      );
       expect(readyOf(missing)?.reason).toBe('PrepareFailed');
       expect(readyOf(missing)?.message).toContain(`GitRepository ${NS}/late not found`);
 
       await applyObject(gitRepository(NS, 'late'));
-      const empty = await waitDeployment('late', 'late not Ready: no artifact yet', (current) => readyOf(current)?.message?.includes('no artifact') === true);
+      const empty = await waitDeployment(
+        'late',
+        'late not Ready: no artifact yet',
+        (current) => readyOf(current)?.message?.includes('no artifact') === true,
+      );
       expect(readyOf(empty)?.status).toBe('False');
       expect(readyOf(empty)?.message).toContain(`GitRepository ${NS}/late has no artifact yet`);
 
@@ -189,7 +254,11 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
       const files = { ...configMapProject('late', { 'late-settings': 'arrived' }, 'deploy'), 'README.md': 'not part of the project\n' };
       const artifact = await packArtifact(files);
       await publishArtifact(server, NS, 'late', { served: artifact, revision });
-      const deployment = await waitDeployment('late', 'late Ready', (current) => current.status?.lastDeployResult?.revision === revision && isReady(current));
+      const deployment = await waitDeployment(
+        'late',
+        'late Ready',
+        (current) => current.status?.lastDeployResult?.revision === revision && isReady(current),
+      );
       expect(deployment.status.projectKey).toEqual({ repoKey: `flux:${NS}/late`, subDir: 'deploy' });
       expect(await configMapValue('late-settings')).toBe('arrived');
     });

@@ -18,7 +18,21 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, kubectlJson } from '../support/cli.ts';
-import { applyObject, configMapProject, configMapValue, getDeployment, installCrds, kluctlDeployment, readyOf, reconcileNow, startController, waitFor, waitReady, WEBHOOK_SECRET, type RunningController } from '../support/controller.ts';
+import {
+  applyObject,
+  configMapProject,
+  configMapValue,
+  getDeployment,
+  installCrds,
+  kluctlDeployment,
+  readyOf,
+  reconcileNow,
+  startController,
+  waitFor,
+  waitReady,
+  WEBHOOK_SECRET,
+  type RunningController,
+} from '../support/controller.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startHttpServer, type ReceivedRequest, type TestHttpServer } from '../support/http-server.ts';
 
@@ -68,7 +82,9 @@ async function logLines(controller: RunningController): Promise<LogLine[]> {
 
 /** Lines logged inside a reconcile (they carry a reconcileID), of one deployment or of any. */
 async function reconcileLines(controller: RunningController, namespace: string, name?: string): Promise<LogLine[]> {
-  return (await logLines(controller)).filter((line) => line.reconcileID !== undefined && line.namespace === namespace && (name === undefined || line.name === name));
+  return (await logLines(controller)).filter(
+    (line) => line.reconcileID !== undefined && line.namespace === namespace && (name === undefined || line.name === name),
+  );
 }
 
 interface Lease {
@@ -91,7 +107,11 @@ async function leaderGauge(controller: RunningController, namespace: string): Pr
 async function announcePush(controller: RunningController, url: string): Promise<Response> {
   const body = JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: url, html_url: url } });
   const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`;
-  return fetch(controller.webhookUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature } });
+  return fetch(controller.webhookUrl, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature },
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -133,7 +153,8 @@ describe('gantry controller run with leader election (two replicas)', { timeout:
         return current?.spec.holderIdentity ? current : undefined;
       },
       60_000,
-      async () => `a holder of Lease ${NS}/${LEASE}\n${(await replicas[0]!.log()).slice(-2000)}\n${(await replicas[1]!.log()).slice(-2000)}`,
+      async () =>
+        `a holder of Lease ${NS}/${LEASE}\n${(await replicas[0]!.log()).slice(-2000)}\n${(await replicas[1]!.log()).slice(-2000)}`,
     );
     leaderIdentity = lease.spec.holderIdentity!;
     expect(leaderIdentity).toMatch(/^.+_[0-9a-f-]{36}$/);
@@ -141,10 +162,16 @@ describe('gantry controller run with leader election (two replicas)', { timeout:
     expect(lease.spec.leaseTransitions).toBe(0);
 
     const electedLines = async () => {
-      const elected = await Promise.all(replicas.map(async (replica) => (await logLines(replica)).filter((line) => line.msg === 'became leader')));
+      const elected = await Promise.all(
+        replicas.map(async (replica) => (await logLines(replica)).filter((line) => line.msg === 'became leader')),
+      );
       return elected.flatMap((lines, index) => lines.map((line) => ({ index, identity: line.identity })));
     };
-    await waitFor(async () => (await electedLines()).length > 0, 10_000, () => "a replica logging 'became leader'");
+    await waitFor(
+      async () => (await electedLines()).length > 0,
+      10_000,
+      () => "a replica logging 'became leader'",
+    );
     const leaders = await electedLines();
     expect(leaders).toHaveLength(1);
     expect(leaders[0]!.identity).toBe(leaderIdentity);
@@ -182,7 +209,9 @@ describe('gantry controller run with leader election (two replicas)', { timeout:
     const deployment = await waitFor(
       async () => {
         const current = await getDeployment(NS, 'first');
-        return current.status?.lastDeployResult?.revision === commit && current.status?.reconcileRequestResult?.endTime ? current : undefined;
+        return current.status?.lastDeployResult?.revision === commit && current.status?.reconcileRequestResult?.endTime
+          ? current
+          : undefined;
       },
       60_000,
       async () => `first deploying ${commit}\n${(await leader.log()).slice(-3000)}\n--- standby ---\n${(await standby.log()).slice(-2000)}`,
@@ -250,7 +279,7 @@ describe('gantry controller run with leader election (two replicas)', { timeout:
     const electedAt = lines.findIndex((line) => line.msg === 'became leader');
     expect(lines.findIndex((line) => line.reconcileID !== undefined)).toBeGreaterThan(electedAt);
     // And none on the stopped replica after its release.
-    expect((await reconcileLines(leader, NS, 'second'))).toEqual([]);
+    expect(await reconcileLines(leader, NS, 'second')).toEqual([]);
   });
 });
 
@@ -267,7 +296,11 @@ describe('alerts sent by gantry controller run', { timeout: 300_000 }, () => {
     receiver.received
       .filter((request) => request.path === path)
       .map((request) => ({ ...request, payload: JSON.parse(request.body) as Record<string, any> }))
-      .filter((request) => name === undefined || (request.payload.involvedObject?.name ?? request.payload.attachments?.[0]?.author_name?.split('/')[1]) === name);
+      .filter(
+        (request) =>
+          name === undefined ||
+          (request.payload.involvedObject?.name ?? request.payload.attachments?.[0]?.author_name?.split('/')[1]) === name,
+      );
 
   const waitForPosts = (path: string, name: string, count: number) =>
     waitFor(
@@ -276,23 +309,56 @@ describe('alerts sent by gantry controller run', { timeout: 300_000 }, () => {
         return found.length >= count ? found : undefined;
       },
       60_000,
-      async () => `${count} post(s) to ${path} about ${name}; got ${JSON.stringify(receiver.received.map((request) => `${request.path} ${request.body}`))}\n${(await controller.log()).slice(-3000)}`,
+      async () =>
+        `${count} post(s) to ${path} about ${name}; got ${JSON.stringify(receiver.received.map((request) => `${request.path} ${request.body}`))}\n${(await controller.log()).slice(-3000)}`,
     );
 
   async function alertReady(name: string): Promise<Record<string, string> | undefined> {
-    const object = await kubectlJson<{ status?: { conditions?: Array<Record<string, string>> } }>(['get', 'alerts.gitops.gantry.dev', name, '-n', NS]);
+    const object = await kubectlJson<{ status?: { conditions?: Array<Record<string, string>> } }>([
+      'get',
+      'alerts.gitops.gantry.dev',
+      name,
+      '-n',
+      NS,
+    ]);
     return object.status?.conditions?.find((condition) => condition.type === 'Ready');
   }
 
   beforeAll(async () => {
     receiver = await startHttpServer({ '/generic': { body: 'ok' }, '/slack': { body: 'ok' }, '/only-good': { body: 'ok' } });
     await kubectl(['create', 'namespace', NS]);
-    const alert = (name: string, spec: Record<string, unknown>) => ({ apiVersion: API, kind: 'Alert', metadata: { name, namespace: NS }, spec });
+    const alert = (name: string, spec: Record<string, unknown>) => ({
+      apiVersion: API,
+      kind: 'Alert',
+      metadata: { name, namespace: NS },
+      spec,
+    });
     const every = [{ kind: 'KluctlDeployment', name: '*' }];
-    await applyObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'generic-auth', namespace: NS }, stringData: { token: TOKEN, hmacKey: HMAC_KEY } });
-    await applyObject(alert('generic', { type: 'generic', address: `${receiver.url}/generic`, secretRef: { name: 'generic-auth' }, summary: 'cluster: e2e-ha', eventSources: every }));
-    await applyObject(alert('slack', { type: 'slack', address: `${receiver.url}/slack`, channel: '#deploys', eventSeverity: 'error', eventSources: every }));
-    await applyObject(alert('only-good', { type: 'generic', address: `${receiver.url}/only-good`, eventSources: [{ kind: 'KluctlDeployment', name: 'good' }] }));
+    await applyObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'generic-auth', namespace: NS },
+      stringData: { token: TOKEN, hmacKey: HMAC_KEY },
+    });
+    await applyObject(
+      alert('generic', {
+        type: 'generic',
+        address: `${receiver.url}/generic`,
+        secretRef: { name: 'generic-auth' },
+        summary: 'cluster: e2e-ha',
+        eventSources: every,
+      }),
+    );
+    await applyObject(
+      alert('slack', { type: 'slack', address: `${receiver.url}/slack`, channel: '#deploys', eventSeverity: 'error', eventSources: every }),
+    );
+    await applyObject(
+      alert('only-good', {
+        type: 'generic',
+        address: `${receiver.url}/only-good`,
+        eventSources: [{ kind: 'KluctlDeployment', name: 'good' }],
+      }),
+    );
     repo = await createRepo(configMapProject(NS, `e2e-ha-alerts-${suffix}`, { alpha: 'a1', beta: 'b1' }));
     controller = await startController(['--namespace', NS]);
   });
@@ -333,7 +399,11 @@ describe('alerts sent by gantry controller run', { timeout: 300_000 }, () => {
     expect(named!.payload.metadata.summary).toBeUndefined();
     // The error-only Slack Alert stays silent for a success.
     expect(posts('/slack')).toEqual([]);
-    await waitFor(async () => (await alertReady('generic'))?.status === 'True', 30_000, () => 'Alert generic Ready');
+    await waitFor(
+      async () => (await alertReady('generic'))?.status === 'True',
+      30_000,
+      () => 'Alert generic Ready',
+    );
     expect(await alertReady('generic')).toMatchObject({ status: 'True', reason: 'Succeeded' });
   });
 
@@ -403,17 +473,31 @@ describe('alerts sent by gantry controller run', { timeout: 300_000 }, () => {
     expect(slack!.payload.channel).toBe('#deploys');
     expect(slack!.payload.text).toBe(`:red_circle: KluctlDeployment ${NS}/broken: PrepareFailed`);
     expect(slack!.payload.attachments).toHaveLength(1);
-    expect(slack!.payload.attachments[0]).toMatchObject({ color: 'danger', author_name: `KluctlDeployment ${NS}/broken`, title: 'PrepareFailed', fields: [], footer: 'gantry-controller' });
+    expect(slack!.payload.attachments[0]).toMatchObject({
+      color: 'danger',
+      author_name: `KluctlDeployment ${NS}/broken`,
+      title: 'PrepareFailed',
+      fields: [],
+      footer: 'gantry-controller',
+    });
     expect(slack!.payload.attachments[0].text).toContain(BROKEN_URL);
     // Only the Alert naming `good` is not told.
     expect(posts('/only-good', 'broken')).toEqual([]);
-    await waitFor(async () => (await alertReady('slack'))?.status === 'True', 30_000, () => 'Alert slack Ready');
+    await waitFor(
+      async () => (await alertReady('slack'))?.status === 'True',
+      30_000,
+      () => 'Alert slack Ready',
+    );
   });
 
   it('sends failure alerts naming a target the project does not have', async () => {
     await applyObject(kluctlDeployment(NS, 'no-target', repo.url, { target: 'nope' }));
     const [generic] = await waitForPosts('/generic', 'no-target', 1);
-    expect(generic!.payload).toMatchObject({ involvedObject: { namespace: NS, name: 'no-target' }, severity: 'error', reason: 'PrepareFailed' });
+    expect(generic!.payload).toMatchObject({
+      involvedObject: { namespace: NS, name: 'no-target' },
+      severity: 'error',
+      reason: 'PrepareFailed',
+    });
     expect(generic!.payload.message).toContain('nope');
     const [slack] = await waitForPosts('/slack', 'no-target', 1);
     expect(slack!.payload.attachments[0]).toMatchObject({ color: 'danger', title: 'PrepareFailed' });

@@ -8,7 +8,15 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROLLER_NAME, CONTROLLER_NAMESPACE, IMAGE_REPOSITORY, INSTALL_DIR, installFiles, listFiles, packageVersion } from '../../scripts/generate-install.ts';
+import {
+  CONTROLLER_NAME,
+  CONTROLLER_NAMESPACE,
+  IMAGE_REPOSITORY,
+  INSTALL_DIR,
+  installFiles,
+  listFiles,
+  packageVersion,
+} from '../../scripts/generate-install.ts';
 import { gantryJson, kubectl, kubectlJson, localContext, names } from '../support/cli.ts';
 
 describe('install/', () => {
@@ -66,14 +74,44 @@ describe('gantry controller install', { timeout: 300_000 }, () => {
     expect(service['spec'].ports).toEqual([expect.objectContaining({ port: 80, targetPort: 'metrics' })]);
 
     await kubectl(['get', 'serviceaccount', CONTROLLER_NAME, '-n', CONTROLLER_NAMESPACE]);
-    const role = await kubectlJson<{ rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> }>(['get', 'clusterrole', CONTROLLER_NAME]);
-    expect(role.rules).toContainEqual(expect.objectContaining({ apiGroups: ['gitops.gantry.dev'], resources: ['kluctldeployments/status', 'alerts/status'] }));
-    expect(role.rules).toContainEqual(expect.objectContaining({ resources: ['serviceaccounts'], verbs: expect.arrayContaining(['impersonate']) }));
-    const bindings = await kubectlJson<{ items: Array<{ metadata: { name: string }; roleRef: { name: string } }> }>(['get', 'clusterrolebindings', '-l', 'app.kubernetes.io/name=gantry-controller']);
+    const role = await kubectlJson<{ rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> }>([
+      'get',
+      'clusterrole',
+      CONTROLLER_NAME,
+    ]);
+    expect(role.rules).toContainEqual(
+      expect.objectContaining({ apiGroups: ['gitops.gantry.dev'], resources: ['kluctldeployments/status', 'alerts/status'] }),
+    );
+    expect(role.rules).toContainEqual(
+      expect.objectContaining({ resources: ['serviceaccounts'], verbs: expect.arrayContaining(['impersonate']) }),
+    );
+    const bindings = await kubectlJson<{ items: Array<{ metadata: { name: string }; roleRef: { name: string } }> }>([
+      'get',
+      'clusterrolebindings',
+      '-l',
+      'app.kubernetes.io/name=gantry-controller',
+    ]);
     expect(bindings.items.map((binding) => binding.roleRef.name).sort()).toEqual(['cluster-admin', CONTROLLER_NAME]);
-    const leases = await kubectlJson<{ rules: Array<{ resources: string[] }> }>(['get', 'role', `${CONTROLLER_NAME}-leader-election`, '-n', CONTROLLER_NAMESPACE]);
+    const leases = await kubectlJson<{ rules: Array<{ resources: string[] }> }>([
+      'get',
+      'role',
+      `${CONTROLLER_NAME}-leader-election`,
+      '-n',
+      CONTROLLER_NAMESPACE,
+    ]);
     expect(leases.rules).toEqual([expect.objectContaining({ apiGroups: ['coordination.k8s.io'], resources: ['leases'] })]);
-    expect(await kubectl(['auth', 'can-i', 'patch', 'kluctldeployments.gitops.gantry.dev', '--subresource=status', '-n', 'default', `--as=system:serviceaccount:${CONTROLLER_NAMESPACE}:${CONTROLLER_NAME}`])).toBe('yes');
+    expect(
+      await kubectl([
+        'auth',
+        'can-i',
+        'patch',
+        'kluctldeployments.gitops.gantry.dev',
+        '--subresource=status',
+        '-n',
+        'default',
+        `--as=system:serviceaccount:${CONTROLLER_NAMESPACE}:${CONTROLLER_NAME}`,
+      ]),
+    ).toBe('yes');
   });
 
   it('reports no changes when installed again', async () => {

@@ -11,7 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgeKey, sopsEncrypt } from '../../src/sops/test-support.ts';
 import { git } from '../../src/source/git.ts';
 import { gantry, kubectl, kubectlJson, localContext } from '../support/cli.ts';
-import { applyObject, getDeployment, installCrds, readyOf, startController, waitNotReady, waitReady as sharedWaitReady, type RunningController } from '../support/controller.ts';
+import {
+  applyObject,
+  getDeployment,
+  installCrds,
+  readyOf,
+  startController,
+  waitNotReady,
+  waitReady as sharedWaitReady,
+  type RunningController,
+} from '../support/controller.ts';
 import { EXAMPLES_DIR } from '../support/fixtures.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startGitServer, type GitServer } from '../support/git-server.ts';
@@ -27,7 +36,8 @@ async function applyNamespace(name: string): Promise<void> {
   await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
 }
 
-const waitReady = (namespace: string, name: string, timeoutMs?: number) => sharedWaitReady(namespace, name, () => controller.log(), timeoutMs);
+const waitReady = (namespace: string, name: string, timeoutMs?: number) =>
+  sharedWaitReady(namespace, name, () => controller.log(), timeoutMs);
 
 async function secretValue(namespace: string, name: string, key: string): Promise<string | undefined> {
   const secret = await kubectlJson<{ data?: Record<string, string> }>(['get', 'secret', name, '-n', namespace]).catch(() => undefined);
@@ -69,7 +79,10 @@ describe('controller sources', { timeout: 300_000 }, () => {
         'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-private-repo\n  namespace: ${NAMESPACE}\ndata:\n  a: b\n`,
       });
       server = await startGitServer(path.dirname(repo.remote), { username: 'deployer', password: 's3cret' });
-      cleanups.push(() => repo.remove(), () => server.close());
+      cleanups.push(
+        () => repo.remove(),
+        () => server.close(),
+      );
     });
 
     function authDeployment(name: string, secret: string): Record<string, unknown> {
@@ -90,7 +103,16 @@ describe('controller sources', { timeout: 300_000 }, () => {
     }
 
     it('clones with the username and password of the credentials Secret', async () => {
-      await kubectl(['create', 'secret', 'generic', 'git-auth', '-n', NAMESPACE, '--from-literal=username=deployer', '--from-literal=password=s3cret']);
+      await kubectl([
+        'create',
+        'secret',
+        'generic',
+        'git-auth',
+        '-n',
+        NAMESPACE,
+        '--from-literal=username=deployer',
+        '--from-literal=password=s3cret',
+      ]);
       cleanups.push(() => kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', 'private', '-n', NAMESPACE, '--wait=true']));
       await applyObject(authDeployment('private', 'git-auth'));
       await waitReady(NAMESPACE, 'private');
@@ -98,7 +120,16 @@ describe('controller sources', { timeout: 300_000 }, () => {
     });
 
     it('fails readably with a wrong password, without showing it', async () => {
-      await kubectl(['create', 'secret', 'generic', 'git-auth-wrong', '-n', NAMESPACE, '--from-literal=username=deployer', '--from-literal=password=wrong-password']);
+      await kubectl([
+        'create',
+        'secret',
+        'generic',
+        'git-auth-wrong',
+        '-n',
+        NAMESPACE,
+        '--from-literal=username=deployer',
+        '--from-literal=password=wrong-password',
+      ]);
       cleanups.push(() => kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', 'private-wrong', '-n', NAMESPACE, '--wait=true']));
       await applyObject(authDeployment('private-wrong', 'git-auth-wrong'));
       const failed = await waitNotReady(NAMESPACE, 'private-wrong');
@@ -118,13 +149,23 @@ describe('controller sources', { timeout: 300_000 }, () => {
         'deployment.yaml': 'deployments:\n  - path: app\n',
         'app/secret.yaml': encrypted,
       });
-      cleanups.push(() => repo.remove(), () => kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', 'sops', '-n', NAMESPACE, '--wait=true']));
+      cleanups.push(
+        () => repo.remove(),
+        () => kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', 'sops', '-n', NAMESPACE, '--wait=true']),
+      );
       await kubectl(['create', 'secret', 'generic', 'sops-keys', '-n', NAMESPACE, `--from-literal=identity.agekey=${age.identity}`]);
       await applyObject({
         apiVersion: API,
         kind: 'KluctlDeployment',
         metadata: { name: 'sops', namespace: NAMESPACE },
-        spec: { interval: '10m', source: { git: { url: repo.url } }, target: 'default', context: 'default', delete: true, decryption: { provider: 'sops', secretRef: { name: 'sops-keys' } } },
+        spec: {
+          interval: '10m',
+          source: { git: { url: repo.url } },
+          target: 'default',
+          context: 'default',
+          delete: true,
+          decryption: { provider: 'sops', secretRef: { name: 'sops-keys' } },
+        },
       });
       await waitReady(NAMESPACE, 'sops');
       expect(await secretValue(NAMESPACE, 'decrypted', 'password')).toBe('from-sops');
@@ -147,13 +188,17 @@ describe('controller sources', { timeout: 300_000 }, () => {
       repo = await createRepo({});
       server = await startGitServer(path.dirname(repo.remote));
       const url = server.url('remote.git');
-      const localize = (text: string) => text.replaceAll('gitops.kluctl.io/v1beta1', API).replaceAll('https://github.com/kluctl/kluctl-examples.git', url);
+      const localize = (text: string) =>
+        text.replaceAll('gitops.kluctl.io/v1beta1', API).replaceAll('https://github.com/kluctl/kluctl-examples.git', url);
       const files: Record<string, string> = {};
       for (const dir of ['gitops-deployment', 'simple', 'simple-helm']) {
         for (const [file, text] of Object.entries(await filesOf(path.join(EXAMPLES_DIR, dir), localize))) files[`${dir}/${file}`] = text;
       }
       await repo.commit(files, 'kluctl-examples, served locally');
-      cleanups.push(() => repo.remove(), () => server.close());
+      cleanups.push(
+        () => repo.remove(),
+        () => server.close(),
+      );
     });
     afterAll(async () => {
       // Deleting the bootstrap needs this controller to remove its finalizers.
@@ -171,7 +216,9 @@ describe('controller sources', { timeout: 300_000 }, () => {
         () => rm(checkout, { recursive: true, force: true }),
         async () => {
           await gantry(['delete', ...args(), ...project, '-y']);
-          await kubectl(['wait', '--for=delete', 'namespace/kluctl-gitops', 'namespace/simple-test', '--timeout=120s']).catch(() => undefined);
+          await kubectl(['wait', '--for=delete', 'namespace/kluctl-gitops', 'namespace/simple-test', '--timeout=120s']).catch(
+            () => undefined,
+          );
         },
       );
       const deployed = await gantry(['deploy', ...args(), ...project, '-y']);

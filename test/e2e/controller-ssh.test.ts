@@ -8,7 +8,15 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, kubectlJson } from '../support/cli.ts';
-import { applyObject, installCrds, readyOf, startController, waitNotReady as sharedWaitNotReady, waitReady as sharedWaitReady, type RunningController } from '../support/controller.ts';
+import {
+  applyObject,
+  installCrds,
+  readyOf,
+  startController,
+  waitNotReady as sharedWaitNotReady,
+  waitReady as sharedWaitReady,
+  type RunningController,
+} from '../support/controller.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { createSshKey, startSshGitServer, type SshGitServer } from '../support/ssh-git-server.ts';
 
@@ -60,7 +68,10 @@ function wrongHostKeyFailure(): Promise<Record<string, any>> {
     const impostor = await createSshKey('not-the-server');
     const [keyType, keyData] = impostor.publicKey.split(' ');
     const port = server!.address.slice(server!.address.lastIndexOf(':') + 1);
-    await createSecret('git-ssh-wrong-host-key', { identity: server!.clientPrivateKey, known_hosts: `[127.0.0.1]:${port} ${keyType} ${keyData}\n` });
+    await createSecret('git-ssh-wrong-host-key', {
+      identity: server!.clientPrivateKey,
+      known_hosts: `[127.0.0.1]:${port} ${keyType} ${keyData}\n`,
+    });
     await applySshDeployment('ssh-wrong-host-key', { host: '127.0.0.1', secretRef: { name: 'git-ssh-wrong-host-key' } });
     return waitNotReady('ssh-wrong-host-key');
   })();
@@ -87,7 +98,16 @@ describe('controller: git over SSH', { timeout: 300_000 }, () => {
   afterAll(async () => {
     // KluctlDeployments first, while the controller runs to remove their finalizers (delete: true prunes the ConfigMap).
     for (const name of deployments.reverse()) {
-      await kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', name, '-n', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']).catch(() => undefined);
+      await kubectl([
+        'delete',
+        'kluctldeployments.gitops.gantry.dev',
+        name,
+        '-n',
+        NAMESPACE,
+        '--ignore-not-found',
+        '--wait=true',
+        '--timeout=120s',
+      ]).catch(() => undefined);
     }
     await controller?.stop();
     await server?.close();
@@ -121,7 +141,9 @@ describe('controller: git over SSH', { timeout: 300_000 }, () => {
     await createSecret('git-ssh-no-known-hosts', { identity: server!.clientPrivateKey });
     await applySshDeployment('ssh-no-known-hosts', { host: '*', secretRef: { name: 'git-ssh-no-known-hosts' } });
     const failed = await waitNotReady('ssh-no-known-hosts');
-    expect(readyOf(failed)?.message).toContain(`credentials Secret ${NAMESPACE}/git-ssh-no-known-hosts for ${server!.url('remote.git')}: SSH credentials need 'known_hosts' next to 'identity'`);
+    expect(readyOf(failed)?.message).toContain(
+      `credentials Secret ${NAMESPACE}/git-ssh-no-known-hosts for ${server!.url('remote.git')}: SSH credentials need 'known_hosts' next to 'identity'`,
+    );
     expect(JSON.stringify(failed.status)).not.toContain('PRIVATE KEY');
   });
 });

@@ -32,8 +32,10 @@ const NAMESPACE = 'gantry-e2e-controller';
 let controller: RunningController;
 const cleanups: Array<() => Promise<unknown>> = [];
 
-const kluctlDeployment = (name: string, url: string, spec: Record<string, unknown> = {}) => sharedKluctlDeployment(NAMESPACE, name, url, spec);
-const configMapProject = (namespace: string, configMaps: Record<string, string>) => sharedConfigMapProject(namespace, `e2e-controller-${namespace}`, configMaps);
+const kluctlDeployment = (name: string, url: string, spec: Record<string, unknown> = {}) =>
+  sharedKluctlDeployment(NAMESPACE, name, url, spec);
+const configMapProject = (namespace: string, configMaps: Record<string, string>) =>
+  sharedConfigMapProject(namespace, `e2e-controller-${namespace}`, configMaps);
 const waitReady = (name: string, timeoutMs?: number) => sharedWaitReady(NAMESPACE, name, () => controller.log(), timeoutMs);
 const reconcileNow = (name: string) => sharedReconcileNow(NAMESPACE, name, () => controller.log());
 
@@ -45,11 +47,24 @@ async function createNamespace(name: string): Promise<void> {
 async function announcePush(url: string): Promise<Response> {
   const body = JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: url, html_url: url } });
   const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`;
-  return fetch(controller.webhookUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature } });
+  return fetch(controller.webhookUrl, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature },
+  });
 }
 
 async function deleteDeployment(name: string): Promise<void> {
-  await kubectl(['delete', 'kluctldeployments.gitops.gantry.dev', name, '-n', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+  await kubectl([
+    'delete',
+    'kluctldeployments.gitops.gantry.dev',
+    name,
+    '-n',
+    NAMESPACE,
+    '--ignore-not-found',
+    '--wait=true',
+    '--timeout=120s',
+  ]);
 }
 
 describe('gantry controller run', { timeout: 300_000 }, () => {
@@ -143,14 +158,20 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
 
     it('refuses webhooks with a wrong signature', async () => {
       const body = JSON.stringify({ repository: { clone_url: url } });
-      const response = await fetch(controller.webhookUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': 'sha256=00' } });
+      const response = await fetch(controller.webhookUrl, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': 'sha256=00' },
+      });
       expect(response.status).toBe(401);
     });
 
     it('reports drift of a deployed object without overwriting it', async () => {
       await kubectl(['set', 'env', 'deployment/frontend', '-n', 'ms-demo-prod', 'PORT=9999']);
       const deployment = await reconcileNow('ms-prod');
-      const drifted = deployment.status.lastDriftDetectionResult.objects.map((ref: { kind: string; name: string }) => `${ref.kind}/${ref.name}`);
+      const drifted = deployment.status.lastDriftDetectionResult.objects.map(
+        (ref: { kind: string; name: string }) => `${ref.kind}/${ref.name}`,
+      );
       expect(drifted).toContain('Deployment/frontend');
       expect(deployment.status.lastDriftDetectionResultMessage).toBe('1 object(s) drifted');
       const frontend = await kubectlJson<Record<string, any>>(['get', 'deployment', 'frontend', '-n', 'ms-demo-prod']);
@@ -162,13 +183,23 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       const metrics = await (await fetch(controller.metricsUrl)).text();
       expect(metrics).toMatch(/kluctldeployments_deploys_total\{namespace="gantry-e2e-controller",name="ms-test",result="success"\} [1-9]/);
       expect(metrics).toMatch(/kluctldeployments_drifted_objects\{namespace="gantry-e2e-controller",name="ms-prod"\} 1/);
-      expect(metrics).toMatch(/gotk_reconcile_duration_seconds_count\{kind="KluctlDeployment",name="ms-test",namespace="gantry-e2e-controller"\} [1-9]/);
+      expect(metrics).toMatch(
+        /gotk_reconcile_duration_seconds_count\{kind="KluctlDeployment",name="ms-test",namespace="gantry-e2e-controller"\} [1-9]/,
+      );
     });
 
     it('deletes exactly its own objects when deleted with delete: true', async () => {
       await kubectl(['create', 'configmap', 'not-owned', '-n', 'ms-demo-test', '--from-literal=a=b']);
       await deleteDeployment('ms-test');
-      const labelled = (await kubectlJson(['get', 'deployments,services,configmaps', '-A', '-l', 'kluctl.io/discriminator=kluctl-examples-microservices-demo-test'])).items;
+      const labelled = (
+        await kubectlJson([
+          'get',
+          'deployments,services,configmaps',
+          '-A',
+          '-l',
+          'kluctl.io/discriminator=kluctl-examples-microservices-demo-test',
+        ])
+      ).items;
       expect(labelled).toEqual([]);
       expect(await configMapValue('ms-demo-test', 'not-owned')).toBeUndefined();
       const prod = (await kubectlJson(['get', 'deployments', '-n', 'ms-demo-prod'])).items;
@@ -181,19 +212,29 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       const namespace = 'gantry-e2e-ctl-poll';
       await createNamespace(namespace);
       const repo = await createRepo(configMapProject(namespace, { settings: 'one' }));
-      cleanups.push(() => repo.remove(), () => deleteDeployment('poll'));
+      cleanups.push(
+        () => repo.remove(),
+        () => deleteDeployment('poll'),
+      );
       await applyObject(kluctlDeployment('poll', repo.url, { interval: '2s' }));
       await waitReady('poll');
       expect(await configMapValue(namespace, 'settings')).toBe('one');
       await repo.commit(configMapProject(namespace, { settings: 'two' }));
-      await waitFor(async () => (await configMapValue(namespace, 'settings')) === 'two', 30_000, () => 'settings = two');
+      await waitFor(
+        async () => (await configMapValue(namespace, 'settings')) === 'two',
+        30_000,
+        () => 'settings = two',
+      );
     });
 
     it('prunes an object removed from git', async () => {
       const namespace = 'gantry-e2e-ctl-prune';
       await createNamespace(namespace);
       const repo = await createRepo(configMapProject(namespace, { keep: 'k', drop: 'd' }));
-      cleanups.push(() => repo.remove(), () => deleteDeployment('prune'));
+      cleanups.push(
+        () => repo.remove(),
+        () => deleteDeployment('prune'),
+      );
       await applyObject(kluctlDeployment('prune', repo.url));
       await waitReady('prune');
       expect(await configMapValue(namespace, 'drop')).toBe('d');
@@ -207,7 +248,10 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       const namespace = 'gantry-e2e-ctl-manual';
       await createNamespace(namespace);
       const repo = await createRepo(configMapProject(namespace, { approved: 'v1' }));
-      cleanups.push(() => repo.remove(), () => deleteDeployment('manual'));
+      cleanups.push(
+        () => repo.remove(),
+        () => deleteDeployment('manual'),
+      );
       await applyObject(kluctlDeployment('manual', repo.url, { manual: true }));
       const waiting = await waitFor(async () => {
         const deployment = await getDeployment(NAMESPACE, 'manual');
@@ -231,7 +275,10 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       const namespace = 'gantry-e2e-ctl-suspend';
       await createNamespace(namespace);
       const repo = await createRepo(configMapProject(namespace, { state: 'before' }));
-      cleanups.push(() => repo.remove(), () => deleteDeployment('suspend'));
+      cleanups.push(
+        () => repo.remove(),
+        () => deleteDeployment('suspend'),
+      );
       await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s' }));
       await waitReady('suspend');
       await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s', suspend: true }));
@@ -240,14 +287,21 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, 6_000));
       expect(await configMapValue(namespace, 'state')).toBe('before');
       await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s', suspend: false }));
-      await waitFor(async () => (await configMapValue(namespace, 'state')) === 'after', 30_000, () => 'state = after');
+      await waitFor(
+        async () => (await configMapValue(namespace, 'state')) === 'after',
+        30_000,
+        () => 'state = after',
+      );
     });
 
     it('keeps its objects when deleted with delete: false', async () => {
       const namespace = 'gantry-e2e-ctl-orphan';
       await createNamespace(namespace);
       const repo = await createRepo(configMapProject(namespace, { stays: 'yes' }));
-      cleanups.push(() => repo.remove(), () => kubectl(['delete', 'namespace', namespace, '--wait=false']));
+      cleanups.push(
+        () => repo.remove(),
+        () => kubectl(['delete', 'namespace', namespace, '--wait=false']),
+      );
       await applyObject(kluctlDeployment('orphan', repo.url, { delete: false }));
       await waitReady('orphan');
       await deleteDeployment('orphan');
@@ -258,7 +312,11 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       const namespace = 'gantry-e2e-ctl-isolated';
       await createNamespace(namespace);
       const repo = await createRepo(configMapProject(namespace, { healthy: 'yes' }));
-      cleanups.push(() => repo.remove(), () => deleteDeployment('broken'), () => deleteDeployment('healthy'));
+      cleanups.push(
+        () => repo.remove(),
+        () => deleteDeployment('broken'),
+        () => deleteDeployment('healthy'),
+      );
       await applyObject(kluctlDeployment('broken', 'http://127.0.0.1:9/no-such-repo.git', { retryInterval: '1s' }));
       await applyObject(kluctlDeployment('healthy', repo.url));
       await waitReady('healthy');
@@ -275,7 +333,10 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       const namespace = 'gantry-e2e-ctl-retry';
       await kubectl(['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true']);
       const repo = await createRepo(configMapProject(namespace, { later: 'ok' }));
-      cleanups.push(() => repo.remove(), () => deleteDeployment('retry'));
+      cleanups.push(
+        () => repo.remove(),
+        () => deleteDeployment('retry'),
+      );
       // The namespace does not exist yet: the apply fails, and nothing in git or the spec will change.
       await applyObject(kluctlDeployment('retry', repo.url));
       const failed = await waitFor(async () => {
@@ -285,13 +346,20 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       expect(readyOf(failed)?.message).toContain(`namespaces "${namespace}" not found`);
       await createNamespace(namespace);
       // Retried with backoff (1 s, 2 s, 4 s, …), well before the 10m interval.
-      await waitFor(async () => readyOf(await getDeployment(NAMESPACE, 'retry'))?.status === 'True', 60_000, () => 'retry Ready after the namespace appeared');
+      await waitFor(
+        async () => readyOf(await getDeployment(NAMESPACE, 'retry'))?.status === 'True',
+        60_000,
+        () => 'retry Ready after the namespace appeared',
+      );
       expect(await configMapValue(namespace, 'later')).toBe('ok');
     });
 
     it('names a target the project does not have', async () => {
       const repo = await createRepo(configMapProject('default', { unused: 'x' }));
-      cleanups.push(() => repo.remove(), () => deleteDeployment('no-target'));
+      cleanups.push(
+        () => repo.remove(),
+        () => deleteDeployment('no-target'),
+      );
       await applyObject(kluctlDeployment('no-target', repo.url, { target: 'nope' }));
       const failed = await waitFor(async () => {
         const deployment = await getDeployment(NAMESPACE, 'no-target');

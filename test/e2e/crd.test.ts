@@ -49,7 +49,11 @@ describe('a CRD and its resources in one project', { timeout: 300_000 }, () => {
     const { code, result } = await gantryJson(['diff', ...args]);
     expect(result.errors).toEqual([]);
     expect(code).toBe(0);
-    expect(names(result.newObjects)).toEqual(['CustomResourceDefinition/widgets.e2e.gantry.dev', 'Namespace/gantry-e2e-crd', 'gantry-e2e-crd/Widget/w1']);
+    expect(names(result.newObjects)).toEqual([
+      'CustomResourceDefinition/widgets.e2e.gantry.dev',
+      'Namespace/gantry-e2e-crd',
+      'gantry-e2e-crd/Widget/w1',
+    ]);
     expect(await kubectl(['get', 'crd', '-o', 'name'])).not.toContain('widgets.e2e.gantry.dev');
   });
 
@@ -66,11 +70,33 @@ describe('a CRD and its resources in one project', { timeout: 300_000 }, () => {
   });
 
   it('validates readiness from status conditions', async () => {
-    await kubectl(['patch', 'widget', 'w1', '-n', 'gantry-e2e-crd', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Ready","status":"False","reason":"Warming","message":"warming up"}]}}']);
+    await kubectl([
+      'patch',
+      'widget',
+      'w1',
+      '-n',
+      'gantry-e2e-crd',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"conditions":[{"type":"Ready","status":"False","reason":"Warming","message":"warming up"}]}}',
+    ]);
     const notReady = await gantryJson(['validate', ...args]);
     expect(notReady.code).toBe(1);
-    expect(notReady.result.errors).toEqual([{ object: expect.objectContaining({ kind: 'Widget', name: 'w1' }), message: expect.stringMatching(/not ready: .*warming up/) }]);
-    await kubectl(['patch', 'widget', 'w1', '-n', 'gantry-e2e-crd', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Ready","status":"True","reason":"Done","message":""}]}}']);
+    expect(notReady.result.errors).toEqual([
+      { object: expect.objectContaining({ kind: 'Widget', name: 'w1' }), message: expect.stringMatching(/not ready: .*warming up/) },
+    ]);
+    await kubectl([
+      'patch',
+      'widget',
+      'w1',
+      '-n',
+      'gantry-e2e-crd',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"conditions":[{"type":"Ready","status":"True","reason":"Done","message":""}]}}',
+    ]);
     const ready = await gantryJson(['validate', ...args]);
     expect(ready.result.errors).toEqual([]);
     expect(ready.code).toBe(0);

@@ -51,7 +51,11 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
       'app/initial.yaml': job('hook-initial', { 'kluctl.io/hook': 'pre-deploy-initial' }),
       'app/upgrade.yaml': configMap('hook-upgrade', { phase: 'upgrade' }, { 'kluctl.io/hook': 'post-deploy-upgrade' }),
       'app/helm.yaml': configMap('hook-helm', { phase: 'install' }, { 'helm.sh/hook': 'post-install' }),
-      'app/cleanup.yaml': job('hook-cleanup', { 'kluctl.io/hook': 'post-deploy', 'kluctl.io/hook-delete-policy': 'hook-succeeded', 'kluctl.io/hook-weight': '5' }),
+      'app/cleanup.yaml': job('hook-cleanup', {
+        'kluctl.io/hook': 'post-deploy',
+        'kluctl.io/hook-delete-policy': 'hook-succeeded',
+        'kluctl.io/hook-weight': '5',
+      }),
     });
     const first = await gantryJson(['deploy', ...args]);
     expect(first.result.errors).toEqual([]);
@@ -74,20 +78,35 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
       'app/shared.yaml': configMap('shared', { mine: 'gantry', contested: 'gantry' }),
     });
     expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
-    await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=operator', '-f', '-'], configMap('shared', { contested: 'operator' }).replace('"metadata":{', `"metadata":{"namespace":"${NS}",`));
+    await kubectl(
+      ['apply', '--server-side', '--force-conflicts', '--field-manager=operator', '-f', '-'],
+      configMap('shared', { contested: 'operator' }).replace('"metadata":{', `"metadata":{"namespace":"${NS}",`),
+    );
 
     const yielding = await gantryJson(['deploy', ...args]);
     expect(yielding.result.errors).toEqual([]);
     expect(yielding.result.warnings).toEqual([
-      { object: expect.objectContaining({ name: 'shared' }), message: expect.stringMatching(/conflict with "operator".*Not updating field '\.data\.contested' as we lost field ownership/) },
+      {
+        object: expect.objectContaining({ name: 'shared' }),
+        message: expect.stringMatching(/conflict with "operator".*Not updating field '\.data\.contested' as we lost field ownership/),
+      },
     ]);
-    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'shared', '-n', NS])).data).toEqual({ mine: 'gantry', contested: 'operator' });
+    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'shared', '-n', NS])).data).toEqual({
+      mine: 'gantry',
+      contested: 'operator',
+    });
 
-    await writeFile(path.join(dir, 'app/shared.yaml'), configMap('shared', { mine: 'gantry', contested: 'gantry' }, { 'kluctl.io/force-apply-field': 'data.contested' }));
+    await writeFile(
+      path.join(dir, 'app/shared.yaml'),
+      configMap('shared', { mine: 'gantry', contested: 'gantry' }, { 'kluctl.io/force-apply-field': 'data.contested' }),
+    );
     const forcing = await gantryJson(['deploy', ...args]);
     expect(forcing.result.errors).toEqual([]);
     expect(forcing.result.warnings).toEqual([]);
-    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'shared', '-n', NS])).data).toEqual({ mine: 'gantry', contested: 'gantry' });
+    expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'shared', '-n', NS])).data).toEqual({
+      mine: 'gantry',
+      contested: 'gantry',
+    });
   });
 
   it('deletes deleteObjects and kluctl.io/delete objects, and waits for waitReadinessObjects', async () => {
@@ -126,18 +145,37 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
     });
     const { code, result } = await gantryJson(['deploy', ...args, '--readiness-timeout', '3s']);
     expect(code).toBe(1);
-    expect(result.errors).toEqual([{ object: expect.objectContaining({ name: 'never-there' }), message: expect.stringMatching(/not ready before the timeout: does not exist/) }]);
+    expect(result.errors).toEqual([
+      {
+        object: expect.objectContaining({ name: 'never-there' }),
+        message: expect.stringMatching(/not ready before the timeout: does not exist/),
+      },
+    ]);
   });
 
   it('leaves ignored fields out of diffs and diffs a renamed object against its diff-name', async () => {
     const { dir, args } = await project('diff-rules', {
       'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\nignoreForDiff:\n  - kind: ConfigMap\n    name: rules\n    fieldPath: data.ignoredByProject\n`,
-      'app/rules.yaml': configMap('rules', { compared: '1', ignoredByProject: '1', ignoredByAnnotation: '1' }, { 'kluctl.io/ignore-diff-field': 'data.ignoredByAnnotation' }),
+      'app/rules.yaml': configMap(
+        'rules',
+        { compared: '1', ignoredByProject: '1', ignoredByAnnotation: '1' },
+        { 'kluctl.io/ignore-diff-field': 'data.ignoredByAnnotation' },
+      ),
       'app/versioned.yaml': configMap('versioned-v1', { version: '1' }, { 'kluctl.io/diff-name': 'versioned' }),
     });
     expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
-    await writeFile(path.join(dir, 'app/rules.yaml'), configMap('rules', { compared: '1', ignoredByProject: '2', ignoredByAnnotation: '2' }, { 'kluctl.io/ignore-diff-field': 'data.ignoredByAnnotation' }));
-    await writeFile(path.join(dir, 'app/versioned.yaml'), configMap('versioned-v2', { version: '2' }, { 'kluctl.io/diff-name': 'versioned' }));
+    await writeFile(
+      path.join(dir, 'app/rules.yaml'),
+      configMap(
+        'rules',
+        { compared: '1', ignoredByProject: '2', ignoredByAnnotation: '2' },
+        { 'kluctl.io/ignore-diff-field': 'data.ignoredByAnnotation' },
+      ),
+    );
+    await writeFile(
+      path.join(dir, 'app/versioned.yaml'),
+      configMap('versioned-v2', { version: '2' }, { 'kluctl.io/diff-name': 'versioned' }),
+    );
     const { result } = await gantryJson(['diff', ...args]);
     expect(result.newObjects).toEqual([]);
     expect(names(result.changedObjects)).toEqual([`${NS}/ConfigMap/versioned-v2`]);
@@ -149,13 +187,23 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
     const { dir, args } = await project('diff-annotations', {
       'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
       'app/whole.yaml': configMap('ignored-whole', { v: '1' }, { 'kluctl.io/ignore-diff': 'true' }),
-      'app/regex.yaml': configMap('ignored-regex', { 'build-1': '1', kept: '1' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }),
+      'app/regex.yaml': configMap(
+        'ignored-regex',
+        { 'build-1': '1', kept: '1' },
+        { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' },
+      ),
     });
     expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
     await writeFile(path.join(dir, 'app/whole.yaml'), configMap('ignored-whole', { v: '2' }, { 'kluctl.io/ignore-diff': 'true' }));
-    await writeFile(path.join(dir, 'app/regex.yaml'), configMap('ignored-regex', { 'build-1': '2', kept: '1' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }));
+    await writeFile(
+      path.join(dir, 'app/regex.yaml'),
+      configMap('ignored-regex', { 'build-1': '2', kept: '1' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }),
+    );
     expect((await gantryJson(['diff', ...args])).result.changedObjects).toEqual([]);
-    await writeFile(path.join(dir, 'app/regex.yaml'), configMap('ignored-regex', { 'build-1': '2', kept: '2' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }));
+    await writeFile(
+      path.join(dir, 'app/regex.yaml'),
+      configMap('ignored-regex', { 'build-1': '2', kept: '2' }, { 'kluctl.io/ignore-diff-field-regex': 'data\\.build-.*' }),
+    );
     expect(names((await gantryJson(['diff', ...args])).result.changedObjects)).toEqual([`${NS}/ConfigMap/ignored-regex`]);
   });
 
@@ -165,7 +213,10 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
       'app/forced.yaml': configMap('forced', { contested: 'gantry' }),
     });
     expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
-    await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=operator', '-f', '-'], configMap('forced', { contested: 'operator' }).replace('"metadata":{', `"metadata":{"namespace":"${NS}",`));
+    await kubectl(
+      ['apply', '--server-side', '--force-conflicts', '--field-manager=operator', '-f', '-'],
+      configMap('forced', { contested: 'operator' }).replace('"metadata":{', `"metadata":{"namespace":"${NS}",`),
+    );
     const { result } = await gantryJson(['deploy', ...args, '--force-apply']);
     expect(result.errors).toEqual([]);
     expect(result.warnings).toEqual([]);
@@ -182,7 +233,8 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
     expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
     const owner = await kubectlJson<Record<string, any>>(['get', 'configmap', 'owner', '-n', NS]);
     const ownerRef = JSON.stringify([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }]);
-    for (const name of ['owned', 'adopted']) await kubectl(['patch', 'configmap', name, '-n', NS, '--type=merge', '-p', `{"metadata":{"ownerReferences":${ownerRef}}}`]);
+    for (const name of ['owned', 'adopted'])
+      await kubectl(['patch', 'configmap', name, '-n', NS, '--type=merge', '-p', `{"metadata":{"ownerReferences":${ownerRef}}}`]);
     await writeFile(path.join(dir, 'app/owned.yaml'), '');
     await writeFile(path.join(dir, 'app/adopted.yaml'), '');
     const { result } = await gantryJson(['prune', '-y', ...args]);
@@ -198,7 +250,10 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
         metadata: { name: 'stuck' },
         spec: {
           selector: { matchLabels: { app: 'stuck' } },
-          template: { metadata: { labels: { app: 'stuck' } }, spec: { nodeSelector: { 'no-such': 'node' }, containers: [{ name: 'main', image: 'busybox' }] } },
+          template: {
+            metadata: { labels: { app: 'stuck' } },
+            spec: { nodeSelector: { 'no-such': 'node' }, containers: [{ name: 'main', image: 'busybox' }] },
+          },
         },
       }),
     });
@@ -213,16 +268,28 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
   it('replaces an object the API server refuses to patch only when asked to', async () => {
     const { dir, args } = await project('replace', {
       'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
-      'app/frozen.yaml': JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { key: 'one' } }),
+      'app/frozen.yaml': JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'frozen' },
+        immutable: true,
+        data: { key: 'one' },
+      }),
     });
     expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
-    await writeFile(path.join(dir, 'app/frozen.yaml'), JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { key: 'two' } }));
+    await writeFile(
+      path.join(dir, 'app/frozen.yaml'),
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { key: 'two' } }),
+    );
     const refused = await gantryJson(['deploy', ...args]);
     expect(refused.code).toBe(1);
     expect(refused.result.errors[0]?.message).toMatch(/immutable/);
     const replaced = await gantryJson(['deploy', ...args, '--force-replace-on-error']);
     expect(replaced.result.errors).toEqual([]);
-    expect(replaced.result.warnings.map((warning) => warning.message)).toEqual([expect.stringMatching(/retrying with replace/), expect.stringMatching(/deleting and re-creating/)]);
+    expect(replaced.result.warnings.map((warning) => warning.message)).toEqual([
+      expect.stringMatching(/retrying with replace/),
+      expect.stringMatching(/deleting and re-creating/),
+    ]);
     expect((await kubectlJson<Record<string, any>>(['get', 'configmap', 'frozen', '-n', NS])).data).toEqual({ key: 'two' });
   });
 

@@ -15,7 +15,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gantry, kubectl, kubectlJson, type JsonResult } from '../support/cli.ts';
-import { applyObject, getDeployment, installCrds, readyOf, startController, waitFor, type RunningController } from '../support/controller.ts';
+import {
+  applyObject,
+  getDeployment,
+  installCrds,
+  readyOf,
+  startController,
+  waitFor,
+  type RunningController,
+} from '../support/controller.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 
 const SUFFIX = randomBytes(3).toString('hex');
@@ -30,7 +38,8 @@ const TARGETS = ['shop', 'cart', 'bag'];
 /** The ConfigMaps the three targets deploy (shop only includes the tag web). */
 const DEPLOYED = ['bag-db', 'bag-settings', 'cart-db', 'cart-settings', 'shop-settings'];
 
-const configMap = (name: string, data: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ target.name }}-${name}\n  namespace: "{{ args.namespace }}"\ndata:\n  ${data}\n`;
+const configMap = (name: string, data: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ target.name }}-${name}\n  namespace: "{{ args.namespace }}"\ndata:\n  ${data}\n`;
 const PROJECT: Record<string, string> = {
   '.kluctl.yaml': [
     'args:',
@@ -50,7 +59,12 @@ const PROJECT: Record<string, string> = {
 let controller: RunningController;
 let repo: TestRepo;
 
-function kluctlDeployment(name: string, namespace: string, labels: Record<string, string>, spec: Record<string, unknown>): Record<string, unknown> {
+function kluctlDeployment(
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  spec: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     apiVersion: 'gitops.gantry.dev/v1beta1',
     kind: 'KluctlDeployment',
@@ -64,11 +78,32 @@ const requestResult = async (name: string, kind: string) => (await getDeployment
 const ref = (name: string) => ({ group: '', version: 'v1', kind: 'ConfigMap', namespace: NS, name });
 /** The diff of <target>-settings for level 1 → 2, as the local diff prints it. */
 const levelDiff = (target: string) =>
-  [`--- ${NS}/ConfigMap/${target}-settings\tcluster`, `+++ ${NS}/ConfigMap/${target}-settings\trendered`, '@@ -1,6 +1,6 @@', ' apiVersion: v1', ' data:', '-  level: "1"', '+  level: "2"', ' kind: ConfigMap', ' metadata:', '   annotations:'].join('\n');
-const EMPTY: JsonResult = { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: [] };
+  [
+    `--- ${NS}/ConfigMap/${target}-settings\tcluster`,
+    `+++ ${NS}/ConfigMap/${target}-settings\trendered`,
+    '@@ -1,6 +1,6 @@',
+    ' apiVersion: v1',
+    ' data:',
+    '-  level: "1"',
+    '+  level: "2"',
+    ' kind: ConfigMap',
+    ' metadata:',
+    '   annotations:',
+  ].join('\n');
+const EMPTY: JsonResult = {
+  newObjects: [],
+  changedObjects: [],
+  deletedObjects: [],
+  orphanObjects: [],
+  appliedHooks: [],
+  warnings: [],
+  errors: [],
+};
 
 async function configMapNames(): Promise<string[]> {
-  return (await kubectlJson(['get', 'configmaps', '-n', NS, '-l', `kluctl.io/discriminator`])).items.map((item) => item.metadata.name).sort();
+  return (await kubectlJson(['get', 'configmaps', '-n', NS, '-l', `kluctl.io/discriminator`])).items
+    .map((item) => item.metadata.name)
+    .sort();
 }
 
 beforeAll(async () => {
@@ -104,12 +139,35 @@ afterAll(async () => {
 
 describe('gantry gitops against the controller', { timeout: 180_000 }, () => {
   it('deploy: sends the overrides as a patch of the spec, waits, and prints the stored result as JSON', async () => {
-    const run = await gantry(['gitops', 'deploy', ...select('shop'), '--dry-run', '--no-wait', '-a', 'level=2', '-a', 'extra.flag=true', '-I', 'db', '-o', 'json']);
+    const run = await gantry([
+      'gitops',
+      'deploy',
+      ...select('shop'),
+      '--dry-run',
+      '--no-wait',
+      '-a',
+      'level=2',
+      '-a',
+      'extra.flag=true',
+      '-I',
+      'db',
+      '-o',
+      'json',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     // -I db adds to the spec's includeTags [web]: the db item is rendered too.
-    expect(JSON.parse(run.stdout) as JsonResult).toEqual({ ...EMPTY, newObjects: [ref('shop-db'), ref('shop-level-two')], changedObjects: [{ ...ref('shop-settings'), diff: levelDiff('shop') }] });
+    expect(JSON.parse(run.stdout) as JsonResult).toEqual({
+      ...EMPTY,
+      newObjects: [ref('shop-db'), ref('shop-level-two')],
+      changedObjects: [{ ...ref('shop-settings'), diff: levelDiff('shop') }],
+    });
     const answer = await requestResult('shop', 'deploy');
-    expect(answer.request.overridesPatch).toEqual({ dryRun: true, noWait: true, includeTags: ['web', 'db'], args: { level: 2, extra: { flag: true } } });
+    expect(answer.request.overridesPatch).toEqual({
+      dryRun: true,
+      noWait: true,
+      includeTags: ['web', 'db'],
+      args: { level: 2, extra: { flag: true } },
+    });
     expect(answer.resultId).toMatch(/^deploy-/);
     expect(answer).not.toHaveProperty('commandError');
     expect(run.stderr).toContain(`${NS}/shop: requested deploy, waiting for the controller…`);
@@ -120,7 +178,13 @@ describe('gantry gitops against the controller', { timeout: 180_000 }, () => {
   it('diff: prints text exactly as the local commands do; --short-output leaves the diffs out', async () => {
     const run = await gantry(['gitops', 'diff', ...select('shop'), '-a', 'level=2']);
     expect(run.code, run.stderr).toBe(0);
-    const sections = (name: string) => ['New objects:', `  ${NS}/ConfigMap/${name}-level-two`, '', 'Changed objects:', `  ${NS}/ConfigMap/${name}-settings`];
+    const sections = (name: string) => [
+      'New objects:',
+      `  ${NS}/ConfigMap/${name}-level-two`,
+      '',
+      'Changed objects:',
+      `  ${NS}/ConfigMap/${name}-settings`,
+    ];
     expect(run.stdout).toBe([...sections('shop'), '', `Diff for object ${NS}/ConfigMap/shop-settings`, levelDiff('shop'), ''].join('\n'));
     expect((await requestResult('shop', 'diff')).request.overridesPatch).toEqual({ args: { level: 2 } });
 
@@ -151,7 +215,17 @@ describe('gantry gitops against the controller', { timeout: 180_000 }, () => {
   });
 
   it('validate: runs every deployment a label selector matches, in name order; fails on objects that are not ready', async () => {
-    const run = await gantry(['gitops', 'validate', '-n', NS, '-l', 'tier=web', '--command-result-namespace', RESULTS_NS, '--warnings-as-errors']);
+    const run = await gantry([
+      'gitops',
+      'validate',
+      '-n',
+      NS,
+      '-l',
+      'tier=web',
+      '--command-result-namespace',
+      RESULTS_NS,
+      '--warnings-as-errors',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe('No changes.\nNo changes.\n');
     const cart = run.stderr.indexOf(`${NS}/cart: requested validate`);
@@ -162,12 +236,29 @@ describe('gantry gitops against the controller', { timeout: 180_000 }, () => {
     // Validated against a namespace where nothing was deployed: every object is missing.
     const missing = await gantry(['gitops', 'validate', ...select('bag'), '-a', `namespace=${MISSING_NS}`]);
     expect(missing.code, missing.stderr).toBe(1);
-    expect(missing.stdout).toBe(['Errors:', `  ${MISSING_NS}/ConfigMap/bag-settings: not ready: does not exist`, `  ${MISSING_NS}/ConfigMap/bag-db: not ready: does not exist`, ''].join('\n'));
+    expect(missing.stdout).toBe(
+      [
+        'Errors:',
+        `  ${MISSING_NS}/ConfigMap/bag-settings: not ready: does not exist`,
+        `  ${MISSING_NS}/ConfigMap/bag-db: not ready: does not exist`,
+        '',
+      ].join('\n'),
+    );
   });
 
   it('stops at the first failing deployment of a selection', async () => {
     const before = await Promise.all(['cart', 'shop'].map((name) => requestResult(name, 'deploy')));
-    const run = await gantry(['gitops', 'deploy', '-n', NS, '-l', 'tier in (db,web)', '--command-result-namespace', RESULTS_NS, '--short-output']);
+    const run = await gantry([
+      'gitops',
+      'deploy',
+      '-n',
+      NS,
+      '-l',
+      'tier in (db,web)',
+      '--command-result-namespace',
+      RESULTS_NS,
+      '--short-output',
+    ]);
     expect(run.code).toBe(1);
     // broken < cart < shop: broken fails first and the other two are never asked.
     expect(run.stderr).toContain(`${NS}/broken: failed; skipping the remaining 2 KluctlDeployment(s)`);

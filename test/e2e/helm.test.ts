@@ -8,14 +8,30 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configMapTemplate, startChartRepository, startOciRegistry, writeChart, type ChartRepository, type OciRegistry, type TestChart } from '../support/chart-server.ts';
+import {
+  configMapTemplate,
+  startChartRepository,
+  startOciRegistry,
+  writeChart,
+  type ChartRepository,
+  type OciRegistry,
+  type TestChart,
+} from '../support/chart-server.ts';
 import { gantry, gantryJson, kubectl, kubectlJson, localContext, names } from '../support/cli.ts';
 import { removeCopy, writeProject } from '../support/fixtures.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { parseYamlDocuments } from '../../src/yaml.ts';
 
-const app = (version: string): TestChart => ({ name: 'e2e-app', version, files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-app') } });
-const other = (version: string): TestChart => ({ name: 'e2e-other', version, files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-other') } });
+const app = (version: string): TestChart => ({
+  name: 'e2e-app',
+  version,
+  files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-app') },
+});
+const other = (version: string): TestChart => ({
+  name: 'e2e-other',
+  version,
+  files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-other') },
+});
 const kluctl = (name: string) => `discriminator: gantry-e2e-helm-${name}\ntargets:\n  - name: t\n`;
 const namespaceItem = (name: string) => ({ 'ns/namespace.yaml': `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n` });
 
@@ -35,8 +51,16 @@ beforeAll(async () => {
   process.env['GANTRY_CACHE_DIR'] = cacheDir;
   [repository, registry] = await Promise.all([startChartRepository(), startOciRegistry()]);
   await repository.publish(app('1.0.0'), app('1.0.1'), app('1.1.0'), app('1.0.2-rc.1'), other('1.0.0'), other('2.0.0'));
-  ociChart = await registry.push({ name: 'e2e-oci', version: '0.1.0', files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-oci') } });
-  const gitChart = await writeChart(cacheDir, { name: 'e2e-git', version: '0.1.0', files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-git') } });
+  ociChart = await registry.push({
+    name: 'e2e-oci',
+    version: '0.1.0',
+    files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-oci') },
+  });
+  const gitChart = await writeChart(cacheDir, {
+    name: 'e2e-git',
+    version: '0.1.0',
+    files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-git') },
+  });
   gitRepo = await createRepo({
     'charts/e2e-git/Chart.yaml': await readFile(path.join(gitChart, 'Chart.yaml'), 'utf8'),
     'charts/e2e-git/templates/cm.yaml': await readFile(path.join(gitChart, 'templates/cm.yaml'), 'utf8'),
@@ -104,15 +128,20 @@ describe('charts from every source', { timeout: 300_000 }, () => {
   it('refuses to render registry and git charts that are not pre-pulled, naming each helm-chart.yaml', async () => {
     const run = await gantry(['render', '-t', 't', '--project-dir', dir, '--offline-kubernetes']);
     expect(run.code).toBe(1);
-    for (const item of ['http', 'oci', 'git']) expect(run.stderr).toMatch(new RegExp(`error: ${item}/helm-chart.yaml: chart .* has not been pre-pulled .*run 'gantry helm-pull'`));
+    for (const item of ['http', 'oci', 'git'])
+      expect(run.stderr).toMatch(new RegExp(`error: ${item}/helm-chart.yaml: chart .* has not been pre-pulled .*run 'gantry helm-pull'`));
     expect(run.stderr).not.toContain('local/helm-chart.yaml');
   });
 
-  it('helm-pull pulls http, OCI and git charts into .helm-charts in Kluctl\'s layout and removes unused versions', async () => {
+  it("helm-pull pulls http, OCI and git charts into .helm-charts in Kluctl's layout and removes unused versions", async () => {
     const run = await gantry(['helm-pull', '--project-dir', dir, '-o', 'json']);
     expect(run.stderr).toMatch(/e2e-app: pulling 1\.0\.0/);
     expect(run.code).toBe(0);
-    const result = JSON.parse(run.stdout) as { pulled: Array<{ dir: string; chart: string }>; removed: Array<{ dir: string }>; errors: string[] };
+    const result = JSON.parse(run.stdout) as {
+      pulled: Array<{ dir: string; chart: string }>;
+      removed: Array<{ dir: string }>;
+      errors: string[];
+    };
     expect(result.errors).toEqual([]);
     const gitPath = new URL(gitRepo.url).pathname.toLowerCase().replace(/\.git$/, '');
     expect(result.pulled.map((entry) => entry.dir).sort()).toEqual(
@@ -133,7 +162,12 @@ describe('charts from every source', { timeout: 300_000 }, () => {
     expect(code).toBe(0);
     const configMaps = await kubectlJson(['get', 'configmaps', '-n', ns, '-l', 'kluctl.io/discriminator=gantry-e2e-helm-sources']);
     const values = Object.fromEntries(configMaps.items.map((item) => [item.metadata.name, `${item.data.chartVersion} ${item.data.value}`]));
-    expect(values).toEqual({ 'http-app': '1.0.0 from-http', 'oci-oci': '0.1.0 none', 'git-git': '0.1.0 none', 'local-local': '0.0.1 from-local' });
+    expect(values).toEqual({
+      'http-app': '1.0.0 from-http',
+      'oci-oci': '0.1.0 none',
+      'git-git': '0.1.0 none',
+      'local-local': '0.0.1 from-local',
+    });
   });
 
   it('refuses a pre-pulled chart whose Chart.yaml has another version than helm-chart.yaml asks for', async () => {
@@ -145,7 +179,9 @@ describe('charts from every source', { timeout: 300_000 }, () => {
     try {
       const run = await gantry(['render', '-t', 't', '--project-dir', dir, '--offline-kubernetes']);
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(/http\/helm-chart\.yaml: pre-pulled chart e2e-app .* has version 1\.0\.0, but version 1\.0\.1 is wanted: run 'gantry helm-pull'/);
+      expect(run.stderr).toMatch(
+        /http\/helm-chart\.yaml: pre-pulled chart e2e-app .* has version 1\.0\.0, but version 1\.0\.1 is wanted: run 'gantry helm-pull'/,
+      );
     } finally {
       await writeFile(chartFile, original);
       await rm(path.join(pulled, '1.0.1'), { recursive: true, force: true });
@@ -171,7 +207,8 @@ describe('skipPrePull', { timeout: 300_000 }, () => {
 describe('helm-update', { timeout: 300_000 }, () => {
   let dir = '';
   const git = (args: string[]) => execa('git', args, { cwd: dir });
-  const appChartFile = () => `# the app chart\nhelmChart:\n  repo: ${repository.url}\n  chartName: e2e-app\n  chartVersion: "1.0.0" # moved by helm-update\n  updateConstraints: ~1.0.0\n  releaseName: app\n`;
+  const appChartFile = () =>
+    `# the app chart\nhelmChart:\n  repo: ${repository.url}\n  chartName: e2e-app\n  chartVersion: "1.0.0" # moved by helm-update\n  updateConstraints: ~1.0.0\n  releaseName: app\n`;
   beforeAll(async () => {
     dir = await project({
       '.kluctl.yaml': kluctl('update'),
@@ -193,7 +230,9 @@ describe('helm-update', { timeout: 300_000 }, () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/app: chart e2e-app \(old version 1\.0\.0\) has new version 1\.0\.1 available/);
     const result = JSON.parse(run.stdout) as { charts: Array<Record<string, string>> };
-    expect(result.charts.map(({ file, currentVersion, newestVersion, status }) => ({ file, currentVersion, newestVersion, status }))).toEqual([
+    expect(
+      result.charts.map(({ file, currentVersion, newestVersion, status }) => ({ file, currentVersion, newestVersion, status })),
+    ).toEqual([
       { file: 'app/helm-chart.yaml', currentVersion: '1.0.0', newestVersion: '1.0.1', status: 'update-available' },
       { file: 'git/helm-chart.yaml', currentVersion: 'v0.1.0', newestVersion: 'v0.2.0', status: 'update-available' },
       { file: 'other/helm-chart.yaml', currentVersion: '1.0.0', newestVersion: '2.0.0', status: 'skipped' },
@@ -215,7 +254,11 @@ describe('helm-update', { timeout: 300_000 }, () => {
     await git(['add', '--all']);
     await git(['commit', '--quiet', '-m', 'pulled charts']);
     const run = await gantry(['helm-update', '--project-dir', dir, '--upgrade', '--commit', '-o', 'json']);
-    const result = JSON.parse(run.stdout) as { charts: Array<Record<string, string>>; commits: Array<Record<string, string>>; errors: string[] };
+    const result = JSON.parse(run.stdout) as {
+      charts: Array<Record<string, string>>;
+      commits: Array<Record<string, string>>;
+      errors: string[];
+    };
     expect(result.errors).toEqual([]);
     expect(run.code).toBe(0);
     expect(result.charts.map((chart) => chart.status)).toEqual(['updated', 'updated', 'skipped']);
@@ -226,7 +269,12 @@ describe('helm-update', { timeout: 300_000 }, () => {
     expect(await exists(path.join(charts, 'e2e-app/1.0.1/Chart.yaml'))).toBe(true);
     expect(await exists(path.join(charts, 'e2e-app/1.0.0'))).toBe(false);
     expect(await exists(path.join(charts, 'e2e-other/1.0.0/Chart.yaml'))).toBe(true);
-    const gitCharts = path.join(dir, '.helm-charts', `git_file_${new URL(gitRepo.url).pathname.toLowerCase().replace(/\.git$/, '')}`, 'charts/e2e-git/refs/tags');
+    const gitCharts = path.join(
+      dir,
+      '.helm-charts',
+      `git_file_${new URL(gitRepo.url).pathname.toLowerCase().replace(/\.git$/, '')}`,
+      'charts/e2e-git/refs/tags',
+    );
     expect(await exists(path.join(gitCharts, 'v0.2.0/Chart.yaml'))).toBe(true);
     expect(await exists(path.join(gitCharts, 'v0.1.0'))).toBe(false);
     const commit = expect.stringMatching(/^[0-9a-f]{40}$/);
@@ -234,10 +282,16 @@ describe('helm-update', { timeout: 300_000 }, () => {
       { chart: 'e2e-app', from: '1.0.0', to: '1.0.1', commit },
       { chart: 'e2e-git', from: 'v0.1.0', to: 'v0.2.0', commit },
     ]);
-    expect((await git(['log', '-2', '--format=%s'])).stdout).toBe('Updated helm chart e2e-git from version v0.1.0 to version v0.2.0\nUpdated helm chart e2e-app from version 1.0.0 to version 1.0.1');
-    expect((await git(['show', '--name-only', '--format=', 'HEAD'])).stdout.split('\n').every((file) => !file.includes('e2e-app'))).toBe(true);
+    expect((await git(['log', '-2', '--format=%s'])).stdout).toBe(
+      'Updated helm chart e2e-git from version v0.1.0 to version v0.2.0\nUpdated helm chart e2e-app from version 1.0.0 to version 1.0.1',
+    );
+    expect((await git(['show', '--name-only', '--format=', 'HEAD'])).stdout.split('\n').every((file) => !file.includes('e2e-app'))).toBe(
+      true,
+    );
     expect((await git(['status', '--porcelain'])).stdout).toBe('');
-    const rerun = JSON.parse((await gantry(['helm-update', '--project-dir', dir, '-o', 'json'])).stdout) as { charts: Array<{ status: string }> };
+    const rerun = JSON.parse((await gantry(['helm-update', '--project-dir', dir, '-o', 'json'])).stdout) as {
+      charts: Array<{ status: string }>;
+    };
     expect(rerun.charts.map((chart) => chart.status)).toEqual(['up-to-date', 'up-to-date', 'skipped']);
   });
 
@@ -256,7 +310,7 @@ describe('helm-update', { timeout: 300_000 }, () => {
 describe('chart features', { timeout: 300_000 }, () => {
   const crd = `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.helm.e2e.gantry.dev\nspec:\n  group: helm.e2e.gantry.dev\n  scope: Namespaced\n  names: {plural: gadgets, singular: gadget, kind: Gadget}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema: {type: object}\n`;
 
-  it('skipCRDs leaves the chart\'s crds/ out; by default they are included', async () => {
+  it("skipCRDs leaves the chart's crds/ out; by default they are included", async () => {
     const chartItem = (skip: boolean) => `helmChart:\n  path: ../chart\n  releaseName: r\n  skipCRDs: ${skip}\n`;
     const dir = await project({
       '.kluctl.yaml': kluctl('crds'),
@@ -268,13 +322,15 @@ describe('chart features', { timeout: 300_000 }, () => {
       'chart/templates/cm.yaml': configMapTemplate('crds-{{ .Release.Name }}'),
     });
     const objects = await render(dir, true);
-    const kinds = (item: string) => objects.filter((object) => object.metadata.annotations['kluctl.io/deployment-item-dir'] === item).map((object) => object.kind);
+    const kinds = (item: string) =>
+      objects.filter((object) => object.metadata.annotations['kluctl.io/deployment-item-dir'] === item).map((object) => object.kind);
     expect(kinds('with').sort()).toEqual(['ConfigMap', 'CustomResourceDefinition']);
     expect(kinds('without')).toEqual(['ConfigMap']);
   });
 
   it("lookup reads the cluster's ConfigMap when connected; offline rendering still works", async () => {
-    const source = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-source\n  namespace: gantry-e2e-helm-lookup\ndata:\n  color: blue\n';
+    const source =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-source\n  namespace: gantry-e2e-helm-lookup\ndata:\n  color: blue\n';
     await kubectl(['apply', '-f', '-'], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gantry-e2e-helm-lookup\n---\n${source}`);
     const dir = await project({
       '.kluctl.yaml': kluctl('lookup'),
@@ -298,7 +354,8 @@ describe('chart features', { timeout: 300_000 }, () => {
 
   it('runs Helm hooks as Kluctl hooks: install hooks first, upgrade hooks later, never delete/rollback/test hooks', async () => {
     const ns = 'gantry-e2e-helm-hooks';
-    const hook = (name: string, annotations: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations:\n${annotations}data: {}\n`;
+    const hook = (name: string, annotations: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations:\n${annotations}data: {}\n`;
     const dir = await project({
       '.kluctl.yaml': kluctl('hooks'),
       'deployment.yaml': 'deployments:\n  - path: ns\n  - barrier: true\n  - path: app\n',
@@ -313,7 +370,9 @@ describe('chart features', { timeout: 300_000 }, () => {
       'app/chart/templates/rollback.yaml': hook('rollback', '    helm.sh/hook: pre-rollback\n'),
     });
     deployed.push(dir);
-    const rendered = Object.fromEntries((await render(dir, true)).map((object) => [object.metadata.name, object.metadata.annotations ?? {}]));
+    const rendered = Object.fromEntries(
+      (await render(dir, true)).map((object) => [object.metadata.name, object.metadata.annotations ?? {}]),
+    );
     expect(Object.keys(rendered).sort()).toEqual(['cleanup', 'gantry-e2e-helm-hooks', 'migrate', 'notify', 'plain', 'rollback']);
     expect(rendered['migrate']?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
 
@@ -336,11 +395,16 @@ describe('bad chart input', { timeout: 300_000 }, () => {
     const chart = (helmChart: string) => `helmChart:\n${helmChart}  releaseName: r\n  namespace: ${ns}\n`;
     const dir = await project({
       '.kluctl.yaml': kluctl('bad'),
-      'deployment.yaml': 'deployments:\n  - path: ns\n  - barrier: true\n  - path: no-version\n  - path: unknown-repo\n  - path: bad-ref\n  - path: not-pulled\n',
+      'deployment.yaml':
+        'deployments:\n  - path: ns\n  - barrier: true\n  - path: no-version\n  - path: unknown-repo\n  - path: bad-ref\n  - path: not-pulled\n',
       ...namespaceItem(ns),
       'no-version/helm-chart.yaml': chart(`  repo: ${repository.url}\n  chartName: e2e-app\n`),
-      'unknown-repo/helm-chart.yaml': chart(`  repo: ${repository.url.replace('/charts', '/nope')}\n  chartName: e2e-app\n  chartVersion: 1.0.0\n  skipPrePull: true\n`),
-      'bad-ref/helm-chart.yaml': chart(`  git:\n    url: ${gitRepo.url}\n    ref:\n      tag: v9.9.9\n    subDir: charts/e2e-git\n  skipPrePull: true\n`),
+      'unknown-repo/helm-chart.yaml': chart(
+        `  repo: ${repository.url.replace('/charts', '/nope')}\n  chartName: e2e-app\n  chartVersion: 1.0.0\n  skipPrePull: true\n`,
+      ),
+      'bad-ref/helm-chart.yaml': chart(
+        `  git:\n    url: ${gitRepo.url}\n    ref:\n      tag: v9.9.9\n    subDir: charts/e2e-git\n  skipPrePull: true\n`,
+      ),
       'not-pulled/helm-chart.yaml': chart(`  repo: ${repository.url}\n  chartName: e2e-app\n  chartVersion: 1.1.0\n`),
     });
     deployed.push(dir);
@@ -350,7 +414,9 @@ describe('bad chart input', { timeout: 300_000 }, () => {
     const messages = result.errors.map((error) => error.message);
     expect(messages).toEqual([
       "no-version/helm-chart.yaml: 'chartVersion' is required with 'repo'",
-      expect.stringMatching(/^unknown-repo\/helm-chart\.yaml: pulling chart e2e-app from http:\/\/127\.0\.0\.1:\d+\/nope \(1\.0\.0\) failed: .*404/),
+      expect.stringMatching(
+        /^unknown-repo\/helm-chart\.yaml: pulling chart e2e-app from http:\/\/127\.0\.0\.1:\d+\/nope \(1\.0\.0\) failed: .*404/,
+      ),
       expect.stringMatching(/^bad-ref\/helm-chart\.yaml: pulling chart e2e-git from git .* failed: git repository .* has no tag v9\.9\.9$/),
       expect.stringMatching(/^not-pulled\/helm-chart\.yaml: chart e2e-app from .* \(1\.1\.0\) has not been pre-pulled/),
     ]);
@@ -366,7 +432,9 @@ describe('bad chart input', { timeout: 300_000 }, () => {
     });
     const run = await gantry(['helm-pull', '--project-dir', dir, '-o', 'json']);
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.stdout).errors).toEqual(["b/helm-chart.yaml: 'chartName' can not be used with an oci:// repo (the chart's name is the last part of the URL)"]);
+    expect(JSON.parse(run.stdout).errors).toEqual([
+      "b/helm-chart.yaml: 'chartName' can not be used with an oci:// repo (the chart's name is the last part of the URL)",
+    ]);
     expect(await exists(path.join(dir, '.helm-charts'))).toBe(false);
   });
 });

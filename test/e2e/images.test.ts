@@ -15,7 +15,8 @@ let args: string[] = [];
 
 beforeAll(async () => {
   dir = await writeProject({
-    '.kluctl.yaml': 'discriminator: gantry-e2e-images\ntargets:\n  - name: t\n    images:\n      - image: example.com/web\n        resultImage: example.com/web:from-target\n',
+    '.kluctl.yaml':
+      'discriminator: gantry-e2e-images\ntargets:\n  - name: t\n    images:\n      - image: example.com/web\n        resultImage: example.com/web:from-target\n',
     'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\nvars:\n  - values:\n      images:\n        - image: example.com/sidecar\n          resultImage: example.com/sidecar:from-vars\n`,
     'ns/namespace.yaml': `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NS}\n`,
     'app/deploy.yaml': [
@@ -48,27 +49,42 @@ afterAll(async () => {
 async function containerImages(renderArgs: string[]): Promise<string[]> {
   const run = await gantry(['render', '--offline-kubernetes', '-t', 't', '--project-dir', dir, ...renderArgs]);
   if (run.code !== 0) throw new Error(run.stderr);
-  const deployment = (parseYamlDocuments(run.stdout, 'render') as Array<Record<string, any>>).find((object) => object.kind === 'Deployment');
+  const deployment = (parseYamlDocuments(run.stdout, 'render') as Array<Record<string, any>>).find(
+    (object) => object.kind === 'Deployment',
+  );
   return deployment?.spec.template.spec.containers.map((container: { image: string }) => container.image);
 }
 
 describe('fixed images', { timeout: 300_000 }, () => {
   it('resolve from the target and the images var, with the file and -F taking precedence', async () => {
     expect(await containerImages([])).toEqual(['example.com/web:from-target', 'example.com/sidecar:from-vars']);
-    expect(await containerImages(['--fixed-images-file', path.join(dir, 'fixed.yaml')])).toEqual(['example.com/web:from-file', 'example.com/sidecar:from-vars']);
-    expect(await containerImages(['--fixed-images-file', path.join(dir, 'fixed.yaml'), '-F', 'example.com/web=example.com/web:from-flag'])).toEqual([
-      'example.com/web:from-flag',
+    expect(await containerImages(['--fixed-images-file', path.join(dir, 'fixed.yaml')])).toEqual([
+      'example.com/web:from-file',
       'example.com/sidecar:from-vars',
     ]);
-    expect(await containerImages(['-F', `example.com/web:${NS}:Deployment/web:web=example.com/web:exact`])).toEqual(['example.com/web:exact', 'example.com/sidecar:from-vars']);
-    expect(await containerImages(['-F', 'example.com/web:other-namespace=example.com/web:elsewhere'])).toEqual(['example.com/web:from-target', 'example.com/sidecar:from-vars']);
+    expect(
+      await containerImages(['--fixed-images-file', path.join(dir, 'fixed.yaml'), '-F', 'example.com/web=example.com/web:from-flag']),
+    ).toEqual(['example.com/web:from-flag', 'example.com/sidecar:from-vars']);
+    expect(await containerImages(['-F', `example.com/web:${NS}:Deployment/web:web=example.com/web:exact`])).toEqual([
+      'example.com/web:exact',
+      'example.com/sidecar:from-vars',
+    ]);
+    expect(await containerImages(['-F', 'example.com/web:other-namespace=example.com/web:elsewhere'])).toEqual([
+      'example.com/web:from-target',
+      'example.com/sidecar:from-vars',
+    ]);
   });
 
   it('name the object when no fixed image matches, and apply nothing', async () => {
-    await writeFile(path.join(dir, 'app/extra.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\ndata:\n  image: "{{ images.get_image('example.com/unknown') }}"\n`);
+    await writeFile(
+      path.join(dir, 'app/extra.yaml'),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\ndata:\n  image: "{{ images.get_image('example.com/unknown') }}"\n`,
+    );
     const { code, result } = await gantryJson(['deploy', ...args]);
     expect(code).toBe(1);
-    expect(result.errors.map((error) => error.message)).toEqual([`app: ${NS}/ConfigMap/extra: no fixed image for example.com/unknown (pass one with -F example.com/unknown=<image>)`]);
+    expect(result.errors.map((error) => error.message)).toEqual([
+      `app: ${NS}/ConfigMap/extra: no fixed image for example.com/unknown (pass one with -F example.com/unknown=<image>)`,
+    ]);
     expect(result.newObjects).toEqual([]);
     await writeFile(path.join(dir, 'app/extra.yaml'), '');
   });
@@ -78,7 +94,13 @@ describe('fixed images', { timeout: 300_000 }, () => {
     expect(run.code, run.stderr).toBe(0);
     const listed = parseYaml(run.stdout, 'list-images') as { images: Array<Record<string, unknown>> };
     expect(listed.images).toEqual([
-      expect.objectContaining({ image: 'example.com/web', resultImage: 'example.com/web:from-target', container: 'web', deployment: 'Deployment/web', namespace: NS }),
+      expect.objectContaining({
+        image: 'example.com/web',
+        resultImage: 'example.com/web:from-target',
+        container: 'web',
+        deployment: 'Deployment/web',
+        namespace: NS,
+      }),
       expect.objectContaining({ image: 'example.com/sidecar', resultImage: 'example.com/sidecar:from-vars', container: 'sidecar' }),
     ]);
     const simple = await gantry(['list-images', '--offline-kubernetes', '--simple', '-o', 'json', '-t', 't', '--project-dir', dir]);

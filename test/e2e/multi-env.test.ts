@@ -71,18 +71,26 @@ describe('microservices-demo 3-templating-and-multi-env', { timeout: 600_000 }, 
   });
 
   it('prunes emailservice and loadgenerator from test with env_type=local, touching nothing of local', async () => {
-    const localBefore = (await labelled(LOCAL_DISCRIMINATOR)).map((object) => `${object.kind}/${object.metadata.name}@${object.metadata.resourceVersion}`).sort();
+    const localBefore = (await labelled(LOCAL_DISCRIMINATOR))
+      .map((object) => `${object.kind}/${object.metadata.name}@${object.metadata.resourceVersion}`)
+      .sort();
     const { code, result } = await gantryJson(['deploy', '-t', 'test', '-a', 'env_type=local', '--prune', '-y', ...common]);
     expect(result.errors).toEqual([]);
     expect(code).toBe(0);
     expect(names(result.deletedObjects)).toEqual(
-      expect.arrayContaining(['ms-demo-test/Deployment/emailservice', 'ms-demo-test/Service/emailservice', 'ms-demo-test/Deployment/loadgenerator']),
+      expect.arrayContaining([
+        'ms-demo-test/Deployment/emailservice',
+        'ms-demo-test/Service/emailservice',
+        'ms-demo-test/Deployment/loadgenerator',
+      ]),
     );
     expect(result.deletedObjects.every((ref) => ref.namespace === 'ms-demo-test')).toBe(true);
     const remaining = (await deploymentsOf('ms-demo-test')).map((deployment) => deployment.metadata.name);
     expect(remaining).not.toContain('emailservice');
     expect(remaining).not.toContain('loadgenerator');
-    const localAfter = (await labelled(LOCAL_DISCRIMINATOR)).map((object) => `${object.kind}/${object.metadata.name}@${object.metadata.resourceVersion}`).sort();
+    const localAfter = (await labelled(LOCAL_DISCRIMINATOR))
+      .map((object) => `${object.kind}/${object.metadata.name}@${object.metadata.resourceVersion}`)
+      .sort();
     expect(localAfter).toEqual(localBefore);
   });
 

@@ -68,8 +68,12 @@ describe('selection', { timeout: 300_000 }, () => {
     expect(namesOf(await rendered(['-t', 't', '--project-dir', dir, '-I', 'web']))).toEqual(['frontend', NS].sort());
     expect(namesOf(await rendered(['-t', 't', '--project-dir', dir, '-E', 'api', '-E', 'jobs']))).toEqual(['frontend', NS].sort());
     expect(namesOf(await rendered(['-t', 't', '--project-dir', dir, '-I', 'nightly']))).toEqual(['nightly', NS].sort());
-    expect(namesOf(await rendered(['-t', 't', '--project-dir', dir, '--include-deployment-dir', 'jobs/nightly']))).toEqual(['nightly', NS].sort());
-    expect(namesOf(await rendered(['-t', 't', '--project-dir', dir, '--exclude-deployment-dir', 'backend']))).toEqual(['frontend', 'nightly', NS].sort());
+    expect(namesOf(await rendered(['-t', 't', '--project-dir', dir, '--include-deployment-dir', 'jobs/nightly']))).toEqual(
+      ['nightly', NS].sort(),
+    );
+    expect(namesOf(await rendered(['-t', 't', '--project-dir', dir, '--exclude-deployment-dir', 'backend']))).toEqual(
+      ['frontend', 'nightly', NS].sort(),
+    );
   });
 
   it('labels included items with inherited and default tags', async () => {
@@ -80,7 +84,10 @@ describe('selection', { timeout: 300_000 }, () => {
   it('prunes only inside the selection, and never skipDeleteIfTags objects while selecting by tags', async () => {
     const args = ['-t', 't', '--project-dir', dir, '--context', context];
     expect((await gantryJson(['deploy', ...args])).result.errors).toEqual([]);
-    await writeFile(path.join(dir, 'deployment.yaml'), `deployments:\n  - path: base\n    alwaysDeploy: true\n    skipDeleteIfTags: true\noverrideNamespace: ${NS}\n`);
+    await writeFile(
+      path.join(dir, 'deployment.yaml'),
+      `deployments:\n  - path: base\n    alwaysDeploy: true\n    skipDeleteIfTags: true\noverrideNamespace: ${NS}\n`,
+    );
     const webOnly = await gantryJson(['prune', '-y', ...args, '-I', 'web']);
     expect(names(webOnly.result.deletedObjects)).toEqual([`${NS}/ConfigMap/frontend`]);
     const everythingElse = await gantryJson(['delete', '-y', ...args, '-E', 'web']);
@@ -93,13 +100,28 @@ describe('selection', { timeout: 300_000 }, () => {
 describe('target and args', { timeout: 120_000 }, () => {
   it('renders with -T, --args-from-file and -a name=@file', async () => {
     const dir = await project({
-      '.kluctl.yaml': 'discriminator: d-{{ target.name }}\ntargets:\n  - name: base\n    args:\n      size: small\nargs:\n  - name: size\n  - name: motd\n    default: none\n  - name: settings\n    default: {}\n',
+      '.kluctl.yaml':
+        'discriminator: d-{{ target.name }}\ntargets:\n  - name: base\n    args:\n      size: small\nargs:\n  - name: size\n  - name: motd\n    default: none\n  - name: settings\n    default: {}\n',
       'deployment.yaml': 'deployments:\n  - path: app\n',
-      'app/cm.yaml': cm('{{ target.name }}', 'data:\n  size: "{{ args.size }}"\n  motd: "{{ args.motd | trim }}"\n  replicas: "{{ args.settings.replicas }}"\n'),
+      'app/cm.yaml': cm(
+        '{{ target.name }}',
+        'data:\n  size: "{{ args.size }}"\n  motd: "{{ args.motd | trim }}"\n  replicas: "{{ args.settings.replicas }}"\n',
+      ),
       'args.yaml': 'size: large\nsettings:\n  replicas: 3\n',
       'motd.txt': 'hello from a file\n',
     });
-    const [object] = await rendered(['-t', 'base', '-T', 'renamed', '--project-dir', dir, '--args-from-file', path.join(dir, 'args.yaml'), '-a', `motd=@${path.join(dir, 'motd.txt')}`]);
+    const [object] = await rendered([
+      '-t',
+      'base',
+      '-T',
+      'renamed',
+      '--project-dir',
+      dir,
+      '--args-from-file',
+      path.join(dir, 'args.yaml'),
+      '-a',
+      `motd=@${path.join(dir, 'motd.txt')}`,
+    ]);
     expect(object?.metadata.name).toBe('renamed');
     expect(object?.metadata.labels['kluctl.io/discriminator']).toBe('d-renamed');
     expect(object?.data).toEqual({ size: 'large', motd: 'hello from a file', replicas: '3' });
@@ -126,7 +148,10 @@ describe('git includes and libraries', { timeout: 120_000 }, () => {
     library = await createRepo({
       'libs/greeter/.kluctl-library.yaml': 'args:\n  - name: greeting\n  - name: punctuation\n    default: "!"\n',
       'libs/greeter/deployment.yaml': 'deployments:\n  - path: cm\n',
-      'libs/greeter/cm/cm.yaml': cm('greeter', 'data:\n  text: "{{ args.greeting }}{{ args.punctuation }}"\n  sees_parent: "{{ parent_var is defined }}"\n'),
+      'libs/greeter/cm/cm.yaml': cm(
+        'greeter',
+        'data:\n  text: "{{ args.greeting }}{{ args.punctuation }}"\n  sees_parent: "{{ parent_var is defined }}"\n',
+      ),
       'plain/deployment.yaml': 'deployments:\n  - path: cm\n',
       'plain/cm/cm.yaml': cm('plain-{{ parent_var }}'),
     });
@@ -136,18 +161,25 @@ describe('git includes and libraries', { timeout: 120_000 }, () => {
   });
 
   async function includer(deployments: string): Promise<string> {
-    return project({ '.kluctl.yaml': 'targets:\n  - name: t\n', 'deployment.yaml': `vars:\n  - values:\n      parent_var: p\ndeployments:\n${deployments}` });
+    return project({
+      '.kluctl.yaml': 'targets:\n  - name: t\n',
+      'deployment.yaml': `vars:\n  - values:\n      parent_var: p\ndeployments:\n${deployments}`,
+    });
   }
 
   it('includes a library from a git tag with args and its defaults, without the parent vars', async () => {
-    const dir = await includer(`  - git:\n      url: ${library.url}\n      ref:\n        tag: v1\n      subDir: libs/greeter\n    args:\n      greeting: hello\n`);
+    const dir = await includer(
+      `  - git:\n      url: ${library.url}\n      ref:\n        tag: v1\n      subDir: libs/greeter\n    args:\n      greeting: hello\n`,
+    );
     const [object] = await rendered(['-t', 't', '--project-dir', dir]);
     expect(object?.data).toEqual({ text: 'hello!', sees_parent: 'False' });
     expect(object?.metadata.annotations['kluctl.io/deployment-item-dir']).toBe('libs/greeter/cm');
   });
 
   it('follows the branch head, and passes all vars into a plain (non-library) git project', async () => {
-    const dir = await includer(`  - git:\n      url: ${library.url}\n      subDir: libs/greeter\n    args:\n      greeting: hi\n  - git:\n      url: ${library.url}\n      subDir: plain\n`);
+    const dir = await includer(
+      `  - git:\n      url: ${library.url}\n      subDir: libs/greeter\n    args:\n      greeting: hi\n  - git:\n      url: ${library.url}\n      subDir: plain\n`,
+    );
     const objects = await rendered(['-t', 't', '--project-dir', dir]);
     expect(objects.find((object) => object.metadata.name === 'greeter')?.data).toEqual({ text: 'v2 hi' });
     expect(namesOf(objects)).toContain('plain-p');

@@ -18,7 +18,8 @@ let dir = '';
 let out = '';
 let args: string[] = [];
 
-const secret = (value: string) => `apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: ${NS}\nstringData:\n  password: ${value}\n  user: admin\n`;
+const secret = (value: string) =>
+  `apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: ${NS}\nstringData:\n  password: ${value}\n  user: admin\n`;
 
 beforeAll(async () => {
   dir = await writeProject({

@@ -66,7 +66,8 @@ async function namespaceExists(name: string): Promise<boolean> {
 
 const chart = {
   'charts/demo/Chart.yaml': 'apiVersion: v2\nname: demo\nversion: 0.1.0\n',
-  'charts/demo/templates/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-values\ndata:\n  secretValue: {{ .Values.secretValue | quote }}\n',
+  'charts/demo/templates/configmap.yaml':
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-values\ndata:\n  secretValue: {{ .Values.secretValue | quote }}\n',
 };
 
 describe('sops', { timeout: 300_000 }, () => {
@@ -79,7 +80,10 @@ describe('sops', { timeout: 300_000 }, () => {
       'secrets.sops.yaml': await encrypt('fromVarsFile:\n  password: vars-secret-1\n'),
       'namespace/namespace.yaml': namespace(ns),
       // Only stringData is encrypted; the namespace is a template, rendered before decryption.
-      'app/secret.yaml': await encrypt('apiVersion: v1\nkind: Secret\nmetadata:\n  name: manifest-secret\n  namespace: "{{ ns }}"\nstringData:\n  password: manifest-secret-2\n', '^(data|stringData)$'),
+      'app/secret.yaml': await encrypt(
+        'apiVersion: v1\nkind: Secret\nmetadata:\n  name: manifest-secret\n  namespace: "{{ ns }}"\nstringData:\n  password: manifest-secret-2\n',
+        '^(data|stringData)$',
+      ),
       'app/configmap.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-vars\n  namespace: ${ns}\ndata:\n  password: "{{ fromVarsFile.password }}"\n`,
       'chart/helm-chart.yaml': `helmChart:\n  path: ../charts/demo\n  releaseName: demo\n  namespace: ${ns}\n`,
       'chart/helm-values.yaml': await encrypt('secretValue: helm-secret-3\n'),
@@ -102,7 +106,10 @@ describe('sops', { timeout: 300_000 }, () => {
       'deployment.yaml': 'vars:\n  - file: secrets.json\ndeployments:\n  - path: app\n',
       'secrets.json': await encrypt('{"fromJson": "pgp-vars-1"}', 'json'),
       'app/namespace.yaml': namespace(ns),
-      'app/encrypted.yaml': await encrypt(`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pgp\n  namespace: ${ns}\ndata:\n  fromManifest: pgp-manifest-2\n  notRendered: "{{ fromJson }}"\n`, 'yaml'),
+      'app/encrypted.yaml': await encrypt(
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pgp\n  namespace: ${ns}\ndata:\n  fromManifest: pgp-manifest-2\n  notRendered: "{{ fromJson }}"\n`,
+        'yaml',
+      ),
       'app/plain.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pgp-vars\n  namespace: ${ns}\ndata:\n  fromVars: "{{ fromJson }}"\n`,
     });
     const { code, result, stderr } = await deploy(dir);
@@ -119,8 +126,16 @@ describe('sops', { timeout: 300_000 }, () => {
       '.kluctl.yaml': kluctl('nokey'),
       'deployment.yaml': 'deployments:\n  - path: ns\n  - path: app\n',
       'ns/namespace.yaml': namespace(ns),
-      'app/secret.yaml': await sopsEncrypt(`apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ${ns}\nstringData:\n  a: b\n`, 'yaml', { age: age.recipient }),
-      'app/values.yaml': await sopsEncrypt(`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ${ns}\ndata:\n  a: b\n`, 'yaml', { pgp: gpg.fingerprint, gnupgHome: gpg.home }),
+      'app/secret.yaml': await sopsEncrypt(
+        `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ${ns}\nstringData:\n  a: b\n`,
+        'yaml',
+        { age: age.recipient },
+      ),
+      'app/values.yaml': await sopsEncrypt(
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ${ns}\ndata:\n  a: b\n`,
+        'yaml',
+        { pgp: gpg.fingerprint, gnupgHome: gpg.home },
+      ),
     });
     const varsFile = await project({
       '.kluctl.yaml': kluctl('nokey-vars'),
@@ -133,12 +148,22 @@ describe('sops', { timeout: 300_000 }, () => {
       const manifests = await deploy(manifestsOnly);
       expect(manifests.code).toBe(1);
       expect(manifests.result.errors.map((error) => error.message).sort()).toEqual([
-        expect.stringMatching(new RegExp(`^app/secret\\.yaml: cannot decrypt with sops: no key to decrypt it is available: age recipient ${age.recipient} \\(neither SOPS_AGE_KEY_FILE nor SOPS_AGE_KEY is set`)),
-        expect.stringMatching(new RegExp(`^app/values\\.yaml: cannot decrypt with sops: no key to decrypt it is available: PGP key ${gpg.fingerprint} \\(no secret key for it in the gpg keyring`)),
+        expect.stringMatching(
+          new RegExp(
+            `^app/secret\\.yaml: cannot decrypt with sops: no key to decrypt it is available: age recipient ${age.recipient} \\(neither SOPS_AGE_KEY_FILE nor SOPS_AGE_KEY is set`,
+          ),
+        ),
+        expect.stringMatching(
+          new RegExp(
+            `^app/values\\.yaml: cannot decrypt with sops: no key to decrypt it is available: PGP key ${gpg.fingerprint} \\(no secret key for it in the gpg keyring`,
+          ),
+        ),
       ]);
       const vars = await deploy(varsFile);
       expect(vars.code).toBe(1);
-      expect(vars.result.errors.map((error) => error.message)).toEqual([expect.stringMatching(new RegExp(`^secrets\\.yaml: cannot decrypt with sops: .*age recipient ${age.recipient}`))]);
+      expect(vars.result.errors.map((error) => error.message)).toEqual([
+        expect.stringMatching(new RegExp(`^secrets\\.yaml: cannot decrypt with sops: .*age recipient ${age.recipient}`)),
+      ]);
       expect(await namespaceExists(ns)).toBe(false);
     } finally {
       useKeys();
@@ -245,7 +270,9 @@ describe('vars sources', { timeout: 300_000 }, () => {
     const dir = await sourcesProject(allSources(), 'sources-offline');
     const run = await gantry(['render', '-t', 't', '--project-dir', dir, '--offline-kubernetes']);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain("deployment.yaml: vars[0]: clusterConfigMap needs the target's cluster, and rendering is offline (--offline-kubernetes)");
+    expect(run.stderr).toContain(
+      "deployment.yaml: vars[0]: clusterConfigMap needs the target's cluster, and rendering is offline (--offline-kubernetes)",
+    );
   });
 
   it('a bad git ref: exit 1, a clear error, nothing applied', async () => {
@@ -257,7 +284,9 @@ describe('vars sources', { timeout: 300_000 }, () => {
     });
     const { code, result } = await deploy(dir);
     expect(code).toBe(1);
-    expect(result.errors.map((error) => error.message)).toEqual([expect.stringMatching(/deployment\.yaml: vars\[0\]: git repository file:\/\/\S+ has no branch no-such-branch$/)]);
+    expect(result.errors.map((error) => error.message)).toEqual([
+      expect.stringMatching(/deployment\.yaml: vars\[0\]: git repository file:\/\/\S+ has no branch no-such-branch$/),
+    ]);
     expect(result.newObjects).toEqual([]);
     expect(await namespaceExists(badNs)).toBe(false);
   });
@@ -265,10 +294,22 @@ describe('vars sources', { timeout: 300_000 }, () => {
   it('a bad vars source: exit 1, a clear error naming the field, nothing applied', async () => {
     const badNs = 'gantry-e2e-vars-badsource';
     const cases: Array<[string, string | RegExp]> = [
-      [`  - clusterConfigMap:\n      nmae: x\n      namespace: ${ns}\n      key: vars\n`, "deployment.yaml: vars[0].clusterConfigMap: unknown field 'nmae'"],
-      ['  - vault:\n      address: http://127.0.0.1:1\n      path: secret/x\n', "deployment.yaml: vars[0]: vars source 'vault' is not supported by this version of Gantry"],
-      [`  - http:\n      url: ${server.url}/missing\n`, `deployment.yaml: vars[0]: http: GET ${server.url}/missing failed with status code 404`],
-      ['  - systemEnvVars:\n      x: GANTRY_E2E_VARS_UNSET\n', 'deployment.yaml: vars[0]: systemEnvVars: environment variable GANTRY_E2E_VARS_UNSET not found for x'],
+      [
+        `  - clusterConfigMap:\n      nmae: x\n      namespace: ${ns}\n      key: vars\n`,
+        "deployment.yaml: vars[0].clusterConfigMap: unknown field 'nmae'",
+      ],
+      [
+        '  - vault:\n      address: http://127.0.0.1:1\n      path: secret/x\n',
+        "deployment.yaml: vars[0]: vars source 'vault' is not supported by this version of Gantry",
+      ],
+      [
+        `  - http:\n      url: ${server.url}/missing\n`,
+        `deployment.yaml: vars[0]: http: GET ${server.url}/missing failed with status code 404`,
+      ],
+      [
+        '  - systemEnvVars:\n      x: GANTRY_E2E_VARS_UNSET\n',
+        'deployment.yaml: vars[0]: systemEnvVars: environment variable GANTRY_E2E_VARS_UNSET not found for x',
+      ],
     ];
     for (const [vars, message] of cases) {
       const dir = await project({

@@ -42,7 +42,11 @@ const CASES: Case[] = [
     project: 'microservices-demo/3-templating-and-multi-env',
     target,
     discriminator: `kluctl-examples-microservices-demo-${target}`,
-    tags: { namespaces: ['namespaces'], 'third-party/redis': ['third-party', 'redis'], 'services/cartservice': ['services', 'cartservice'] },
+    tags: {
+      namespaces: ['namespaces'],
+      'third-party/redis': ['third-party', 'redis'],
+      'services/cartservice': ['services', 'cartservice'],
+    },
     namespace: `ms-demo-${target}`,
   })),
   ...['simple', 'another'].map((target) => ({
@@ -83,7 +87,15 @@ function goldenFile(entry: Case): string {
 
 describe.each(CASES)('$project target $target', { timeout: 120_000 }, (entry) => {
   it('renders the objects Kluctl renders', async () => {
-    const run = await gantry(['render', '--offline-kubernetes', '-t', entry.target, '--project-dir', example(entry.project), ...(entry.args ?? [])]);
+    const run = await gantry([
+      'render',
+      '--offline-kubernetes',
+      '-t',
+      entry.target,
+      '--project-dir',
+      example(entry.project),
+      ...(entry.args ?? []),
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const objects = (parseYamlDocuments(run.stdout, 'render') as Array<Record<string, any>>).map(maskSecretValues);
     expect(objects.length).toBeGreaterThan(0);
@@ -95,7 +107,13 @@ describe.each(CASES)('$project target $target', { timeout: 120_000 }, (entry) =>
       const dir = object.metadata.annotations?.['kluctl.io/deployment-item-dir'];
       expect(dir, where).toBeTypeOf('string');
       const expectedTags = entry.tags[dir];
-      if (expectedTags) expect(Object.entries(labels).filter(([key]) => key.startsWith('kluctl.io/tag-')).map(([, value]) => value), where).toEqual(expectedTags);
+      if (expectedTags)
+        expect(
+          Object.entries(labels)
+            .filter(([key]) => key.startsWith('kluctl.io/tag-'))
+            .map(([, value]) => value),
+          where,
+        ).toEqual(expectedTags);
       if (entry.namespace && !NAMESPACE_OF_KIND.has(object.kind)) expect(object.metadata.namespace, where).toBe(entry.namespace);
     }
 

@@ -55,7 +55,11 @@ async function packageChart(chart: TestChart, destination: string, scratch: stri
 }
 
 function helmHome(scratch: string): Record<string, string> {
-  return { HELM_CONFIG_HOME: path.join(scratch, 'helm/config'), HELM_CACHE_HOME: path.join(scratch, 'helm/cache'), HELM_DATA_HOME: path.join(scratch, 'helm/data') };
+  return {
+    HELM_CONFIG_HOME: path.join(scratch, 'helm/config'),
+    HELM_CACHE_HOME: path.join(scratch, 'helm/cache'),
+    HELM_DATA_HOME: path.join(scratch, 'helm/data'),
+  };
 }
 
 export interface ChartRepository {

@@ -24,7 +24,10 @@ export async function gantry(args: readonly string[], options: { cwd?: string } 
 }
 
 /** Runs a command that prints a `-o json` result and returns the parsed document, failing on a non-JSON answer. */
-export async function gantryJson(args: readonly string[], options: { cwd?: string } = {}): Promise<{ code: number; result: JsonResult; stderr: string }> {
+export async function gantryJson(
+  args: readonly string[],
+  options: { cwd?: string } = {},
+): Promise<{ code: number; result: JsonResult; stderr: string }> {
   const run = await gantry([...args, '-o', 'json'], options);
   try {
     return { code: run.code, result: JSON.parse(run.stdout) as JsonResult, stderr: run.stderr };

@@ -29,8 +29,22 @@ export interface RunningController {
 
 /** Applies the CRDs of install/ (server-side, so reruns are no-ops). */
 export async function installCrds(): Promise<void> {
-  await kubectl(['apply', '--server-side', '--force-conflicts', '-f', path.join(REPO_ROOT, 'install/crds/kluctldeployments.gitops.gantry.dev.yaml'), '-f', path.join(REPO_ROOT, 'install/crds/alerts.gitops.gantry.dev.yaml')]);
-  await kubectl(['wait', '--for=condition=Established', 'crd/kluctldeployments.gitops.gantry.dev', 'crd/alerts.gitops.gantry.dev', '--timeout=60s']);
+  await kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    path.join(REPO_ROOT, 'install/crds/kluctldeployments.gitops.gantry.dev.yaml'),
+    '-f',
+    path.join(REPO_ROOT, 'install/crds/alerts.gitops.gantry.dev.yaml'),
+  ]);
+  await kubectl([
+    'wait',
+    '--for=condition=Established',
+    'crd/kluctldeployments.gitops.gantry.dev',
+    'crd/alerts.gitops.gantry.dev',
+    '--timeout=60s',
+  ]);
 }
 
 /** Starts `gantry controller run` and waits until it is ready. */
@@ -77,7 +91,11 @@ export async function startController(extraArgs: string[] = [], env: Record<stri
       await Promise.race([exited, sleep(15_000).then(() => child.kill('SIGKILL'))]);
     },
   };
-  await waitFor(async () => (await fetch(`${healthUrl}/readyz`).catch(() => undefined))?.ok === true, 60_000, async () => `controller not ready:\n${await controller.log()}`);
+  await waitFor(
+    async () => (await fetch(`${healthUrl}/readyz`).catch(() => undefined))?.ok === true,
+    60_000,
+    async () => `controller not ready:\n${await controller.log()}`,
+  );
   return controller;
 }
 
@@ -85,7 +103,11 @@ export async function startController(extraArgs: string[] = [], env: Record<stri
  * Polls `check` until it returns a truthy value.
  * @throws Error with `describe()`'s text when `timeoutMs` passes.
  */
-export async function waitFor<T>(check: () => Promise<T | undefined | false | null>, timeoutMs: number, describe: () => Promise<string> | string = () => 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false | null>,
+  timeoutMs: number,
+  describe: () => Promise<string> | string = () => 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
@@ -99,12 +121,26 @@ export async function waitFor<T>(check: () => Promise<T | undefined | false | nu
  * A KluctlDeployment of the git repository `url` in `namespace`, with the defaults the e2e tests share (target and
  * context `default`: the controller's own cluster; prune and delete) overridden by `spec`.
  */
-export function kluctlDeployment(namespace: string, name: string, url: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
+export function kluctlDeployment(
+  namespace: string,
+  name: string,
+  url: string,
+  spec: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'gitops.gantry.dev/v1beta1',
     kind: 'KluctlDeployment',
     metadata: { name, namespace },
-    spec: { interval: '10m', timeout: '2m', source: { git: { url } }, target: 'default', context: 'default', prune: true, delete: true, ...spec },
+    spec: {
+      interval: '10m',
+      timeout: '2m',
+      source: { git: { url } },
+      target: 'default',
+      context: 'default',
+      prune: true,
+      delete: true,
+      ...spec,
+    },
   };
 }
 
@@ -115,14 +151,20 @@ export function configMapProject(namespace: string, discriminator: string, confi
     'deployment.yaml': 'deployments:\n  - path: app\n',
   };
   for (const [name, value] of Object.entries(configMaps)) {
-    files[`app/${name}.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\ndata:\n  value: "${value}"\n`;
+    files[`app/${name}.yaml`] =
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\ndata:\n  value: "${value}"\n`;
   }
   return files;
 }
 
 /** `data.value` of the ConfigMap `namespace/name`, undefined when it does not exist. */
 export async function configMapValue(namespace: string, name: string): Promise<string | undefined> {
-  const found = await kubectlJson<{ items: Array<{ metadata: { name: string }; data?: { value?: string } }> }>(['get', 'configmaps', '-n', namespace]);
+  const found = await kubectlJson<{ items: Array<{ metadata: { name: string }; data?: { value?: string } }> }>([
+    'get',
+    'configmaps',
+    '-n',
+    namespace,
+  ]);
   return found.items.find((item) => item.metadata.name === name)?.data?.value;
 }
 
@@ -130,14 +172,22 @@ export async function configMapValue(namespace: string, name: string): Promise<s
  * Waits until the KluctlDeployment is Ready for its current generation.
  * @throws Error with its Ready condition and the end of `log` (the controller's) on timeout.
  */
-export async function waitReady(namespace: string, name: string, log: () => Promise<string>, timeoutMs = 120_000): Promise<Record<string, any>> {
+export async function waitReady(
+  namespace: string,
+  name: string,
+  log: () => Promise<string>,
+  timeoutMs = 120_000,
+): Promise<Record<string, any>> {
   return waitFor(
     async () => {
       const deployment = await getDeployment(namespace, name);
-      return readyOf(deployment)?.status === 'True' && deployment.status.observedGeneration === deployment.metadata.generation ? deployment : undefined;
+      return readyOf(deployment)?.status === 'True' && deployment.status.observedGeneration === deployment.metadata.generation
+        ? deployment
+        : undefined;
     },
     timeoutMs,
-    async () => `${namespace}/${name} Ready: ${JSON.stringify(readyOf(await getDeployment(namespace, name).catch(() => ({}))))}\n${(await log()).slice(-4000)}`,
+    async () =>
+      `${namespace}/${name} Ready: ${JSON.stringify(readyOf(await getDeployment(namespace, name).catch(() => ({}))))}\n${(await log()).slice(-4000)}`,
   );
 }
 
@@ -147,7 +197,15 @@ export async function waitReady(namespace: string, name: string, log: () => Prom
  */
 export async function reconcileNow(namespace: string, name: string, log: () => Promise<string>): Promise<Record<string, any>> {
   const request = `e2e-${Date.now()}`;
-  await kubectl(['annotate', '--overwrite', 'kluctldeployments.gitops.gantry.dev', name, '-n', namespace, `kluctl.io/request-reconcile=${request}`]);
+  await kubectl([
+    'annotate',
+    '--overwrite',
+    'kluctldeployments.gitops.gantry.dev',
+    name,
+    '-n',
+    namespace,
+    `kluctl.io/request-reconcile=${request}`,
+  ]);
   return waitFor(
     async () => {
       const deployment = await getDeployment(namespace, name);

@@ -59,7 +59,8 @@ export async function installGitRepositoryCrd(): Promise<void> {
   for (;;) {
     const served = await kubectl(['get', '--raw', '/apis/source.toolkit.fluxcd.io/v1']).catch(() => '');
     if (served.includes('"gitrepositories"')) return;
-    if (Date.now() > deadline) throw new Error('source.toolkit.fluxcd.io/v1 gitrepositories is not served 60 s after the CRD was Established');
+    if (Date.now() > deadline)
+      throw new Error('source.toolkit.fluxcd.io/v1 gitrepositories is not served 60 s after the CRD was Established');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -156,9 +157,26 @@ export function gitRepository(namespace: string, name: string): Record<string, u
 export async function setArtifactStatus(namespace: string, name: string, artifact: ArtifactStatus): Promise<void> {
   const now = rfc3339(new Date());
   const message = `stored artifact for revision '${artifact.revision}'`;
-  const condition = (type: string) => ({ type, status: 'True', reason: 'Succeeded', message, lastTransitionTime: now, observedGeneration: 1 });
+  const condition = (type: string) => ({
+    type,
+    status: 'True',
+    reason: 'Succeeded',
+    message,
+    lastTransitionTime: now,
+    observedGeneration: 1,
+  });
   const status = { observedGeneration: 1, artifact, conditions: [condition('Ready'), condition('ArtifactInStorage')] };
-  await kubectl(['patch', GIT_REPOSITORY_CRD, name, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+  await kubectl([
+    'patch',
+    GIT_REPOSITORY_CRD,
+    name,
+    '-n',
+    namespace,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status }),
+  ]);
 }
 
 /**

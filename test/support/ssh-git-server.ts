@@ -46,7 +46,11 @@ export interface SshKeyPair {
  */
 export async function buildSshGitServer(report: (line: string) => void = () => undefined): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of SOURCE_FILES) hash.update(`${file}\0`).update(await readFile(path.join(SOURCE_DIR, file))).update('\0');
+  for (const file of SOURCE_FILES)
+    hash
+      .update(`${file}\0`)
+      .update(await readFile(path.join(SOURCE_DIR, file)))
+      .update('\0');
   const dir = toolDir('ssh-git-server', hash.digest('hex').slice(0, 12));
   const binary = path.join(dir, 'bin', 'ssh-git-server');
   if (await pathExists(binary)) return binary;
@@ -87,7 +91,17 @@ export async function startSshGitServer(root: string): Promise<SshGitServer> {
     const clientKey = await keygen(dir, 'client_key', 'gantry-e2e-client');
     const authorizedKeys = path.join(dir, 'authorized_keys');
     await writeFile(authorizedKeys, await readFile(`${clientKey}.pub`));
-    const child = start(binary, ['-listen', '127.0.0.1:0', '-host-key', hostKey, '-authorized-keys', authorizedKeys, '-root', root, '-exit-with-stdin']);
+    const child = start(binary, [
+      '-listen',
+      '127.0.0.1:0',
+      '-host-key',
+      hostKey,
+      '-authorized-keys',
+      authorizedKeys,
+      '-root',
+      root,
+      '-exit-with-stdin',
+    ]);
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       // Bounded: a long test run with many failed handshakes must not grow this without limit.

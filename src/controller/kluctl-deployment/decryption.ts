@@ -27,7 +27,9 @@ export async function decryptionKeys(deployment: KluctlDeployment, cluster: Clus
   if (decryption.provider !== 'sops') throw new Error(`decryption provider '${decryption.provider}' is not supported (only sops)`);
   const values = await readSecret(cluster, deployment.metadata.namespace, decryption.secretRef.name);
   const env: Record<string, string> = {};
-  const ageKeys = Object.entries(values).filter(([key]) => key.endsWith('.agekey')).map(([, value]) => value.trim());
+  const ageKeys = Object.entries(values)
+    .filter(([key]) => key.endsWith('.agekey'))
+    .map(([, value]) => value.trim());
   if (ageKeys.length > 0) env['SOPS_AGE_KEY'] = ageKeys.join('\n');
   const pgpKeys = Object.entries(values).filter(([key]) => key.endsWith('.asc'));
   if (pgpKeys.length === 0) return { env, cleanup: async () => undefined };
@@ -40,7 +42,9 @@ export async function decryptionKeys(deployment: KluctlDeployment, cluster: Clus
   try {
     for (const [key, armored] of pgpKeys) {
       await run('gpg', ['--batch', '--import'], { input: armored, env: { GNUPGHOME: home } }).catch((error: Error) => {
-        throw new Error(`Secret ${deployment.metadata.namespace}/${decryption.secretRef?.name}: key ${key} is not a PGP key gpg accepts: ${error.message.split('\n')[0]}`);
+        throw new Error(
+          `Secret ${deployment.metadata.namespace}/${decryption.secretRef?.name}: key ${key} is not a PGP key gpg accepts: ${error.message.split('\n')[0]}`,
+        );
       });
     }
   } catch (error) {

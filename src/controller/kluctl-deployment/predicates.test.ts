@@ -3,7 +3,11 @@ import type { KubeObject } from '../../kube/object.ts';
 import { needsReconcile } from './predicates.ts';
 
 function object(generation: number, annotations: Record<string, string> = {}, extra: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: 'gitops.gantry.dev/v1beta1', kind: 'KluctlDeployment', metadata: { name: 'app', namespace: 'ns', generation, annotations, ...extra } } as KubeObject;
+  return {
+    apiVersion: 'gitops.gantry.dev/v1beta1',
+    kind: 'KluctlDeployment',
+    metadata: { name: 'app', namespace: 'ns', generation, annotations, ...extra },
+  } as KubeObject;
 }
 
 describe('needsReconcile', () => {

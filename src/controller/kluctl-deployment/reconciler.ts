@@ -84,7 +84,11 @@ export interface ReconcileOutcome {
 }
 
 /** Reconciles the KluctlDeployment `namespace/name`. Never throws for problems of the deployment itself. */
-export async function reconcileKluctlDeployment(key: { namespace: string; name: string }, deps: ReconcilerDeps, scope: ReconcileScope): Promise<ReconcileOutcome> {
+export async function reconcileKluctlDeployment(
+  key: { namespace: string; name: string },
+  deps: ReconcilerDeps,
+  scope: ReconcileScope,
+): Promise<ReconcileOutcome> {
   const ref = { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, ...key };
   const deployment = (await deps.cluster.get(ref)) as KluctlDeployment | undefined;
   if (!deployment) return {};
@@ -93,7 +97,16 @@ export async function reconcileKluctlDeployment(key: { namespace: string; name: 
     return {};
   }
   if (!(deployment.metadata.finalizers ?? []).includes(FINALIZER)) {
-    await deps.cluster.patchMerge(ref, { metadata: { resourceVersion: deployment.metadata.resourceVersion, finalizers: [...(deployment.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: FIELD_MANAGER });
+    await deps.cluster.patchMerge(
+      ref,
+      {
+        metadata: {
+          resourceVersion: deployment.metadata.resourceVersion,
+          finalizers: [...(deployment.metadata.finalizers ?? []), FINALIZER],
+        },
+      },
+      { fieldManager: FIELD_MANAGER },
+    );
     return { requeueAfterMs: 0 };
   }
   return new Reconciliation(deployment, deps, scope).run();
@@ -109,15 +122,29 @@ async function finalize(deployment: KluctlDeployment, deps: ReconcilerDeps, log:
       const target = new Cluster(new KubeClient(kubeConfig));
       // No waiting: the objects may include this KluctlDeployment's own namespace (kluctl-examples/gitops-deployment
       // deploys itself), which cannot disappear before this finalizer is removed.
-      const result = await deleteByDiscriminator(target, discriminator, { dryRun: false, timeoutMs: timeoutMs(spec), wait: false }, progressTo(log));
-      await deps.events.record(deployment, result.errors.length > 0 ? 'Warning' : 'Normal', 'Deleted', `deleted ${result.deletedObjects.length} object(s)${result.errors.length > 0 ? `, ${result.errors.length} error(s)` : ''}`);
+      const result = await deleteByDiscriminator(
+        target,
+        discriminator,
+        { dryRun: false, timeoutMs: timeoutMs(spec), wait: false },
+        progressTo(log),
+      );
+      await deps.events.record(
+        deployment,
+        result.errors.length > 0 ? 'Warning' : 'Normal',
+        'Deleted',
+        `deleted ${result.deletedObjects.length} object(s)${result.errors.length > 0 ? `, ${result.errors.length} error(s)` : ''}`,
+      );
     } catch (error) {
       await deps.events.record(deployment, 'Warning', 'DeleteFailed', problemsOf(error).join('; '));
     }
   }
   const finalizers = (metadata.finalizers ?? []).filter((entry) => entry !== FINALIZER);
   await deps.cluster
-    .patchMerge({ group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, namespace: metadata.namespace, name: metadata.name }, { metadata: { resourceVersion: metadata.resourceVersion, finalizers } }, { fieldManager: FIELD_MANAGER })
+    .patchMerge(
+      { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, namespace: metadata.namespace, name: metadata.name },
+      { metadata: { resourceVersion: metadata.resourceVersion, finalizers } },
+      { fieldManager: FIELD_MANAGER },
+    )
     .catch(() => undefined);
 }
 
@@ -157,7 +184,9 @@ class Reconciliation {
 
   async run(): Promise<ReconcileOutcome> {
     const { spec } = this.deployment;
-    const invalid = [...Value.Errors(KluctlDeploymentSpecSchema, spec)].map((error) => `spec${error.instancePath.replaceAll('/', '.')}: ${error.message}`);
+    const invalid = [...Value.Errors(KluctlDeploymentSpecSchema, spec)].map(
+      (error) => `spec${error.instancePath.replaceAll('/', '.')}: ${error.message}`,
+    );
     if (invalid.length > 0) {
       this.fail(REASONS.prepareFailed, `invalid spec: ${invalid.join('; ')}`);
       return this.finish(false);
@@ -186,7 +215,13 @@ class Reconciliation {
 
   private async finish(requeueNow: boolean): Promise<ReconcileOutcome> {
     if (!requeueNow) this.status.conditions = withCondition(this.status.conditions, this.readyCondition());
-    this.status.conditions = withCondition(this.status.conditions, { type: 'Reconciling', status: 'False', reason: REASONS.succeeded, message: 'done', observedGeneration: this.generation() });
+    this.status.conditions = withCondition(this.status.conditions, {
+      type: 'Reconciling',
+      status: 'False',
+      reason: REASONS.succeeded,
+      message: 'done',
+      observedGeneration: this.generation(),
+    });
     const written = await this.patchStatus();
     if (!written) return { requeueAfterMs: retryIntervalMs(this.deployment.spec), error: new Error('the status could not be written') };
     if (requeueNow) return { requeueAfterMs: 0 };
@@ -197,11 +232,16 @@ class Reconciliation {
   /** One manual request: diff, deploy, prune or validate, with the request's spec overrides. */
   private async serveRequest(request: PendingRequest): Promise<void> {
     await this.removeAnnotation(request.annotation);
-    const requestResult: ManualRequestResult = { request: request.request, startTime: new Date().toISOString(), reconcileId: this.reconcileId };
+    const requestResult: ManualRequestResult = {
+      request: request.request,
+      startTime: new Date().toISOString(),
+      reconcileId: this.reconcileId,
+    };
     this.setRequestResult(request, requestResult);
     await this.patchStatus();
     const spec = specWithOverrides(this.deployment.spec, request.request);
-    const command: Command = request.kind === 'deploy' ? (spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy') : (request.kind as Command);
+    const command: Command =
+      request.kind === 'deploy' ? (spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy') : (request.kind as Command);
     try {
       await this.withPrepared(spec, async (prepared) => {
         const { id, summary, result } = await this.runCommand(command, spec, prepared);
@@ -220,7 +260,11 @@ class Reconciliation {
 
   /** The periodic (or requested) full reconcile. */
   private async reconcileFully(request: PendingRequest | undefined): Promise<void> {
-    const requestResult: ManualRequestResult | undefined = request && { request: request.request, startTime: new Date().toISOString(), reconcileId: this.reconcileId };
+    const requestResult: ManualRequestResult | undefined = request && {
+      request: request.request,
+      startTime: new Date().toISOString(),
+      reconcileId: this.reconcileId,
+    };
     if (request && requestResult) {
       await this.removeAnnotation(request.annotation);
       this.setRequestResult(request, requestResult);
@@ -286,7 +330,11 @@ class Reconciliation {
   private async detectDrift(spec: KluctlDeploymentSpec, prepared: Prepared): Promise<void> {
     await this.progress('Performing drift detection');
     const started = new Date().toISOString();
-    const result = await deployTarget(prepared.target, { dryRun: true, prune: false, wait: false, timeoutMs: this.timeLeft(), behaviour: behaviourOf(spec, this.timeLeft()) }, progressTo(this.log));
+    const result = await deployTarget(
+      prepared.target,
+      { dryRun: true, prune: false, wait: false, timeoutMs: this.timeLeft(), behaviour: behaviourOf(spec, this.timeLeft()) },
+      progressTo(this.log),
+    );
     const commandInfo = this.commandInfo('diff', started, prepared);
     const drift = driftOf(result, { id: '', commandInfo });
     this.status.lastDriftDetectionResult = drift;
@@ -295,14 +343,28 @@ class Reconciliation {
   }
 
   /** Runs a command against the prepared target, keeps its result, updates status, and tells events and alerts. */
-  private async runCommand(command: Command, spec: KluctlDeploymentSpec, prepared: Prepared): Promise<{ id: string; summary: ResultSummary; result: CommandResult }> {
+  private async runCommand(
+    command: Command,
+    spec: KluctlDeploymentSpec,
+    prepared: Prepared,
+  ): Promise<{ id: string; summary: ResultSummary; result: CommandResult }> {
     await this.progress(`Performing ${command}`);
     const started = new Date().toISOString();
     const result = await this.execute(command, spec, prepared.target);
     const commandInfo = this.commandInfo(command, started, prepared);
     const id = await writeCommandResult(
       this.deps.cluster,
-      { summary: { command, projectKey: `${prepared.source.projectKey.repoKey}#${prepared.source.projectKey.subDir}`, target: prepared.target.target.name, discriminator: prepared.target.target.discriminator, startTime: commandInfo.startTime, endTime: commandInfo.endTime }, result },
+      {
+        summary: {
+          command,
+          projectKey: `${prepared.source.projectKey.repoKey}#${prepared.source.projectKey.subDir}`,
+          target: prepared.target.target.name,
+          discriminator: prepared.target.target.discriminator,
+          startTime: commandInfo.startTime,
+          endTime: commandInfo.endTime,
+        },
+        result,
+      },
       { namespace: this.deps.resultsNamespace, keep: this.deps.keepResults, fieldManager: FIELD_MANAGER },
     ).catch((error: unknown) => {
       this.log.warn({ err: error, command }, 'the command result could not be kept');
@@ -311,7 +373,8 @@ class Reconciliation {
     const summary = summarize(result, { id, commandInfo, objectsHash: prepared.hash, revision: prepared.source.revision });
     if (command === 'deploy' || command === 'poke-images') {
       this.status.lastDeployResult = summary;
-      if (!spec.dryRun) this.metrics.recordDeploy(this.deployment.metadata.namespace, this.deployment.metadata.name, result.errors.length === 0);
+      if (!spec.dryRun)
+        this.metrics.recordDeploy(this.deployment.metadata.namespace, this.deployment.metadata.name, result.errors.length === 0);
     } else if (command === 'validate') this.status.lastValidateResult = summary;
     await this.announce(command, summary, prepared.source.revision);
     return { id, summary, result };
@@ -322,11 +385,25 @@ class Reconciliation {
     const timeout = this.timeLeft();
     switch (command) {
       case 'deploy':
-        return deployTarget(target, { dryRun: spec.dryRun ?? false, prune: spec.prune ?? false, wait: !spec.noWait, timeoutMs: timeout, behaviour: behaviourOf(spec, timeout) }, progress);
+        return deployTarget(
+          target,
+          {
+            dryRun: spec.dryRun ?? false,
+            prune: spec.prune ?? false,
+            wait: !spec.noWait,
+            timeoutMs: timeout,
+            behaviour: behaviourOf(spec, timeout),
+          },
+          progress,
+        );
       case 'poke-images':
         return pokeImages(target, { dryRun: spec.dryRun ?? false }, progress);
       case 'diff':
-        return deployTarget(target, { dryRun: true, prune: false, wait: false, timeoutMs: timeout, behaviour: behaviourOf(spec, timeout) }, progress);
+        return deployTarget(
+          target,
+          { dryRun: true, prune: false, wait: false, timeoutMs: timeout, behaviour: behaviourOf(spec, timeout) },
+          progress,
+        );
       case 'prune':
         return pruneTarget(target, { dryRun: spec.dryRun ?? false, timeoutMs: timeout }, progress);
       case 'validate':
@@ -339,12 +416,20 @@ class Reconciliation {
     const message = resultMessage(command, summary);
     const changed = summary.newObjects + summary.changedObjects + summary.deletedObjects > 0;
     if (summary.errors.length > 0) {
-      const reason = command === 'validate' ? REASONS.validateFailed : command === 'prune' ? REASONS.pruneFailed : command === 'diff' ? REASONS.diffFailed : REASONS.deployFailed;
+      const reason =
+        command === 'validate'
+          ? REASONS.validateFailed
+          : command === 'prune'
+            ? REASONS.pruneFailed
+            : command === 'diff'
+              ? REASONS.diffFailed
+              : REASONS.deployFailed;
       if (command !== 'diff') this.markFailed(message);
       await this.deps.events.record(this.deployment, 'Warning', reason, message);
       this.deps.notify(this.alert('error', reason, message, revision, summary));
     } else if (changed && command !== 'diff' && command !== 'validate') {
-      const reason = command === 'prune' || (summary.deletedObjects > 0 && summary.newObjects + summary.changedObjects === 0) ? 'Pruned' : 'Deployed';
+      const reason =
+        command === 'prune' || (summary.deletedObjects > 0 && summary.newObjects + summary.changedObjects === 0) ? 'Pruned' : 'Deployed';
       await this.deps.events.record(this.deployment, 'Normal', reason, message);
       this.deps.notify(this.alert('info', reason, message, revision, summary));
     }
@@ -353,14 +438,21 @@ class Reconciliation {
   /** Fetches the source and renders the target with `spec`, runs `work`, and cleans up. */
   private async withPrepared(spec: KluctlDeploymentSpec, work: (prepared: Prepared) => Promise<void>): Promise<void> {
     await this.progress('Fetching the source');
-    const source = await resolveSource({ ...this.deployment, spec }, { cluster: this.deps.cluster, git: this.deps.git, cacheRoot: this.deps.cacheRoot });
+    const source = await resolveSource(
+      { ...this.deployment, spec },
+      { cluster: this.deps.cluster, git: this.deps.git, cacheRoot: this.deps.cacheRoot },
+    );
     this.status.observedCommit = source.revision;
     this.status.projectKey = source.projectKey;
     const keys = await decryptionKeys({ ...this.deployment, spec }, this.deps.cluster);
     try {
       await this.progress('Rendering');
       const kubeConfig = await deploymentKubeConfig({ ...this.deployment, spec }, this.deps.kubeConfig, this.deps.cluster);
-      const target = await prepareTarget(targetOptions(spec, source, kubeConfig), progressTo(this.log), { renderer: this.deps.renderer, git: this.deps.git, sopsEnv: keys.env });
+      const target = await prepareTarget(targetOptions(spec, source, kubeConfig), progressTo(this.log), {
+        renderer: this.deps.renderer,
+        git: this.deps.git,
+        sopsEnv: keys.env,
+      });
       this.status.targetKey = { targetName: target.target.name, discriminator: target.target.discriminator };
       this.status.lastPrepareError = '';
       await work({ target, source, hash: objectsHash(target.objects) });
@@ -378,21 +470,38 @@ class Reconciliation {
   private readyCondition() {
     const generation = this.generation();
     if (this.status.lastPrepareError) {
-      return { type: 'Ready', status: 'False' as const, reason: REASONS.prepareFailed, message: this.status.lastPrepareError, observedGeneration: generation };
+      return {
+        type: 'Ready',
+        status: 'False' as const,
+        reason: REASONS.prepareFailed,
+        message: this.status.lastPrepareError,
+        observedGeneration: generation,
+      };
     }
     const deploy = this.status.lastDeployResult as ResultSummary | undefined;
     const validate = this.status.lastValidateResult as ResultSummary | undefined;
     if (!deploy) {
-      const message = this.deployment.spec.manual ? `waiting for approval: set spec.manualObjectsHash to ${this.status.lastObjectsHash ?? 'the objects hash'}` : 'deployment status unknown';
+      const message = this.deployment.spec.manual
+        ? `waiting for approval: set spec.manualObjectsHash to ${this.status.lastObjectsHash ?? 'the objects hash'}`
+        : 'deployment status unknown';
       return { type: 'Ready', status: 'False' as const, reason: REASONS.deployFailed, message, observedGeneration: generation };
     }
     let message = resultMessage('deploy', deploy);
     if (this.deployment.spec.validate !== false) {
-      if (!validate) return { type: 'Ready', status: 'False' as const, reason: REASONS.validateFailed, message: `${message}. Validation status unknown.`, observedGeneration: generation };
+      if (!validate)
+        return {
+          type: 'Ready',
+          status: 'False' as const,
+          reason: REASONS.validateFailed,
+          message: `${message}. Validation status unknown.`,
+          observedGeneration: generation,
+        };
       message += validate.errors.length > 0 ? `. validate: ${validate.errors.length} error(s): ${validate.errors[0]}` : '. validate: ok';
     }
-    if (deploy.errors.length > 0) return { type: 'Ready', status: 'False' as const, reason: REASONS.deployFailed, message, observedGeneration: generation };
-    if (validate && validate.errors.length > 0) return { type: 'Ready', status: 'False' as const, reason: REASONS.validateFailed, message, observedGeneration: generation };
+    if (deploy.errors.length > 0)
+      return { type: 'Ready', status: 'False' as const, reason: REASONS.deployFailed, message, observedGeneration: generation };
+    if (validate && validate.errors.length > 0)
+      return { type: 'Ready', status: 'False' as const, reason: REASONS.validateFailed, message, observedGeneration: generation };
     return { type: 'Ready', status: 'True' as const, reason: REASONS.succeeded, message, observedGeneration: generation };
   }
 
@@ -422,7 +531,13 @@ class Reconciliation {
   }
 
   private commandInfo(command: string, startTime: string, prepared: Prepared): CommandInfo {
-    return { command, startTime, endTime: new Date().toISOString(), target: prepared.target.target.name, discriminator: prepared.target.target.discriminator };
+    return {
+      command,
+      startTime,
+      endTime: new Date().toISOString(),
+      target: prepared.target.target.name,
+      discriminator: prepared.target.target.discriminator,
+    };
   }
 
   private setRequestResult(request: PendingRequest, result: ManualRequestResult): void {
@@ -432,7 +547,13 @@ class Reconciliation {
   private async progress(message: string): Promise<void> {
     if (this.signal.aborted) throw new Error('the controller is stopping');
     this.log.info(message);
-    this.status.conditions = withCondition(this.status.conditions, { type: 'Reconciling', status: 'True', reason: REASONS.progressing, message, observedGeneration: this.generation() });
+    this.status.conditions = withCondition(this.status.conditions, {
+      type: 'Reconciling',
+      status: 'True',
+      reason: REASONS.progressing,
+      message,
+      observedGeneration: this.generation(),
+    });
     await this.patchStatus();
   }
 
@@ -445,13 +566,15 @@ class Reconciliation {
    * new request's result would inherit the previous one's endTime and resultId).
    */
   private async patchStatus(): Promise<boolean> {
-    return this.deps.cluster.patchJson(this.ref(), [{ op: 'add', path: '/status', value: this.status }], { fieldManager: FIELD_MANAGER, subresource: 'status' }).then(
-      () => true,
-      (error: unknown) => {
-        this.log.warn({ err: error }, 'patching status failed');
-        return false;
-      },
-    );
+    return this.deps.cluster
+      .patchJson(this.ref(), [{ op: 'add', path: '/status', value: this.status }], { fieldManager: FIELD_MANAGER, subresource: 'status' })
+      .then(
+        () => true,
+        (error: unknown) => {
+          this.log.warn({ err: error }, 'patching status failed');
+          return false;
+        },
+      );
   }
 
   private timeLeft(): number {
@@ -463,7 +586,13 @@ class Reconciliation {
   }
 
   private ref() {
-    return { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, namespace: this.deployment.metadata.namespace, name: this.deployment.metadata.name };
+    return {
+      group: 'gitops.gantry.dev',
+      version: 'v1beta1',
+      kind: KIND,
+      namespace: this.deployment.metadata.namespace,
+      name: this.deployment.metadata.name,
+    };
   }
 }
 

@@ -3,7 +3,12 @@ import type { KluctlDeployment } from '../../api/kluctl-deployment.ts';
 import { pendingRequests, specWithOverrides } from './requests.ts';
 
 function deployment(annotations: Record<string, string>): KluctlDeployment {
-  return { apiVersion: 'gitops.gantry.dev/v1beta1', kind: 'KluctlDeployment', metadata: { name: 'app', namespace: 'ns', annotations }, spec: { interval: '5m', target: 'prod', args: { a: 1, b: { c: 2 } } } };
+  return {
+    apiVersion: 'gitops.gantry.dev/v1beta1',
+    kind: 'KluctlDeployment',
+    metadata: { name: 'app', namespace: 'ns', annotations },
+    spec: { interval: '5m', target: 'prod', args: { a: 1, b: { c: 2 } } },
+  };
 }
 
 describe('pendingRequests', () => {
@@ -21,13 +26,19 @@ describe('pendingRequests', () => {
   });
 
   it('reads Kluctl JSON requests with overrides', () => {
-    const [request] = pendingRequests(deployment({ 'kluctl.io/request-deploy': '{"requestValue":"2024","overridesPatch":{"dryRun":true}}' }));
+    const [request] = pendingRequests(
+      deployment({ 'kluctl.io/request-deploy': '{"requestValue":"2024","overridesPatch":{"dryRun":true}}' }),
+    );
     expect(request?.request).toEqual({ requestValue: '2024', overridesPatch: { dryRun: true } });
   });
 
   it('takes any other value as a plain request (kubectl annotate)', () => {
-    expect(pendingRequests(deployment({ 'kluctl.io/request-reconcile': '1732150000' }))[0]?.request).toEqual({ requestValue: '1732150000' });
-    expect(pendingRequests(deployment({ 'kluctl.io/request-reconcile': '{"other":1}' }))[0]?.request).toEqual({ requestValue: '{"other":1}' });
+    expect(pendingRequests(deployment({ 'kluctl.io/request-reconcile': '1732150000' }))[0]?.request).toEqual({
+      requestValue: '1732150000',
+    });
+    expect(pendingRequests(deployment({ 'kluctl.io/request-reconcile': '{"other":1}' }))[0]?.request).toEqual({
+      requestValue: '{"other":1}',
+    });
   });
 
   it('ignores empty annotations', () => {
@@ -39,7 +50,10 @@ describe('specWithOverrides', () => {
   const { spec } = deployment({});
 
   it('merges the patch as RFC 7386 does: objects recursively, null removes', () => {
-    const patched = specWithOverrides(spec, { requestValue: 'x', overridesPatch: { target: 'test', args: { b: { c: null, d: 3 } }, dryRun: true } });
+    const patched = specWithOverrides(spec, {
+      requestValue: 'x',
+      overridesPatch: { target: 'test', args: { b: { c: null, d: 3 } }, dryRun: true },
+    });
     expect(patched).toEqual({ interval: '5m', target: 'test', args: { a: 1, b: { d: 3 } }, dryRun: true });
     expect(spec.args).toEqual({ a: 1, b: { c: 2 } });
   });

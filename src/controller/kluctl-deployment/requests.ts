@@ -5,7 +5,13 @@
  * in `status.<kind>RequestResult`. Any other value (`kubectl annotate … kluctl.io/request-reconcile=$(date +%s)`, as
  * Flux users request reconciles) is a request without overrides whose requestValue is that value.
  */
-import { REQUEST_ANNOTATIONS, type KluctlDeployment, type KluctlDeploymentSpec, type ManualRequest, type RequestKind } from '../../api/kluctl-deployment.ts';
+import {
+  REQUEST_ANNOTATIONS,
+  type KluctlDeployment,
+  type KluctlDeploymentSpec,
+  type ManualRequest,
+  type RequestKind,
+} from '../../api/kluctl-deployment.ts';
 import { isPlainObject } from '../../project/values.ts';
 
 export interface PendingRequest {

@@ -48,13 +48,21 @@ export function gitUrlOf(deployment: Pick<KluctlDeployment, 'spec'>): string | u
 export async function resolveSource(deployment: KluctlDeployment, deps: SourceDeps): Promise<ResolvedSource> {
   const { spec, metadata } = deployment;
   if (spec.sourceRef) {
-    if (spec.sourceRef.kind !== 'GitRepository') throw new Error(`sourceRef kind ${spec.sourceRef.kind} is not supported (only GitRepository)`);
+    if (spec.sourceRef.kind !== 'GitRepository')
+      throw new Error(`sourceRef kind ${spec.sourceRef.kind} is not supported (only GitRepository)`);
     const namespace = spec.sourceRef.namespace ?? metadata.namespace;
     const artifact = await fetchFluxArtifact(deps.cluster, namespace, spec.sourceRef.name, deps.cacheRoot);
-    return { projectDir: await projectFolder(artifact.dir, spec.sourceRef.path), revision: artifact.revision, projectKey: { repoKey: `flux:${namespace}/${spec.sourceRef.name}`, subDir: spec.sourceRef.path ?? '' } };
+    return {
+      projectDir: await projectFolder(artifact.dir, spec.sourceRef.path),
+      revision: artifact.revision,
+      projectKey: { repoKey: `flux:${namespace}/${spec.sourceRef.name}`, subDir: spec.sourceRef.path ?? '' },
+    };
   }
   if (spec.source?.oci) throw new Error('OCI sources are not supported by this version of Gantry');
-  if (spec.source?.secretRef || spec.source?.credentials) throw new Error('spec.source.secretRef and spec.source.credentials are deprecated and refused (as in Kluctl): use spec.credentials.git');
+  if (spec.source?.secretRef || spec.source?.credentials)
+    throw new Error(
+      'spec.source.secretRef and spec.source.credentials are deprecated and refused (as in Kluctl): use spec.credentials.git',
+    );
   const url = gitUrlOf(deployment);
   if (!url) throw new Error('spec.source.git.url (or spec.sourceRef) is required');
   const ref = spec.source?.git?.ref ?? spec.source?.ref ?? {};

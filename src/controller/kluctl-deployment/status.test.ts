@@ -2,11 +2,26 @@ import { describe, expect, it } from 'vitest';
 import type { CommandResult } from '../../deploy/result.ts';
 import { driftMessage, driftOf, resultMessage, summarize, withCondition } from './status.ts';
 
-const commandInfo = { command: 'deploy', startTime: '2026-11-20T12:00:00Z', endTime: '2026-11-20T12:00:05Z', target: 'prod', discriminator: 'd' };
+const commandInfo = {
+  command: 'deploy',
+  startTime: '2026-11-20T12:00:00Z',
+  endTime: '2026-11-20T12:00:05Z',
+  target: 'prod',
+  discriminator: 'd',
+};
 const ref = (kind: string, name: string) => ({ group: '', version: 'v1', kind, namespace: 'ns', name });
 
 function result(partial: Partial<CommandResult>): CommandResult {
-  return { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: [], ...partial } as CommandResult;
+  return {
+    newObjects: [],
+    changedObjects: [],
+    deletedObjects: [],
+    orphanObjects: [],
+    appliedHooks: [],
+    warnings: [],
+    errors: [],
+    ...partial,
+  } as CommandResult;
 }
 
 describe('withCondition', () => {
@@ -16,12 +31,22 @@ describe('withCondition', () => {
     expect(same).toHaveLength(1);
     expect(same[0]?.lastTransitionTime).toBe(first[0]?.lastTransitionTime);
     expect(same[0]?.message).toBe('two');
-    const flipped = withCondition([{ ...first[0]!, lastTransitionTime: '2000-01-01T00:00:00Z' }], { type: 'Ready', status: 'False', reason: 'C', message: 'three' });
+    const flipped = withCondition([{ ...first[0]!, lastTransitionTime: '2000-01-01T00:00:00Z' }], {
+      type: 'Ready',
+      status: 'False',
+      reason: 'C',
+      message: 'three',
+    });
     expect(flipped[0]?.lastTransitionTime).not.toBe('2000-01-01T00:00:00Z');
   });
 
   it('leaves other conditions alone', () => {
-    const both = withCondition(withCondition(undefined, { type: 'Reconciling', status: 'True', reason: 'P', message: '' }), { type: 'Ready', status: 'True', reason: 'S', message: '' });
+    const both = withCondition(withCondition(undefined, { type: 'Reconciling', status: 'True', reason: 'P', message: '' }), {
+      type: 'Ready',
+      status: 'True',
+      reason: 'S',
+      message: '',
+    });
     expect(both.map((condition) => condition.type).sort()).toEqual(['Ready', 'Reconciling']);
   });
 });
@@ -29,15 +54,24 @@ describe('withCondition', () => {
 describe('result summaries', () => {
   it('counts objects and names the object of each error', () => {
     const summary = summarize(
-      result({ newObjects: [ref('ConfigMap', 'a')], deletedObjects: [ref('Secret', 'b')], errors: [{ object: ref('ConfigMap', 'c'), message: 'refused' }] }),
+      result({
+        newObjects: [ref('ConfigMap', 'a')],
+        deletedObjects: [ref('Secret', 'b')],
+        errors: [{ object: ref('ConfigMap', 'c'), message: 'refused' }],
+      }),
       { id: 'r1', commandInfo, objectsHash: 'h', revision: 'abc' },
     );
     expect(summary).toMatchObject({ id: 'r1', newObjects: 1, changedObjects: 0, deletedObjects: 1, errors: ['ns/ConfigMap/c: refused'] });
-    expect(resultMessage('deploy', summary)).toBe('deploy: 1 new, 0 changed, 1 deleted, 0 orphan object(s), 1 error(s): ns/ConfigMap/c: refused');
+    expect(resultMessage('deploy', summary)).toBe(
+      'deploy: 1 new, 0 changed, 1 deleted, 0 orphan object(s), 1 error(s): ns/ConfigMap/c: refused',
+    );
   });
 
   it('reports changed and missing objects as drift', () => {
-    const drift = driftOf(result({ changedObjects: [{ ...ref('Deployment', 'web'), diff: '-1\n+3' }], newObjects: [ref('ConfigMap', 'gone')] }), { id: '', commandInfo });
+    const drift = driftOf(
+      result({ changedObjects: [{ ...ref('Deployment', 'web'), diff: '-1\n+3' }], newObjects: [ref('ConfigMap', 'gone')] }),
+      { id: '', commandInfo },
+    );
     expect(drift.objects).toEqual([ref('Deployment', 'web'), ref('ConfigMap', 'gone')]);
     expect(driftMessage(drift)).toBe('2 object(s) drifted');
     expect(driftMessage(driftOf(result({}), { id: '', commandInfo }))).toBe('no drift');

@@ -37,7 +37,10 @@ export interface ResultSummary {
   warnings: string[];
 }
 
-export function summarize(result: CommandResult, info: { id: string; commandInfo: CommandInfo; objectsHash: string; revision: string }): ResultSummary {
+export function summarize(
+  result: CommandResult,
+  info: { id: string; commandInfo: CommandInfo; objectsHash: string; revision: string },
+): ResultSummary {
   return {
     ...info,
     newObjects: result.newObjects.length,
@@ -70,8 +73,18 @@ export function driftMessage(drift: DriftResult): string {
 
 /** A short sentence about a result, for conditions and events. */
 export function resultMessage(command: string, summary: ResultSummary): string {
-  const parts = [`${summary.newObjects} new`, `${summary.changedObjects} changed`, `${summary.deletedObjects} deleted`, `${summary.orphanObjects} orphan`];
-  const problems = summary.errors.length > 0 ? `, ${summary.errors.length} error(s): ${summary.errors[0]}` : summary.warnings.length > 0 ? `, ${summary.warnings.length} warning(s)` : '';
+  const parts = [
+    `${summary.newObjects} new`,
+    `${summary.changedObjects} changed`,
+    `${summary.deletedObjects} deleted`,
+    `${summary.orphanObjects} orphan`,
+  ];
+  const problems =
+    summary.errors.length > 0
+      ? `, ${summary.errors.length} error(s): ${summary.errors[0]}`
+      : summary.warnings.length > 0
+        ? `, ${summary.warnings.length} warning(s)`
+        : '';
   return `${command}: ${parts.join(', ')} object(s)${problems}`;
 }
 

@@ -5,7 +5,13 @@ import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
 const NOW = Date.parse('2026-11-20T12:00:00Z');
 
 function deployment(spec: Partial<KluctlDeploymentSpec>, status: KluctlDeploymentStatus = {}): KluctlDeployment {
-  return { apiVersion: 'gitops.gantry.dev/v1beta1', kind: 'KluctlDeployment', metadata: { name: 'app', namespace: 'ns' }, spec: { interval: '5m', ...spec }, status };
+  return {
+    apiVersion: 'gitops.gantry.dev/v1beta1',
+    kind: 'KluctlDeployment',
+    metadata: { name: 'app', namespace: 'ns' },
+    spec: { interval: '5m', ...spec },
+    status,
+  };
 }
 
 function endedAgo(ms: number) {
@@ -23,7 +29,9 @@ describe('timing of a KluctlDeployment, as Kluctl computes it', () => {
   });
 
   it('validates every validateInterval, default interval', () => {
-    expect(nextReconcileIn(deployment({ interval: '10m', validateInterval: '1m' }, { lastValidateResult: endedAgo(30_000) }), NOW)).toBe(30_000);
+    expect(nextReconcileIn(deployment({ interval: '10m', validateInterval: '1m' }, { lastValidateResult: endedAgo(30_000) }), NOW)).toBe(
+      30_000,
+    );
     expect(nextReconcileIn(deployment({ interval: '10m' }, { lastValidateResult: endedAgo(9 * 60_000) }), NOW)).toBe(60_000);
   });
 
@@ -32,7 +40,15 @@ describe('timing of a KluctlDeployment, as Kluctl computes it', () => {
   });
 
   it('ignores deployInterval and validateInterval while suspended', () => {
-    expect(nextReconcileIn(deployment({ suspend: true, deployInterval: '1m', validateInterval: '1m' }, { lastDeployResult: endedAgo(0), lastValidateResult: endedAgo(0) }), NOW)).toBe(300_000);
+    expect(
+      nextReconcileIn(
+        deployment(
+          { suspend: true, deployInterval: '1m', validateInterval: '1m' },
+          { lastDeployResult: endedAgo(0), lastValidateResult: endedAgo(0) },
+        ),
+        NOW,
+      ),
+    ).toBe(300_000);
   });
 
   it('retries after retryInterval, default interval', () => {

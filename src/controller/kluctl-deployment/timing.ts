@@ -40,7 +40,9 @@ export function nextValidateAt(deployment: KluctlDeployment): number | undefined
 
 /** Milliseconds until the deployment should be reconciled again (0 = now). */
 export function nextReconcileIn(deployment: KluctlDeployment, now: number): number {
-  const candidates = [now + intervalMs(deployment.spec), nextDeployAt(deployment), nextValidateAt(deployment)].filter((time): time is number => time !== undefined);
+  const candidates = [now + intervalMs(deployment.spec), nextDeployAt(deployment), nextValidateAt(deployment)].filter(
+    (time): time is number => time !== undefined,
+  );
   return Math.max(0, Math.min(...candidates) - now);
 }
 

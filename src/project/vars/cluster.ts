@@ -21,14 +21,21 @@ import { parseVarsText, renderWithContext, type LoadedVars, type SourceRequest }
  * @throws Error naming the source and object: offline, not found, several objects match the labels, a template
  *   error, invalid YAML.
  */
-export async function loadClusterMap(config: VarsSourceClusterMap, kind: 'ConfigMap' | 'Secret', request: SourceRequest): Promise<LoadedVars | undefined> {
+export async function loadClusterMap(
+  config: VarsSourceClusterMap,
+  kind: 'ConfigMap' | 'Secret',
+  request: SourceRequest,
+): Promise<LoadedVars | undefined> {
   const source = kind === 'ConfigMap' ? 'clusterConfigMap' : 'clusterSecret';
   const cluster = requireCluster(request, source);
   const label = `${request.label}: ${source}`;
   checkNameOrLabels(config, label);
   const resource = await fromCluster(label, cluster.resourceFor({ group: '', version: 'v1', kind }));
   const objects = await findObjects(cluster, resource, { namespace: config.namespace, name: config.name, labels: config.labels }, label);
-  if (objects.length > 1) throw new Error(`${label}: more than one ${kind} matches labels ${selectorOf(config.labels)}: ${objects.map((object) => object.metadata.name).join(', ')}`);
+  if (objects.length > 1)
+    throw new Error(
+      `${label}: more than one ${kind} matches labels ${selectorOf(config.labels)}: ${objects.map((object) => object.metadata.name).join(', ')}`,
+    );
   const object = objects[0];
   if (!object) {
     if (request.ignoreMissing) return undefined;
@@ -60,7 +67,8 @@ export async function loadClusterObject(config: VarsSourceClusterObject, request
   const label = `${request.label}: clusterObject`;
   checkNameOrLabels(config, label);
   const resource = await resourceOfKind(cluster, config, label);
-  if (resource.namespaced && config.name && !config.namespace) throw new Error(`${label}: 'namespace' is required to find a namespaced ${config.kind} by name`);
+  if (resource.namespaced && config.name && !config.namespace)
+    throw new Error(`${label}: 'namespace' is required to find a namespaced ${config.kind} by name`);
   const objects = await findObjects(cluster, resource, { namespace: config.namespace, name: config.name, labels: config.labels }, label);
   objects.sort((a, b) => formatRef(refOf(a)).localeCompare(formatRef(refOf(b))));
   if (objects.length === 0) {
@@ -68,7 +76,9 @@ export async function loadClusterObject(config: VarsSourceClusterObject, request
     throw new Error(`${label}: ${describeWanted(config.kind, config)} not found on the cluster`);
   }
   if (objects.length > 1 && !config.list) {
-    throw new Error(`${label}: more than one ${config.kind} matches (${objects.map((object) => formatRef(refOf(object))).join(', ')}); set 'list: true' to load them all`);
+    throw new Error(
+      `${label}: more than one ${config.kind} matches (${objects.map((object) => formatRef(refOf(object))).join(', ')}); set 'list: true' to load them all`,
+    );
   }
   const values: unknown[] = [];
   for (const object of objects) {
@@ -78,7 +88,8 @@ export async function loadClusterObject(config: VarsSourceClusterObject, request
       if (request.ignoreMissing) return undefined;
       throw new Error(`${label}: path '${config.path}' selects nothing in ${ref}`);
     }
-    if (matches.length > 1) throw new Error(`${label}: path '${config.path}' selects ${matches.length} values in ${ref}; it must select one`);
+    if (matches.length > 1)
+      throw new Error(`${label}: path '${config.path}' selects ${matches.length} values in ${ref}; it must select one`);
     let value = matches[0];
     if (config.render) value = await renderWithContext(value, request, `${ref} ${config.path}`);
     if (config.parseYaml) {
@@ -105,7 +116,9 @@ function checkNameOrLabels(config: { name?: string | undefined; labels?: Record<
 /** The served resource for `kind` (with `apiVersion`, exactly that one; else the kind's only preferred version). */
 async function resourceOfKind(cluster: Cluster, config: VarsSourceClusterObject, label: string): Promise<ApiResource> {
   if (config.apiVersion) return fromCluster(label, cluster.resourceFor({ ...splitApiVersion(config.apiVersion), kind: config.kind }));
-  const matching = (await fromCluster(label, cluster.discovery.resources())).filter((resource) => resource.preferred && resource.kind === config.kind);
+  const matching = (await fromCluster(label, cluster.discovery.resources())).filter(
+    (resource) => resource.preferred && resource.kind === config.kind,
+  );
   const [only, ...others] = matching;
   if (!only) throw new Error(`${label}: the cluster serves no resource of kind ${config.kind}`);
   if (others.length > 0) {
@@ -148,7 +161,10 @@ function selectorOf(labels: Record<string, string> | undefined): string {
     .join(',');
 }
 
-function describeWanted(kind: string, wanted: { namespace?: string | undefined; name?: string | undefined; labels?: Record<string, string> | undefined }): string {
+function describeWanted(
+  kind: string,
+  wanted: { namespace?: string | undefined; name?: string | undefined; labels?: Record<string, string> | undefined },
+): string {
   const where = wanted.namespace ? ` in namespace ${wanted.namespace}` : '';
   return wanted.name ? `${kind} ${wanted.name}${where}` : `${kind} with labels ${selectorOf(wanted.labels)}${where}`;
 }

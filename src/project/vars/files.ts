@@ -45,7 +45,9 @@ export async function loadGitSource(config: VarsSourceGit, request: SourceReques
   if (!isInside(checkout.dir, file)) throw new Error(`${request.label}: git path '${config.path}' is outside the repository`);
   if (!(await isFile(file))) {
     if (request.ignoreMissing) return undefined;
-    throw new Error(`${request.label}: file '${config.path}' not found in git repository ${config.url} at ${describeRef(ref)} (commit ${checkout.commit})`);
+    throw new Error(
+      `${request.label}: file '${config.path}' not found in git repository ${config.url} at ${describeRef(ref)} (commit ${checkout.commit})`,
+    );
   }
   const relative = relativeSlashPath(checkout.dir, file);
   return renderVarsFile({ rootDir: checkout.dir, file: relative, searchDirs: ['.'], name: `${relative} (git ${config.url})` }, request);
@@ -55,7 +57,10 @@ export async function loadGitSource(config: VarsSourceGit, request: SourceReques
 function gitRef(config: VarsSourceGit, label: string): GitRef {
   if (!config.ref) return {};
   const set = (['branch', 'tag', 'commit'] as const).filter((field) => config.ref?.[field]);
-  if (set.length !== 1) throw new Error(`${label}: git ref needs exactly one of 'branch', 'tag' or 'commit'${set.length > 1 ? ` (found ${set.join(', ')})` : ''}`);
+  if (set.length !== 1)
+    throw new Error(
+      `${label}: git ref needs exactly one of 'branch', 'tag' or 'commit'${set.length > 1 ? ` (found ${set.join(', ')})` : ''}`,
+    );
   return config.ref;
 }
 
@@ -75,10 +80,17 @@ interface VarsFile {
 
 async function renderVarsFile(vars: VarsFile, request: SourceRequest): Promise<LoadedVars> {
   const { renderer, sopsEnv } = request.scope.environment;
-  const [rendered] = await renderer.renderFiles({ rootDir: vars.rootDir, files: [vars.file], context: request.context, searchDirs: vars.searchDirs });
+  const [rendered] = await renderer.renderFiles({
+    rootDir: vars.rootDir,
+    files: [vars.file],
+    context: request.context,
+    searchDirs: vars.searchDirs,
+  });
   if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${vars.name}: not rendered`);
   const format = sopsFormatOf(vars.file);
-  const { text, decrypted } = format ? await decryptIfEncrypted(rendered.text, { file: vars.name, format, env: sopsEnv }) : { text: rendered.text, decrypted: false };
+  const { text, decrypted } = format
+    ? await decryptIfEncrypted(rendered.text, { file: vars.name, format, env: sopsEnv })
+    : { text: rendered.text, decrypted: false };
   const value = parseVarsText(text, vars.name, request.multidoc) ?? {};
   if (!request.multidoc && !isPlainObject(value)) throw new Error(`${vars.name}: a vars file must hold a YAML mapping`);
   return { value, sensitive: decrypted };

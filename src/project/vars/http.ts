@@ -22,7 +22,12 @@ export async function loadHttp(config: VarsSourceHttp, request: SourceRequest): 
   const method = (config.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
   let response: Dispatcher.ResponseData;
   try {
-    response = await httpRequest(config.url, { method, body: config.body, headers: config.headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    response = await httpRequest(config.url, {
+      method,
+      body: config.body,
+      headers: config.headers,
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (error) {
     throw new Error(`${label}: ${method} ${config.url} failed: ${describeFailure(error)}`);
   }
@@ -37,7 +42,10 @@ export async function loadHttp(config: VarsSourceHttp, request: SourceRequest): 
   if (config.jsonPath === undefined) return { value: parsed, sensitive: false };
   const [selected] = queryJsonPath(parsed, config.jsonPath);
   if (selected === undefined) throw new Error(`${label}: jsonPath '${config.jsonPath}' selects nothing in the response of ${config.url}`);
-  return { value: typeof selected === 'string' ? parseVarsText(selected, `${name} ${config.jsonPath}`, false) : selected, sensitive: false };
+  return {
+    value: typeof selected === 'string' ? parseVarsText(selected, `${name} ${config.jsonPath}`, false) : selected,
+    sensitive: false,
+  };
 }
 
 function describeFailure(error: unknown): string {

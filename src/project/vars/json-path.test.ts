@@ -24,8 +24,12 @@ describe('placeAtPath', () => {
 
   it('sets one element of a list of the context, merging into a mapping element', () => {
     const context = { a: { list: [{ keep: 1, name: 'old' }, 'second'] } };
-    expect(placeAtPath(['a', 'list', 0, 'name'], 'new', context, 'a.list[0].name')).toEqual({ a: { list: [{ keep: 1, name: 'new' }, 'second'] } });
-    expect(placeAtPath(['a', 'list', 2], 'third', context, 'a.list[2]')).toEqual({ a: { list: [{ keep: 1, name: 'old' }, 'second', 'third'] } });
+    expect(placeAtPath(['a', 'list', 0, 'name'], 'new', context, 'a.list[0].name')).toEqual({
+      a: { list: [{ keep: 1, name: 'new' }, 'second'] },
+    });
+    expect(placeAtPath(['a', 'list', 2], 'third', context, 'a.list[2]')).toEqual({
+      a: { list: [{ keep: 1, name: 'old' }, 'second', 'third'] },
+    });
     expect(context.a.list).toHaveLength(2);
   });
 

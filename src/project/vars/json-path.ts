@@ -44,9 +44,11 @@ export function placeAtPath(path: readonly PathSegment[], value: unknown, contex
 function build(path: readonly PathSegment[], at: number, value: unknown, existing: unknown, text: string): unknown {
   const segment = path[at];
   if (segment === undefined) return value;
-  if (typeof segment === 'string') return { [segment]: build(path, at + 1, value, isPlainObject(existing) ? existing[segment] : undefined, text) };
+  if (typeof segment === 'string')
+    return { [segment]: build(path, at + 1, value, isPlainObject(existing) ? existing[segment] : undefined, text) };
   const list = Array.isArray(existing) ? [...(existing as unknown[])] : [];
-  if (segment > list.length) throw new Error(`targetPath '${text}': index ${segment} is beyond the end of the list (length ${list.length})`);
+  if (segment > list.length)
+    throw new Error(`targetPath '${text}': index ${segment} is beyond the end of the list (length ${list.length})`);
   const current: unknown = list[segment];
   const element = build(path, at + 1, value, current, text);
   list[segment] = isPlainObject(current) && isPlainObject(element) ? deepMerge(current, element) : element;
