@@ -43,9 +43,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { run } from '../src/exec.ts';
 import { KubeApiError, KubeClient, loadKubeConfig } from '../src/kube/client.ts';
-import { git } from '../src/source/git.ts';
 import { startController, WEBHOOK_SECRET, type RunningController } from '../test/support/controller.ts';
 import { startGitServer, type GitServer } from '../test/support/git-server.ts';
+import { git } from '../test/support/git-repo.ts';
 import { REPO_ROOT } from './examples.ts';
 
 export interface ControllerBenchOptions {

@@ -8,8 +8,10 @@ import { execa, ExecaError } from 'execa';
 
 export interface RunOptions {
   cwd?: string;
-  /** Added to (not replacing) the parent environment. */
+  /** Added to the parent environment, or with `extendEnv: false` the program's whole environment. */
   env?: Record<string, string | undefined>;
+  /** False: the program sees `env` only, nothing of this process's environment. Default true. */
+  extendEnv?: boolean;
   /** Written to the program's stdin. */
   input?: string;
   /** Kills the program after this many milliseconds. */
@@ -39,13 +41,15 @@ export class CommandError extends Error {
 
 /**
  * Runs `file args...` to completion and returns its output.
- * @throws CommandError on a non-zero exit, a timeout, or a missing program.
+ * @throws CommandError on a non-zero exit, a timeout, or a missing program; the signal's reason when `signal`
+ *   fired (the program is killed).
  */
 export async function run(file: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   try {
     const result = await execa(file, args, {
       cwd: options.cwd,
       env: options.env,
+      extendEnv: options.extendEnv ?? true,
       input: options.input,
       timeout: options.timeoutMs,
       cancelSignal: options.signal,
@@ -54,13 +58,17 @@ export async function run(file: string, args: readonly string[], options: RunOpt
     });
     return { stdout: result.stdout, stderr: result.stderr };
   } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason;
     throw toCommandError(file, args, error);
   }
 }
 
 export interface StartOptions {
   cwd?: string;
+  /** As RunOptions.env. */
   env?: Record<string, string | undefined>;
+  /** As RunOptions.extendEnv. */
+  extendEnv?: boolean;
   /** File descriptor (e.g. of an opened log file) that receives both stdout and stderr. */
   logFd?: number;
   /** Outlives the parent: its own process group, not waited for. */
@@ -75,7 +83,7 @@ export interface StartOptions {
 export function start(file: string, args: readonly string[], options: StartOptions = {}): ChildProcess {
   const child = spawn(file, args, {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env },
+    env: options.extendEnv === false ? { ...options.env } : { ...process.env, ...options.env },
     stdio: options.logFd === undefined ? 'pipe' : ['ignore', options.logFd, options.logFd],
     detached: options.detached ?? false,
   });

@@ -16,3 +16,8 @@ export function stderrProgress(): Progress {
     },
   };
 }
+
+/** `progress` with every message masked (the values of sensitive vars, see src/project/sensitive.ts). */
+export function maskedProgress(progress: Progress, masker: { mask(text: string): string }): Progress {
+  return { step: (scope, message) => progress.step(scope, masker.mask(message)) };
+}

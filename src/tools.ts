@@ -1,10 +1,37 @@
 /**
- * Where Gantry finds the external programs it drives. An environment variable (GANTRY_HELM, GANTRY_KUSTOMIZE,
- * GANTRY_SOPS) names an exact binary; otherwise the program is looked up on PATH (the local cluster's setup links
- * its builds into .cluster/bin, which the npm scripts and the demo put first on PATH).
+ * The programs the engine drives (helm, kustomize, sops, git, python, gpg for the controller's PGP keys) and the environment they run with: the one
+ * place the engine starts other programs from (src/exec.ts is the seam below it). Paths and environment come from
+ * the caller's EngineConfig, never from this process: a controller's or agent's own credentials never reach a
+ * tenant's helm, git or templates.
  */
-export type Tool = 'helm' | 'kustomize' | 'sops';
+import type { ChildProcess } from 'node:child_process';
+import { run, start, type RunOptions, type RunResult } from './exec.ts';
 
-export function toolPath(tool: Tool): string {
-  return process.env[`GANTRY_${tool.toUpperCase()}`] ?? tool;
+export type Tool = 'helm' | 'kustomize' | 'sops' | 'git' | 'python' | 'gpg' | 'gpgconf';
+
+/** Exact paths, or names looked up on the child environment's PATH. */
+export type ToolPaths = Readonly<Record<Tool, string>>;
+
+export class Tools {
+  readonly paths: ToolPaths;
+  /** Every child's whole environment (plus what a call adds). */
+  readonly env: Readonly<Record<string, string>>;
+
+  constructor(paths: ToolPaths, env: Readonly<Record<string, string>>) {
+    this.paths = paths;
+    this.env = env;
+  }
+
+  /**
+   * Runs `tool args...` to completion; `options.env` is added to the child environment.
+   * @throws CommandError (src/exec.ts) on failure; the signal's reason when `options.signal` fired.
+   */
+  run(tool: Tool, args: readonly string[], options: Omit<RunOptions, 'extendEnv'> = {}): Promise<RunResult> {
+    return run(this.paths[tool], args, { ...options, env: { ...this.env, ...options.env }, extendEnv: false });
+  }
+
+  /** Starts a long-lived `tool args...` with pipes, as src/exec.ts's start. */
+  start(tool: Tool, args: readonly string[]): ChildProcess {
+    return start(this.paths[tool], args, { env: this.env, extendEnv: false });
+  }
 }

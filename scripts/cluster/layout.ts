@@ -10,6 +10,8 @@ export interface ClusterLayout {
   root: string;
   /** Links to the tools (kubectl, helm, kustomize, kube-apiserver, etcd, kwok, python3, ...); put it on PATH. */
   bin: string;
+  /** CRDs of other projects the tests install, by `<plural>.<group>.yaml` (links into the tool cache). */
+  crds: string;
   /** kwok's stage definitions (a link into the tool cache). */
   kwokStages: string;
   /** etcd data, certificates, tokens, the components' kubeconfig; removed by `down`. */
@@ -32,6 +34,7 @@ export function clusterLayout(repoRoot: string = REPO_ROOT): ClusterLayout {
   return {
     root,
     bin: join(root, 'bin'),
+    crds: join(root, 'crds'),
     kwokStages: join(root, 'kwok-stages'),
     data: join(root, 'data'),
     logs: join(root, 'logs'),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '../../src/exec.ts';
 import { populateAtomically, toolDir } from './cache.ts';
-import type { GoTool } from './tools.ts';
+import type { GoTool, ModuleFiles } from './tools.ts';
 
 /** The parts of `go mod edit -json` output that are used here. */
 export interface GoModFile {
@@ -52,6 +52,29 @@ export async function buildMissingTools(tools: readonly GoTool[], report: (line:
   }
 }
 
+/**
+ * Copies the files of the module entries that are not in the cache yet (`go mod download` only, nothing is built).
+ * @throws CommandError when a module cannot be downloaded; Error when a listed file is not in it.
+ */
+export async function fetchMissingModuleFiles(entries: readonly ModuleFiles[], report: (line: string) => void): Promise<void> {
+  if (entries.length === 0) return;
+  await requireGo();
+  for (const entry of entries) {
+    report(`fetching ${entry.files.map((file) => file.from).join(', ')} from ${entry.module}@${entry.version} ...`);
+    await populateAtomically(toolDir(entry.name, entry.version), async (dir) => {
+      const upstream = await downloadModule(`${entry.module}@${entry.version}`);
+      await copyFiles(upstream.dir, dir, entry.files);
+    });
+  }
+}
+
+async function copyFiles(fromDir: string, toDir: string, files: ReadonlyArray<{ from: string; to: string }>): Promise<void> {
+  for (const file of files) {
+    await mkdir(dirname(join(toDir, file.to)), { recursive: true });
+    await copyFile(join(fromDir, file.from), join(toDir, file.to));
+  }
+}
+
 async function requireGo(): Promise<void> {
   try {
     await go(['version']);
@@ -88,10 +111,7 @@ class ToolBuilder {
       const wrapper = await this.wrapper(tool, upstream.goMod);
       await go(['build', ...flags, '-o', binary, tool.mainSource ? '.' : tool.package], wrapper);
     }
-    for (const file of tool.files ?? []) {
-      await mkdir(dirname(join(dir, file.to)), { recursive: true });
-      await copyFile(join(upstream.dir, file.from), join(dir, file.to));
-    }
+    await copyFiles(upstream.dir, dir, tool.files ?? []);
   }
 
   async cleanUp(): Promise<void> {

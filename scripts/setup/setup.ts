@@ -1,15 +1,16 @@
 /**
  * Everything a fresh machine needs beyond `npm ci` before tests, the demo or the local cluster can run:
- * the Go-built tools in the machine-wide cache, the Python env for templating, and `.cluster/bin` linking to them.
+ * the Go-built tools in the machine-wide cache, files of Go modules the tests use (Flux's GitRepository CRD), the
+ * Python env for templating, and `.cluster/bin` and `.cluster/crds` linking to them.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clusterLayout } from '../cluster/layout.ts';
 import { pathExists, toolDir } from './cache.ts';
-import { buildMissingTools } from './go-build.ts';
+import { buildMissingTools, fetchMissingModuleFiles } from './go-build.ts';
 import { link, writePythonLauncher } from './links.ts';
 import { ensurePythonEnv } from './python-env.ts';
-import { type GoTool, KWOK_STAGES_DIR, TOOLS } from './tools.ts';
+import { type GoTool, KWOK_STAGES_DIR, MODULE_FILES, TOOLS } from './tools.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const REQUIREMENTS = join(REPO_ROOT, 'src', 'template', 'requirements.txt');
@@ -23,12 +24,18 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
   const missing = [];
   for (const tool of TOOLS) if (!(await pathExists(toolBinary(tool)))) missing.push(tool);
   await buildMissingTools(missing, report);
+  const missingFiles = [];
+  for (const entry of MODULE_FILES) if (!(await pathExists(toolDir(entry.name, entry.version)))) missingFiles.push(entry);
+  await fetchMissingModuleFiles(missingFiles, report);
   const python = await ensurePythonEnv(REQUIREMENTS, report);
 
   const layout = clusterLayout(REPO_ROOT);
   for (const tool of TOOLS) await link(join(layout.bin, tool.name), toolBinary(tool));
   const kwok = TOOLS.find((tool) => tool.name === 'kwok');
   if (kwok) await link(layout.kwokStages, join(toolDir(kwok.name, kwok.version), KWOK_STAGES_DIR));
+  for (const entry of MODULE_FILES) {
+    for (const file of entry.files) await link(join(layout.crds, basename(file.to)), join(toolDir(entry.name, entry.version), file.to));
+  }
   await writePythonLauncher(join(layout.bin, 'python3'), python);
 }
 

@@ -109,6 +109,30 @@ const KWOK_STAGES = [
 /** Name of the kwok stages directory inside kwok's cache directory. */
 export const KWOK_STAGES_DIR = 'stages';
 
+/** Files taken from a Go module's source without building anything (CRDs the tests install). */
+export interface ModuleFiles {
+  /** With `version` the cache key. */
+  name: string;
+  module: string;
+  version: string;
+  /** Paths relative to the module's source tree and to the cache entry. */
+  files: Array<{ from: string; to: string }>;
+}
+
+/** The source-controller release whose GitRepository CRD the Flux tests install (v1.10.x needs Go 1.27). */
+const FLUX_SOURCE_CONTROLLER_VERSION = 'v1.9.6';
+
+export const MODULE_FILES: readonly ModuleFiles[] = [
+  {
+    name: 'flux-source-controller',
+    module: 'github.com/fluxcd/source-controller',
+    version: FLUX_SOURCE_CONTROLLER_VERSION,
+    files: [
+      { from: 'config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml', to: 'crds/gitrepositories.source.toolkit.fluxcd.io.yaml' },
+    ],
+  },
+];
+
 export const TOOLS: readonly GoTool[] = [
   kubernetesTool('kube-apiserver'),
   kubernetesTool('kube-controller-manager'),

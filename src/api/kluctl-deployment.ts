@@ -7,7 +7,8 @@
  */
 import { Type, type Static } from 'typebox';
 import type { NamespacedObjectMeta } from '../kube/object.ts';
-import { FixedImageSchema } from '../render/images.ts';
+import { FixedImageSchema } from '../project/fixed-images.ts';
+import { DURATION_PATTERN, SAFE_DURATION_PATTERN } from '../duration.ts';
 
 export const GROUP = 'gitops.gantry.dev';
 export const VERSION = 'v1beta1';
@@ -26,10 +27,9 @@ export const REQUEST_ANNOTATIONS = {
 } as const;
 export type RequestKind = keyof typeof REQUEST_ANNOTATIONS;
 
-const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
 const Duration = (description: string) => Type.String({ pattern: DURATION_PATTERN, description });
 /** Kluctl's SafeDuration: a duration or `never`. */
-const SafeDuration = (description: string) => Type.String({ pattern: `${DURATION_PATTERN}|^never$`, description });
+const SafeDuration = (description: string) => Type.String({ pattern: SAFE_DURATION_PATTERN, description });
 const Preserved = (description: string) => Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description });
 const LocalObjectReference = Type.Object({ name: Type.String({ description: 'Name of the referent (in the same namespace).' }) });
 
@@ -227,6 +227,51 @@ export const Condition = Type.Object({
 });
 export type Condition = Static<typeof Condition>;
 
+const ObjectRefSchema = Type.Object({
+  group: Type.String(),
+  version: Type.String(),
+  kind: Type.String(),
+  namespace: Type.String(),
+  name: Type.String(),
+});
+
+/** Which command ran on which target, and when (Kluctl's CommandInfo, in Gantry's terms). */
+export const CommandInfoSchema = Type.Object({
+  command: Type.String({ description: 'deploy, poke-images, diff, prune, delete, validate or controller-install.' }),
+  startTime: Type.String({ format: 'date-time' }),
+  endTime: Type.String({ format: 'date-time' }),
+  target: Type.String(),
+  discriminator: Type.String(),
+});
+export type CommandInfo = Static<typeof CommandInfoSchema>;
+
+/** What status keeps of a command result (Kluctl's CommandResultSummary): counts and messages, the rest in the results namespace. */
+export const ResultSummarySchema = Type.Object({
+  id: Type.String({
+    description: 'Name of the Secret holding the whole result in the results namespace; empty when it could not be kept.',
+  }),
+  commandInfo: CommandInfoSchema,
+  objectsHash: Type.String(),
+  revision: Type.String({ description: 'The commit or Flux revision deployed.' }),
+  newObjects: Type.Integer(),
+  changedObjects: Type.Integer(),
+  deletedObjects: Type.Integer(),
+  orphanObjects: Type.Integer(),
+  appliedHooks: Type.Integer(),
+  errors: Type.Array(Type.String()),
+  warnings: Type.Array(Type.String()),
+});
+export type ResultSummary = Static<typeof ResultSummarySchema>;
+
+/** What drift detection found: the objects whose live state differs from the render (changed or missing). */
+export const DriftResultSchema = Type.Object({
+  id: Type.String(),
+  commandInfo: CommandInfoSchema,
+  objects: Type.Array(ObjectRefSchema),
+  errors: Type.Array(Type.String()),
+});
+export type DriftResult = Static<typeof DriftResultSchema>;
+
 export const KluctlDeploymentStatusSchema = Type.Object({
   reconcileRequestResult: Type.Optional(ManualRequestResult),
   diffRequestResult: Type.Optional(ManualRequestResult),
@@ -236,15 +281,24 @@ export const KluctlDeploymentStatusSchema = Type.Object({
   observedGeneration: Type.Optional(Type.Integer()),
   observedCommit: Type.Optional(Type.String()),
   conditions: Type.Optional(Type.Array(Condition)),
-  projectKey: Type.Optional(Preserved('Identifies the project (repository and path).')),
-  targetKey: Type.Optional(Preserved('Identifies the target (name, discriminator, cluster).')),
+  projectKey: Type.Optional(
+    Type.Object({ repoKey: Type.String(), subDir: Type.String() }, { description: 'Identifies the project (repository and path).' }),
+  ),
+  targetKey: Type.Optional(
+    Type.Object(
+      { targetName: Type.String(), discriminator: Type.String() },
+      { description: 'Identifies the target; its discriminator finds the objects to delete when the resource goes.' },
+    ),
+  ),
   lastObjectsHash: Type.Optional(Type.String()),
   lastManualObjectsHash: Type.Optional(Type.String()),
   lastPrepareError: Type.Optional(Type.String()),
-  lastDiffResult: Type.Optional(Preserved('Summary of the last diff.')),
-  lastDeployResult: Type.Optional(Preserved('Summary of the last deploy.')),
-  lastValidateResult: Type.Optional(Preserved('Result of the last validate.')),
-  lastDriftDetectionResult: Type.Optional(Preserved('Result of the last drift detection.')),
+  lastDiffResult: Type.Optional(Type.Object(ResultSummarySchema.properties, { description: 'Summary of the last diff.' })),
+  lastDeployResult: Type.Optional(Type.Object(ResultSummarySchema.properties, { description: 'Summary of the last deploy.' })),
+  lastValidateResult: Type.Optional(Type.Object(ResultSummarySchema.properties, { description: 'Summary of the last validate.' })),
+  lastDriftDetectionResult: Type.Optional(
+    Type.Object(DriftResultSchema.properties, { description: 'Result of the last drift detection.' }),
+  ),
   lastDriftDetectionResultMessage: Type.Optional(Type.String()),
 });
 export type KluctlDeploymentStatus = Static<typeof KluctlDeploymentStatusSchema>;

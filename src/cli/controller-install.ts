@@ -8,8 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
 import { prepareTarget } from '../deploy/prepare.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import { NO_SELECTION } from '../project/inclusion.ts';
 import { parseDuration } from '../duration.ts';
-import { addResultFlags, confirm, type ResultFlags } from './options.ts';
+import { addResultFlags, confirm, requireCluster, type ResultFlags } from './options.ts';
 import { runResultCommand } from './run-action.ts';
 
 /** install/ beside src/ in the package, wherever the command is run from. */
@@ -33,37 +35,33 @@ export function controllerInstallCommand(): Command {
     .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m');
   return addResultFlags(command).action((flags: ControllerInstallFlags) =>
     // The command's name labels a kept result (--write-command-result), so it has no space.
-    runResultCommand('controller-install', flags, async (progress) => {
+    runResultCommand('controller-install', flags, async ({ engine, progress }) => {
       const timeoutMs = parseDuration(flags.timeout);
-      const prepared = await prepareTarget(
-        {
-          projectDir: INSTALL_PROJECT_DIR,
-          target: 'default',
-          args: [],
-          kubeconfig: flags.kubeconfig,
-          context: flags.context,
-          offline: false,
+      const request = {
+        projectDir: INSTALL_PROJECT_DIR,
+        target: 'default',
+        args: {},
+        context: flags.context,
+        inclusion: NO_SELECTION,
+        fixedImages: [],
+      };
+      const prepared = await prepareTarget(request, engine, { kubeConfig: loadKubeConfig({ kubeconfig: flags.kubeconfig }), progress });
+      const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
+        dryRun: flags.dryRun ?? false,
+        prune: true,
+        wait: true,
+        timeoutMs,
+        behaviour: {
+          forceApply: false,
+          replaceOnError: false,
+          forceReplaceOnError: false,
+          abortOnError: false,
+          readinessTimeoutMs: timeoutMs,
         },
+        confirmPrune: (count) => confirm(`Delete ${count} object(s) an older install created?`, flags.yes ?? false),
+        fieldManager: engine.config.fieldManager,
         progress,
-      );
-      const result = await deployTarget(
-        prepared,
-        {
-          dryRun: flags.dryRun ?? false,
-          prune: true,
-          wait: true,
-          timeoutMs,
-          behaviour: {
-            forceApply: false,
-            replaceOnError: false,
-            forceReplaceOnError: false,
-            abortOnError: false,
-            readinessTimeoutMs: timeoutMs,
-          },
-          confirmPrune: (count) => confirm(`Delete ${count} object(s) an older install created?`, flags.yes ?? false),
-        },
-        progress,
-      );
+      });
       return { prepared, result };
     }),
   );

@@ -1,13 +1,13 @@
 import { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
-import { prepareTarget } from '../deploy/prepare.ts';
 import {
   addApplyFlags,
   addResultFlags,
   addTargetFlags,
   confirm,
   toApplyBehaviour,
-  toTargetOptions,
+  prepareFromFlags,
+  requireCluster,
   type ApplyFlags,
   type ResultFlags,
   type TargetFlags,
@@ -32,23 +32,19 @@ export function deployCommand(): Command {
     .option('--no-wait', 'do not wait for readiness')
     .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m')
     .action((flags: DeployFlags) =>
-      runResultCommand('deploy', flags, async (progress) => {
-        const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return {
-          prepared,
-          result: await deployTarget(
-            prepared,
-            {
-              dryRun: flags.dryRun ?? false,
-              prune: flags.prune ?? false,
-              wait: flags.wait,
-              timeoutMs: parseDuration(flags.timeout),
-              behaviour: toApplyBehaviour(flags),
-              confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
-            },
-            progress,
-          ),
-        };
+      runResultCommand('deploy', flags, async ({ engine, progress }) => {
+        const prepared = await prepareFromFlags(flags, engine, progress);
+        const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
+          dryRun: flags.dryRun ?? false,
+          prune: flags.prune ?? false,
+          wait: flags.wait,
+          timeoutMs: parseDuration(flags.timeout),
+          behaviour: toApplyBehaviour(flags),
+          confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
+          fieldManager: engine.config.fieldManager,
+          progress,
+        });
+        return { prepared, result };
       }),
     );
   return command;

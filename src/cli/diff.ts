@@ -1,12 +1,12 @@
 import { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
-import { prepareTarget } from '../deploy/prepare.ts';
 import {
   addApplyFlags,
   addResultFlags,
   addTargetFlags,
   toApplyBehaviour,
-  toTargetOptions,
+  prepareFromFlags,
+  requireCluster,
   type ApplyFlags,
   type ResultFlags,
   type TargetFlags,
@@ -18,16 +18,18 @@ export function diffCommand(): Command {
     'show what deploy would change (a server-side dry-run apply), one unified diff per changed object',
   );
   addApplyFlags(addResultFlags(addTargetFlags(command))).action((flags: TargetFlags & ApplyFlags & ResultFlags) =>
-    runResultCommand('diff', flags, async (progress) => {
-      const prepared = await prepareTarget(toTargetOptions(flags), progress);
-      return {
-        prepared,
-        result: await deployTarget(
-          prepared,
-          { dryRun: true, prune: false, wait: false, timeoutMs: 10 * 60_000, behaviour: toApplyBehaviour(flags) },
-          progress,
-        ),
-      };
+    runResultCommand('diff', flags, async ({ engine, progress }) => {
+      const prepared = await prepareFromFlags(flags, engine, progress);
+      const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
+        dryRun: true,
+        prune: false,
+        wait: false,
+        timeoutMs: 10 * 60_000,
+        behaviour: toApplyBehaviour(flags),
+        fieldManager: engine.config.fieldManager,
+        progress,
+      });
+      return { prepared, result };
     }),
   );
   return command;

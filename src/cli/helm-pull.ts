@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { pullProjectCharts, type HelmPullResult, type PulledChart } from '../helm/pull-project.ts';
-import { stderrProgress } from '../progress.ts';
 import { problemsOf } from '../problems.ts';
-import { GitCache } from '../source/git-cache.ts';
 import { addOutputFlag, type OutputFormat } from './options.ts';
+import { withCliEngine } from './run-action.ts';
 
 interface HelmPullFlags {
   projectDir: string;
@@ -23,7 +22,9 @@ export function helmPullCommand(): Command {
   addOutputFlag(command.option('--project-dir <dir>', 'folder of the Kluctl project', '.')).action(async (flags: HelmPullFlags) => {
     let result: HelmPullResult;
     try {
-      result = await pullProjectCharts(path.resolve(flags.projectDir), { force: true, dryRun: false }, new GitCache(), stderrProgress());
+      result = await withCliEngine(({ engine, progress }) =>
+        pullProjectCharts(path.resolve(flags.projectDir), { force: true, dryRun: false }, engine.charts, progress),
+      );
     } catch (error) {
       result = { pulled: [], removed: [], errors: problemsOf(error) };
     }

@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { updateProjectCharts, type ChartUpdate, type HelmUpdateResult } from '../helm/update-project.ts';
-import { stderrProgress } from '../progress.ts';
 import { problemsOf } from '../problems.ts';
-import { GitCache } from '../source/git-cache.ts';
 import { formatSections } from './helm-pull.ts';
 import { addOutputFlag, type OutputFormat } from './options.ts';
+import { withCliEngine } from './run-action.ts';
 
 interface HelmUpdateFlags {
   projectDir: string;
@@ -31,7 +30,9 @@ export function helmUpdateCommand(): Command {
       let result: HelmUpdateResult;
       try {
         const options = { upgrade: flags.upgrade ?? false, commit: flags.commit ?? false };
-        result = await updateProjectCharts(path.resolve(flags.projectDir), options, new GitCache(), stderrProgress());
+        result = await withCliEngine(({ engine, progress }) =>
+          updateProjectCharts(path.resolve(flags.projectDir), options, engine.charts, progress),
+        );
       } catch (error) {
         result = { charts: [], pulled: [], removed: [], commits: [], errors: problemsOf(error) };
       }

@@ -1,9 +1,8 @@
 import { Command, Option } from 'commander';
-import { prepareTarget } from '../deploy/prepare.ts';
 import { problemsOf } from '../problems.ts';
-import { stderrProgress } from '../progress.ts';
 import { toYaml } from '../yaml.ts';
-import { addTargetFlags, toTargetOptions, type TargetFlags } from './options.ts';
+import { addTargetFlags, prepareFromFlags, type TargetFlags } from './options.ts';
+import { withCliEngine } from './run-action.ts';
 
 interface ListImagesFlags extends TargetFlags {
   simple?: boolean;
@@ -20,8 +19,11 @@ export function listImagesCommand(): Command {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .action(async (flags: ListImagesFlags) => {
       try {
-        const prepared = await prepareTarget(toTargetOptions(flags, flags.offlineKubernetes ?? false), stderrProgress());
-        const images = prepared.images.map(({ fieldPath: _fieldPath, ...image }) =>
+        const seen = await withCliEngine(
+          async ({ engine, progress }) =>
+            (await prepareFromFlags(flags, engine, progress, flags.offlineKubernetes ?? false)).rendered.images,
+        );
+        const images = seen.map(({ fieldPath: _fieldPath, ...image }) =>
           flags.simple ? { image: image.image, resultImage: image.resultImage } : image,
         );
         process.stdout.write(flags.output === 'json' ? `${JSON.stringify({ images }, null, 2)}\n` : toYaml({ images }));

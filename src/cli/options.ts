@@ -2,8 +2,15 @@
  * Flags shared by the target commands, named as Kluctl names them (common-arguments docs), and their parsing.
  */
 import { createInterface } from 'node:readline/promises';
-import { Option, type Command } from 'commander';
-import type { TargetOptions } from '../deploy/prepare.ts';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { prepareTarget, type PreparedTarget, type TargetRequest } from '../deploy/prepare.ts';
+import type { Engine } from '../engine.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import { parseArgs } from '../project/args.ts';
+import { readFixedImages } from '../project/fixed-images.ts';
+import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
 import { parseDuration } from '../duration.ts';
@@ -31,7 +38,7 @@ export interface ResultFlags {
   shortOutput?: boolean;
   writeCommandResult?: boolean;
   commandResultNamespace: string;
-  keepCommandResultsCount: string;
+  keepCommandResultsCount: number;
 }
 
 export type OutputFormat = 'text' | 'json';
@@ -93,7 +100,12 @@ export function addResultFlags(command: Command): Command {
     .option('--short-output', 'text output without the diffs of changed objects')
     .option('--write-command-result', 'keep the result in the cluster (a compressed Secret in the results namespace)')
     .option('--command-result-namespace <namespace>', 'namespace of kept results', DEFAULT_RESULTS_NAMESPACE)
-    .option('--keep-command-results-count <count>', 'how many results of one project and target to keep', '5');
+    .option(
+      '--keep-command-results-count <count>',
+      'how many results of one project and target to keep (at least 1)',
+      positiveIntegerArg,
+      5,
+    );
 }
 
 /** `-o text|json` for commands whose output is a listing, not a command result. */
@@ -101,19 +113,26 @@ export function addOutputFlag(command: Command): Command {
   return command.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'));
 }
 
-export function toTargetOptions(flags: TargetFlags, offline = false): TargetOptions {
-  return {
+/** A target as the command line names it: the data-only request, and the kubeconfig (none when offline). */
+export interface CliTarget {
+  request: TargetRequest;
+  kubeConfig: KubeConfig | undefined;
+}
+
+/**
+ * The target flags as a TargetRequest: `-a` and `--args-from-file` parsed, `-F` and `--fixed-images-file` read,
+ * and (unless offline) the kubeconfig loaded, whose context `--context` or the target names.
+ * @throws Error naming the malformed argument, the unreadable file, or a missing kubeconfig.
+ */
+export async function cliTarget(flags: TargetFlags, offline = false): Promise<CliTarget> {
+  const request: TargetRequest = {
     projectDir: flags.projectDir,
     target: flags.target,
     targetNameOverride: flags.targetNameOverride,
-    args: flags.arg,
-    argsFiles: flags.argsFromFile,
-    kubeconfig: flags.kubeconfig,
+    args: await parseArgs(flags.arg, flags.argsFromFile),
     context: flags.context,
     discriminator: flags.discriminator,
-    fixedImages: flags.fixedImage,
-    fixedImagesFiles: flags.fixedImagesFile,
-    offline,
+    fixedImages: await readFixedImages(flags.fixedImagesFile, flags.fixedImage),
     inclusion: {
       includeTags: flags.includeTag,
       excludeTags: flags.excludeTag,
@@ -121,6 +140,35 @@ export function toTargetOptions(flags: TargetFlags, offline = false): TargetOpti
       excludeDirs: flags.excludeDeploymentDir.map(trimSlashes),
     },
   };
+  return { request, kubeConfig: offline ? undefined : loadKubeConfig({ kubeconfig: flags.kubeconfig }) };
+}
+
+/** Renders the target the flags name (see cliTarget and prepareTarget). */
+export async function prepareFromFlags(flags: TargetFlags, engine: Engine, progress: Progress, offline = false): Promise<PreparedTarget> {
+  const { request, kubeConfig } = await cliTarget(flags, offline);
+  return prepareTarget(request, engine, { kubeConfig, progress });
+}
+
+/** The cluster a prepared target was rendered against. @throws Error when it was rendered offline. */
+export function requireCluster(prepared: PreparedTarget): Cluster {
+  if (!prepared.cluster) throw new Error('this command needs a cluster');
+  return prepared.cluster;
+}
+
+/** commander argParser for a Go duration; the value is in milliseconds. */
+export function durationArg(text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+/** commander argParser for an integer of at least 1. */
+export function positiveIntegerArg(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`'${text}' is not a positive integer`);
+  return value;
 }
 
 function trimSlashes(dir: string): string {

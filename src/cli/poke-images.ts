@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { pokeImages } from '../deploy/poke-images.ts';
-import { prepareTarget } from '../deploy/prepare.ts';
-import { addResultFlags, addTargetFlags, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
+import { addResultFlags, addTargetFlags, prepareFromFlags, requireCluster, type ResultFlags, type TargetFlags } from './options.ts';
 import { runResultCommand } from './run-action.ts';
 
 export function pokeImagesCommand(): Command {
@@ -9,9 +8,10 @@ export function pokeImagesCommand(): Command {
   addResultFlags(addTargetFlags(command))
     .option('--dry-run', 'show the changes, persist nothing')
     .action((flags: TargetFlags & ResultFlags & { dryRun?: boolean }) =>
-      runResultCommand('poke-images', flags, async (progress) => {
-        const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return { prepared, result: await pokeImages(prepared, { dryRun: flags.dryRun ?? false }, progress) };
+      runResultCommand('poke-images', flags, async ({ engine, progress }) => {
+        const prepared = await prepareFromFlags(flags, engine, progress);
+        const options = { dryRun: flags.dryRun ?? false, fieldManager: engine.config.fieldManager, progress };
+        return { prepared, result: await pokeImages(prepared.rendered, requireCluster(prepared), options) };
       }),
     );
   return command;

@@ -1,7 +1,16 @@
 import { Command } from 'commander';
-import { prepareTarget } from '../deploy/prepare.ts';
-import { pruneTarget } from '../deploy/prune.ts';
-import { addResultFlags, addTargetFlags, confirm, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
+import { pruneTarget, type DeletionCommandOptions } from '../deploy/prune.ts';
+import type { Engine } from '../engine.ts';
+import type { Progress } from '../progress.ts';
+import {
+  addResultFlags,
+  addTargetFlags,
+  confirm,
+  prepareFromFlags,
+  requireCluster,
+  type ResultFlags,
+  type TargetFlags,
+} from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 import { formatRef } from '../kube/object.ts';
@@ -15,19 +24,24 @@ interface DeletionFlags extends TargetFlags, ResultFlags {
 export function pruneCommand(): Command {
   const command = new Command('prune').description("delete the target's objects that the render no longer produces");
   addDeletionFlags(command).action((flags: DeletionFlags) =>
-    runResultCommand('prune', flags, async (progress) => {
-      const prepared = await prepareTarget(toTargetOptions(flags), progress);
-      return {
-        prepared,
-        result: await pruneTarget(
-          prepared,
-          { dryRun: flags.dryRun ?? false, timeoutMs: parseDuration(flags.timeout), confirm: (refs) => confirmDeletion(refs, flags) },
-          progress,
-        ),
-      };
+    runResultCommand('prune', flags, async ({ engine, progress }) => {
+      const prepared = await prepareFromFlags(flags, engine, progress);
+      const result = await pruneTarget(prepared.rendered, requireCluster(prepared), deletionOptions(flags, engine, progress));
+      return { prepared, result };
     }),
   );
   return command;
+}
+
+/** What prune and delete run with. */
+export function deletionOptions(flags: DeletionFlags, engine: Engine, progress: Progress): DeletionCommandOptions {
+  return {
+    dryRun: flags.dryRun ?? false,
+    timeoutMs: parseDuration(flags.timeout),
+    confirm: (refs) => confirmDeletion(refs, flags),
+    fieldManager: engine.config.fieldManager,
+    progress,
+  };
 }
 
 /** The flags prune and delete share. */

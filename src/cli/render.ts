@@ -1,9 +1,9 @@
 import { Command, Option } from 'commander';
-import { prepareTarget } from '../deploy/prepare.ts';
-import { stderrProgress } from '../progress.ts';
 import { toYamlDocuments } from '../yaml.ts';
 import { problemsOf } from '../problems.ts';
-import { addTargetFlags, toTargetOptions, type TargetFlags } from './options.ts';
+import { targetObjects } from '../deploy/rendered-target.ts';
+import { addTargetFlags, prepareFromFlags, type TargetFlags } from './options.ts';
+import { withCliEngine } from './run-action.ts';
 
 interface RenderFlags extends TargetFlags {
   offlineKubernetes?: boolean;
@@ -17,10 +17,10 @@ export function renderCommand(): Command {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .action(async (flags: RenderFlags) => {
       try {
-        const prepared = await prepareTarget(toTargetOptions(flags, flags.offlineKubernetes ?? false), stderrProgress());
-        process.stdout.write(
-          flags.output === 'json' ? `${JSON.stringify(prepared.objects, null, 2)}\n` : toYamlDocuments(prepared.objects),
+        const objects = await withCliEngine(async ({ engine, progress }) =>
+          targetObjects((await prepareFromFlags(flags, engine, progress, flags.offlineKubernetes ?? false)).rendered),
         );
+        process.stdout.write(flags.output === 'json' ? `${JSON.stringify(objects, null, 2)}\n` : toYamlDocuments(objects));
         process.exitCode = 0;
       } catch (error) {
         for (const problem of problemsOf(error)) process.stderr.write(`error: ${problem}\n`);

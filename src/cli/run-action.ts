@@ -5,9 +5,9 @@
  */
 import path from 'node:path';
 import type { PreparedTarget } from '../deploy/prepare.ts';
-import { FIELD_MANAGER } from '../deploy/deploy.ts';
 import type { CommandResult } from '../deploy/result.ts';
 import { writeCommandResult } from '../deploy/result-store.ts';
+import { cliEngineConfig, Engine } from '../engine.ts';
 import { stderrProgress, type Progress } from '../progress.ts';
 import { errorResult, parseOutputs, printResult } from './output.ts';
 import type { ResultFlags } from './options.ts';
@@ -18,33 +18,49 @@ export interface CommandRun {
   prepared?: PreparedTarget;
 }
 
-export async function runResultCommand(
-  command: string,
-  flags: ResultFlags,
-  action: (progress: Progress) => Promise<CommandRun>,
-): Promise<void> {
+/** What a CLI command runs with: the engine it owns for its lifetime, and progress on stderr. */
+export interface CliRun {
+  engine: Engine;
+  progress: Progress;
+}
+
+/** Runs `action` with an Engine made from the CLI's configuration, closed afterwards. */
+export async function withCliEngine<T>(action: (run: CliRun) => Promise<T>): Promise<T> {
+  const engine = new Engine(cliEngineConfig());
+  try {
+    return await action({ engine, progress: stderrProgress() });
+  } finally {
+    await engine.close();
+  }
+}
+
+export async function runResultCommand(command: string, flags: ResultFlags, action: (run: CliRun) => Promise<CommandRun>): Promise<void> {
   const outputs = parseOutputs(flags.output);
   const startTime = new Date().toISOString();
-  let run: CommandRun;
-  try {
-    run = await action(stderrProgress());
-  } catch (error) {
-    run = { result: errorResult(error) };
-  }
-  if (flags.writeCommandResult && run.prepared?.cluster) await storeResult(command, run, startTime, flags);
+  const run = await withCliEngine(async (cli) => {
+    let run: CommandRun;
+    try {
+      run = await action(cli);
+    } catch (error) {
+      run = { result: errorResult(error) };
+    }
+    if (flags.writeCommandResult && run.prepared?.cluster)
+      await storeResult(command, run, startTime, flags, cli.engine.config.fieldManager);
+    return run;
+  });
   await printResult(run.result, outputs, { shortOutput: flags.shortOutput ?? false });
   process.exitCode = run.result.errors.length > 0 ? 1 : 0;
 }
 
-async function storeResult(command: string, run: CommandRun, startTime: string, flags: ResultFlags): Promise<void> {
+async function storeResult(command: string, run: CommandRun, startTime: string, flags: ResultFlags, fieldManager: string): Promise<void> {
   const prepared = run.prepared as PreparedTarget;
   try {
     await writeCommandResult(
       prepared.cluster!,
       {
-        summary: {
+        projectKey: path.resolve(prepared.project.dir),
+        commandInfo: {
           command,
-          projectKey: path.resolve(prepared.project.dir),
           target: prepared.target.name,
           discriminator: prepared.target.discriminator,
           startTime,
@@ -52,7 +68,7 @@ async function storeResult(command: string, run: CommandRun, startTime: string, 
         },
         result: run.result,
       },
-      { namespace: flags.commandResultNamespace, keep: Number(flags.keepCommandResultsCount), fieldManager: FIELD_MANAGER },
+      { namespace: flags.commandResultNamespace, keep: flags.keepCommandResultsCount, fieldManager },
     );
   } catch (error) {
     run.result.warnings.push({

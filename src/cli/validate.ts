@@ -1,7 +1,6 @@
 import { Command } from 'commander';
-import { prepareTarget } from '../deploy/prepare.ts';
 import { validateTarget } from '../deploy/validate.ts';
-import { addResultFlags, addTargetFlags, toTargetOptions, type ResultFlags, type TargetFlags } from './options.ts';
+import { addResultFlags, addTargetFlags, prepareFromFlags, requireCluster, type ResultFlags, type TargetFlags } from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 
@@ -10,9 +9,10 @@ export function validateCommand(): Command {
   addResultFlags(addTargetFlags(command))
     .option('--wait <duration>', 'keep checking until valid or this much time passed', '0s')
     .action((flags: TargetFlags & ResultFlags & { wait: string }) =>
-      runResultCommand('validate', flags, async (progress) => {
-        const prepared = await prepareTarget(toTargetOptions(flags), progress);
-        return { prepared, result: await validateTarget(prepared, { waitMs: parseDuration(flags.wait) }, progress) };
+      runResultCommand('validate', flags, async ({ engine, progress }) => {
+        const prepared = await prepareFromFlags(flags, engine, progress);
+        const result = await validateTarget(prepared.rendered, requireCluster(prepared), { waitMs: parseDuration(flags.wait), progress });
+        return { prepared, result };
       }),
     );
   return command;

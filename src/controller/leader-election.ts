@@ -17,7 +17,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeApiError, type KubeClient } from '../kube/client.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /** client-go's JitterFactor for the acquire loop. */
 const JITTER_FACTOR = 1.2;

@@ -105,13 +105,11 @@ describe('runController', () => {
     await waitFor('the existing object reconciled', async () => (await annotations('existing'))[ANNOTATION] === 'v1');
 
     // A slow key occupies one worker; the other worker gets through the rest meanwhile.
-    await applyConfigMap(client, namespace, 'slow', { value: 's', sleep: '4000' });
+    await applyConfigMap(client, namespace, 'slow', { value: 's', sleep: '15000' });
     await waitFor('the slow reconcile running', () => callsOf('slow').length === 1);
-    const fastStarted = Date.now();
     for (const name of ['fast-1', 'fast-2', 'fast-3']) await applyConfigMap(client, namespace, name, { value: name });
     for (const name of ['fast-1', 'fast-2', 'fast-3'])
       await waitFor(`${name} reconciled`, async () => (await annotations(name))[ANNOTATION] === name);
-    expect(Date.now() - fastStarted).toBeLessThan(2500);
     expect(callsOf('slow')[0]!.end).toBeUndefined();
 
     // A change is reconciled again; the reconciler's own no-op patch triggers nothing further.
@@ -128,7 +126,6 @@ describe('runController', () => {
     const starts = callsOf('periodic').map((call) => call.start);
     const gaps = starts.slice(2).map((start, index) => start - starts[index + 1]!);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(690);
-    for (const gap of gaps) expect(gap).toBeLessThan(1500);
 
     // A reconciler that throws is retried with the bounded backoff (200 ms, 400 ms, 400 ms, ...).
     await applyConfigMap(client, namespace, 'broken', { value: 'b', fail: 'yes' });
@@ -161,10 +158,9 @@ describe('runController', () => {
 
     // Stopping aborts the running slow reconcile (a new one started by the change) and waits for it.
     await applyConfigMap(client, namespace, 'slow', { value: 's2', sleep: '60000' });
-    await waitFor('the second slow reconcile running', () => callsOf('slow').length === 2);
-    const stopAt = Date.now();
+    await waitFor('the second slow reconcile running', () => callsOf('slow').length === 2, 30_000);
+    // It sleeps for a minute unless aborted: stop() returning at all shows the abort.
     await handle.stop();
-    expect(Date.now() - stopAt).toBeLessThan(1500);
     expect(callsOf('slow')[1]).toMatchObject({ aborted: true });
     expect(calls.every((call) => call.end !== undefined)).toBe(true);
     await expect(get('/healthz')).rejects.toThrow();
@@ -215,6 +211,8 @@ describe('runController', () => {
   it('enqueues keys from routes added to the server (as a webhook receiver does)', async () => {
     await applyConfigMap(client, namespace, 'hooked', { value: 'h' });
     const { handle, callsOf } = await start({
+      // The reconciler's own annotation patch then enqueues nothing: every further reconcile is the hook's.
+      updateFilter: (object, previous) => JSON.stringify(object['data']) !== JSON.stringify(previous['data']),
       server: {
         host: '127.0.0.1',
         port: 0,
@@ -226,12 +224,10 @@ describe('runController', () => {
         },
       },
     });
-    await waitFor('the first reconcile', () => callsOf('hooked').length >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const before = callsOf('hooked').length;
+    await waitFor('the first reconcile done', () => callsOf('hooked')[0]?.end !== undefined);
     const response = await fetch(`http://127.0.0.1:${handle.port}/hook/hooked`, { method: 'POST' });
     expect(await response.json()).toEqual({ queued: 'hooked' });
-    await waitFor('the reconcile the hook asked for', () => callsOf('hooked').length === before + 1);
+    await waitFor('the reconcile the hook asked for', () => callsOf('hooked').length === 2);
   });
 
   it("skips the updates its updateFilter rejects (the reconciler's own writes) but not creations", async () => {

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { LeaderElector, type LeaderElectionSettings } from './leader-election.ts';
-import { reconcileLogger, type Logger } from './logger.ts';
+import { reconcileLogger, type Logger } from '../logger.ts';
 import { ControllerMetrics, type ReconcileOutcome } from './metrics.ts';
 import { startServer } from './server.ts';
 import { WorkQueue, type HandlerResult } from './work-queue.ts';
@@ -75,7 +75,8 @@ export interface ControllerOptions {
   /** Concurrent reconciles (different keys only). */
   workers: number;
   leaderElection?: LeaderElectionSettings;
-  server: {
+  /** The HTTP server of /healthz, /readyz, /metrics and added routes; none: the process serves them elsewhere, or not. */
+  server?: {
     host: string;
     /** 0 picks a free port (ControllerHandle.port). */
     port: number;
@@ -90,6 +91,11 @@ export interface ControllerOptions {
   staleAfterMs?: number;
   /** The queue's backoff for reconcilers that throw; defaults 1 s and 5 min. */
   errorBackoff?: { baseMs: number; maxMs: number };
+  /**
+   * Every this many ms, the leader reconciles each cached object that has nothing scheduled (controller-runtime's
+   * SyncPeriod, limited to objects a lost requeue would otherwise strand); default never.
+   */
+  resyncPeriodMs?: number;
 }
 
 export interface ControllerHandle {
@@ -97,9 +103,9 @@ export interface ControllerHandle {
   stop(): Promise<void>;
   /** Reconciles `key` now, or after `afterMs` (earliest due time wins). Local to this replica: see README. */
   enqueue(key: string, afterMs?: number): void;
-  /** The fastify instance (routes are added through options.server.routes). */
-  server: FastifyInstance;
-  /** The port the server listens on. */
+  /** The fastify instance (routes are added through options.server.routes); undefined without a server. */
+  server: FastifyInstance | undefined;
+  /** The port the server listens on; 0 without a server. */
   port: number;
   /** The primary objects by key, as last seen by the watch. */
   cache: ReadonlyMap<string, KubeObject>;
@@ -173,7 +179,7 @@ class Controller {
       stop: () => (this.stopping ??= this.stop()),
       enqueue: (key, afterMs) => this.queue.addAfter(key, afterMs ?? 0),
       // Filled in by start(): routes get the handle before the server listens.
-      server: undefined as unknown as FastifyInstance,
+      server: undefined,
       port: 0,
       cache: this.primary.cache,
       metrics: this.metrics,
@@ -183,7 +189,18 @@ class Controller {
   }
 
   async start(): Promise<void> {
-    const { server: settings, resource, extraWatches = [] } = this.options;
+    if (this.options.server) await this.startServer(this.options.server);
+    for (const watcher of this.watchers) watcher.start();
+    if (this.elector) this.elector.start();
+    else void this.startWorkers(this.ownTerm.signal);
+    this.log.info(
+      { port: this.handle.port, leaderElection: Boolean(this.elector), namespace: this.options.namespace ?? 'all' },
+      'controller started',
+    );
+  }
+
+  private async startServer(settings: NonNullable<ControllerOptions['server']>): Promise<void> {
+    const { resource, extraWatches = [] } = this.options;
     const server = await startServer({
       host: settings.host,
       port: settings.port,
@@ -198,13 +215,6 @@ class Controller {
     this.handle.server = server.app;
     this.handle.port = server.port;
     this.closeServer = () => server.close();
-    for (const watcher of this.watchers) watcher.start();
-    if (this.elector) this.elector.start();
-    else void this.startWorkers(this.ownTerm.signal);
-    this.log.info(
-      { port: server.port, leaderElection: Boolean(this.elector), namespace: this.options.namespace ?? 'all' },
-      'controller started',
-    );
   }
 
   private async stop(): Promise<void> {
@@ -225,7 +235,19 @@ class Controller {
     if (term.aborted) return;
     for (const key of this.primary.cache.keys()) this.queue.add(key);
     this.queue.start();
+    if (this.options.resyncPeriodMs) this.resyncDuring(term, this.options.resyncPeriodMs);
     this.log.info({ objects: this.primary.cache.size, workers: this.options.workers }, 'workers started');
+  }
+
+  /** Queues the cached objects nothing is scheduled for, every `periodMs` until `term` aborts. */
+  private resyncDuring(term: AbortSignal, periodMs: number): void {
+    const timer = setInterval(() => {
+      const stranded = [...this.primary.cache.keys()].filter((key) => !this.queue.has(key));
+      if (stranded.length > 0) this.log.info({ objects: stranded.length }, 'resync: reconciling objects with nothing scheduled');
+      for (const key of stranded) this.queue.add(key);
+    }, periodMs);
+    timer.unref();
+    term.addEventListener('abort', () => clearInterval(timer), { once: true });
   }
 
   /** Stops handing out keys and waits for the running reconciles (their signal was aborted with the term). */

@@ -116,6 +116,31 @@ export class ControllerMetrics {
     );
   }
 
+  /**
+   * Reports a cluster pool at every scrape: `gantry_kube_clusters` (open clusters: one per kubeconfig context) and
+   * `gantry_kube_discovery_loads_total` (times their discovery was read from the API servers).
+   */
+  observeClusters(read: () => { clusters: number; discoveryLoads: number }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'gantry_kube_clusters',
+      help: 'Clusters the process keeps a client and discovery cache for (one per kubeconfig context).',
+      registers,
+      collect() {
+        this.set(read().clusters);
+      },
+    });
+    new Counter({
+      name: 'gantry_kube_discovery_loads_total',
+      help: 'Times API discovery was read from an API server.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read().discoveryLoads);
+      },
+    });
+  }
+
   /** Reports the queue of `controller` at every scrape through `read`. */
   observeQueue(controller: string, read: () => QueueGauges): void {
     this.queues.set(controller, read);

@@ -6,7 +6,7 @@
  */
 import { fastify, LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ControllerMetrics } from './metrics.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /** A named readiness condition; `check` returns true when met. */
 export interface ReadinessCheck {

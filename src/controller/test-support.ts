@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, KubeApiError, loadKubeConfig } from '../kube/client.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, type Logger } from '../logger.ts';
 
 /** A client for the cluster the test setup started (KUBECONFIG), optionally sent to another server URL. */
 export function testClient(server?: string): KubeClient {

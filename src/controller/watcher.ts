@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Watch } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/object.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /** A resource as the API serves it: group ('' for core), version and plural name, e.g. `{ '', 'v1', 'configmaps' }`. */
 export interface WatchedResource {

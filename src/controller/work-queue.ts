@@ -114,6 +114,11 @@ export class WorkQueue {
     return count;
   }
 
+  /** Whether `key` is waiting or being handled: something will happen to it without a new add. */
+  has(key: string): boolean {
+    return this.due.has(key) || this.active.has(key);
+  }
+
   /** When `key` is next due (epoch ms); undefined when it is not queued (a key being handled is not, until re-added). */
   dueAt(key: string): number | undefined {
     return this.active.has(key) ? this.active.get(key) : this.due.get(key);

@@ -15,9 +15,10 @@ import type { Cluster } from '../kube/cluster.ts';
 import { UnknownKindError } from '../kube/cluster.ts';
 import { KubeApiError } from '../kube/client.ts';
 import { formatRef, refKey, refOf, splitApiVersion, type KubeObject, type ObjectRef } from '../kube/object.ts';
-import type { RenderedItem } from '../render/render-project.ts';
+import type { TargetItem } from './rendered-target.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
 import type { Progress } from '../progress.ts';
+import type { SensitiveValues } from '../project/sensitive.ts';
 import { resolveConflicts, type ConflictCause, type ConflictRule } from './conflicts.ts';
 import { untilGone } from './deletion.ts';
 import { diffForResult, type DiffRules } from './diff.ts';
@@ -53,10 +54,17 @@ export interface ApplyContext {
   remote: RemoteObjects;
   result: ResultCollector;
   progress: Progress;
+  /** The values of sensitive vars, masked in the diffs the run reports. */
+  sensitive?: SensitiveValues | undefined;
+  /**
+   * Stops the run: no further object is applied or deleted, waits end, and the signal's reason is thrown (the
+   * context's cluster is expected to be bound to it too, so a request under way is abandoned).
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** Applies `items` and records new, changed, deleted and failed objects and applied hooks in `context.result`. */
-export async function applyItems(items: readonly RenderedItem[], context: ApplyContext): Promise<void> {
+export async function applyItems(items: readonly TargetItem[], context: ApplyContext): Promise<void> {
   const run = new ApplyRun(context, items);
   await run.applyEarlyObjects();
   for (const group of splitAtBarriers(items)) {
@@ -70,7 +78,7 @@ export async function applyItems(items: readonly RenderedItem[], context: ApplyC
  * declares these hook names but runs them nowhere; Helm runs them around `helm uninstall`).
  */
 export async function runDeleteHooks(
-  items: readonly RenderedItem[],
+  items: readonly TargetItem[],
   phase: 'pre-delete' | 'post-delete',
   context: ApplyContext,
 ): Promise<void> {
@@ -79,18 +87,21 @@ export async function runDeleteHooks(
 }
 
 /** Groups of items that may run together: each barrier closes the group it belongs to. */
-export function splitAtBarriers(items: readonly RenderedItem[]): RenderedItem[][] {
-  const groups: RenderedItem[][] = [[]];
+export function splitAtBarriers(items: readonly TargetItem[]): TargetItem[][] {
+  const groups: TargetItem[][] = [[]];
   for (const item of items) {
-    (groups[groups.length - 1] as RenderedItem[]).push(item);
-    if (item.item.barrier) groups.push([]);
+    (groups[groups.length - 1] as TargetItem[]).push(item);
+    if (item.barrier) groups.push([]);
   }
   return groups.filter((group) => group.length > 0);
 }
 
+function isCrd(object: KubeObject): boolean {
+  return object.kind === 'CustomResourceDefinition' && splitApiVersion(object.apiVersion).group === 'apiextensions.k8s.io';
+}
+
 function isEarlyObject(object: KubeObject): boolean {
-  const { group } = splitApiVersion(object.apiVersion);
-  return (group === '' && object.kind === 'Namespace') || (group === 'apiextensions.k8s.io' && object.kind === 'CustomResourceDefinition');
+  return (object.kind === 'Namespace' && object.apiVersion === 'v1') || isCrd(object);
 }
 
 /** An item's objects sorted by role. */
@@ -106,15 +117,16 @@ interface ItemPlan {
 
 class ApplyRun {
   private readonly context: ApplyContext;
-  private readonly items: readonly RenderedItem[];
+  private readonly items: readonly TargetItem[];
   private readonly applied = new Set<string>();
   /** Namespaces this run creates; in a dry run they do not exist yet, which the server would reject. */
   private readonly plannedNamespaces = new Set<string>();
   /** Kinds declared by CRDs of this run, which a dry run cannot send to a server that does not know them yet. */
   private readonly plannedKinds = new Set<string>();
   private failed = false;
+  private crdsChanged = false;
 
-  constructor(context: ApplyContext, items: readonly RenderedItem[]) {
+  constructor(context: ApplyContext, items: readonly TargetItem[]) {
     this.context = context;
     this.items = items;
     for (const object of items.flatMap((item) => item.objects)) {
@@ -145,23 +157,24 @@ class ApplyRun {
     }
     const crds = refs.filter((ref) => ref.kind === 'CustomResourceDefinition');
     if (crds.length > 0 && !this.context.dryRun) await this.waitFor(crds, 'CRDs to be established');
-    this.context.cluster.discovery.invalidate();
+    // Only a new or changed CRD can change what the cluster serves; the discovery cache is shared by every run.
+    if (this.crdsChanged) this.context.cluster.discovery.invalidate();
   }
 
-  async applyGroup(group: readonly RenderedItem[]): Promise<void> {
+  async applyGroup(group: readonly TargetItem[]): Promise<void> {
     const limit = pLimit(8);
     const applied = await Promise.all(group.map((item) => limit(() => (this.aborted() ? [] : this.applyItem(item)))));
-    const barrier = group[group.length - 1]?.item;
+    const barrier = group[group.length - 1];
     if (barrier?.barrier) this.context.progress.step('barrier', barrier.message ?? 'waiting for everything before the barrier');
     const toWait = applied.flat();
     if (this.shouldWait() && toWait.length > 0) await this.waitFor(toWait, 'readiness');
   }
 
   /** Runs one item; returns the refs still to wait for at the next barrier. */
-  private async applyItem(rendered: RenderedItem): Promise<ObjectRef[]> {
+  private async applyItem(rendered: TargetItem): Promise<ObjectRef[]> {
+    this.context.signal?.throwIfAborted();
     const scope =
-      rendered.item.relDir ??
-      (rendered.item.deleteObjects.length > 0 ? '<delete>' : rendered.item.waitReadinessObjects.length > 0 ? '<wait>' : '<barrier>');
+      rendered.dir ?? (rendered.deleteObjects.length > 0 ? '<delete>' : rendered.waitReadinessObjects.length > 0 ? '<wait>' : '<barrier>');
     const plan = await this.planItem(rendered, scope);
     if (!plan) return [];
     if (plan.deletions.length > 0) await this.deleteForItem(plan.deletions, scope);
@@ -170,6 +183,7 @@ class ApplyRun {
     if (plan.objects.length > 0) this.context.progress.step(scope, `applying ${plan.objects.length} object(s)`);
     const waitLater: ObjectRef[] = [];
     for (const object of plan.objects) {
+      this.context.signal?.throwIfAborted();
       if (this.aborted()) return [];
       if ((await this.applyObject(object, rendered, false)) && isWaitedFor(object)) waitLater.push(refOf(object));
     }
@@ -179,8 +193,8 @@ class ApplyRun {
     return waitLater.filter((ref) => !plan.itemWaits.some((waited) => refKey(waited) === refKey(ref)));
   }
 
-  private async planItem(rendered: RenderedItem, scope: string): Promise<ItemPlan | undefined> {
-    const { item } = rendered;
+  private async planItem(rendered: TargetItem, scope: string): Promise<ItemPlan | undefined> {
+    const item = rendered;
     const hooks: Hook[] = [];
     const objects: KubeObject[] = [];
     const deletions: ObjectRef[] = [];
@@ -222,25 +236,20 @@ class ApplyRun {
         this.fail(error, ref);
       }
     }
-    if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, this.timeLeft());
+    if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, { timeoutMs: this.timeLeft(), signal: this.context.signal });
   }
 
   /** Runs one phase of an item's hooks outside a deploy (the delete hooks). */
-  async runItemHooks(rendered: RenderedItem, phase: HookPhase): Promise<void> {
+  async runItemHooks(rendered: TargetItem, phase: HookPhase): Promise<void> {
     const hooks = rendered.objects.flatMap((object) => {
       const hook = tryHookOf(object);
       return hook ? [hook] : [];
     });
-    await this.runHooks(
-      { hooks, objects: [], deletions: [], itemWaits: [], initial: false },
-      phase,
-      rendered,
-      rendered.item.relDir ?? '<item>',
-    );
+    await this.runHooks({ hooks, objects: [], deletions: [], itemWaits: [], initial: false }, phase, rendered, rendered.dir ?? '<item>');
   }
 
   /** Kluctl's RunHooks: delete (before-hook-creation), apply in weight order, wait, delete per policy. */
-  private async runHooks(plan: ItemPlan, phase: HookPhase, rendered: RenderedItem, scope: string): Promise<void> {
+  private async runHooks(plan: ItemPlan, phase: HookPhase, rendered: TargetItem, scope: string): Promise<void> {
     const hooks = hooksFor(plan.hooks, phase, plan.initial);
     if (hooks.length === 0 || this.aborted()) return;
     this.context.progress.step(scope, `running ${hooks.length} ${phase} hook(s)`);
@@ -269,15 +278,15 @@ class ApplyRun {
         this.fail(error, ref);
       }
     }
-    if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, this.timeLeft());
+    if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, { timeoutMs: this.timeLeft(), signal: this.context.signal });
   }
 
   /** Applies one object and records the outcome; returns false when it failed. */
-  private async applyObject(object: KubeObject, rendered: RenderedItem, hook: boolean): Promise<boolean> {
+  private async applyObject(object: KubeObject, rendered: TargetItem, hook: boolean): Promise<boolean> {
     const ref = refOf(object);
     this.applied.add(refKey(ref));
     try {
-      const after = await this.send(object, rendered.item.conflictResolution);
+      const after = await this.send(object, rendered.conflictResolution);
       if (hook) this.context.result.addAppliedHook(ref);
       else this.recordChange(object, after, rendered);
       return true;
@@ -287,16 +296,14 @@ class ApplyRun {
     }
   }
 
-  private recordChange(object: KubeObject, after: KubeObject, rendered: RenderedItem): void {
+  private recordChange(object: KubeObject, after: KubeObject, rendered: TargetItem): void {
     const ref = refOf(object);
-    const rules: DiffRules = { ignoreForDiff: rendered.item.ignoreForDiff };
+    const rules: DiffRules = { ignoreForDiff: rendered.ignoreForDiff, sensitive: this.context.sensitive };
     const before = this.context.remote.get(ref) ?? this.context.remote.byDiffName(object);
-    if (!before) {
-      this.context.result.addNew(ref);
-      return;
-    }
-    const diff = diffForResult(before, after, rules);
-    if (diff) this.context.result.addChanged(ref, diff);
+    const diff = before && diffForResult(before, after, rules);
+    if (isCrd(object) && (!before || diff)) this.crdsChanged = true;
+    if (!before) this.context.result.addNew(ref);
+    else if (diff) this.context.result.addChanged(ref, diff);
   }
 
   /** Server-side apply, with Kluctl's fallbacks: conflict resolution, then replace, then delete and re-create. */
@@ -348,7 +355,7 @@ class ApplyRun {
       result.warn('replacing failed too, deleting and re-creating the object', ref);
       if (dryRun) return object;
       await cluster.delete(ref);
-      await untilGone(cluster, [ref], this.timeLeft());
+      await untilGone(cluster, [ref], { timeoutMs: this.timeLeft(), signal: this.context.signal });
       return cluster.apply(object, { fieldManager });
     }
   }
@@ -376,6 +383,7 @@ class ApplyRun {
     const notReady = await waitForReadiness(this.context.cluster, refs, {
       timeoutMs: Math.min(this.context.options.readinessTimeoutMs, this.timeLeft()),
       onPoll: (remaining) => remaining > 0 && progress.step('wait', `${remaining} object(s) not ready yet`),
+      signal: this.context.signal,
     });
     for (const entry of notReady) {
       this.failed = true;
@@ -385,7 +393,9 @@ class ApplyRun {
     return notReady.length;
   }
 
+  /** Records a failure and goes on, unless the run was cancelled: then the failure is the cancellation's, and it ends the run. */
   private fail(error: unknown, ref?: ObjectRef): void {
+    this.context.signal?.throwIfAborted();
     this.failed = true;
     this.context.result.error(error instanceof Error ? error.message : String(error), ref);
   }

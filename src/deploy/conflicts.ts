@@ -10,7 +10,7 @@
  * it is found in the live object's managedFields (fieldsV1), which also tell who owns it.
  */
 import type { KubeObject } from '../kube/object.ts';
-import { isPlainObject } from '../project/values.ts';
+import { isPlainObject } from '../values.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
 import type { ConflictResolutionConfig } from '../project/schema.ts';
 import { asList, deleteField, formatFieldPath, getField, matchesObject, matchJsonPath, samePath, type FieldPath } from './field-paths.ts';

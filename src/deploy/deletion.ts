@@ -5,6 +5,7 @@
  */
 import pLimit from 'p-limit';
 import type { Cluster } from '../kube/cluster.ts';
+import { sleep } from '../sleep.ts';
 import { formatRef, refKey, type ObjectRef } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
 import type { ResultCollector } from './result.ts';
@@ -16,6 +17,8 @@ export interface DeletionOptions {
   /** False: delete without waiting for the objects to disappear. Default true. */
   wait?: boolean;
   progress: Progress;
+  /** Stops deleting and waiting, throwing the signal's reason. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Deletes `refs` and records each in `result` (deleted, or an error naming the object). */
@@ -45,10 +48,12 @@ async function deleteBatch(
     refs.map((ref) =>
       limit(async () => {
         try {
+          options.signal?.throwIfAborted();
           options.progress.step('delete', `deleting ${formatRef(ref)}`);
           if (await cluster.delete(ref, { dryRun: options.dryRun })) deleted.push(ref);
           result.addDeleted(ref);
         } catch (error) {
+          options.signal?.throwIfAborted();
           result.error(`deleting failed: ${error instanceof Error ? error.message : String(error)}`, ref);
         }
       }),
@@ -63,9 +68,11 @@ async function waitUntilGone(
   result: ResultCollector,
   options: DeletionOptions,
 ): Promise<void> {
-  const remaining = await untilGone(cluster, refs, options.timeoutMs, (count) =>
-    options.progress.step('delete', `waiting for ${count} object(s) to disappear`),
-  );
+  const remaining = await untilGone(cluster, refs, {
+    timeoutMs: options.timeoutMs,
+    onWait: (count) => options.progress.step('delete', `waiting for ${count} object(s) to disappear`),
+    signal: options.signal,
+  });
   for (const ref of new Map(remaining.map((entry) => [refKey(entry), entry])).values()) {
     result.warn('still being deleted when the timeout passed', ref);
   }
@@ -74,21 +81,21 @@ async function waitUntilGone(
 /**
  * Polls until none of `refs` exists any more, or `timeoutMs` passed.
  * @returns the refs still present at the end.
+ * @throws the signal's reason when it fires.
  */
 export async function untilGone(
   cluster: Cluster,
   refs: readonly ObjectRef[],
-  timeoutMs: number,
-  onWait?: (count: number) => void,
+  options: { timeoutMs: number; onWait?: (count: number) => void; signal?: AbortSignal | undefined },
 ): Promise<ObjectRef[]> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + options.timeoutMs;
   let remaining = [...refs];
   while (remaining.length > 0) {
     const present = await Promise.all(remaining.map(async (ref) => (await cluster.get(ref)) !== undefined));
     remaining = remaining.filter((_, index) => present[index]);
     if (remaining.length === 0 || Date.now() >= deadline) break;
-    onWait?.(remaining.length);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    options.onWait?.(remaining.length);
+    await sleep(500, options.signal);
   }
   return remaining;
 }

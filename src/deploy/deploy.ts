@@ -1,21 +1,30 @@
 /**
  * `deploy` and `diff`: apply the rendered target (for diff: a server-side dry run of the same apply), report new,
  * changed and orphan objects, and with prune delete the orphans. As in Kluctl, diff is a deploy that persists
- * nothing, so what it shows is exactly what deploy would do.
+ * nothing, so what it shows is exactly what deploy would do. The target may have been rendered elsewhere (see
+ * rendered-target.ts); `cluster` is where it is applied.
  */
-import { refKey, refOf } from '../kube/object.ts';
-import type { Progress } from '../progress.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import { refKey, refOf, splitApiVersion, type ObjectRef } from '../kube/object.ts';
+import { SensitiveValues } from '../project/sensitive.ts';
+import { maskedProgress, type Progress } from '../progress.ts';
 import { applyItems, type ApplyBehaviour } from './apply.ts';
 import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
-import type { PreparedTarget } from './prepare.ts';
 import { RemoteObjects } from './remote-objects.ts';
-import { ResultCollector, type CommandResult } from './result.ts';
+import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+import { maskResult, ResultCollector, type CommandResult } from './result.ts';
 
-/** The field manager Gantry applies with; prune and delete only touch objects it manages. */
-export const FIELD_MANAGER = 'gantry';
+/** What every command that writes to the cluster is given besides its own options. */
+export interface CommandContext {
+  /** Field manager of every write; prune and delete only touch objects it manages. */
+  fieldManager: string;
+  progress: Progress;
+  /** Cancels the command: requests are abandoned, waits end, and the signal's reason is thrown. */
+  signal?: AbortSignal | undefined;
+}
 
-export interface DeployOptions {
+export interface DeployOptions extends CommandContext {
   dryRun: boolean;
   prune: boolean;
   wait: boolean;
@@ -24,19 +33,29 @@ export interface DeployOptions {
   behaviour: ApplyBehaviour;
   /** Asked before orphans are deleted; resolves false to skip the deletion. */
   confirmPrune?: (count: number) => Promise<boolean>;
+  /** False: do not look for orphans (drift detection, which reports changes only); default true. */
+  orphans?: boolean;
 }
 
-/** Deploys (or dry-runs) a prepared target. */
-export async function deployTarget(prepared: PreparedTarget, options: DeployOptions, progress: Progress): Promise<CommandResult> {
-  const cluster = requireCluster(prepared);
+/**
+ * Deploys (or dry-runs) a rendered target.
+ * @returns the result, with the values of the target's sensitive vars masked.
+ * @throws the signal's reason when it fired; errors of single objects are in the result.
+ */
+export async function deployTarget(target: RenderedTarget, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
+  const sensitive = new SensitiveValues(target.sensitiveValues);
+  const progress = maskedProgress(options.progress, sensitive);
+  const bound = cluster.withSignal(options.signal);
   const result = new ResultCollector();
   const deadline = Date.now() + options.timeoutMs;
-  progress.step('cluster', `reading objects of discriminator '${prepared.target.discriminator}'`);
-  const remote = await RemoteObjects.load(cluster, prepared.target.discriminator);
-  await remote.fetchMissing(cluster, prepared.objects.map(refOf));
-  await applyItems(prepared.items, {
-    cluster,
-    fieldManager: FIELD_MANAGER,
+  const objects = targetObjects(target);
+  const findOrphans = options.orphans ?? true;
+  progress.step('cluster', `reading objects of discriminator '${target.target.discriminator}'`);
+  const remote = await RemoteObjects.load(bound, findOrphans ? target.target.discriminator : '', renderedKinds(target));
+  await remote.fetchMissing(bound, objects.map(refOf));
+  await applyItems(target.items, {
+    cluster: bound,
+    fieldManager: options.fieldManager,
     dryRun: options.dryRun,
     wait: options.wait,
     deadline,
@@ -44,24 +63,27 @@ export async function deployTarget(prepared: PreparedTarget, options: DeployOpti
     remote,
     result,
     progress,
+    sensitive,
+    signal: options.signal,
   });
-  const orphans = findOrphans(prepared, remote);
+  const orphans = orphansOf(target, remote, options.fieldManager);
   for (const orphan of orphans) result.addOrphan(orphan);
   if (options.prune && orphans.length > 0 && (await (options.confirmPrune?.(orphans.length) ?? true))) {
-    await deleteObjects(cluster, orphans, result, { dryRun: options.dryRun, timeoutMs: Math.max(0, deadline - Date.now()), progress });
+    const timeoutMs = Math.max(0, deadline - Date.now());
+    await deleteObjects(bound, orphans, result, { dryRun: options.dryRun, timeoutMs, progress, signal: options.signal });
   }
-  return result.finish();
+  return maskResult(result.finish(), sensitive);
 }
 
-/** Labelled objects Gantry owns that the render no longer produces. */
-export function findOrphans(prepared: PreparedTarget, remote: RemoteObjects) {
-  const rendered = new Set(prepared.objects.map((object) => refKey(refOf(object))));
+/** Labelled objects `fieldManager` owns that the render no longer produces. */
+export function orphansOf(target: RenderedTarget, remote: RemoteObjects, fieldManager: string): ObjectRef[] {
+  const rendered = new Set(targetObjects(target).map((object) => refKey(refOf(object))));
   return remote.labelled
-    .filter((object) => !rendered.has(refKey(refOf(object))) && deletionBlocker(object, FIELD_MANAGER, prepared.inclusion) === undefined)
+    .filter((object) => !rendered.has(refKey(refOf(object))) && deletionBlocker(object, fieldManager, target.inclusion) === undefined)
     .map(refOf);
 }
 
-export function requireCluster(prepared: PreparedTarget) {
-  if (!prepared.cluster) throw new Error('this command needs a cluster');
-  return prepared.cluster;
+/** `group/Kind` of every kind the target renders. */
+export function renderedKinds(target: RenderedTarget): Set<string> {
+  return new Set(targetObjects(target).map((object) => `${splitApiVersion(object.apiVersion).group}/${object.kind}`));
 }

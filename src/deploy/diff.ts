@@ -8,8 +8,9 @@ import { createTwoFilesPatch } from 'diff';
 import { toYaml } from '../yaml.ts';
 import { formatRef, refOf, type KubeObject } from '../kube/object.ts';
 import type { IgnoreForDiffConfig } from '../project/schema.ts';
-import { isPlainObject } from '../project/values.ts';
+import { isPlainObject } from '../values.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
+import { MASK, type SensitiveValues } from '../project/sensitive.ts';
 import { allFieldPaths, asList, deleteField, formatFieldPath, matchesObject, matchJsonPath, type FieldPath } from './field-paths.ts';
 
 const DROPPED_METADATA = ['managedFields', 'creationTimestamp', 'generation', 'resourceVersion', 'uid', 'selfLink'];
@@ -17,6 +18,8 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 export interface DiffRules {
   ignoreForDiff: readonly IgnoreForDiffConfig[];
+  /** The values of sensitive vars: fields holding one are masked on both sides (see maskSensitiveFields). */
+  sensitive?: SensitiveValues | undefined;
 }
 
 /** A copy of `object` without server bookkeeping, keys sorted at every level. */
@@ -38,7 +41,35 @@ export function normalizeObject(object: KubeObject): KubeObject {
 export function diffForResult(before: KubeObject, after: KubeObject, rules: DiffRules): string {
   if (isTrueAnnotation(after, 'kluctl.io/ignore-diff')) return '';
   const rulesForObject = [...rules.ignoreForDiff.filter((rule) => matchesObject(rule, after)), ...annotationRules(after)];
-  return diffObjects(withoutIgnored(before, rulesForObject), withoutIgnored(after, rulesForObject));
+  const [oldObject, newObject] = rules.sensitive ? maskSensitiveFields(before, after, rules.sensitive) : [before, after];
+  return diffObjects(withoutIgnored(oldObject, rulesForObject), withoutIgnored(newObject, rulesForObject));
+}
+
+/**
+ * Copies of `before` and `after` in which every string field whose new value holds a sensitive value is masked: the
+ * new value with the values masked, the old one — unknown to the render, perhaps an earlier secret — whole,
+ * unless it equals the new one. So a diff tells that such a field changed, never what it held.
+ */
+export function maskSensitiveFields(before: KubeObject, after: KubeObject, sensitive: SensitiveValues): [KubeObject, KubeObject] {
+  const oldCopy = structuredClone(before);
+  const newCopy = structuredClone(after);
+  const visit = (newNode: unknown, oldNode: unknown): void => {
+    if (!isPlainObject(newNode) && !Array.isArray(newNode)) return;
+    for (const key of Object.keys(newNode)) {
+      const value = (newNode as Record<string, unknown>)[key];
+      const old = isPlainObject(oldNode) || Array.isArray(oldNode) ? (oldNode as Record<string, unknown>)[key] : undefined;
+      if (typeof value !== 'string') {
+        visit(value, old);
+        continue;
+      }
+      const masked = sensitive.mask(value);
+      if (masked === value) continue;
+      (newNode as Record<string, unknown>)[key] = masked;
+      if (typeof old === 'string') (oldNode as Record<string, unknown>)[key] = old === value ? masked : MASK;
+    }
+  };
+  visit(newCopy, oldCopy);
+  return [oldCopy, newCopy];
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { JSONPath } from 'jsonpath-plus';
 import { splitApiVersion, type KubeObject } from '../kube/object.ts';
-import { isPlainObject } from '../project/values.ts';
+import { isPlainObject } from '../values.ts';
 
 /** A field's location: object keys and list indexes from the root. */
 export type FieldPath = Array<string | number>;

@@ -6,17 +6,24 @@
 import pLimit from 'p-limit';
 import { refKey, type ObjectRef } from '../kube/object.ts';
 import type { SeenImage } from '../render/images.ts';
-import type { Progress } from '../progress.ts';
-import { FIELD_MANAGER, requireCluster } from './deploy.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import { SensitiveValues } from '../project/sensitive.ts';
+import type { CommandContext } from './deploy.ts';
 import { diffObjects } from './diff.ts';
-import type { PreparedTarget } from './prepare.ts';
-import { ResultCollector, type CommandResult } from './result.ts';
+import type { RenderedTarget } from './rendered-target.ts';
+import { maskResult, ResultCollector, type CommandResult } from './result.ts';
 
-export async function pokeImages(prepared: PreparedTarget, options: { dryRun: boolean }, progress: Progress): Promise<CommandResult> {
-  const cluster = requireCluster(prepared);
+/** @throws the signal's reason when it fired; failures of single objects are in the result. */
+export async function pokeImages(
+  target: RenderedTarget,
+  unbound: Cluster,
+  options: CommandContext & { dryRun: boolean },
+): Promise<CommandResult> {
+  const cluster = unbound.withSignal(options.signal);
+  const { progress } = options;
   const result = new ResultCollector();
   const byObject = new Map<string, { ref: ObjectRef; images: SeenImage[] }>();
-  for (const image of prepared.images) {
+  for (const image of target.images) {
     const entry = byObject.get(refKey(image.object)) ?? { ref: image.object, images: [] };
     entry.images.push(image);
     byObject.set(refKey(image.object), entry);
@@ -37,16 +44,17 @@ export async function pokeImages(prepared: PreparedTarget, options: { dryRun: bo
             path: jsonPointer(image.fieldPath),
             value: image.resultImage,
           }));
-          const patched = await cluster.patchJson(ref, operations, { fieldManager: FIELD_MANAGER, dryRun: options.dryRun });
+          const patched = await cluster.patchJson(ref, operations, { fieldManager: options.fieldManager, dryRun: options.dryRun });
           const diff = diffObjects(live, patched);
           if (diff) result.addChanged(ref, diff);
         } catch (error) {
+          options.signal?.throwIfAborted();
           result.error(`poking images failed: ${error instanceof Error ? error.message : String(error)}`, ref);
         }
       }),
     ),
   );
-  return result.finish();
+  return maskResult(result.finish(), new SensitiveValues(target.sensitiveValues));
 }
 
 /** RFC 6901 pointer of a field path. */

@@ -1,173 +1,182 @@
 /**
  * The first half of every command: choose the target, connect to its cluster, load the deployment tree and render
- * it completely. Nothing here changes the cluster; a command only applies or deletes after this returned.
+ * it completely into a RenderedTarget. Nothing here changes the cluster; a command only applies or deletes after
+ * this returned.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { KubeConfig } from '@kubernetes/client-node';
 import os from 'node:os';
 import path from 'node:path';
-import { Cluster } from '../kube/cluster.ts';
-import { KubeClient, loadKubeConfig } from '../kube/client.ts';
-import type { KubeObject } from '../kube/object.ts';
-import { parseArgs } from '../project/args.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Engine } from '../engine.ts';
+import type { Cluster } from '../kube/cluster.ts';
 import { loadDeploymentItems, type DeploymentItem } from '../project/deployment-project.ts';
-import { isIncluded, NO_SELECTION, type Inclusion } from '../project/inclusion.ts';
+import type { ProjectEnvironment } from '../project/environment.ts';
+import type { FixedImage } from '../project/fixed-images.ts';
+import { isIncluded, type Inclusion } from '../project/inclusion.ts';
 import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
+import { SensitiveValues } from '../project/sensitive.ts';
+import { maskedProgress, type Progress } from '../progress.ts';
+import { objectsHash } from '../render/objects-hash.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
-import { readFixedImages, type FixedImage, type SeenImage } from '../render/images.ts';
-import { deepMerge } from '../project/values.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
-import { JinjaPool } from '../template/jinja-pool.ts';
-import { GitCache } from '../source/git-cache.ts';
-import type { Progress } from '../progress.ts';
+import type { Values } from '../values.ts';
+import { RENDERED_TARGET_API_VERSION, type RenderedTarget, type TargetItem } from './rendered-target.ts';
 
 /** Kubernetes version charts are rendered for when no cluster is connected. */
 export const OFFLINE_KUBERNETES_VERSION = 'v1.35.0';
 
-export interface TargetOptions {
+/**
+ * What to render, as plain data: the CLI builds it from its flags (src/cli/options.ts), the controller from a
+ * KluctlDeployment's spec, the agent from a service.
+ */
+export interface TargetRequest {
   projectDir: string;
-  target: string | undefined;
-  /** `name=value` strings from `-a`. */
-  args: readonly string[];
-  kubeconfig: string | undefined;
-  /** Overrides the target's context. */
-  context: string | undefined;
-  /** Render without a cluster (built-in kind scopes, default Kubernetes version). */
-  offline: boolean;
-  /** YAML files of args (`--args-from-file`), loaded before `args`. */
-  argsFiles?: readonly string[];
-  /** `-T`: the target's name as templates see it. */
+  /** The target's name; undefined for a project without targets. */
+  target?: string | undefined;
+  /** Kluctl's `-T`: the target's name as templates and the discriminator see it. */
   targetNameOverride?: string | undefined;
-  /** `--discriminator`: overrides the project's and target's discriminator. */
+  /** Args, over the target's own (Kluctl's `-a`, already parsed). */
+  args: Values;
+  /** Overrides the target's context. */
+  context?: string | undefined;
+  /** Overrides the project's and the target's discriminator. */
   discriminator?: string | undefined;
   /** Tag and folder selection; items outside it are neither rendered nor deployed. */
-  inclusion?: Inclusion;
-  /** `-F image<:namespace:deployment:container>=result` arguments. */
-  fixedImages?: readonly string[];
-  /** YAML files with a list `images` of fixed images (`--fixed-images-file`). */
-  fixedImagesFiles?: readonly string[];
-  /** Fixed images given as data (the controller's spec.images), after those of the command line. */
-  extraFixedImages?: readonly FixedImage[];
-  /** Args given as data (the controller's spec.args), under those of `args`. */
-  argValues?: Record<string, unknown>;
-  /** A loaded kubeconfig instead of `kubeconfig` (the controller builds its own). */
-  kubeConfig?: KubeConfig;
+  inclusion: Inclusion;
+  /** Fixed images after the target's own (later entries win). */
+  fixedImages: readonly FixedImage[];
 }
 
-/** What long-running callers (the controller) share between runs; each is created per run when missing. */
-export interface TargetRuntime {
-  renderer?: JinjaPool;
-  git?: GitCache;
-  /** Keys for SOPS-encrypted files, beyond the process environment. */
-  sopsEnv?: SopsEnv;
+export interface PrepareOptions {
+  /** The kubeconfig the target's context is looked up in; undefined renders offline (no cluster is read). */
+  kubeConfig: KubeConfig | undefined;
+  /** Keys for sops-encrypted files, added to the engine's child environment. */
+  sopsEnv?: SopsEnv | undefined;
+  progress: Progress;
+  /** Abandons the render: child processes are killed, requests aborted, and the signal's reason is thrown. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface PreparedTarget {
   project: KluctlProject;
+  /** The target as resolved, args included: they stay in this process, a RenderedTarget never holds them. */
   target: ResolvedTarget;
-  /** Undefined when offline. */
+  rendered: RenderedTarget;
+  /** The cluster the render read, bound to the signal; undefined when rendered offline. */
   cluster: Cluster | undefined;
-  items: RenderedItem[];
-  /** All objects of all items, in deployment order. */
-  objects: KubeObject[];
-  inclusion: Inclusion;
-  /** Images resolved through `images.get_image`, in deployment order. */
-  images: SeenImage[];
 }
 
 /**
- * Loads, connects and renders. The scratch folder (and a Jinja2 pool the runtime does not provide) live only for
- * this call.
- * @throws Error for an unknown target, missing kubeconfig context, unreachable cluster, or any render problem.
+ * Loads, connects and renders; the scratch folder lives only for this call.
+ * @throws Error for an unknown target, a missing kubeconfig context, an unreachable cluster, or any render problem,
+ *   with the values of sensitive vars masked; the signal's reason when it fired.
  */
-export async function prepareTarget(options: TargetOptions, progress: Progress, runtime: TargetRuntime = {}): Promise<PreparedTarget> {
-  const project = await loadKluctlProject(options.projectDir);
-  const renderer = runtime.renderer ?? new JinjaPool();
+export async function prepareTarget(request: TargetRequest, engine: Engine, options: PrepareOptions): Promise<PreparedTarget> {
+  const sensitive = new SensitiveValues();
+  const progress = maskedProgress(options.progress, sensitive);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'gantry-render-'));
   try {
-    const kubeConfig = options.offline ? undefined : (options.kubeConfig ?? loadKubeConfig({ kubeconfig: options.kubeconfig }));
-    progress.step('target', `loading target ${options.target ?? '(no name)'}`);
-    const target = await resolveTarget(
-      project,
-      {
-        targetName: options.target,
-        externalArgs: deepMerge(options.argValues ?? {}, await parseArgs(options.args, options.argsFiles)),
-        contextOverride: options.context,
-        defaultContext: kubeConfig?.getCurrentContext(),
-        nameOverride: options.targetNameOverride,
-        discriminatorOverride: options.discriminator,
-      },
-      renderer,
-    );
-    const cluster = kubeConfig && new Cluster(new KubeClient(withContext(kubeConfig, target.context)));
-    const [kubeVersion, scope, apiVersions] = cluster
-      ? await Promise.all([cluster.version(), cluster.discovery.scopeResolver(), servedApiVersions(cluster)])
-      : [OFFLINE_KUBERNETES_VERSION, undefined, []];
-    const environment = { renderer, cluster, git: runtime.git ?? new GitCache(), sopsEnv: runtime.sopsEnv };
-    const inclusion = options.inclusion ?? NO_SELECTION;
-    const deploymentItems = (
-      await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment)
-    ).filter((item) => isSelectedForDeploy(item, inclusion));
-    const fixedImages = [
-      ...target.images,
-      ...(await readFixedImages(options.fixedImagesFiles ?? [], options.fixedImages ?? [])),
-      ...(options.extraFixedImages ?? []),
-    ];
-    const items = await renderProject({
-      fixedImages,
-      items: deploymentItems,
-      discriminator: target.discriminator,
-      renderer,
-      scope,
-      helm: {
-        kubeVersion,
-        apiVersions,
-        git: environment.git,
-        kube: cluster && { kubeconfig: await kubeconfigFile(kubeConfig, options, workDir), context: cluster.context },
-      },
-      sopsEnv: runtime.sopsEnv,
-      workDir,
-      onPhase: (phase) => progress.step('render', phase),
-    });
-    return {
-      project,
-      target,
-      cluster,
-      items,
-      objects: items.flatMap((item) => item.objects),
-      inclusion,
-      images: items.flatMap((item) => item.images),
-    };
+    return await prepare(request, engine, { ...options, progress }, sensitive, workDir);
+  } catch (error) {
+    throw sensitive.maskError(error);
   } finally {
-    if (!runtime.renderer) await renderer.close();
     await rm(workDir, { recursive: true, force: true });
   }
 }
 
-/** A copy of `config` using `context`, or an error naming the contexts it has. */
-function withContext(config: KubeConfig, context: string | undefined): KubeConfig {
-  if (!context || context === config.getCurrentContext()) return config;
-  if (!config.getContextObject(context)) {
-    throw new Error(
-      `context '${context}' not found in kubeconfig (known contexts: ${
-        config
-          .getContexts()
-          .map((entry) => entry.name)
-          .join(', ') || 'none'
-      })`,
-    );
-  }
-  const copy = new KubeConfig();
-  copy.loadFromString(config.exportConfig());
-  copy.setCurrentContext(context);
-  return copy;
+async function prepare(
+  request: TargetRequest,
+  engine: Engine,
+  options: PrepareOptions,
+  sensitive: SensitiveValues,
+  workDir: string,
+): Promise<PreparedTarget> {
+  const { kubeConfig, progress, signal } = options;
+  const project = await loadKluctlProject(request.projectDir);
+  progress.step('target', `loading target ${request.target ?? '(no name)'}`);
+  const target = await resolveTarget(
+    project,
+    {
+      targetName: request.target,
+      externalArgs: request.args,
+      contextOverride: request.context,
+      defaultContext: kubeConfig?.getCurrentContext(),
+      nameOverride: request.targetNameOverride,
+      discriminatorOverride: request.discriminator,
+      signal,
+    },
+    engine.renderer,
+  );
+  const cluster = kubeConfig && engine.clusters.get(kubeConfig, target.context).withSignal(signal);
+  const [kubeVersion, scope, apiVersions] = cluster
+    ? await Promise.all([cluster.version(), cluster.discovery.scopeResolver(), servedApiVersions(cluster)])
+    : [OFFLINE_KUBERNETES_VERSION, undefined, []];
+  const environment: ProjectEnvironment = {
+    renderer: engine.renderer,
+    tools: engine.tools,
+    cluster,
+    git: engine.git,
+    systemEnv: engine.config.systemEnv,
+    sopsEnv: options.sopsEnv,
+    sensitive,
+    signal,
+  };
+  const loaded = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment);
+  const items = await renderProject({
+    fixedImages: [...target.images, ...request.fixedImages],
+    items: loaded.filter((item) => isSelectedForDeploy(item, request.inclusion)),
+    discriminator: target.discriminator,
+    renderer: engine.renderer,
+    tools: engine.tools,
+    scope,
+    helm: {
+      kubeVersion,
+      apiVersions,
+      charts: engine.charts,
+      kube: cluster && { kubeconfig: await kubeconfigFile(cluster, workDir), context: cluster.context },
+    },
+    sopsEnv: options.sopsEnv,
+    signal,
+    workDir,
+    onPhase: (phase) => progress.step('render', phase),
+  });
+  const rendered: RenderedTarget = {
+    apiVersion: RENDERED_TARGET_API_VERSION,
+    kind: 'RenderedTarget',
+    target: {
+      name: target.name,
+      discriminator: target.discriminator,
+      ...(target.context === undefined ? {} : { context: target.context }),
+    },
+    inclusion: request.inclusion,
+    cluster: { kubeVersion, apiVersions, offline: !cluster },
+    items: items.map(targetItem),
+    images: items.flatMap((item) => item.images),
+    objectsHash: objectsHash(items.flatMap((item) => item.objects)),
+    sensitiveValues: sensitive.list(),
+  };
+  return { project, target, rendered, cluster };
 }
 
-/** Helm reads the cluster (for `lookup`) from a kubeconfig file; an in-memory kubeconfig is written into the scratch folder. */
-async function kubeconfigFile(config: KubeConfig | undefined, options: TargetOptions, workDir: string): Promise<string | undefined> {
-  if (!options.kubeConfig || !config) return options.kubeconfig;
+/** What applying needs of a rendered item: no paths beyond its folder's name, no vars. */
+function targetItem({ item, objects }: RenderedItem): TargetItem {
+  return {
+    ...(item.relDir === undefined ? {} : { dir: item.relDir }),
+    barrier: item.barrier,
+    ...(item.message === undefined ? {} : { message: item.message }),
+    waitReadiness: item.waitReadiness,
+    deleteObjects: item.deleteObjects,
+    waitReadinessObjects: item.waitReadinessObjects,
+    conflictResolution: item.conflictResolution,
+    ignoreForDiff: item.ignoreForDiff,
+    objects,
+  };
+}
+
+/** Helm reads the cluster (for `lookup`) from a kubeconfig file: the cluster's, written into the scratch folder. */
+async function kubeconfigFile(cluster: Cluster, workDir: string): Promise<string> {
   const file = path.join(workDir, 'kubeconfig');
-  await writeFile(file, config.exportConfig(), { mode: 0o600 });
+  await writeFile(file, cluster.client.config.exportConfig(), { mode: 0o600 });
   return file;
 }
 

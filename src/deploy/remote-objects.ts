@@ -1,7 +1,9 @@
 /**
  * What the cluster holds for a target before a command changes anything: every object carrying the target's
  * discriminator label (one list per listable resource, in parallel), plus rendered objects that exist without
- * the label (fetched one by one, so "new" really means new).
+ * the label (fetched one by one, so "new" really means new). Kinds the render does not produce are listed as
+ * metadata only (PartialObjectMetadata: labels, annotations, owners, managedFields), which is all prune and delete
+ * look at, so a cluster full of large objects of other kinds costs little.
  */
 import pLimit from 'p-limit';
 import type { Cluster } from '../kube/cluster.ts';
@@ -22,13 +24,17 @@ export class RemoteObjects {
   /**
    * Lists every object labelled with `discriminator`; with an empty discriminator nothing can be attributed to
    * the target, so the list is empty.
+   * @param renderedKinds `group/Kind` of the kinds whose objects are wanted whole (to diff against); the others
+   *   are read as metadata only.
    */
-  static async load(cluster: Cluster, discriminator: string): Promise<RemoteObjects> {
+  static async load(cluster: Cluster, discriminator: string, renderedKinds: ReadonlySet<string> = new Set()): Promise<RemoteObjects> {
     if (!discriminator) return new RemoteObjects([]);
     const selector = `${DISCRIMINATOR_LABEL}=${discriminator}`;
     const limit = pLimit(32);
     const lists = await Promise.all(
-      (await cluster.discovery.listable()).map((resource) => limit(() => listTolerant(cluster, resource, selector))),
+      (await cluster.discovery.listable()).map((resource) =>
+        limit(() => listTolerant(cluster, resource, selector, !renderedKinds.has(`${resource.group}/${resource.kind}`))),
+      ),
     );
     const unique = new Map<string, KubeObject>();
     for (const object of lists.flat()) unique.set(object.metadata.uid ?? refKey(refOf(object)), object);
@@ -77,9 +83,14 @@ export class RemoteObjects {
 }
 
 /** Some resources cannot be listed by everyone (403) or only look listable (405); they hold nothing of ours. */
-async function listTolerant(cluster: Cluster, resource: Parameters<Cluster['list']>[0], selector: string): Promise<KubeObject[]> {
+async function listTolerant(
+  cluster: Cluster,
+  resource: Parameters<Cluster['list']>[0],
+  selector: string,
+  metadataOnly: boolean,
+): Promise<KubeObject[]> {
   try {
-    return await cluster.list(resource, selector);
+    return await cluster.list(resource, selector, undefined, { metadataOnly });
   } catch (error) {
     if (error instanceof KubeApiError && [403, 404, 405].includes(error.status)) return [];
     throw error;

@@ -8,66 +8,61 @@ import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
+import type { CommandInfo } from '../api/kluctl-deployment.ts';
 import type { CommandResult } from './result.ts';
 
 export const DEFAULT_RESULTS_NAMESPACE = 'gantry-results';
 const LABEL_PREFIX = 'gantry.dev/result';
 
-/** What a stored result is about. */
-export interface ResultSummary {
-  /** deploy, diff, prune, delete, validate, poke-images. */
-  command: string;
+/** A kept result: which project, which command on which target, and the result itself. */
+export interface StoredResult {
   /** Identifies the project: its folder, or its git URL and path. */
   projectKey: string;
-  target: string;
-  discriminator: string;
-  /** ISO times. */
-  startTime: string;
-  endTime: string;
-}
-
-export interface StoredResult {
-  summary: ResultSummary;
+  commandInfo: CommandInfo;
   result: CommandResult;
 }
 
 export interface StoreOptions {
   namespace: string;
-  /** How many results of the same project and target to keep (older ones are deleted). */
+  /** How many results of the same project and target to keep, at least 1 (older ones are deleted). */
   keep: number;
   fieldManager: string;
 }
 
 /**
- * Writes `result` into a new Secret and deletes the project/target's results beyond the newest `keep`.
+ * Writes `result` into a new Secret and deletes the project/target's results beyond the newest `keep`; the result
+ * just written is never among them.
  * @returns the Secret's name.
+ * @throws Error when `keep` is not an integer of at least 1 (nothing is written then).
  */
 export async function writeCommandResult(cluster: Cluster, stored: StoredResult, options: StoreOptions): Promise<string> {
+  if (!Number.isInteger(options.keep) || options.keep < 1)
+    throw new Error(`results to keep must be a whole number of at least 1, not ${options.keep}`);
   await cluster.apply(
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: options.namespace } },
     { fieldManager: options.fieldManager },
   );
-  const labels = resultLabels(stored.summary);
-  const name = `${stored.summary.command}-${stored.summary.startTime.replace(/[^0-9]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+  const labels = resultLabels({ projectKey: stored.projectKey, target: stored.commandInfo.target });
+  const name = `${stored.commandInfo.command}-${stored.commandInfo.startTime.replace(/[^0-9]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
   const secret: KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
     type: 'Opaque',
-    metadata: { name, namespace: options.namespace, labels: { ...labels, [`${LABEL_PREFIX}-command`]: stored.summary.command } },
+    metadata: { name, namespace: options.namespace, labels: { ...labels, [`${LABEL_PREFIX}-command`]: stored.commandInfo.command } },
     data: { 'result.json.gz': gzipSync(JSON.stringify(stored)).toString('base64') },
   };
   await cluster.apply(secret, { fieldManager: options.fieldManager });
-  await pruneOldResults(cluster, labels, options);
+  await pruneOldResults(cluster, labels, name, options);
   return name;
 }
 
 /** The stored results of a project and target, newest first. */
 export async function readCommandResults(
   cluster: Cluster,
-  summary: Pick<ResultSummary, 'projectKey' | 'target'>,
+  key: { projectKey: string; target: string },
   namespace: string,
 ): Promise<StoredResult[]> {
-  const secrets = await listResults(cluster, resultLabels(summary), namespace);
+  const secrets = await listResults(cluster, resultLabels(key), namespace);
   return secrets.map(decodeResult);
 }
 
@@ -94,9 +89,10 @@ function decodeResult(secret: KubeObject): StoredResult {
   return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as StoredResult;
 }
 
-async function pruneOldResults(cluster: Cluster, labels: Record<string, string>, options: StoreOptions): Promise<void> {
-  const secrets = await listResults(cluster, labels, options.namespace);
-  for (const secret of secrets.slice(options.keep)) {
+/** Deletes all but the newest `keep` results; `written` counts as the newest whatever the clocks say. */
+async function pruneOldResults(cluster: Cluster, labels: Record<string, string>, written: string, options: StoreOptions): Promise<void> {
+  const others = (await listResults(cluster, labels, options.namespace)).filter((secret) => secret.metadata.name !== written);
+  for (const secret of others.slice(options.keep - 1)) {
     await cluster.delete({ group: '', version: 'v1', kind: 'Secret', namespace: options.namespace, name: secret.metadata.name ?? '' });
   }
 }
@@ -116,10 +112,10 @@ async function listResults(cluster: Cluster, labels: Record<string, string>, nam
 }
 
 /** Label values are limited to 63 characters of a restricted alphabet, so project and target are hashed. */
-function resultLabels(summary: Pick<ResultSummary, 'projectKey' | 'target'>): Record<string, string> {
+function resultLabels(key: { projectKey: string; target: string }): Record<string, string> {
   return {
-    [`${LABEL_PREFIX}-project`]: shortHash(summary.projectKey),
-    [`${LABEL_PREFIX}-target`]: shortHash(summary.target),
+    [`${LABEL_PREFIX}-project`]: shortHash(key.projectKey),
+    [`${LABEL_PREFIX}-target`]: shortHash(key.target),
   };
 }
 

@@ -79,3 +79,14 @@ export class ResultCollector {
     };
   }
 }
+
+/** `result` with every diff and message masked (the values of sensitive vars, see src/project/sensitive.ts). */
+export function maskResult(result: CommandResult, masker: { mask(text: string): string }): CommandResult {
+  const message = (entry: ResultMessage): ResultMessage => ({ ...entry, message: masker.mask(entry.message) });
+  return {
+    ...result,
+    changedObjects: result.changedObjects.map((changed) => ({ ...changed, diff: masker.mask(changed.diff) })),
+    warnings: result.warnings.map(message),
+    errors: result.errors.map(message),
+  };
+}

@@ -3,19 +3,30 @@
  * is an error naming it and the reason. Hooks are not checked: they run at deploy or delete time and may be gone
  * by design. With a wait duration, validation repeats until it passes or time is up.
  */
+import type { Cluster } from '../kube/cluster.ts';
 import { refOf } from '../kube/object.ts';
+import { SensitiveValues } from '../project/sensitive.ts';
 import type { Progress } from '../progress.ts';
-import { requireCluster } from './deploy.ts';
-import type { PreparedTarget } from './prepare.ts';
-import { ResultCollector, type CommandResult } from './result.ts';
-import { isWaitedFor, waitForReadiness } from './wait.ts';
 import { tryHookOf } from './hooks.ts';
+import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+import { maskResult, ResultCollector, type CommandResult } from './result.ts';
+import { isWaitedFor, waitForReadiness } from './wait.ts';
 
-export async function validateTarget(prepared: PreparedTarget, options: { waitMs: number }, progress: Progress): Promise<CommandResult> {
-  const refs = prepared.objects.filter((object) => isWaitedFor(object) && !tryHookOf(object)).map(refOf);
-  progress.step('validate', `checking readiness of ${refs.length} object(s)`);
-  const notReady = await waitForReadiness(requireCluster(prepared), refs, { timeoutMs: options.waitMs });
+export interface ValidateOptions {
+  /** How long to keep validating until everything is ready, in ms (0: look once). */
+  waitMs: number;
+  progress: Progress;
+  signal?: AbortSignal | undefined;
+}
+
+/** @throws the signal's reason when it fired. */
+export async function validateTarget(target: RenderedTarget, cluster: Cluster, options: ValidateOptions): Promise<CommandResult> {
+  const refs = targetObjects(target)
+    .filter((object) => isWaitedFor(object) && !tryHookOf(object))
+    .map(refOf);
+  options.progress.step('validate', `checking readiness of ${refs.length} object(s)`);
+  const notReady = await waitForReadiness(cluster.withSignal(options.signal), refs, { timeoutMs: options.waitMs, signal: options.signal });
   const result = new ResultCollector();
   for (const entry of notReady) result.error(`not ready: ${entry.reason}`, entry.ref);
-  return result.finish();
+  return maskResult(result.finish(), new SensitiveValues(target.sensitiveValues));
 }

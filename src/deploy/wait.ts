@@ -7,6 +7,7 @@
 import pLimit from 'p-limit';
 import { readinessOf, type Readiness } from '../health/index.ts';
 import type { Cluster } from '../kube/cluster.ts';
+import { sleep } from '../sleep.ts';
 import { formatRef, refKey, refOf, type KubeObject, type ObjectRef } from '../kube/object.ts';
 
 export interface NotReady {
@@ -24,6 +25,8 @@ export interface WaitOptions {
   pollMs?: number;
   /** Called after every poll with how many objects are still not ready. */
   onPoll?: (remaining: number) => void;
+  /** Ends the wait at once, throwing the signal's reason. */
+  signal?: AbortSignal | undefined;
 }
 
 /** The groups whose KluctlDeployments a GitOps controller (Gantry's or Kluctl's) reconciles. */
@@ -43,8 +46,10 @@ export function isWaitedFor(object: Pick<KubeObject, 'apiVersion' | 'kind'>): bo
 }
 
 /**
- * Polls `refs` until every one is ready, one fails, or the deadline passes.
+ * Polls `refs` until every one is ready, one fails, or the deadline passes. Each poll reads every pending object
+ * once, through the cluster's client and so its throttle.
  * @returns the objects not ready at the end (empty when all became ready), each with an explanation.
+ * @throws the signal's reason when it fires.
  */
 export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRef[], options: WaitOptions): Promise<NotReady[]> {
   const deadline = Date.now() + options.timeoutMs;
@@ -58,7 +63,7 @@ export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRe
     options.onPoll?.(pending.length);
     const failedNow = pending.filter((ref) => last.get(refKey(ref))?.readiness.status === 'Failed');
     if (failedNow.length > 0 || pending.length === 0 || Date.now() >= deadline) break;
-    await sleep(Math.min(options.pollMs ?? 1000, Math.max(0, deadline - Date.now())));
+    await sleep(Math.min(options.pollMs ?? 1000, Math.max(0, deadline - Date.now())), options.signal);
   }
   return Promise.all(
     pending.map(async (ref) => {
@@ -112,8 +117,4 @@ async function explainClaims(cluster: Cluster, pod: KubeObject): Promise<string[
     else if (readiness?.status !== 'Ready') reasons.push(`${formatRef(refOf(claim))}: ${readiness?.message}`);
   }
   return reasons;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

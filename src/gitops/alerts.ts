@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { GROUP, KIND as ALERT_KIND, SECRET_KEYS, SIGNATURE_HEADER, VERSION, type Alert, type AlertEventSource } from '../api/alert.ts';
 import { API_VERSION, KIND as KLUCTL_DEPLOYMENT_KIND, type Condition } from '../api/kluctl-deployment.ts';
-import type { Logger } from '../controller/logger.ts';
+import type { Logger } from '../logger.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { readSecret } from '../kube/secrets.ts';
 

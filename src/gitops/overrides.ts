@@ -6,7 +6,7 @@
  */
 import type { KluctlDeploymentSpec } from '../api/kluctl-deployment.ts';
 import { parseArgs } from '../project/args.ts';
-import { readFixedImages } from '../render/images.ts';
+import { readFixedImages } from '../project/fixed-images.ts';
 
 /** The override flags; unset fields leave the spec as it is. */
 export interface SpecOverrides {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { fastify, type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../controller/logger.ts';
+import { createLogger } from '../logger.ts';
 import { pushedRepositoryUrls, registerWebhookRoutes, verifySignature, WEBHOOK_PATH } from './webhooks.ts';
 
 const SECRET = 'webhook-test-secret';

@@ -6,8 +6,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { parseYaml } from '../yaml.ts';
-import { validate } from '../project/schema.ts';
-import { isInside } from '../project/files.ts';
+import { validate } from '../validate.ts';
+import { isInside } from '../files.ts';
 import { ProblemList } from '../problems.ts';
 import type { GitRef } from '../source/git-cache.ts';
 

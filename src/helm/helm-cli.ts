@@ -3,24 +3,38 @@
  * registry login or plugin of the user's helm setup changes what a render produces.
  */
 import path from 'node:path';
-import { CommandError, run, type RunResult } from '../exec.ts';
-import { toolPath } from '../tools.ts';
+import { CommandError, type RunResult } from '../exec.ts';
+import type { GitCache } from '../source/git-cache.ts';
+import type { Tools } from '../tools.ts';
+
+/** What pulling and rendering charts needs from the engine. */
+export interface ChartTools {
+  /** Runs helm and git with the engine's environment. */
+  tools: Tools;
+  /** Git charts come through it. */
+  git: GitCache;
+  /** Folder of the charts pulled on demand (`skipPrePull`). */
+  chartsCacheDir: string;
+}
 
 /**
  * Runs `helm <args>` with `home` as HELM_CONFIG_HOME/HELM_CACHE_HOME/HELM_DATA_HOME (subfolders of it).
- * @throws Error carrying helm's own error line (`Error: …`) rather than the whole command line.
+ * @throws Error carrying helm's own error line (`Error: …`) rather than the whole command line; the signal's reason
+ *   when `signal` fired.
  */
-export async function runHelm(args: readonly string[], home: string): Promise<RunResult> {
+export async function runHelm(tools: Tools, args: readonly string[], home: string, signal?: AbortSignal): Promise<RunResult> {
   try {
-    return await run(toolPath('helm'), args, {
+    return await tools.run('helm', args, {
       env: {
         HELM_CONFIG_HOME: path.join(home, 'config'),
         HELM_CACHE_HOME: path.join(home, 'cache'),
         HELM_DATA_HOME: path.join(home, 'data'),
       },
       timeoutMs: 10 * 60_000,
+      signal,
     });
   } catch (error) {
+    if (signal?.aborted) throw error;
     throw new Error(helmFailure(error));
   }
 }

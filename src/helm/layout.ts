@@ -8,7 +8,7 @@
  * Every path part is lower-cased, as Kluctl does.
  */
 import path from 'node:path';
-import { isDirectory, isInside } from '../project/files.ts';
+import { isDirectory, isInside } from '../files.ts';
 import { gitUrlPath, type RemoteChartSource } from './chart-config.ts';
 import type { GitRef } from '../source/git-cache.ts';
 

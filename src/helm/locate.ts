@@ -5,8 +5,8 @@
  * points to now), or rendering fails and tells the user to run `gantry helm-pull`.
  */
 import path from 'node:path';
-import { isDirectory, isFile } from '../project/files.ts';
-import type { GitCache } from '../source/git-cache.ts';
+import { isDirectory, isFile } from '../files.ts';
+import type { ChartTools } from './helm-cli.ts';
 import { describeChart, describeVersion, type ChartSource, type RemoteChartSource } from './chart-config.ts';
 import { HELM_CHARTS_DIR, nearestHelmChartsDir, versionDir } from './layout.ts';
 import { chartYamlVersion, pullCached, pulledGitCommit } from './pull.ts';
@@ -22,27 +22,27 @@ export async function locateChart(
   skipPrePull: boolean,
   chartFileDir: string,
   projectRoot: string,
-  git: GitCache,
+  charts: ChartTools,
 ): Promise<string> {
   if (source.kind === 'local') {
     if (!(await isFile(path.join(source.dir, 'Chart.yaml'))))
       throw new Error(`local chart ${path.relative(projectRoot, source.dir) || '.'} not found (no Chart.yaml there)`);
     return source.dir;
   }
-  if (skipPrePull) return pullCached(source, git);
+  if (skipPrePull) return pullCached(source, charts);
   const chartsDir = await nearestHelmChartsDir(chartFileDir, projectRoot);
   const expected = chartsDir ? versionDir(source, chartsDir) : path.join(HELM_CHARTS_DIR, '…');
   if (!chartsDir || !(await isDirectory(expected)))
     throw notPrePulled(source, chartsDir ? path.relative(projectRoot, expected) : `${HELM_CHARTS_DIR}/ (none found)`);
-  await checkPrePulledVersion(source, expected, path.relative(projectRoot, expected), git);
+  await checkPrePulledVersion(source, expected, path.relative(projectRoot, expected), charts);
   return expected;
 }
 
-async function checkPrePulledVersion(source: RemoteChartSource, dir: string, shownDir: string, git: GitCache): Promise<void> {
+async function checkPrePulledVersion(source: RemoteChartSource, dir: string, shownDir: string, charts: ChartTools): Promise<void> {
   if (source.kind === 'git') {
     const pulled = await pulledGitCommit(dir);
     if (!pulled) throw notPrePulled(source, `${shownDir}/.git-info.yaml`);
-    const current = await git.resolve(source.url, source.ref);
+    const current = await charts.git.resolve(source.url, source.ref);
     if (pulled !== current) {
       throw new Error(
         `pre-pulled chart ${describeChart(source)} in ${shownDir} is commit ${pulled}, but ${describeVersion(source)} is at ${current} now: run 'gantry helm-pull'`,

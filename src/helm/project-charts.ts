@@ -5,7 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { findProjectFile, relativeSlashPath } from '../project/files.ts';
+import { findProjectFile, relativeSlashPath } from '../files.ts';
 import { ProblemList, problemsOf } from '../problems.ts';
 import { chartSourceOf, readHelmChartConfig, type HelmChartConfig, type RemoteChartSource } from './chart-config.ts';
 import { HELM_CHARTS_DIR } from './layout.ts';

@@ -7,10 +7,10 @@ import { readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { isFile, relativeSlashPath } from '../project/files.ts';
+import { isFile, relativeSlashPath } from '../files.ts';
 import { problemsOf } from '../problems.ts';
 import type { Progress } from '../progress.ts';
-import type { GitCache } from '../source/git-cache.ts';
+import type { ChartTools } from './helm-cli.ts';
 import { chartKey, describeVersion, type RemoteChartSource } from './chart-config.ts';
 import { chartDir, HELM_CHARTS_DIR, versionDir, versionName } from './layout.ts';
 import { findProjectReleases, type ProjectRelease } from './project-charts.ts';
@@ -47,10 +47,10 @@ export interface HelmPullOptions {
 export async function pullProjectCharts(
   projectDir: string,
   options: HelmPullOptions,
-  git: GitCache,
+  charts: ChartTools,
   progress: Progress,
 ): Promise<HelmPullResult> {
-  return pullReleases(projectDir, await findProjectReleases(projectDir, 'helm-pull'), options, git, progress);
+  return pullReleases(projectDir, await findProjectReleases(projectDir, 'helm-pull'), options, charts, progress);
 }
 
 /** As pullProjectCharts, for releases already read. */
@@ -58,7 +58,7 @@ export async function pullReleases(
   projectDir: string,
   releases: readonly ProjectRelease[],
   options: HelmPullOptions,
-  git: GitCache,
+  charts: ChartTools,
   progress: Progress,
 ): Promise<HelmPullResult> {
   const baseDir = path.join(projectDir, HELM_CHARTS_DIR);
@@ -85,7 +85,7 @@ export async function pullReleases(
         limit(async () => {
           progress.step(source.chartName, `pulling ${describeVersion(source)}`);
           try {
-            await pullChart(source, dir, git);
+            await pullChart(source, dir, charts);
             result.pulled.push(entry);
           } catch (error) {
             result.errors.push(...problemsOf(error).map((problem) => `${files.join(', ')}: ${problem}`));

@@ -8,11 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { parseYaml, toYaml } from '../yaml.ts';
-import { isFile } from '../project/files.ts';
-import { isPlainObject } from '../project/values.ts';
-import type { GitCache } from '../source/git-cache.ts';
+import { isFile } from '../files.ts';
+import { isPlainObject } from '../values.ts';
 import { describeChart, describeVersion, type GitChartSource, type RegistryChartSource, type RemoteChartSource } from './chart-config.ts';
-import { runHelm } from './helm-cli.ts';
+import { runHelm, type ChartTools } from './helm-cli.ts';
 import { versionDir } from './layout.ts';
 
 /** File a pulled git chart records its ref and commit in (kluctl's CheckoutInfo). */
@@ -21,26 +20,21 @@ export const GIT_INFO_FILE = '.git-info.yaml';
 /** Charts pulled on demand are pulled again after this long, as Kluctl does. */
 const CACHE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
-/** Folder of on-demand pulls: $GANTRY_CACHE_DIR/helm-charts or ~/.cache/gantry/helm-charts. */
-export function helmChartsCacheDir(): string {
-  return path.join(process.env['GANTRY_CACHE_DIR'] ?? path.join(os.homedir(), '.cache', 'gantry'), 'helm-charts');
-}
-
 /**
  * Replaces `destination` with the chart's files at the source's version.
  * @throws Error naming chart and version when the repository, registry or git ref does not have it.
  */
-export async function pullChart(source: RemoteChartSource, destination: string, git: GitCache): Promise<void> {
+export async function pullChart(source: RemoteChartSource, destination: string, charts: ChartTools): Promise<void> {
   try {
     if (source.kind === 'git') {
-      const files = await gitChartFiles(source, git);
+      const files = await gitChartFiles(source, charts);
       await replaceFolder(destination, files.dir);
       await writeFile(path.join(destination, GIT_INFO_FILE), toYaml({ checkedOutRef: { ...source.ref }, checkedOutCommit: files.commit }));
       return;
     }
     const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-helm-pull-'));
     try {
-      await replaceFolder(destination, await pullWithHelm(source, scratch));
+      await replaceFolder(destination, await pullWithHelm(source, scratch, charts));
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -62,13 +56,13 @@ async function replaceFolder(destination: string, source: string): Promise<void>
 }
 
 /** `helm pull --untar` into `scratch`; returns the chart's folder there. */
-async function pullWithHelm(source: RegistryChartSource, scratch: string): Promise<string> {
+async function pullWithHelm(source: RegistryChartSource, scratch: string, charts: ChartTools): Promise<string> {
   const untarDir = path.join(scratch, 'chart');
   const args =
     source.kind === 'oci'
       ? ['pull', source.repo, '--version', source.version, ...(usesPlainHttp(source.repo) ? ['--plain-http'] : [])]
       : ['pull', source.chartName, '--repo', source.repo, '--version', source.version];
-  await runHelm([...args, '--untar', '--untardir', untarDir], path.join(scratch, 'home'));
+  await runHelm(charts.tools, [...args, '--untar', '--untardir', untarDir], path.join(scratch, 'home'));
   const [entry] = await readdir(untarDir);
   if (!entry) throw new Error('helm pull produced no chart');
   return path.join(untarDir, entry);
@@ -84,8 +78,8 @@ export function usesPlainHttp(ociUrl: string): boolean {
 }
 
 /** The folder of the chart inside the git cache's snapshot of the ref, with the commit it came from. */
-async function gitChartFiles(source: GitChartSource, git: GitCache): Promise<{ dir: string; commit: string }> {
-  const checkout = await git.checkout(source.url, source.ref);
+async function gitChartFiles(source: GitChartSource, charts: ChartTools): Promise<{ dir: string; commit: string }> {
+  const checkout = await charts.git.checkout(source.url, source.ref);
   const dir = path.join(checkout.dir, source.subDir);
   if (!(await isFile(path.join(dir, 'Chart.yaml')))) {
     throw new Error(`git repository ${source.url} has no Chart.yaml in '${source.subDir || '.'}' at commit ${checkout.commit}`);
@@ -98,14 +92,14 @@ async function gitChartFiles(source: GitChartSource, git: GitCache): Promise<{ d
  * immutable folder per commit), registry charts from Gantry's chart cache, pulled when missing, of another
  * version, or older than a day. Pulls of the same chart by concurrent processes are serialized by a lock file.
  */
-export async function pullCached(source: RemoteChartSource, git: GitCache): Promise<string> {
+export async function pullCached(source: RemoteChartSource, charts: ChartTools): Promise<string> {
   if (source.kind === 'git') {
-    return gitChartFiles(source, git).then(
+    return gitChartFiles(source, charts).then(
       (files) => files.dir,
       (error: unknown) => Promise.reject(pullFailure(source, error)),
     );
   }
-  const dir = versionDir(source, helmChartsCacheDir());
+  const dir = versionDir(source, charts.chartsCacheDir);
   await mkdir(path.dirname(dir), { recursive: true });
   const release = await lockfile.lock(dir, {
     realpath: false,
@@ -113,7 +107,7 @@ export async function pullCached(source: RemoteChartSource, git: GitCache): Prom
     stale: 120_000,
   });
   try {
-    if (await cacheNeedsPull(dir, source.version)) await pullChart(source, dir, git);
+    if (await cacheNeedsPull(dir, source.version)) await pullChart(source, dir, charts);
     return dir;
   } finally {
     await release();

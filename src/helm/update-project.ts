@@ -7,11 +7,10 @@
  * Every version is looked up before anything is written, so a failing lookup changes no file.
  */
 import path from 'node:path';
-import { run } from '../exec.ts';
-import { isDirectory, relativeSlashPath } from '../project/files.ts';
+import { isDirectory, relativeSlashPath } from '../files.ts';
 import { ProblemList, problemsOf } from '../problems.ts';
 import type { Progress } from '../progress.ts';
-import type { GitCache } from '../source/git-cache.ts';
+import type { ChartTools } from './helm-cli.ts';
 import { chartKey } from './chart-config.ts';
 import { writeVersion } from './chart-file-edit.ts';
 import { HELM_CHARTS_DIR } from './layout.ts';
@@ -56,16 +55,17 @@ export interface HelmUpdateOptions {
 export async function updateProjectCharts(
   projectDir: string,
   options: HelmUpdateOptions,
-  git: GitCache,
+  charts: ChartTools,
   progress: Progress,
 ): Promise<HelmUpdateResult> {
   const releases = await findProjectReleases(projectDir, 'helm-update');
   if (options.commit) {
-    await checkCleanWorkTree(projectDir);
-    await checkChartsPulled(projectDir, releases, git, progress);
+    await checkCleanWorkTree(projectDir, charts);
+    await checkChartsPulled(projectDir, releases, charts, progress);
   }
   const newest = await newestVersions(
     releases.filter((release) => currentVersion(release) !== undefined),
+    charts,
     progress,
   );
   const result: HelmUpdateResult = { charts: [], pulled: [], removed: [], commits: [], errors: [] };
@@ -82,7 +82,7 @@ export async function updateProjectCharts(
   }
   if (!options.upgrade) return result;
   for (const group of upgrades.values()) {
-    const outcome = await upgrade(projectDir, group, options.commit, git, progress);
+    const outcome = await upgrade(projectDir, group, options.commit, charts, progress);
     result.pulled.push(...outcome.pulled);
     result.removed.push(...outcome.removed);
     if (outcome.commit) result.commits.push(outcome.commit);
@@ -95,13 +95,17 @@ export async function updateProjectCharts(
 }
 
 /** The newest allowed version per release, querying each chart once. */
-async function newestVersions(releases: readonly ProjectRelease[], progress: Progress): Promise<Map<ProjectRelease, string>> {
+async function newestVersions(
+  releases: readonly ProjectRelease[],
+  charts: ChartTools,
+  progress: Progress,
+): Promise<Map<ProjectRelease, string>> {
   const queries = new Map<string, Promise<string[]>>();
   for (const release of releases) {
     const key = chartKey(release.source);
     if (!queries.has(key)) {
       progress.step(release.source.chartName, 'querying versions');
-      queries.set(key, availableVersions(release.source));
+      queries.set(key, availableVersions(release.source, charts.git));
     }
   }
   await Promise.allSettled(queries.values());
@@ -148,7 +152,7 @@ async function upgrade(
   projectDir: string,
   group: ReadonlyArray<{ release: ProjectRelease; update: ChartUpdate }>,
   commit: boolean,
-  git: GitCache,
+  charts: ChartTools,
   progress: Progress,
 ): Promise<{ pulled: PulledChart[]; removed: PulledChart[]; errors: string[]; commit?: HelmUpdateResult['commits'][number] }> {
   const { update: first } = group[0] as { update: ChartUpdate };
@@ -162,12 +166,13 @@ async function upgrade(
     projectDir,
     await findProjectReleases(projectDir, 'helm-update'),
     { force: false, dryRun: false },
-    git,
+    charts,
     progress,
   );
   if (pull.errors.length > 0 || !commit) return pull;
   const message = `Updated helm chart ${first.chart} from version ${first.currentVersion} to version ${to}`;
   const hash = await commitUpgrade(
+    charts,
     projectDir,
     group.map(({ release }) => release.file),
     message,
@@ -177,14 +182,14 @@ async function upgrade(
 }
 
 /** Checks the work tree has no staged or unstaged change and nothing untracked in `.helm-charts` (kluctl's rules for --commit). */
-async function checkCleanWorkTree(projectDir: string): Promise<void> {
+async function checkCleanWorkTree(projectDir: string, charts: ChartTools): Promise<void> {
   const root = (
-    await gitIn(projectDir, ['rev-parse', '--show-toplevel']).catch(() => {
+    await gitIn(charts, projectDir, ['rev-parse', '--show-toplevel']).catch(() => {
       throw new Error(`--commit needs the project in a git work tree; ${projectDir} is not in one`);
     })
   ).trim();
   const chartsPrefix = `${relativeSlashPath(root, path.join(projectDir, HELM_CHARTS_DIR))}/`;
-  const entries = (await gitIn(root, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);
+  const entries = (await gitIn(charts, root, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);
   for (const entry of entries) {
     const file = entry.slice(3);
     if (file.startsWith(chartsPrefix)) throw new Error(`--commit needs a clean ${HELM_CHARTS_DIR} folder; ${file} is changed or untracked`);
@@ -196,26 +201,26 @@ async function checkCleanWorkTree(projectDir: string): Promise<void> {
 async function checkChartsPulled(
   projectDir: string,
   releases: readonly ProjectRelease[],
-  git: GitCache,
+  charts: ChartTools,
   progress: Progress,
 ): Promise<void> {
-  const pending = await pullReleases(projectDir, releases, { force: false, dryRun: true }, git, progress);
+  const pending = await pullReleases(projectDir, releases, { force: false, dryRun: true }, charts, progress);
   if (pending.pulled.length + pending.removed.length > 0)
     throw new Error(`${HELM_CHARTS_DIR} is not up to date: run 'gantry helm-pull' first`);
 }
 
 /** Stages the helm-chart.yaml files and `.helm-charts`, commits, returns the commit. Uses the user's git setup. */
-async function commitUpgrade(projectDir: string, files: readonly string[], message: string): Promise<string> {
-  await gitIn(projectDir, ['add', '--', ...files]);
-  if (await isDirectory(path.join(projectDir, HELM_CHARTS_DIR))) await gitIn(projectDir, ['add', '--all', '--', HELM_CHARTS_DIR]);
-  await gitIn(projectDir, ['commit', '--quiet', '-m', message]);
-  return (await gitIn(projectDir, ['rev-parse', 'HEAD'])).trim();
+async function commitUpgrade(charts: ChartTools, projectDir: string, files: readonly string[], message: string): Promise<string> {
+  await gitIn(charts, projectDir, ['add', '--', ...files]);
+  if (await isDirectory(path.join(projectDir, HELM_CHARTS_DIR))) await gitIn(charts, projectDir, ['add', '--all', '--', HELM_CHARTS_DIR]);
+  await gitIn(charts, projectDir, ['commit', '--quiet', '-m', message]);
+  return (await gitIn(charts, projectDir, ['rev-parse', 'HEAD'])).trim();
 }
 
 /**
- * git in the user's own work tree, with the user's configuration (identity, hooks, signing), unlike the fetches of
- * src/source/git.ts, which must not depend on it.
+ * git in the user's own work tree, with the user's configuration (identity, hooks, signing), unlike the git cache's
+ * fetches, which must not depend on it.
  */
-async function gitIn(cwd: string, args: readonly string[]): Promise<string> {
-  return (await run('git', args, { cwd })).stdout;
+async function gitIn(charts: ChartTools, cwd: string, args: readonly string[]): Promise<string> {
+  return (await charts.tools.run('git', args, { cwd })).stdout;
 }

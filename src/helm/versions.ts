@@ -3,8 +3,8 @@
  * index.yaml, the tags of an OCI repository, the tags of a git repository.
  */
 import { parseYaml } from '../yaml.ts';
-import { isPlainObject } from '../project/values.ts';
-import { git } from '../source/git.ts';
+import { isPlainObject } from '../values.ts';
+import type { GitCache } from '../source/git-cache.ts';
 import type { RemoteChartSource } from './chart-config.ts';
 import { usesPlainHttp } from './pull.ts';
 
@@ -14,14 +14,14 @@ const REQUEST_TIMEOUT_MS = 60_000;
  * Every version string the source has (git: every tag name), unfiltered.
  * @throws Error naming the repository when it can not be read or does not have the chart.
  */
-export async function availableVersions(source: RemoteChartSource): Promise<string[]> {
+export async function availableVersions(source: RemoteChartSource, git: GitCache): Promise<string[]> {
   switch (source.kind) {
     case 'helm-repo':
       return helmRepoVersions(source.repo, source.chartName);
     case 'oci':
       return ociTags(source.repo);
     case 'git':
-      return gitTags(source.url);
+      return git.remoteTags(source.url);
   }
 }
 
@@ -70,18 +70,6 @@ async function anonymousToken(challenge: string | null, repo: string): Promise<s
   if (!response.ok) throw new Error(`OCI registry ${repo}: token request answered ${response.status} ${response.statusText}`);
   const body = (await response.json()) as { token?: string; access_token?: string };
   return `Bearer ${body.token ?? body.access_token ?? ''}`;
-}
-
-async function gitTags(url: string): Promise<string[]> {
-  const { stdout } = await git(['ls-remote', '--tags', '--refs', url]).catch((error: Error) => {
-    throw new Error(
-      `git repository ${url} could not be listed: ${error.message.split('\n').find((line) => /^(fatal|error):/.test(line)) ?? error.message}`,
-    );
-  });
-  return stdout.split('\n').flatMap((line) => {
-    const ref = line.split('\t')[1];
-    return ref?.startsWith('refs/tags/') ? [ref.slice('refs/tags/'.length)] : [];
-  });
 }
 
 async function request(url: string, authorization?: string): Promise<Response> {

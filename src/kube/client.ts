@@ -1,11 +1,18 @@
 /**
  * A thin HTTP client for the Kubernetes API that sends and receives raw JSON. Authentication (certificates,
  * tokens, exec plugins) comes from @kubernetes/client-node's KubeConfig; requests go through undici over one pooled
- * HTTP/1.1 agent per kubeconfig (transport.ts). The library's typed API is not used on purpose: its serializers drop fields
- * they do not know from built-in kinds, and Gantry must send objects exactly as rendered.
+ * HTTP/1.1 agent per kubeconfig (transport.ts). The library's typed API is not used on purpose: its serializers drop
+ * fields they do not know from built-in kinds, and Gantry must send objects exactly as rendered.
+ *
+ * As client-go's rest client does it, every request waits for the throttle its API server shares with every other
+ * client of the process (QPS and burst), is retried when the server answers 429 Too Many Requests or a 5xx (after the
+ * Retry-After the server asks for, else with exponential backoff) or drops an idempotent request's connection, and is
+ * abandoned after a timeout or when the caller's signal fires.
  */
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
+import pThrottle from 'p-throttle';
 import { request, type Dispatcher } from 'undici';
+import { sleep } from '../sleep.ts';
 import { Http1KubeConfig } from './transport.ts';
 
 /** Options for choosing the cluster: both default to the usual kubeconfig rules ($KUBECONFIG, ~/.kube/config). */
@@ -29,7 +36,7 @@ export class KubeApiError extends Error {
   }
 }
 
-/** The cluster could not be reached at all (DNS, refused connection, TLS). */
+/** The cluster could not be reached at all (DNS, refused connection, TLS), or did not answer in time. */
 export class ClusterUnreachableError extends Error {
   constructor(server: string, cause: unknown) {
     super(`cannot reach the Kubernetes API server at ${server}: ${cause instanceof Error ? cause.message : String(cause)}`);
@@ -45,6 +52,80 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** Waits until the API server may be sent one more request; rejects with the signal's reason when it fires first. */
+export type RequestThrottle = (signal?: AbortSignal) => Promise<void>;
+
+/**
+ * client-go's client-side rate limit: on average `qps` requests a second, up to `burst` at once (a window of
+ * `burst` requests every burst/qps seconds).
+ * @throws Error when qps or burst is not positive.
+ */
+export function requestThrottle(limits: { qps: number; burst: number }): RequestThrottle {
+  if (!(limits.qps > 0) || !(limits.burst >= 1)) throw new Error(`invalid API rate limit: qps ${limits.qps}, burst ${limits.burst}`);
+  const slot = pThrottle({ limit: Math.floor(limits.burst), interval: (Math.floor(limits.burst) / limits.qps) * 1000 })(() => undefined);
+  return async (signal) => {
+    signal?.throwIfAborted();
+    if (!signal) return slot();
+    // p-throttle cannot withdraw one queued call: an aborted wait leaves a no-op behind in the queue.
+    let onAbort: () => void = () => undefined;
+    const aborted = new Promise<never>((_, reject) => (onAbort = () => reject(signal.reason)));
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([slot(), aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  };
+}
+
+export interface ClientOptions {
+  /** Shared by every client of one API server (see requestThrottle); none: unlimited. */
+  throttle?: RequestThrottle;
+  /** A request, its retries included, is abandoned after this many ms. Default 60 s. */
+  requestTimeoutMs?: number;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * Retries, as client-go's rest client decides them: an answer 429 Too Many Requests or 5xx is retried only when the
+ * server asks for it with Retry-After (API Priority and Fairness does; a 500 for an invalid object does not), a 429
+ * whatever the method (it was never processed), a 5xx only for the methods that may be repeated (server-side apply
+ * and merge patches may), as is a connection dropped before any answer. The wait is the Retry-After, else exponential
+ * from 250 ms, plus up to as much again at random; at most 5 retries, and never past the request's timeout or the
+ * caller's signal (undici's retry interceptor ignores an abort while it waits, so the loop is here).
+ */
+const MAX_RETRIES = 5;
+const RETRY_BASE_MS = 250;
+const MAX_RETRY_AFTER_MS = 30_000;
+const REPEATABLE = new Set(['GET', 'PUT', 'PATCH', 'DELETE']);
+const DROPPED = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/**
+ * How long to wait before retry number `attempt` (1-based), or undefined: no retry.
+ * @param status the answer's status; undefined when the connection dropped without one.
+ */
+function retryDelay(method: string, attempt: number, status: number | undefined, retryAfter: string | undefined): number | undefined {
+  if (attempt > MAX_RETRIES) return undefined;
+  let delay: number;
+  if (status === undefined) {
+    if (!REPEATABLE.has(method)) return undefined;
+    delay = RETRY_BASE_MS * 2 ** (attempt - 1);
+  } else {
+    const asked = retryAfter === undefined ? NaN : Number(retryAfter) * 1000;
+    if (!Number.isFinite(asked) || asked < 0) return undefined;
+    if (status !== 429 && !(status >= 500 && REPEATABLE.has(method))) return undefined;
+    delay = Math.min(Math.max(asked, RETRY_BASE_MS), MAX_RETRY_AFTER_MS);
+  }
+  // Up to as much again at random: clients told the same second must not all come back in the same instant.
+  return delay * (1 + Math.random());
+}
+
+function droppedConnection(error: unknown): boolean {
+  const code = (error as { code?: string; cause?: { code?: string } }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+  return code !== undefined && DROPPED.has(code);
+}
+
 /**
  * Loads a kubeconfig the way kubectl does and selects the context.
  * @throws Error when the file or the context does not exist.
@@ -53,56 +134,90 @@ export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
   const config = new KubeConfig();
   if (options.kubeconfig) config.loadFromFile(options.kubeconfig);
   else config.loadFromDefault();
-  if (options.context) {
-    if (!config.getContextObject(options.context)) {
-      const known =
-        config
-          .getContexts()
-          .map((context) => context.name)
-          .join(', ') || 'none';
-      throw new Error(`context '${options.context}' not found in kubeconfig (known contexts: ${known})`);
-    }
-    config.setCurrentContext(options.context);
-  }
+  if (options.context) selectContext(config, options.context);
   if (!config.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: pass --kubeconfig or set KUBECONFIG');
   return config;
 }
 
+/**
+ * Makes `context` the current context of `config`.
+ * @throws Error naming the contexts the kubeconfig has when it has no such context.
+ */
+export function selectContext(config: KubeConfig, context: string): void {
+  if (!config.getContextObject(context)) {
+    const known =
+      config
+        .getContexts()
+        .map((entry) => entry.name)
+        .join(', ') || 'none';
+    throw new Error(`context '${context}' not found in kubeconfig (known contexts: ${known})`);
+  }
+  config.setCurrentContext(context);
+}
+
 export class KubeClient {
-  readonly config: KubeConfig;
+  readonly config: Http1KubeConfig;
   readonly server: string;
+  private readonly options: ClientOptions;
+  /** Fires for every request of this client (see withSignal). */
+  private readonly signal: AbortSignal | undefined;
 
   /** `config`'s requests go through a pooled HTTP/1.1 agent (see transport.ts for why not the library's). */
-  constructor(config: KubeConfig) {
+  constructor(config: KubeConfig, options: ClientOptions = {}, signal?: AbortSignal) {
     this.config = config instanceof Http1KubeConfig ? config : Http1KubeConfig.from(config);
     this.server = (config.getCurrentCluster()?.server ?? '').replace(/\/+$/, '');
+    this.options = options;
+    this.signal = signal;
+  }
+
+  /** This client with `signal` added to every request: same connections, throttle and options. */
+  withSignal(signal: AbortSignal): KubeClient {
+    return new KubeClient(this.config, this.options, this.signal ? AbortSignal.any([this.signal, signal]) : signal);
   }
 
   /**
    * Sends one request and returns the decoded JSON body (undefined for an empty body).
-   * @throws KubeApiError for a non-2xx answer; ClusterUnreachableError when no answer came.
+   * @throws KubeApiError for a non-2xx answer (after retries); ClusterUnreachableError when no answer came in
+   *   time; the signal's reason when the caller's signal fired.
    */
   async request<T = unknown>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options: RequestOptions = {}): Promise<T> {
+    const callerSignal = options.signal && this.signal ? AbortSignal.any([options.signal, this.signal]) : (options.signal ?? this.signal);
+    await this.options.throttle?.(callerSignal);
+    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
     const url = this.url(path, options.query);
-    const { headers, dispatcher } = await this.authenticate(url, method);
-    headers['accept'] = options.accept ?? 'application/json';
-    if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(url, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        dispatcher,
-        signal: options.signal,
-      });
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      throw new ClusterUnreachableError(this.server, error);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    for (let attempt = 1; ; attempt++) {
+      let status: number | undefined;
+      let retryAfter: string | undefined;
+      try {
+        const { headers, dispatcher } = await this.authenticate(url, method);
+        headers['accept'] = options.accept ?? 'application/json';
+        if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+        const response = await request(url, { method, headers, body, dispatcher, signal });
+        const text = await response.body.text();
+        if (response.statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
+        status = response.statusCode;
+        retryAfter = [response.headers['retry-after']].flat()[0];
+        const delay = retryDelay(method, attempt, status, retryAfter);
+        if (delay === undefined) throw toApiError(status, text);
+        await sleep(delay, signal);
+      } catch (error) {
+        if (callerSignal?.aborted) throw callerSignal.reason;
+        if (error instanceof KubeApiError) throw error;
+        if (timeout.aborted) throw new ClusterUnreachableError(this.server, new Error('no answer in time'));
+        const delay = status === undefined && droppedConnection(error) ? retryDelay(method, attempt, undefined, undefined) : undefined;
+        if (delay === undefined) throw new ClusterUnreachableError(this.server, error);
+        await sleep(delay, signal).catch(() => {
+          throw callerSignal?.aborted ? callerSignal.reason : new ClusterUnreachableError(this.server, new Error('no answer in time'));
+        });
+      }
     }
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw toApiError(response.statusCode, text);
-    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Closes the connections (of every client sharing this one's kubeconfig) once their requests ended; a later request opens new ones. */
+  close(): Promise<void> {
+    return this.config.close();
   }
 
   private url(path: string, query: Record<string, string | undefined> = {}): string {

@@ -23,21 +23,43 @@ export interface ApplyOptions {
   dryRun?: boolean;
 }
 
+/** Accept header of a metadata-only list: the API server answers a PartialObjectMetadataList. */
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+
+/**
+ * One cluster as one kubeconfig context reaches it: a client (connection pool, throttle), and the discovery cache.
+ * Long-running roles keep one per context in a ClusterPool (cluster-pool.ts) and bind each operation's signal with
+ * withSignal.
+ */
 export class Cluster {
   readonly client: KubeClient;
   readonly discovery: Discovery;
   /** The kubeconfig context in use. */
   readonly context: string;
 
-  constructor(client: KubeClient) {
+  /** @param discovery shared with the cluster this one is a signal-bound view of (see withSignal). */
+  constructor(client: KubeClient, discovery?: Discovery) {
     this.client = client;
-    this.discovery = new Discovery(client);
+    this.discovery = discovery ?? new Discovery(client);
     this.context = client.config.getCurrentContext();
   }
 
-  /** Connects using the kubeconfig rules; nothing is sent until the first request. */
+  /** Connects using the kubeconfig rules, unpooled and unthrottled (one-shot commands); nothing is sent yet. */
   static connect(options: ConnectOptions = {}): Cluster {
     return new Cluster(new KubeClient(loadKubeConfig(options)));
+  }
+
+  /**
+   * This cluster with `signal` on every request: connections, throttle and discovery are shared, and a request
+   * under way when the signal fires is abandoned (rejecting with the signal's reason).
+   */
+  withSignal(signal: AbortSignal | undefined): Cluster {
+    return signal ? new Cluster(this.client.withSignal(signal), this.discovery) : this;
+  }
+
+  /** Closes the connections; the views withSignal made share them. */
+  close(): Promise<void> {
+    return this.client.close();
   }
 
   /** The server's version, e.g. `v1.35.4`. */
@@ -131,21 +153,29 @@ export class Cluster {
 
   /**
    * Every object of `resource` matching `labelSelector`, in `namespace` or (without one) in all namespaces,
-   * with apiVersion and kind filled in (list responses leave them out of the items).
+   * with apiVersion and kind filled in (list responses leave them out of the items). With `metadataOnly` the
+   * objects have their metadata only (labels, annotations, managedFields, ownerReferences), a fraction of the bytes.
    */
-  async list(resource: ApiResource, labelSelector: string, namespace?: string): Promise<KubeObject[]> {
+  async list(
+    resource: ApiResource,
+    labelSelector: string,
+    namespace?: string,
+    options: { metadataOnly?: boolean } = {},
+  ): Promise<KubeObject[]> {
     const items: KubeObject[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.client.request<{ items: KubeObject[]; metadata?: { continue?: string } }>(
+      const page = await this.client.request<{ items: KubeObject[] | null; metadata?: { continue?: string } }>(
         'GET',
         collectionPath(resource, namespace),
         {
           query: { labelSelector, limit: '500', continue: continueToken },
+          accept: options.metadataOnly ? METADATA_LIST : undefined,
         },
       );
       const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
-      for (const item of page.items) items.push({ ...item, apiVersion, kind: resource.kind });
+      // A metadata-only list of nothing has no items at all (null), not an empty list.
+      for (const item of page.items ?? []) items.push({ ...item, apiVersion, kind: resource.kind });
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken);
     return items;

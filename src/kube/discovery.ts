@@ -1,8 +1,9 @@
 /**
  * API discovery: which resources the cluster serves, so a GVK maps to a URL and a scope. Uses aggregated
  * discovery (apidiscovery.k8s.io/v2, two requests for the whole cluster; GA since Kubernetes 1.30) and falls back
- * to per-group discovery for older servers. The mapping is cached and must be invalidated when CRDs change or a
- * kind is unknown (Gantry does so after applying CRDs and on a miss).
+ * to per-group discovery for older servers. The mapping is cached for `maxAgeMs` (an API removed meanwhile is noticed
+ * then) and invalidated when CRDs change or a kind is unknown (Gantry does so after applying CRDs and on a miss). A
+ * Discovery lives as long as its Cluster, so a long-running role asks once per cluster, not once per reconcile.
  */
 import type { KubeClient } from './client.ts';
 import type { ScopeResolver } from './scope.ts';
@@ -33,21 +34,40 @@ interface AggregatedList {
   }>;
 }
 
+/** How long a mapping is trusted without a miss (client-go's disk cache keeps it for 6 h; a controller wants less). */
+const DEFAULT_MAX_AGE_MS = 10 * 60_000;
+
 export class Discovery {
   private readonly client: KubeClient;
-  private cached: Promise<ApiResource[]> | undefined;
+  private readonly maxAgeMs: number;
+  private cached: { resources: Promise<ApiResource[]>; at: number } | undefined;
+  private loadCount = 0;
 
-  constructor(client: KubeClient) {
+  constructor(client: KubeClient, options: { maxAgeMs?: number } = {}) {
     this.client = client;
+    this.maxAgeMs = options.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
+  }
+
+  /** How many times the mapping was read from the cluster (each read is two requests with aggregated discovery). */
+  get loads(): number {
+    return this.loadCount;
   }
 
   /** Every resource of every served group version (subresources excluded). */
   resources(): Promise<ApiResource[]> {
-    this.cached ??= this.load().catch((error: unknown) => {
-      this.cached = undefined;
-      throw error;
-    });
-    return this.cached;
+    if (this.cached && Date.now() - this.cached.at > this.maxAgeMs) this.cached = undefined;
+    if (!this.cached) {
+      this.loadCount++;
+      const entry = {
+        at: Date.now(),
+        resources: this.load().catch((error: unknown) => {
+          if (this.cached === entry) this.cached = undefined;
+          throw error;
+        }),
+      };
+      this.cached = entry;
+    }
+    return this.cached.resources;
   }
 
   /** Forgets the mapping; the next lookup asks the cluster again. */

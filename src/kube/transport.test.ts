@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Watch } from '@kubernetes/client-node';
-import { TcpProxy, testClient } from '../controller/test-support.ts';
+import { TcpProxy, testClient, waitFor } from '../controller/test-support.ts';
 import { Http1KubeConfig } from './transport.ts';
 
 /** The protocols a ClientHello offers by ALPN (`h2`, `http/1.1`), found by their length-prefixed names. */
@@ -39,8 +39,7 @@ describe('Http1KubeConfig', () => {
       (type) => events.push(type),
       () => undefined,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(events).toContain('ADDED');
+    await waitFor('the first watch event', () => events.includes('ADDED'));
     watch.abort();
     await expect(client.request('GET', '/api/v1/namespaces', { signal: AbortSignal.timeout(1) })).rejects.toThrow();
     expect(await client.request<{ gitVersion: string }>('GET', '/version')).toMatchObject({ gitVersion: expect.stringMatching(/^v1\./) });

@@ -36,6 +36,13 @@ export class Http1KubeConfig extends KubeConfig {
     if (!this.getCurrentCluster()?.proxyUrl) context.setDispatcher(await this.agent());
   }
 
+  /** Closes the pool's connections; a request after this opens a new pool. */
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.agent.close();
+  }
+
   /** The pool for the current TLS material; a new one when it changed (rotated client certificates). */
   private async agent(): Promise<Agent> {
     const tls: AgentOptions = {};

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseYaml } from '../yaml.ts';
-import { deepMerge, isPlainObject, setPath, type Values } from './values.ts';
+import { deepMerge, isPlainObject, setPath, type Values } from '../values.ts';
 
 const ARG_PATTERN = /^([a-zA-Z0-9_./-]+)=(.*)$/s;
 

@@ -1,14 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JinjaPool } from '../template/jinja-pool.ts';
 import { copyExample, example, removeCopy } from '../../test/support/fixtures.ts';
 import { loadDeploymentItems } from './deployment-project.ts';
 import { loadKluctlProject, resolveTarget } from './kluctl-project.ts';
 import { parseArgs } from './args.ts';
-import { GitCache } from '../source/git-cache.ts';
+import { testProjectEnvironment, testRenderer } from '../../test/support/engine.ts';
 
-const pool = new JinjaPool({ workers: 2 });
+const pool = testRenderer({ workers: 2 });
 afterAll(() => pool.close());
 
 async function load(dir: string, target: string, args: string[] = []) {
@@ -20,11 +19,7 @@ async function load(dir: string, target: string, args: string[] = []) {
   );
   return {
     resolved,
-    items: await loadDeploymentItems(
-      dir,
-      { target: resolved.templateValue, args: resolved.args },
-      { renderer: pool, cluster: undefined, git: new GitCache() },
-    ),
+    items: await loadDeploymentItems(dir, { target: resolved.templateValue, args: resolved.args }, testProjectEnvironment(pool)),
   };
 }
 

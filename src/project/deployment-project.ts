@@ -16,11 +16,11 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseYaml } from '../yaml.ts';
+import { validate } from '../validate.ts';
 import {
   DeploymentProjectSchema,
   KluctlLibrarySchema,
   UNSUPPORTED_ITEM_KEYS,
-  validate,
   type ConflictResolutionConfig,
   type DeploymentItemConfig,
   type DeploymentProjectConfig,
@@ -31,9 +31,9 @@ import {
 import { evaluateCondition, type StringScope } from './render-values.ts';
 import type { ProjectEnvironment } from './environment.ts';
 import { withDefaultArgs } from './kluctl-project.ts';
-import { isPlainObject, type Values } from './values.ts';
+import { isPlainObject, type Values } from '../values.ts';
 import { loadVars } from './vars.ts';
-import { findProjectFile, isDirectory, isInside, relativeSlashPath } from './files.ts';
+import { findProjectFile, isDirectory, isInside, relativeSlashPath } from '../files.ts';
 
 /** Where an item's files come from: the project itself (id '') or a git include (its own checkout). */
 export interface ItemSource {
@@ -127,7 +127,7 @@ async function loadProjectNode(
   if (!parent && config.when !== undefined) throw new Error(`${label}: the root deployment project can not contain 'when'`);
   const node: ProjectNode = { ...partial, file: label, config, context };
   node.context = await loadVars(config.vars, context, varsScope(node, projectSearchDirs(node), label, state));
-  if (!(await evaluateCondition(config.when, conditionScope(node), state.environment.renderer))) return undefined;
+  if (!(await evaluateCondition(config.when, conditionScope(node, state), state.environment.renderer))) return undefined;
   return node;
 }
 
@@ -143,6 +143,7 @@ async function readProjectConfig(
     files: [relativeSlashPath(source.root, file)],
     context,
     searchDirs: searchDirs.map((dir) => relativeSlashPath(source.root, dir)),
+    signal: state.environment.signal,
   });
   if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${file}: not rendered`);
   const config = validate(DeploymentProjectSchema, parseYaml(rendered.text, file) ?? {}, file);
@@ -181,7 +182,7 @@ async function collectItems(node: ProjectNode, state: LoadState): Promise<Deploy
   const items: DeploymentItem[] = [];
   for (const [index, config] of (node.config.deployments ?? []).entries()) {
     const label = `${node.file}: deployments[${index}]`;
-    if (!(await evaluateCondition(config.when, conditionScope(node), state.environment.renderer))) continue;
+    if (!(await evaluateCondition(config.when, conditionScope(node, state), state.environment.renderer))) continue;
     if (config.include !== undefined || config.git !== undefined) {
       items.push(...(await collectInclude(node, config, label, state)));
       if (config.barrier) items.push(actionItem(node, { barrier: true, message: config.message }));
@@ -221,8 +222,9 @@ async function checkoutGitInclude(git: GitInclude, label: string, state: LoadSta
 
 /** A ref given as a plain string (Kluctl's older form) names a branch or, failing that, a tag. */
 async function checkoutRef(url: string, ref: Exclude<GitInclude, string>['ref'], state: LoadState) {
-  if (typeof ref !== 'string') return state.environment.git.checkout(url, ref ?? {});
-  return state.environment.git.checkout(url, { branch: ref }).catch(() => state.environment.git.checkout(url, { tag: ref }));
+  const { git, signal } = state.environment;
+  if (typeof ref !== 'string') return git.checkout(url, ref ?? {}, {}, signal);
+  return git.checkout(url, { branch: ref }, {}, signal).catch(() => git.checkout(url, { tag: ref }, {}, signal));
 }
 
 /**
@@ -351,6 +353,6 @@ function varsScope(node: Pick<ProjectNode, 'source'>, searchDirs: readonly strin
   return { rootDir: node.source.root, searchDirs, declaredIn, environment: state.environment };
 }
 
-function conditionScope(node: ProjectNode): StringScope {
-  return { rootDir: node.source.root, dir: node.dir, name: node.file, context: node.context };
+function conditionScope(node: ProjectNode, state: LoadState): StringScope {
+  return { rootDir: node.source.root, dir: node.dir, name: node.file, context: node.context, signal: state.environment.signal };
 }

@@ -1,20 +1,38 @@
 /**
- * What loading a project may reach beyond its own files: the Jinja2 renderer, the cluster (cluster vars sources;
- * undefined when rendering offline), the shared git cache (git includes and git vars sources) and extra
- * environment for sops.
+ * What loading a project may reach beyond its own files: the Jinja2 renderer, the programs the engine runs (sops), the
+ * cluster (cluster vars sources; undefined when rendering offline), the shared git cache (git includes and git vars
+ * sources), the environment `systemEnvVars` reads, keys for sops, the collector of sensitive values, and the signal
+ * that abandons the load.
  */
 import type { Cluster } from '../kube/cluster.ts';
+import type { SensitiveValues } from './sensitive.ts';
 import type { GitCache } from '../source/git-cache.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
+import type { Tools } from '../tools.ts';
+
+/**
+ * The environment `systemEnvVars` sources read. Kluctl reads the whole environment; the CLI keeps that, server roles
+ * pass only the variables their operator allowed, and say so when a template asks for another.
+ */
+export interface SystemEnv {
+  variables: Readonly<Record<string, string>>;
+  /** Added to the error for a variable that is not there, e.g. how an operator allows more. */
+  missingHint?: string;
+}
 
 export interface ProjectEnvironment {
   renderer: JinjaPool;
+  tools: Tools;
   cluster: Cluster | undefined;
   git: GitCache;
+  systemEnv: SystemEnv;
   /**
-   * Added to the process environment when sops decrypts (e.g. SOPS_AGE_KEY or GNUPGHOME from a Secret, for the
-   * GitOps controller); without it sops finds keys in the process environment only.
+   * Added to the engine's child environment when sops decrypts (e.g. SOPS_AGE_KEY or GNUPGHOME from a Secret, for
+   * the GitOps controller); without it sops finds keys in that environment only.
    */
   sopsEnv?: SopsEnv;
+  /** Collects the values of sensitive vars sources, to be masked in whatever the run shows. */
+  sensitive: SensitiveValues;
+  signal?: AbortSignal;
 }

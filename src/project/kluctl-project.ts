@@ -5,12 +5,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseYaml } from '../yaml.ts';
-import { KluctlProjectSchema, validate, type ArgDefinition, type KluctlProjectConfig, type TargetConfig } from './schema.ts';
-import { deepMerge, getPath, setPath, type Values } from './values.ts';
+import { KluctlProjectSchema, type ArgDefinition, type KluctlProjectConfig, type TargetConfig } from './schema.ts';
+import { validate } from '../validate.ts';
+import { deepMerge, getPath, setPath, type Values } from '../values.ts';
 import { renderStrings } from './render-values.ts';
-import { validateFixedImages, type FixedImage } from '../render/images.ts';
+import { validateFixedImages, type FixedImage } from './fixed-images.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
-import { findProjectFile } from './files.ts';
+import { findProjectFile } from '../files.ts';
 
 /** A loaded project file; `file` is undefined for a project without `.kluctl.yaml` (Kluctl's no-name target). */
 export interface KluctlProject {
@@ -55,6 +56,8 @@ export interface TargetSelection {
   nameOverride?: string | undefined;
   /** `--discriminator`: replaces the target's and the project's discriminator template. */
   discriminatorOverride?: string | undefined;
+  /** Abandons the rendering of the target. */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -73,7 +76,7 @@ export async function resolveTarget(project: KluctlProject, selection: TargetSel
     const context = { target, args: target['args'] as Values };
     const rendered = await renderStrings(
       target,
-      { rootDir: project.dir, dir: project.dir, name: project.file ?? '.kluctl.yaml', context },
+      { rootDir: project.dir, dir: project.dir, name: project.file ?? '.kluctl.yaml', context, signal: selection.signal },
       renderer,
     );
     if (JSON.stringify(rendered) === JSON.stringify(target)) break;

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { JinjaPool } from '../template/jinja-pool.ts';
-import { isPlainObject, type Values } from './values.ts';
+import { isPlainObject, type Values } from '../values.ts';
 
 /** Where a template string is rendered: variables, the project root, and the (absolute) folder it belongs to. */
 export interface StringScope {
@@ -12,10 +12,13 @@ export interface StringScope {
   dir: string;
   name: string;
   context: Values;
+  /** Abandons the rendering. */
+  signal?: AbortSignal;
 }
 
 function toRequest(scope: StringScope, source: string) {
-  return { rootDir: scope.rootDir, dir: path.relative(scope.rootDir, scope.dir) || '.', name: scope.name, context: scope.context, source };
+  const dir = path.relative(scope.rootDir, scope.dir) || '.';
+  return { rootDir: scope.rootDir, dir, name: scope.name, context: scope.context, source, signal: scope.signal };
 }
 
 export async function renderStrings(value: unknown, scope: StringScope, renderer: JinjaPool): Promise<unknown> {

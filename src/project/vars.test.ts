@@ -5,25 +5,37 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../kube/cluster.ts';
 import { GitCache } from '../source/git-cache.ts';
 import { createAgeKey, createGpgKey, sopsEncrypt, type AgeKey, type GpgKey } from '../sops/test-support.ts';
-import { JinjaPool } from '../template/jinja-pool.ts';
 import { KUBECONFIG, kubectl } from '../../test/support/cli.ts';
 import { removeCopy, writeProject } from '../../test/support/fixtures.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { startHttpServer, type TestHttpServer } from '../../test/support/http-server.ts';
 import type { ProjectEnvironment } from './environment.ts';
-import { DeploymentProjectSchema, validate, type VarsSource } from './schema.ts';
-import { loadVars, redactSensitiveVars, sensitiveVarNames } from './vars.ts';
-import type { Values } from './values.ts';
+import { DeploymentProjectSchema, type VarsSource } from './schema.ts';
+import { validate } from '../validate.ts';
+import { SensitiveValues } from './sensitive.ts';
+import { loadVars } from './vars.ts';
+import { testConfig, testRenderer, testTools } from '../../test/support/engine.ts';
+import type { Values } from '../values.ts';
 
 const NAMESPACE = 'gantry-e2e-vars-unit';
-const pool = new JinjaPool({ workers: 2 });
+const pool = testRenderer({ workers: 2 });
+const tools = testTools();
 let gitRoot: string;
 let environment: ProjectEnvironment;
+/** What the last load collected as sensitive. */
+let sensitive: SensitiveValues;
 const cleanups: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
   gitRoot = await mkdtemp(path.join(os.tmpdir(), 'gantry-vars-git-'));
-  environment = { renderer: pool, cluster: Cluster.connect({ kubeconfig: KUBECONFIG }), git: new GitCache({ root: gitRoot }) };
+  environment = {
+    renderer: pool,
+    tools,
+    cluster: Cluster.connect({ kubeconfig: KUBECONFIG }),
+    git: new GitCache({ root: gitRoot, tools }),
+    systemEnv: testConfig().systemEnv,
+    sensitive: new SensitiveValues(),
+  };
 });
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -38,11 +50,14 @@ async function load(
 ): Promise<Values> {
   const dir = await writeProject(options.files ?? {});
   cleanups.push(() => removeCopy(dir));
+  sensitive = new SensitiveValues();
+  // The environment as it is now: tests set variables for systemEnvVars before loading.
+  const systemEnv = testConfig().systemEnv;
   return loadVars(sources, options.context ?? {}, {
     rootDir: dir,
     searchDirs: [dir],
     declaredIn: 'deployment.yaml',
-    environment: { ...environment, ...options.environment },
+    environment: { ...environment, systemEnv, sensitive, ...options.environment },
   });
 }
 
@@ -100,18 +115,27 @@ describe('modifiers', () => {
     );
   });
 
-  it('marks the top-level vars of sensitive sources, and sensitive: false clears the default', async () => {
-    process.env['GANTRY_VARS_TEST_TOKEN'] = 's3cret';
+  it('collects the values of sensitive sources, and sensitive: false clears the default', async () => {
+    Object.assign(process.env, { GANTRY_VARS_TEST_TOKEN: 's3cret-token', GANTRY_VARS_TEST_PUBLIC: 'public-value' });
     const vars = await load([
-      { values: { public: 1 } },
-      { values: { secret: 'x' }, sensitive: true },
+      { values: { public: 'plain-value' } },
+      { values: { secret: { nested: ['hunter2'] } }, sensitive: true },
       { systemEnvVars: { token: 'GANTRY_VARS_TEST_TOKEN' } },
-      { systemEnvVars: { notSecret: 'GANTRY_VARS_TEST_TOKEN' }, sensitive: false },
+      { systemEnvVars: { notSecret: 'GANTRY_VARS_TEST_PUBLIC' }, sensitive: false },
     ]);
-    expect([...sensitiveVarNames(vars)].sort()).toEqual(['secret', 'token']);
-    expect(redactSensitiveVars(vars)).toEqual({ public: 1, secret: '*****', token: '*****', notSecret: 's3cret' });
-    const more = await loadVars([{ values: { later: 1 } }], vars, { rootDir: '/', searchDirs: ['/'], declaredIn: 'd.yaml', environment });
-    expect([...sensitiveVarNames(more)].sort()).toEqual(['secret', 'token']);
+    expect(vars).toEqual({ public: 'plain-value', secret: { nested: ['hunter2'] }, token: 's3cret-token', notSecret: 'public-value' });
+    expect(sensitive.list()).toEqual(['s3cret-token', 'hunter2']);
+    expect(sensitive.mask('token=s3cret-token password=hunter2 public=public-value')).toBe(
+      'token=***** password=***** public=public-value',
+    );
+  });
+
+  it('tells the role that hides a variable from templates', async () => {
+    process.env['GANTRY_VARS_TEST_HIDDEN'] = 'set';
+    const hidden = { variables: {}, missingHint: 'the controller shows templates only the variables named by --allow-system-env-var' };
+    await expect(load([{ systemEnvVars: { a: 'GANTRY_VARS_TEST_HIDDEN' } }], { environment: { systemEnv: hidden } })).rejects.toThrow(
+      'deployment.yaml: vars[0]: systemEnvVars: environment variable GANTRY_VARS_TEST_HIDDEN not found for a (the controller shows templates only the variables named by --allow-system-env-var)',
+    );
   });
 });
 
@@ -147,7 +171,7 @@ describe('sops-encrypted vars files', () => {
       environment: { sopsEnv: { SOPS_AGE_KEY_FILE: age.keyFile } },
     });
     expect(vars).toEqual({ plain: 1, db: { password: 'hunter2' } });
-    expect([...sensitiveVarNames(vars)]).toEqual(['db']);
+    expect(sensitive.list()).toEqual(['hunter2']);
   });
 
   it('decrypts JSON with PGP', async () => {
@@ -337,7 +361,7 @@ stringData:
   it('loads a ConfigMap key by name or labels, rendered with the vars before it', async () => {
     const byName = await load([{ values: { prefix: 'p' } }, { clusterConfigMap: { name: 'vars', namespace: NAMESPACE, key: 'vars' } }]);
     expect(byName).toEqual({ prefix: 'p', fromConfigMap: 'p-value' });
-    expect(sensitiveVarNames(byName).size).toBe(0);
+    expect(sensitive.list()).toEqual([]);
     const byLabels = await load([{ clusterConfigMap: { labels: { 'gantry-vars-unit': 'two' }, namespace: NAMESPACE, key: 'vars' } }]);
     expect(byLabels).toEqual({ fromOther: 1 });
   });
@@ -360,7 +384,7 @@ stringData:
   it('decodes Secret data and marks it sensitive', async () => {
     const vars = await load([{ clusterSecret: { name: 'creds', namespace: NAMESPACE, key: 'vars' } }]);
     expect(vars).toEqual({ password: 'hunter2' });
-    expect([...sensitiveVarNames(vars)]).toEqual(['password']);
+    expect(sensitive.list()).toEqual(['hunter2']);
   });
 
   it('names a missing object or key, keeps earlier defaults under ignoreMissing, and refuses ambiguous labels', async () => {
@@ -415,7 +439,7 @@ stringData:
       parsed: { x: 45 },
       whole: { kind: 'ConfigMap', metadata: { name: 'other' } },
     });
-    expect(sensitiveVarNames(vars).has('obj')).toBe(true);
+    expect(sensitive.list()).toEqual(expect.arrayContaining(['p-rendered']));
     const listed = await load([
       {
         clusterObject: { kind: 'ConfigMap', labels: { 'gantry-vars-unit': 'one' }, list: true, path: 'metadata.name' },

@@ -5,12 +5,12 @@
  * clusterSecret, clusterObject, systemEnvVars and http (see vars/); the cloud secret stores and gitFiles are refused
  * with a clear error.
  *
- * Sensitive sources (sops-encrypted files, Secrets, cluster objects, environment variables, or `sensitive: true`)
- * mark the top-level vars they set; sensitiveVarNames tells which, so output can redact them.
+ * The values a sensitive source loads (sops-encrypted files, Secrets, cluster objects, environment variables, or
+ * `sensitive: true`) go into the environment's SensitiveValues, which masks them in everything shown of the run.
  */
 import { SUPPORTED_VARS_SOURCES, VARS_SOURCE_KINDS, type VarsSource } from './schema.ts';
 import { evaluateCondition } from './render-values.ts';
-import { deepMerge, isPlainObject, type Values } from './values.ts';
+import { deepMerge, isPlainObject, type Values } from '../values.ts';
 import { loadClusterMap, loadClusterObject } from './vars/cluster.ts';
 import { loadSystemEnvVars } from './vars/env.ts';
 import { loadFileSource, loadGitSource } from './vars/files.ts';
@@ -33,16 +33,12 @@ const LOADERS: { [K in SupportedKind]: Loader<K> } = {
   clusterConfigMap: (config, request) => loadClusterMap(config, 'ConfigMap', request),
   clusterSecret: (config, request) => loadClusterMap(config, 'Secret', request),
   clusterObject: loadClusterObject,
-  systemEnvVars: (tree, request) => loadSystemEnvVars(tree, request),
+  systemEnvVars: loadSystemEnvVars,
   http: loadHttp,
 };
 
-/** Top-level var names set by sensitive sources, per context object loadVars returned. */
-const sensitiveNames = new WeakMap<Values, ReadonlySet<string>>();
-
 /**
- * Loads `sources` in order into a copy of `context` and returns the new context. Sensitive names of `context` carry
- * over to the result.
+ * Loads `sources` in order into a copy of `context` and returns the new context.
  * @throws Error naming the declaring file and the source (`<file>: vars[<index>]`) for a bad source, a missing
  *   file/object/variable (unless ignoreMissing), a template error, invalid YAML, a sops failure, a cluster source
  *   while offline, or a failed request.
@@ -55,20 +51,6 @@ export async function loadVars(sources: readonly VarsSource[] | undefined, conte
   return result;
 }
 
-/**
- * Top-level names in `vars` that a sensitive vars source set (or merged into), for redacting output. Only objects
- * returned by loadVars (or passed through it) carry the marker; a copy does not.
- */
-export function sensitiveVarNames(vars: Values): ReadonlySet<string> {
-  return sensitiveNames.get(vars) ?? new Set();
-}
-
-/** A shallow copy of `vars` with the value of each sensitive top-level name replaced by `*****`. */
-export function redactSensitiveVars(vars: Values): Values {
-  const sensitive = sensitiveVarNames(vars);
-  return Object.fromEntries(Object.entries(vars).map(([key, value]) => [key, sensitive.has(key) ? '*****' : value]));
-}
-
 async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, label: string): Promise<Values> {
   const kind = sourceKind(raw, label);
   const request: SourceRequest = { context, scope, label, ignoreMissing: raw.ignoreMissing ?? false, multidoc: raw.multidoc ?? false };
@@ -76,7 +58,13 @@ async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, la
   if (
     !(await evaluateCondition(
       source.when,
-      { rootDir: scope.rootDir, dir: scope.searchDirs[0] ?? scope.rootDir, name: scope.declaredIn, context },
+      {
+        rootDir: scope.rootDir,
+        dir: scope.searchDirs[0] ?? scope.rootDir,
+        name: scope.declaredIn,
+        context,
+        signal: scope.environment.signal,
+      },
       scope.environment.renderer,
     ))
   ) {
@@ -86,10 +74,8 @@ async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, la
   const loaded = await (LOADERS[kind] as Loader<SupportedKind>)(source[kind] as never, request);
   if (loaded === undefined) return context;
   const newVars = placeVars(loaded.value, source.targetPath, context, label);
-  const result = source.noOverride ? deepMerge(newVars, context) : deepMerge(context, newVars);
-  const sensitive = raw.sensitive ?? loaded.sensitive;
-  sensitiveNames.set(result, new Set([...sensitiveVarNames(context), ...(sensitive ? Object.keys(newVars) : [])]));
-  return result;
+  if (raw.sensitive ?? loaded.sensitive) scope.environment.sensitive.add(loaded.value);
+  return source.noOverride ? deepMerge(newVars, context) : deepMerge(context, newVars);
 }
 
 /**

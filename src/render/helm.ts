@@ -9,13 +9,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseYamlDocuments, toYamlDocuments } from '../yaml.ts';
-import { findProjectFile, isInside, relativeSlashPath } from '../project/files.ts';
-import { isPlainObject } from '../project/values.ts';
+import { findProjectFile, isInside, relativeSlashPath } from '../files.ts';
+import { isPlainObject } from '../values.ts';
 import type { KubeObject } from '../kube/object.ts';
-import type { GitCache } from '../source/git-cache.ts';
 import { chartSourceOf, DEFAULT_HELM_OUTPUT, readHelmChartConfig, type HelmChartConfig } from '../helm/chart-config.ts';
 import { locateChart } from '../helm/locate.ts';
-import { runHelm } from '../helm/helm-cli.ts';
+import { runHelm, type ChartTools } from '../helm/helm-cli.ts';
 
 export { DEFAULT_HELM_OUTPUT, readHelmChartConfig };
 
@@ -29,10 +28,11 @@ export interface HelmEnvironment {
   apiVersions: readonly string[];
   /** Scratch folder for helm's own config/cache/data, so no user configuration leaks in. */
   helmHome: string;
-  /** Git charts are checked out through it. */
-  git: GitCache;
+  /** helm, git, and the cache of charts pulled on demand. */
+  charts: ChartTools;
   /** The cluster `lookup` reads, as helm's flags name it; undefined when rendering offline. */
   kube?: { kubeconfig: string | undefined; context: string } | undefined;
+  signal?: AbortSignal;
 }
 
 /**
@@ -55,13 +55,14 @@ export async function renderHelmChart(
   const outputFile = path.resolve(renderedDir, config.output ?? DEFAULT_HELM_OUTPUT);
   if (!isInside(renderedDir, outputFile)) throw new Error(`${shownAs}: output '${config.output}' leaves the chart's folder`);
   const source = chartSourceOf(config, shownAs, sourceDir, projectRoot);
-  const chartDir = await locateChart(source, config.skipPrePull ?? false, sourceDir, projectRoot, environment.git).catch(
+  const chartDir = await locateChart(source, config.skipPrePull ?? false, sourceDir, projectRoot, environment.charts).catch(
     (error: unknown) => {
       throw new Error(`${shownAs}: ${messageOf(error)}`);
     },
   );
   const args = await templateArgs(config, chartDir, renderedDir, environment);
-  const { stdout } = await runHelm(args, environment.helmHome).catch((error: unknown) => {
+  const { stdout } = await runHelm(environment.charts.tools, args, environment.helmHome, environment.signal).catch((error: unknown) => {
+    if (environment.signal?.aborted) throw error;
     throw new Error(`${shownAs}: helm template failed: ${messageOf(error)}`);
   });
   const objects = parseYamlDocuments(stdout, `${shownAs} (helm output)`) as KubeObject[];

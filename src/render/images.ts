@@ -1,31 +1,15 @@
 /**
- * Fixed images, as kluctl's images docs define them: `images.get_image(image)` leaves a placeholder in the rendered
+ * Resolving images, as kluctl's images docs define it: `images.get_image(image)` leaves a placeholder in the rendered
  * object (src/template/image-placeholder.ts), and here each placeholder is replaced by the result image of the last
- * matching fixed image — first among those from the command line (`-F`, `--fixed-images-file`) and the target
+ * matching fixed image (src/project/fixed-images.ts) — first among those from the command line (`-F`, `--fixed-images-file`) and the target
  * (`images` in .kluctl.yaml; the command line wins), then among those of a global `images` variable. A fixed image
  * matches by `image` (or `imageRegex`) and, when given, the object's namespace, `deployment` (`Kind/name`) and the
  * container (the `name` beside the placeholder). A placeholder nothing matches is an error naming the object.
  */
-import { readFile } from 'node:fs/promises';
-import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
 import { formatRef, refOf, type KubeObject, type ObjectRef } from '../kube/object.ts';
-import { isPlainObject } from '../project/values.ts';
+import { validateFixedImages, type FixedImage } from '../project/fixed-images.ts';
+import { isPlainObject } from '../values.ts';
 import { parseImagePlaceholders } from '../template/image-placeholder.ts';
-import { parseYaml } from '../yaml.ts';
-
-export const FixedImageSchema = Type.Object(
-  {
-    image: Type.Optional(Type.String()),
-    imageRegex: Type.Optional(Type.String()),
-    resultImage: Type.String(),
-    namespace: Type.Optional(Type.String()),
-    deployment: Type.Optional(Type.String()),
-    container: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
-export type FixedImage = Static<typeof FixedImageSchema>;
 
 /** An image a template asked for, where, and what it resolved to (what `list-images` prints). */
 export interface SeenImage {
@@ -72,53 +56,6 @@ export function resolveImages(
     set(resolved.reduceRight((result, entry) => result.slice(0, entry.start) + entry.resultImage + result.slice(entry.end), text));
   });
   return seen;
-}
-
-/**
- * Parses `-F image<:namespace:deployment:container>=result`, as Kluctl's --fixed-image.
- * @throws Error naming the malformed argument.
- */
-export function parseFixedImageArg(arg: string): FixedImage {
-  const separator = arg.lastIndexOf('=');
-  if (separator <= 0 || separator === arg.length - 1) throw new Error(`invalid --fixed-image '${arg}': expected image=result`);
-  const [image, namespace, deployment, container] = arg.slice(0, separator).split(':');
-  return {
-    image: image as string,
-    resultImage: arg.slice(separator + 1),
-    ...(namespace ? { namespace } : {}),
-    ...(deployment ? { deployment } : {}),
-    ...(container ? { container } : {}),
-  };
-}
-
-/**
- * Checks a list of fixed images (from a file, a target or the `images` var).
- * @throws Error naming `source` and the entry that is not a fixed image.
- */
-export function validateFixedImages(value: unknown, source: string): FixedImage[] {
-  if (!Array.isArray(value)) throw new Error(`${source}: 'images' must be a list of fixed images`);
-  return value.map((entry, index) => {
-    if (!Value.Check(FixedImageSchema, entry) || (entry.image === undefined && entry.imageRegex === undefined)) {
-      throw new Error(
-        `${source}: images[${index}] needs 'image' or 'imageRegex' and 'resultImage' (and only namespace, deployment, container besides)`,
-      );
-    }
-    return entry;
-  });
-}
-
-/**
- * The fixed images of the command line (or a gitops request): those of each `--fixed-images-file` first (its list
- * `images`), then the `-F image=result` arguments, so later entries win.
- * @throws Error naming the file or argument that is not valid.
- */
-export async function readFixedImages(files: readonly string[], args: readonly string[]): Promise<FixedImage[]> {
-  const fromFiles: FixedImage[] = [];
-  for (const file of files) {
-    const document = parseYaml(await readFile(file, 'utf8'), file);
-    fromFiles.push(...validateFixedImages(isPlainObject(document) ? document['images'] : undefined, file));
-  }
-  return [...fromFiles, ...args.map(parseFixedImageArg)];
 }
 
 function varsImages(vars: Record<string, unknown>): FixedImage[] {

@@ -5,6 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { example } from '../../test/support/fixtures.ts';
 import { parseYaml } from '../yaml.ts';
 import { buildKustomization, buildNatively, buildWithBinary } from './kustomize.ts';
+import { testTools } from '../../test/support/engine.ts';
+
+const tools = testTools();
 
 const scratch: string[] = [];
 afterAll(async () => Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true }))));
@@ -40,7 +43,7 @@ const MIXED = [
 describe('native fast path', () => {
   it('orders objects exactly as the kustomize binary does', async () => {
     const dir = await folder({ 'all.yaml': MIXED, 'kustomization.yaml': 'resources:\n- all.yaml\n' });
-    expect(await buildNatively(dir, { resources: ['all.yaml'] })).toEqual(await buildWithBinary(dir));
+    expect(await buildNatively(dir, { resources: ['all.yaml'] })).toEqual(await buildWithBinary(dir, tools));
   });
 
   it('sets the namespace (and renames the Namespace) as the binary does', async () => {
@@ -50,7 +53,7 @@ describe('native fast path', () => {
     const dir = await folder({ 'all.yaml': objects, 'kustomization.yaml': 'resources:\n- all.yaml\nnamespace: target\n' });
     const native = await buildNatively(dir, { resources: ['all.yaml'], namespace: 'target' });
     expect(native?.find((object) => object.kind === 'Namespace')?.metadata.name).toBe('target');
-    expect(native).toEqual(await buildWithBinary(dir));
+    expect(native).toEqual(await buildWithBinary(dir, tools));
   });
 
   it('leaves namespace rewriting of webhooks and several Namespaces to the binary', async () => {
@@ -68,7 +71,7 @@ describe('native fast path', () => {
       await cp(path.join(services, name), copy, { recursive: true });
       const kustomization = parseYaml(await readFile(path.join(copy, 'kustomization.yml'), 'utf8'), name) as Record<string, unknown>;
       expect(await buildNatively(copy, { ...kustomization, namespace: 'ns' }), name).toEqual(
-        await buildWithBinary(await withNamespace(copy, 'ns')),
+        await buildWithBinary(await withNamespace(copy, 'ns'), tools),
       );
     }
   });
@@ -79,7 +82,7 @@ describe('native fast path', () => {
       'kustomization.yaml': 'resources:\n- cm.yaml\nnamePrefix: pre-\n',
     });
     expect(await buildNatively(dir, { resources: ['cm.yaml'], namePrefix: 'pre-' })).toBeUndefined();
-    const { objects, usedBinary } = await buildKustomization(dir, undefined);
+    const { objects, usedBinary } = await buildKustomization(dir, { tools });
     expect(usedBinary).toBe(true);
     expect(objects.map((object) => object.metadata.name)).toEqual(['pre-cm']);
   });
@@ -90,7 +93,7 @@ describe('native fast path', () => {
       'a.yml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n',
       'notes.txt': 'x',
     });
-    const { objects, usedBinary } = await buildKustomization(dir, 'ns');
+    const { objects, usedBinary } = await buildKustomization(dir, { overrideNamespace: 'ns', tools });
     expect(usedBinary).toBe(false);
     expect(objects.map((object) => `${object.metadata.namespace}/${object.metadata.name}`)).toEqual(['ns/a', 'ns/b']);
   });

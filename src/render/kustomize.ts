@@ -10,11 +10,10 @@
  */
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { run } from '../exec.ts';
-import { toolPath } from '../tools.ts';
+import type { Tools } from '../tools.ts';
 import { parseYaml, parseYamlDocuments, toYaml } from '../yaml.ts';
-import { findProjectFile } from '../project/files.ts';
-import { isPlainObject, type Values } from '../project/values.ts';
+import { findProjectFile } from '../files.ts';
+import { isPlainObject, type Values } from '../values.ts';
 import { splitApiVersion, type KubeObject } from '../kube/object.ts';
 import { DEFAULT_HELM_OUTPUT, readHelmChartConfig } from './helm.ts';
 import { isKnownClusterScoped } from '../kube/scope.ts';
@@ -25,15 +24,22 @@ export interface KustomizeResult {
   usedBinary: boolean;
 }
 
+export interface KustomizeOptions {
+  /** Becomes the kustomization's `namespace` when it has none (Kluctl's overrideNamespace). */
+  overrideNamespace?: string | undefined;
+  /** Generate the kustomization from the subfolders' files too. */
+  recursive?: boolean;
+  /** Runs the kustomize binary when the native path cannot build the kustomization. */
+  tools: Tools;
+  signal?: AbortSignal;
+}
+
 /**
  * Builds the kustomization in `renderedDir` (generating it first when missing).
  * @throws Error naming the folder when a helm chart's output is not listed, a resource is invalid, or kustomize fails.
  */
-export async function buildKustomization(
-  renderedDir: string,
-  overrideNamespace: string | undefined,
-  recursive = false,
-): Promise<KustomizeResult> {
+export async function buildKustomization(renderedDir: string, options: KustomizeOptions): Promise<KustomizeResult> {
+  const { overrideNamespace, recursive = false } = options;
   const existing = await findProjectFile(renderedDir, 'kustomization');
   if (existing && recursive) throw new Error(`${existing}: 'recursive: true' cannot be used with a kustomization.yaml`);
   const kustomization = existing ? await readKustomization(existing) : await generateKustomization(renderedDir, recursive);
@@ -42,7 +48,7 @@ export async function buildKustomization(
   const native = await buildNatively(renderedDir, kustomization);
   if (native) return { objects: native, usedBinary: false };
   await writeFile(existing ?? path.join(renderedDir, 'kustomization.yaml'), toYaml(kustomization));
-  return { objects: await buildWithBinary(renderedDir), usedBinary: true };
+  return { objects: await buildWithBinary(renderedDir, options.tools, options.signal), usedBinary: true };
 }
 
 async function readKustomization(file: string): Promise<Values> {
@@ -206,9 +212,12 @@ function compare(a: string, b: string): number {
 }
 
 /** Runs `kustomize build`; exported so tests can hold the native path to the binary's output. */
-export async function buildWithBinary(dir: string): Promise<KubeObject[]> {
-  const { stdout } = await run(toolPath('kustomize'), ['build', '--load-restrictor', 'LoadRestrictionsNone', dir]).catch((error: Error) => {
-    throw new Error(`kustomize build of ${dir} failed: ${error.message}`);
-  });
+export async function buildWithBinary(dir: string, tools: Tools, signal?: AbortSignal): Promise<KubeObject[]> {
+  const { stdout } = await tools
+    .run('kustomize', ['build', '--load-restrictor', 'LoadRestrictionsNone', dir], { signal })
+    .catch((error: Error) => {
+      if (signal?.aborted) throw error;
+      throw new Error(`kustomize build of ${dir} failed: ${error.message}`);
+    });
   return parseYamlDocuments(stdout, `${dir} (kustomize output)`) as KubeObject[];
 }

@@ -5,22 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/object.ts';
-import { isPlainObject } from '../project/values.ts';
+import { canonicalJson } from '../values.ts';
 
 export function objectsHash(objects: readonly KubeObject[]): string {
   const hashes = objects.map((object) => sha256(canonicalJson(object))).sort();
   return sha256(hashes.join('\n'));
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isPlainObject(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 function sha256(text: string): string {

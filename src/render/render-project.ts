@@ -16,9 +16,11 @@ import { templateItem } from './template-item.ts';
 import { renderHelmChart, type HelmEnvironment } from './helm.ts';
 import { buildKustomization } from './kustomize.ts';
 import { addKluctlMetadata, settleNamespaces } from './postprocess.ts';
-import { resolveImages, type FixedImage, type SeenImage } from './images.ts';
+import { resolveImages, type SeenImage } from './images.ts';
+import type { FixedImage } from '../project/fixed-images.ts';
 import { ProblemList, problemsOf } from '../problems.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
+import type { Tools } from '../tools.ts';
 
 export interface RenderRequest {
   items: readonly DeploymentItem[];
@@ -34,8 +36,11 @@ export interface RenderRequest {
   workDir: string;
   /** Fixed images from the target and the command line, in order (later entries win). */
   fixedImages: readonly FixedImage[];
-  /** Keys for sops-encrypted manifests and helm values, beyond the process environment. */
-  sopsEnv?: SopsEnv;
+  /** Runs sops and kustomize. */
+  tools: Tools;
+  /** Keys for sops-encrypted manifests and helm values, beyond the engine's child environment. */
+  sopsEnv?: SopsEnv | undefined;
+  signal?: AbortSignal | undefined;
   /** Called as each phase starts, for progress output. */
   onPhase?: (phase: string) => void;
 }
@@ -66,17 +71,28 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
   const pathItems = request.items.filter((item) => item.dir !== undefined);
 
   request.onPhase?.('Rendering templates');
-  const renderedDirs = await eachItem(pathItems, (item) => limit(() => templateItem(item, renderRoot, request.renderer, request.sopsEnv)));
+  const { renderer, tools, sopsEnv, signal } = request;
+  const renderedDirs = await eachItem(
+    pathItems,
+    (item) => limit(() => templateItem(item, renderRoot, { renderer, tools, sopsEnv, signal })),
+    signal,
+  );
 
   request.onPhase?.('Rendering Helm charts');
-  const helm = { ...request.helm, helmHome: path.join(request.workDir, 'helm') };
-  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)));
+  const helm = { ...request.helm, helmHome: path.join(request.workDir, 'helm'), signal };
+  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)), signal);
 
   request.onPhase?.('Building kustomize objects');
-  const built = await eachItem(pathItems, (item, index) =>
-    item.onlyRender
-      ? Promise.resolve([])
-      : limit(async () => (await buildKustomization(renderedDirs[index] as string, item.overrideNamespace, item.recursive)).objects),
+  const built = await eachItem(
+    pathItems,
+    (item, index) =>
+      item.onlyRender
+        ? Promise.resolve([])
+        : limit(async () => {
+            const options = { overrideNamespace: item.overrideNamespace, recursive: item.recursive, tools, signal };
+            return (await buildKustomization(renderedDirs[index] as string, options)).objects;
+          }),
+    signal,
   );
 
   request.onPhase?.('Postprocessing objects');
@@ -87,18 +103,29 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
     const scope = withCrdScopes([...objectsByItem.values()].flat(), request.scope);
     for (const objects of objectsByItem.values()) settleNamespaces(objects, scope);
   }
-  const images = await eachItem(pathItems, async (item) =>
-    (objectsByItem.get(item) ?? []).flatMap((object) =>
-      resolveImages(object, request.fixedImages, item.context, { tags: item.tags, dir: item.relDir ?? '' }),
-    ),
+  const images = await eachItem(
+    pathItems,
+    async (item) =>
+      (objectsByItem.get(item) ?? []).flatMap((object) =>
+        resolveImages(object, request.fixedImages, item.context, { tags: item.tags, dir: item.relDir ?? '' }),
+      ),
+    signal,
   );
   const imagesByItem = new Map(pathItems.map((item, index) => [item, images[index] as SeenImage[]]));
   return request.items.map((item) => ({ item, objects: objectsByItem.get(item) ?? [], images: imagesByItem.get(item) ?? [] }));
 }
 
-/** Runs `work` for every item, then throws one RenderError naming each item that failed. */
-async function eachItem<T>(items: readonly DeploymentItem[], work: (item: DeploymentItem, index: number) => Promise<T>): Promise<T[]> {
+/**
+ * Runs `work` for every item, then throws one RenderError naming each item that failed (or the signal's reason when
+ * the render was abandoned: its failures are the abort's, not the project's).
+ */
+async function eachItem<T>(
+  items: readonly DeploymentItem[],
+  work: (item: DeploymentItem, index: number) => Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<T[]> {
   const results = await Promise.allSettled(items.map(work));
+  signal?.throwIfAborted();
   const problems = results.flatMap((result, index) =>
     result.status === 'rejected'
       ? problemsOf(result.reason).map((problem) => describeFailure(items[index] as DeploymentItem, problem))

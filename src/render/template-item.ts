@@ -9,9 +9,10 @@ import ignore, { type Ignore } from 'ignore';
 import path from 'node:path';
 import type { DeploymentItem } from '../project/deployment-project.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
-import { isInside, relativeSlashPath } from '../project/files.ts';
+import { isInside, relativeSlashPath } from '../files.ts';
 import { ProblemList } from '../problems.ts';
 import { decryptFileTextIfEncrypted, type SopsEnv } from '../sops/decrypt.ts';
+import type { Tools } from '../tools.ts';
 import { sopsFormatOf } from '../sops/metadata.ts';
 
 /**
@@ -23,20 +24,35 @@ export function renderedItemDir(renderRoot: string, item: DeploymentItem): strin
   return item.index === 0 ? base : `${base}-${item.index}`;
 }
 
+/** What templating an item needs besides the item. */
+export interface TemplateEnvironment {
+  renderer: JinjaPool;
+  /** Runs sops. */
+  tools: Tools;
+  /** Extra environment for sops (keys), added to the engine's child environment. */
+  sopsEnv?: SopsEnv | undefined;
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Renders the item's files into `renderedItemDir(renderRoot, item)`, then decrypts the sops-encrypted ones.
- * @param sopsEnv extra environment for sops (keys), added to the process environment.
  * @throws the renderer's TemplateError (naming file and line) for the first file that fails; ProblemList naming each
  *   file sops cannot decrypt.
  */
-export async function templateItem(item: DeploymentItem, renderRoot: string, renderer: JinjaPool, sopsEnv?: SopsEnv): Promise<string> {
+export async function templateItem(item: DeploymentItem, renderRoot: string, environment: TemplateEnvironment): Promise<string> {
   if (!item.dir || !item.relDir) throw new Error('templateItem needs a path item');
   const rootDir = item.source.root;
   const target = renderedItemDir(renderRoot, item);
   const { templates, verbatim } = await listItemFiles(item.dir, rootDir);
   const files = templates.map((file) => path.posix.join(item.relDir === '.' ? '' : (item.relDir as string), file));
   const searchDirs = item.searchDirs.map((dir) => relativeSlashPath(rootDir, dir));
-  const rendered = await renderer.renderFiles({ rootDir, files, context: item.context, searchDirs });
+  const rendered = await environment.renderer.renderFiles({
+    rootDir,
+    files,
+    context: item.context,
+    searchDirs,
+    signal: environment.signal,
+  });
   const errors = rendered.flatMap((file) => ('error' in file ? [file.error.message] : []));
   if (errors.length > 0) throw new ProblemList(errors);
   await Promise.all(
@@ -48,7 +64,7 @@ export async function templateItem(item: DeploymentItem, renderRoot: string, ren
   );
   await Promise.all(verbatim.map((entry) => cp(path.join(item.dir as string, entry), path.join(target, entry), { recursive: true })));
   await mkdir(target, { recursive: true });
-  await decryptSopsFiles(target, [...templates, ...verbatim], item.relDir, sopsEnv);
+  await decryptSopsFiles(target, [...templates, ...verbatim], item.relDir, environment);
   return target;
 }
 
@@ -56,17 +72,18 @@ export async function templateItem(item: DeploymentItem, renderRoot: string, ren
  * Decrypts, in place, every sops-encrypted YAML/JSON file among `files` (manifests and helm values, templated or
  * not; chart folders have no such extension), as kluctl's sops docs define; reports every file that fails.
  */
-async function decryptSopsFiles(dir: string, files: readonly string[], relDir: string, sopsEnv: SopsEnv | undefined): Promise<void> {
+async function decryptSopsFiles(dir: string, files: readonly string[], relDir: string, environment: TemplateEnvironment): Promise<void> {
   const results = await Promise.allSettled(
     files
       .filter((file) => sopsFormatOf(file))
       .map(async (file) => {
         const destination = path.join(dir, file);
-        const { text, decrypted } = await decryptFileTextIfEncrypted(
-          await readFile(destination, 'utf8'),
-          path.posix.join(relDir, file),
-          sopsEnv,
-        );
+        const { text, decrypted } = await decryptFileTextIfEncrypted(await readFile(destination, 'utf8'), {
+          file: path.posix.join(relDir, file),
+          tools: environment.tools,
+          env: environment.sopsEnv,
+          signal: environment.signal,
+        });
         if (decrypted) await writeFile(destination, text);
       }),
   );

@@ -1,24 +1,27 @@
 /**
  * Decrypting SOPS files with the real sops binary, as kluctl's sops docs describe the integration: keys are found the
- * way sops finds them (age: SOPS_AGE_KEY_FILE, SOPS_AGE_KEY, ~/.config/sops/age/keys.txt; PGP: the gpg keyring in
- * GNUPGHOME), and callers may add environment of their own (the GitOps controller passes keys from a Secret).
+ * way sops finds them in the engine's child environment (age: SOPS_AGE_KEY_FILE, SOPS_AGE_KEY,
+ * $HOME/.config/sops/age/keys.txt; PGP: the gpg keyring in GNUPGHOME), and callers may add environment of their own
+ * (the GitOps controller passes keys from a Secret).
  * The encrypted text goes to sops on stdin and the plaintext comes back on stdout, so no plaintext is written to
  * disk here. The MAC is not checked (`--ignore-mac`), as Kluctl does not check it: files are decrypted after
  * templating, which may legitimately change unencrypted values the MAC covers.
  */
-import os from 'node:os';
-import { CommandError, run } from '../exec.ts';
-import { toolPath } from '../tools.ts';
+import { CommandError } from '../exec.ts';
+import type { Tools } from '../tools.ts';
 import { sopsFormatOf, sopsKeysOf, type SopsFormat, type SopsKey } from './metadata.ts';
 
-/** Extra environment for sops, added to the process environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, GNUPGHOME, ...). */
+/** Extra environment for sops, added to the engine's child environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, GNUPGHOME, ...). */
 export type SopsEnv = Readonly<Record<string, string>>;
 
 export interface DecryptOptions {
   /** Names the file in errors (a project-relative path, say). */
   file: string;
   format: SopsFormat;
+  /** Runs sops with the engine's environment. */
+  tools: Tools;
   env?: SopsEnv;
+  signal?: AbortSignal;
 }
 
 /** sops' exit code when no key could decrypt the data key (sops' codes.CouldNotRetrieveKey). */
@@ -48,25 +51,29 @@ export async function decryptIfEncrypted(text: string, options: DecryptOptions):
 }
 
 /** decryptIfEncrypted for a file name whose extension picks the format; other files are returned unchanged. */
-export async function decryptFileTextIfEncrypted(text: string, file: string, env?: SopsEnv): Promise<{ text: string; decrypted: boolean }> {
-  const format = sopsFormatOf(file);
-  return format ? decryptIfEncrypted(text, { file, format, env }) : { text, decrypted: false };
+export async function decryptFileTextIfEncrypted(
+  text: string,
+  options: Omit<DecryptOptions, 'format'>,
+): Promise<{ text: string; decrypted: boolean }> {
+  const format = sopsFormatOf(options.file);
+  return format ? decryptIfEncrypted(text, { ...options, format }) : { text, decrypted: false };
 }
 
 async function decrypt(text: string, keys: readonly SopsKey[], options: DecryptOptions): Promise<string> {
   const args = ['decrypt', '--ignore-mac', '--input-type', options.format, '--output-type', options.format];
   try {
-    return (await run(toolPath('sops'), args, { input: text, env: options.env, timeoutMs: TIMEOUT_MS })).stdout;
+    return (await options.tools.run('sops', args, { input: text, env: options.env, timeoutMs: TIMEOUT_MS, signal: options.signal })).stdout;
   } catch (error) {
-    throw new SopsError(options.file, failureReason(error, keys, { ...process.env, ...options.env }));
+    if (options.signal?.aborted) throw error;
+    throw new SopsError(options.file, failureReason(error, keys, options.tools, { ...options.tools.env, ...options.env }));
   }
 }
 
-function failureReason(error: unknown, keys: readonly SopsKey[], env: Record<string, string | undefined>): string {
+function failureReason(error: unknown, keys: readonly SopsKey[], tools: Tools, env: Record<string, string | undefined>): string {
   if (!(error instanceof CommandError)) return error instanceof Error ? error.message : String(error);
   if (error.exitCode === undefined)
     return /not found on PATH/.test(error.message)
-      ? `${toolPath('sops')} was not found on PATH (install sops or set GANTRY_SOPS)`
+      ? `${tools.paths.sops} was not found on PATH (install sops or set GANTRY_SOPS)`
       : (error.message.split('\n')[0] ?? error.message);
   if (error.exitCode === COULD_NOT_RETRIEVE_KEY)
     return `no key to decrypt it is available: ${keys.map((key) => missingKey(key, env)).join('; ')}`;
@@ -81,7 +88,7 @@ function missingKey(key: SopsKey, env: Record<string, string | undefined>): stri
       env['SOPS_AGE_KEY'] && 'SOPS_AGE_KEY',
       env['SOPS_AGE_KEY_CMD'] && 'SOPS_AGE_KEY_CMD',
     ].filter(Boolean);
-    const defaultFile = `${env['XDG_CONFIG_HOME'] ?? `${env['HOME'] ?? os.homedir()}/.config`}/sops/age/keys.txt`;
+    const defaultFile = `${env['XDG_CONFIG_HOME'] ?? `${env['HOME'] ?? '~'}/.config`}/sops/age/keys.txt`;
     const where =
       sources.length > 0
         ? `not among the identities in ${sources.join(', ')}`
@@ -89,7 +96,7 @@ function missingKey(key: SopsKey, env: Record<string, string | undefined>): stri
     return `age recipient ${key.id} (${where})`;
   }
   if (key.type === 'PGP') {
-    const home = env['GNUPGHOME'] ?? `${os.homedir()}/.gnupg`;
+    const home = env['GNUPGHOME'] ?? `${env['HOME'] ?? '~'}/.gnupg`;
     return `PGP key ${key.id} (no secret key for it in the gpg keyring at ${home}; set GNUPGHOME or import the key)`;
   }
   return `${key.type} key ${key.id} (not accessible with the credentials in the environment)`;

@@ -5,7 +5,7 @@
  * then treats it as plain text).
  */
 import { parseYamlDocuments } from '../yaml.ts';
-import { isPlainObject, type Values } from '../project/values.ts';
+import { isPlainObject, type Values } from '../values.ts';
 
 /** The sops stores Gantry decrypts: YAML (also multi-document) and JSON. */
 export type SopsFormat = 'yaml' | 'json';

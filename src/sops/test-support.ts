@@ -6,7 +6,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { run } from '../exec.ts';
-import { toolPath } from '../tools.ts';
 import type { SopsFormat } from './metadata.ts';
 
 export interface AgeKey {
@@ -76,7 +75,7 @@ export async function sopsEncrypt(text: string, format: SopsFormat, to: EncryptO
   // A scratch cwd, so no .sops.yaml of the machine takes part.
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'gantry-sops-'));
   try {
-    return (await run(toolPath('sops'), args, { input: text, cwd, env: to.gnupgHome ? { GNUPGHOME: to.gnupgHome } : undefined })).stdout;
+    return (await run('sops', args, { input: text, cwd, env: to.gnupgHome ? { GNUPGHOME: to.gnupgHome } : undefined })).stdout;
   } finally {
     await rm(cwd, { recursive: true, force: true });
   }

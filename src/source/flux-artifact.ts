@@ -14,7 +14,7 @@ import { Transform } from 'node:stream';
 import { extract } from 'tar';
 import { request } from 'undici';
 import type { Cluster } from '../kube/cluster.ts';
-import { isDirectory } from '../project/files.ts';
+import { isDirectory } from '../files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
 
 export const FLUX_SOURCE_GROUP = 'source.toolkit.fluxcd.io';
@@ -39,7 +39,13 @@ interface GitRepositoryStatus {
  * @throws Error naming the GitRepository when it does not exist or has no artifact yet, and when the download fails
  *   or does not match its digest.
  */
-export async function fetchFluxArtifact(cluster: Cluster, namespace: string, name: string, cacheRoot: string): Promise<FluxArtifact> {
+export async function fetchFluxArtifact(
+  cluster: Cluster,
+  namespace: string,
+  name: string,
+  cacheRoot: string,
+  signal?: AbortSignal,
+): Promise<FluxArtifact> {
   const label = `GitRepository ${namespace}/${name}`;
   const repository = await cluster.get({ group: FLUX_SOURCE_GROUP, version: 'v1', kind: 'GitRepository', namespace, name });
   if (!repository) throw new Error(`${label} not found (is Flux's source-controller installed?)`);
@@ -48,7 +54,7 @@ export async function fetchFluxArtifact(cluster: Cluster, namespace: string, nam
   const [algorithm, expected] = artifact.digest.split(':');
   if (algorithm !== 'sha256' || !expected) throw new Error(`${label}: unsupported artifact digest ${artifact.digest}`);
   const dir = path.join(cacheRoot, 'flux-artifacts', expected);
-  if (!(await isDirectory(dir))) await downloadAndUnpack(artifact.url, expected, dir, label);
+  if (!(await isDirectory(dir))) await downloadAndUnpack(artifact.url, expected, dir, label, signal);
   await markUsed(dir);
   return { dir, revision: artifact.revision ?? '', digest: artifact.digest };
 }
@@ -61,14 +67,20 @@ export async function sweepFluxArtifacts(cacheRoot: string, maxAgeMs: number): P
   return (await removeUnused(path.join(cacheRoot, 'flux-artifacts'), maxAgeMs)).length;
 }
 
-async function downloadAndUnpack(url: string, expectedSha256: string, dir: string, label: string): Promise<void> {
+async function downloadAndUnpack(
+  url: string,
+  expectedSha256: string,
+  dir: string,
+  label: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   await mkdir(path.dirname(dir), { recursive: true });
   // Next to its destination, not in the system's temporary folder: rename() cannot cross file systems (EXDEV), and
   // --cache-dir may well be another volume than /tmp.
   const scratch = await mkdtemp(path.join(path.dirname(dir), `.partial-${expectedSha256}-`));
   try {
     const archive = path.join(scratch, 'artifact.tar.gz');
-    const actual = await download(url, archive, label);
+    const actual = await download(url, archive, label, signal);
     if (actual !== expectedSha256)
       throw new Error(`${label}: the artifact's sha256 is ${actual}, not ${expectedSha256} as its status says`);
     const unpacked = path.join(scratch, 'files');
@@ -83,9 +95,11 @@ async function downloadAndUnpack(url: string, expectedSha256: string, dir: strin
 }
 
 /** Streams `url` into `file`, returning the sha256 (hex) of what was written. */
-async function download(url: string, file: string, label: string): Promise<string> {
+async function download(url: string, file: string, label: string, signal: AbortSignal | undefined): Promise<string> {
   // A stalled server must not hold a worker for undici's default of 5 minutes per phase.
-  const response = await request(url, { headersTimeout: DOWNLOAD_TIMEOUT_MS, bodyTimeout: DOWNLOAD_TIMEOUT_MS }).catch((error: Error) => {
+  const options = { headersTimeout: DOWNLOAD_TIMEOUT_MS, bodyTimeout: DOWNLOAD_TIMEOUT_MS, signal };
+  const response = await request(url, options).catch((error: Error) => {
+    signal?.throwIfAborted();
     throw new Error(`${label}: downloading ${url} failed: ${error.message}`);
   });
   if (response.statusCode !== 200) {

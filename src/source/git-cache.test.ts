@@ -4,6 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { GitCache } from './git-cache.ts';
+import { testTools } from '../../test/support/engine.ts';
+
+const tools = testTools();
 
 let repo: TestRepo;
 let root: string;
@@ -18,7 +21,7 @@ afterAll(async () => {
 
 describe('GitCache', () => {
   it('checks out the default branch as plain files', async () => {
-    const cache = new GitCache({ root });
+    const cache = new GitCache({ root, tools });
     const { dir, commit } = await cache.checkout(repo.url);
     expect(await readFile(path.join(dir, 'app/config.yaml'), 'utf8')).toBe('version: 1\n');
     expect(await readdir(dir)).not.toContain('.git');
@@ -26,17 +29,17 @@ describe('GitCache', () => {
   });
 
   it('sees a new commit only after the refresh interval', async () => {
-    const lazy = new GitCache({ root, refreshMs: 60_000 });
+    const lazy = new GitCache({ root, tools, refreshMs: 60_000 });
     const before = await lazy.resolve(repo.url);
     const pushed = await repo.commit({ 'app/config.yaml': 'version: 2\n' });
     expect(await lazy.resolve(repo.url)).toBe(before);
-    const eager = new GitCache({ root, refreshMs: 0 });
+    const eager = new GitCache({ root, tools, refreshMs: 0 });
     expect(await eager.resolve(repo.url)).toBe(pushed);
     expect(await readFile(path.join((await eager.checkout(repo.url)).dir, 'app/config.yaml'), 'utf8')).toBe('version: 2\n');
   });
 
   it('fetches again at once after expire (a webhook announced a push)', async () => {
-    const cache = new GitCache({ root, refreshMs: 60_000 });
+    const cache = new GitCache({ root, tools, refreshMs: 60_000 });
     await cache.resolve(repo.url);
     const pushed = await repo.commit({ 'app/config.yaml': 'version: 5\n' });
     cache.expire(repo.url);
@@ -44,7 +47,7 @@ describe('GitCache', () => {
   });
 
   it('keeps one mirror per credentials, and expire reaches all of them', async () => {
-    const cache = new GitCache({ root: await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-keyed-')), refreshMs: 60_000 });
+    const cache = new GitCache({ root: await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-keyed-')), tools, refreshMs: 60_000 });
     await cache.resolve(repo.url);
     await cache.resolve(repo.url, {}, { key: 'a'.repeat(64) });
     expect(await readdir(path.join(cache.root, 'mirrors'))).toHaveLength(2 * 2); // each mirror has its lock folder
@@ -56,7 +59,7 @@ describe('GitCache', () => {
   });
 
   it('sweeps away snapshots and mirrors unused for longer than the maximum age, and keeps those in use', async () => {
-    const cache = new GitCache({ root: await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-sweep-')), refreshMs: 0 });
+    const cache = new GitCache({ root: await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-sweep-')), tools, refreshMs: 0 });
     const old = await cache.checkout(repo.url);
     const past = new Date(Date.now() - 2 * 3600_000);
     const mirrors = path.join(cache.root, 'mirrors');
@@ -72,7 +75,7 @@ describe('GitCache', () => {
   });
 
   it('resolves tags, branches and commits, keeping one snapshot per commit', async () => {
-    const cache = new GitCache({ root, refreshMs: 0 });
+    const cache = new GitCache({ root, tools, refreshMs: 0 });
     const tagged = await repo.commit({ 'app/config.yaml': 'version: 3\n' });
     await repo.tag('v3');
     await repo.branch('release');
@@ -85,7 +88,7 @@ describe('GitCache', () => {
   });
 
   it('resolves the newest tag matching a semver range', async () => {
-    const cache = new GitCache({ root, refreshMs: 0 });
+    const cache = new GitCache({ root, tools, refreshMs: 0 });
     const first = await repo.commit({ 'app/config.yaml': 'version: 1.2.0\n' });
     await repo.tag('v1.2.0');
     const second = await repo.commit({ 'app/config.yaml': 'version: 1.10.0\n' });
@@ -98,14 +101,14 @@ describe('GitCache', () => {
   });
 
   it('fetches once more for a pinned commit the mirror does not have yet', async () => {
-    const cache = new GitCache({ root, refreshMs: 60_000 });
+    const cache = new GitCache({ root, tools, refreshMs: 60_000 });
     await cache.resolve(repo.url);
     const pushed = await repo.commit({ 'app/new.yaml': 'x: 1\n' });
     expect((await cache.checkout(repo.url, { commit: pushed })).commit).toBe(pushed);
   });
 
   it('serves concurrent checkouts of one repository from one snapshot', async () => {
-    const cache = new GitCache({ root, refreshMs: 0 });
+    const cache = new GitCache({ root, tools, refreshMs: 0 });
     const results = await Promise.all(Array.from({ length: 6 }, () => cache.checkout(repo.url, { branch: 'release' })));
     expect(new Set(results.map((result) => result.dir)).size).toBe(1);
     const entries = await readdir(path.dirname(results[0]?.dir ?? ''));
@@ -113,7 +116,7 @@ describe('GitCache', () => {
   });
 
   it('names the URL that cannot be fetched and the ref that does not exist', async () => {
-    const cache = new GitCache({ root });
+    const cache = new GitCache({ root, tools });
     await expect(cache.checkout('file:///nonexistent/repo.git')).rejects.toThrow(
       /git repository file:\/\/\/nonexistent\/repo\.git could not be fetched: .*does not exist|not appear/,
     );

@@ -5,15 +5,19 @@
  * KluctlDeployment's Secret must not serve another that lacks it: each proves its own access by fetching. Snapshots are created in a temporary folder and renamed into place, so a reader never
  * sees half a checkout; mirrors are locked across processes while git writes to them, and calls for the same URL
  * in this process are queued, so concurrent reconciles and CLI runs can share one cache safely.
+ *
+ * git itself never prompts (a missing credential fails at once instead of hanging a reconcile), ignores the machine's
+ * and the user's config, and runs with a HOME of its own inside the cache, so no user setting (credential helpers,
+ * url rewrites, hooks) changes what Gantry fetches.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { git } from './git.ts';
+import type { RunResult } from '../exec.ts';
+import type { Tools } from '../tools.ts';
 import { newestVersion } from '../semver.ts';
-import { isDirectory, isFile } from '../project/files.ts';
+import { isDirectory, isFile } from '../files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
 
 /** Suffix of the folder a mirror's cross-process lock is taken on. */
@@ -38,11 +42,23 @@ export interface GitAccess {
 }
 
 export interface GitCacheOptions {
-  /** Folder of the cache. Default: $GANTRY_CACHE_DIR/git or ~/.cache/gantry/git. */
-  root?: string;
+  /** Folder of the cache (mirrors/, snapshots/, home/). */
+  root: string;
+  /** Runs git, with the engine's environment. */
+  tools: Tools;
   /** A mirror fetched less than this many milliseconds ago is not fetched again (default 60 s). */
   refreshMs?: number;
 }
+
+/** Options of one git command. */
+interface GitRun {
+  cwd?: string;
+  /** Extra environment, e.g. GIT_SSH_COMMAND or GIT_ASKPASS for credentials. */
+  env?: Record<string, string> | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+const GIT_TIMEOUT_MS = 5 * 60_000;
 
 export interface Checkout {
   /** Folder holding the files of `commit`; never modified after creation. */
@@ -52,36 +68,55 @@ export interface Checkout {
 
 export class GitCache {
   readonly root: string;
+  private readonly tools: Tools;
   private readonly refreshMs: number;
   private readonly lastFetch = new Map<string, number>();
   private readonly queues = new Map<string, Promise<unknown>>();
+  private homeReady: Promise<unknown> | undefined;
 
-  constructor(options: GitCacheOptions = {}) {
-    this.root = options.root ?? path.join(process.env['GANTRY_CACHE_DIR'] ?? path.join(os.homedir(), '.cache', 'gantry'), 'git');
+  constructor(options: GitCacheOptions) {
+    this.root = options.root;
+    this.tools = options.tools;
     this.refreshMs = options.refreshMs ?? 60_000;
+  }
+
+  /**
+   * The tag names of a remote repository, without fetching it into the cache.
+   * @throws Error naming the URL and git's reason when it cannot be listed.
+   */
+  async remoteTags(url: string): Promise<string[]> {
+    const { stdout } = await this.git(['ls-remote', '--tags', '--refs', url]).catch((error: Error) => {
+      throw new Error(`git repository ${url} could not be listed: ${gitFailure(error)}`);
+    });
+    return stdout.split('\n').flatMap((line) => {
+      const ref = line.split('\t')[1];
+      return ref?.startsWith('refs/tags/') ? [ref.slice('refs/tags/'.length)] : [];
+    });
   }
 
   /**
    * The commit `ref` points to, fetching the mirror first unless it was fetched recently.
    * @throws Error naming the URL when it cannot be fetched, or the ref when it does not exist.
    */
-  async resolve(url: string, ref: GitRef = {}, access: GitAccess = {}): Promise<string> {
+  async resolve(url: string, ref: GitRef = {}, access: GitAccess = {}, signal?: AbortSignal): Promise<string> {
     return this.serialized(mirrorKey(url, access), async () => {
-      const mirror = await this.updateMirror(url, Boolean(ref.commit), access);
-      const commit = await resolveRef(mirror, ref);
+      signal?.throwIfAborted();
+      const mirror = await this.updateMirror(url, Boolean(ref.commit), access, { signal });
+      const commit = await this.resolveRef(mirror, ref);
       if (commit) return commit;
       // A pinned commit newer than the mirror: fetch once before giving up.
-      if (ref.commit) return (await resolveRef(await this.updateMirror(url, false, access, true), ref)) ?? missingRef(url, ref);
+      if (ref.commit)
+        return (await this.resolveRef(await this.updateMirror(url, false, access, { force: true, signal }), ref)) ?? missingRef(url, ref);
       return missingRef(url, ref);
     });
   }
 
   /** The files of the commit `ref` points to (see resolve for errors). */
-  async checkout(url: string, ref: GitRef = {}, access: GitAccess = {}): Promise<Checkout> {
-    const commit = await this.resolve(url, ref, access);
+  async checkout(url: string, ref: GitRef = {}, access: GitAccess = {}, signal?: AbortSignal): Promise<Checkout> {
+    const commit = await this.resolve(url, ref, access, signal);
     const dir = path.join(this.root, 'snapshots', urlKey(url), commit);
     const key = mirrorKey(url, access);
-    if (!(await isDirectory(dir))) await this.serialized(key, () => this.createSnapshot(this.mirrorDir(key), commit, dir));
+    if (!(await isDirectory(dir))) await this.serialized(key, () => this.createSnapshot(this.mirrorDir(key), commit, dir, signal));
     await markUsed(dir);
     return { dir, commit };
   }
@@ -119,7 +154,12 @@ export class GitCache {
   }
 
   /** Clones or fetches the mirror; a commit ref that is already present needs no fetch at all. */
-  private async updateMirror(url: string, wantsCommit: boolean, access: GitAccess, force = false): Promise<string> {
+  private async updateMirror(
+    url: string,
+    wantsCommit: boolean,
+    access: GitAccess,
+    { force = false, signal }: { force?: boolean; signal?: AbortSignal | undefined } = {},
+  ): Promise<string> {
     const key = mirrorKey(url, access);
     const mirror = this.mirrorDir(key);
     const fresh = Date.now() - (this.lastFetch.get(key) ?? 0) < this.refreshMs;
@@ -129,15 +169,16 @@ export class GitCache {
     await withFileLock(mirror, async () => {
       try {
         if (await isFile(path.join(mirror, 'HEAD'))) {
-          await git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], {
-            cwd: mirror,
-            env: access.env,
-          });
-          await git(['remote', 'set-head', 'origin', '--auto'], { cwd: mirror, env: access.env }).catch(() => undefined);
+          await this.git(
+            ['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'],
+            { cwd: mirror, env: access.env, signal },
+          );
+          await this.git(['remote', 'set-head', 'origin', '--auto'], { cwd: mirror, env: access.env, signal }).catch(() => undefined);
         } else {
-          await git(['clone', '--mirror', '--quiet', url, mirror], { env: access.env });
+          await this.git(['clone', '--mirror', '--quiet', url, mirror], { env: access.env, signal });
         }
       } catch (error) {
+        if (signal?.aborted) throw error;
         throw new Error(`git repository ${url} could not be fetched: ${gitFailure(error)}`);
       }
     });
@@ -145,17 +186,52 @@ export class GitCache {
     return mirror;
   }
 
+  /**
+   * Runs `git <args>` with the cache's own HOME.
+   * @throws CommandError (src/exec.ts) with git's stderr when git fails.
+   */
+  private async git(args: readonly string[], options: GitRun = {}): Promise<RunResult> {
+    const home = path.join(this.root, 'home');
+    await (this.homeReady ??= mkdir(home, { recursive: true }));
+    return this.tools.run('git', args, {
+      cwd: options.cwd,
+      timeoutMs: GIT_TIMEOUT_MS,
+      signal: options.signal,
+      env: {
+        HOME: home,
+        XDG_CONFIG_HOME: home,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_ASKPASS: 'true',
+        SSH_ASKPASS: 'true',
+        ...options.env,
+      },
+    });
+  }
+
+  /** The commit `ref` names in the mirror, or undefined when it names nothing. */
+  private async resolveRef(mirror: string, ref: GitRef): Promise<string | undefined> {
+    if (ref.semver !== undefined) {
+      const tags = (await this.git(['tag', '--list'], { cwd: mirror })).stdout.split('\n').filter(Boolean);
+      const newest = newestVersion(tags, ref.semver);
+      return newest === undefined ? undefined : this.resolveRef(mirror, { tag: newest });
+    }
+    const wanted = ref.commit ?? (ref.tag ? `refs/tags/${ref.tag}` : ref.branch ? `refs/heads/${ref.branch}` : 'HEAD');
+    const result = await this.git(['rev-parse', '--verify', '--quiet', `${wanted}^{commit}`], { cwd: mirror }).catch(() => undefined);
+    return result?.stdout.trim() || undefined;
+  }
+
   private mirrorDir(key: string): string {
     return path.join(this.root, 'mirrors', key);
   }
 
-  private async createSnapshot(mirror: string, commit: string, dir: string): Promise<void> {
+  private async createSnapshot(mirror: string, commit: string, dir: string, signal: AbortSignal | undefined): Promise<void> {
     if (await isDirectory(dir)) return;
     await mkdir(path.dirname(dir), { recursive: true });
     const temp = await mkdtemp(`${dir}.partial-`);
     try {
-      await git(['clone', '--quiet', '--local', '--no-checkout', mirror, temp]);
-      await git(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', commit], { cwd: temp });
+      await this.git(['clone', '--quiet', '--local', '--no-checkout', mirror, temp], { signal });
+      await this.git(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', commit], { cwd: temp, signal });
       await rm(path.join(temp, '.git'), { recursive: true, force: true });
       await rename(temp, dir).catch(async (error: NodeJS.ErrnoException) => {
         // Another process created the same snapshot meanwhile; its copy is identical.
@@ -167,18 +243,6 @@ export class GitCache {
       throw error;
     }
   }
-}
-
-/** The commit `ref` names in the mirror, or undefined when it names nothing. */
-async function resolveRef(mirror: string, ref: GitRef): Promise<string | undefined> {
-  if (ref.semver !== undefined) {
-    const tags = (await git(['tag', '--list'], { cwd: mirror })).stdout.split('\n').filter(Boolean);
-    const newest = newestVersion(tags, ref.semver);
-    return newest === undefined ? undefined : resolveRef(mirror, { tag: newest });
-  }
-  const wanted = ref.commit ?? (ref.tag ? `refs/tags/${ref.tag}` : ref.branch ? `refs/heads/${ref.branch}` : 'HEAD');
-  const result = await git(['rev-parse', '--verify', '--quiet', `${wanted}^{commit}`], { cwd: mirror }).catch(() => undefined);
-  return result?.stdout.trim() || undefined;
 }
 
 function missingRef(url: string, ref: GitRef): never {

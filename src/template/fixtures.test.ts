@@ -1,17 +1,18 @@
 /** Renders a real Kluctl example project (read-only fixture) with the variables its targets give it. */
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseYamlDocuments } from '../yaml.ts';
-import { JinjaPool } from './jinja-pool.ts';
+import type { JinjaPool } from './jinja-pool.ts';
+import { testRenderer } from '../../test/support/engine.ts';
+import { example } from '../../test/support/fixtures.ts';
 
-const ROOT = '/work/shared/fixtures/kluctl-examples/microservices-demo/3-templating-and-multi-env';
+const ROOT = example('microservices-demo/3-templating-and-multi-env');
 
 let pool: JinjaPool;
 
 beforeAll(() => {
-  pool = new JinjaPool();
+  pool = testRenderer();
 });
 
 afterAll(async () => {
@@ -35,7 +36,7 @@ async function contextFor(target: string, envType: string): Promise<Record<strin
   return { target: { name: target, context: 'default' }, args: { env_type: envType }, ...(vars as Record<string, unknown>) };
 }
 
-it.skipIf(!existsSync(ROOT))('renders every file of 3-templating-and-multi-env without error, for both env types', async () => {
+it('renders every file of 3-templating-and-multi-env without error, for both env types', async () => {
   const files = await projectFiles(ROOT);
   expect(files.length).toBeGreaterThan(40);
   for (const [target, envType] of [

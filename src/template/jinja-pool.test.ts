@@ -2,7 +2,8 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JinjaPool } from './jinja-pool.ts';
+import { testConfig, testRenderer, testTools } from '../../test/support/engine.ts';
+import type { JinjaPool } from './jinja-pool.ts';
 import { makeProject, workerPids } from './test-support.ts';
 
 let project: { root: string; remove: () => Promise<void> };
@@ -21,7 +22,7 @@ describe('with two workers', () => {
   let pool: JinjaPool;
 
   beforeAll(() => {
-    pool = new JinjaPool({ workers: 2 });
+    pool = testRenderer({ workers: 2 });
   });
 
   afterAll(async () => {
@@ -48,7 +49,7 @@ describe('with two workers', () => {
 
 it('rejects the request of a killed worker with its stderr tail, then renders with a fresh worker', async () => {
   const stderr: string[] = [];
-  const pool = new JinjaPool({ workers: 1, onStderr: (line) => stderr.push(line) });
+  const pool = testRenderer({ workers: 1, onStderr: (line) => stderr.push(line) });
   const busy = pool.renderString({
     rootDir: project.root,
     dir: '.',
@@ -73,7 +74,7 @@ it('rejects the request of a killed worker with its stderr tail, then renders wi
 });
 
 it('close() leaves no worker process behind', async () => {
-  const pool = new JinjaPool({ workers: 3 });
+  const pool = testRenderer({ workers: 3 });
   await pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } });
   const started = await workerPids();
   expect(started.length).toBe(3);
@@ -84,7 +85,7 @@ it('close() leaves no worker process behind', async () => {
 
 describe('a Python that cannot render', () => {
   it('gives one error saying what to install when Python is missing', async () => {
-    const pool = new JinjaPool({ python: '/nonexistent/python3' });
+    const pool = testRenderer({ tools: testTools(testConfig({ tools: { ...testConfig().tools, python: '/nonexistent/python3' } })) });
     const request = { rootDir: project.root, dir: '.', name: 't', source: '{{ 1 }}', context: {} };
     const expected = /^\/nonexistent\/python3 not found: install Python 3\.11\+ and `pip install -r \S+requirements\.txt`/;
     await expect(pool.renderString(request)).rejects.toThrow(expected);
@@ -97,7 +98,7 @@ describe('a Python that cannot render', () => {
     const python = join(project.root, 'python-without-packages');
     await writeFile(python, '#!/bin/sh\nexec python3 -S "$@"\n');
     await chmod(python, 0o755);
-    const pool = new JinjaPool({ python });
+    const pool = testRenderer({ tools: testTools(testConfig({ tools: { ...testConfig().tools, python } })) });
     await expect(pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } })).rejects.toThrow(
       /jinja2 missing \(needs 3\.1\.6\), .*PyYAML missing \(needs 6\.0\.3\), python-slugify missing .*: run `\S+ -m pip install -r \S+requirements\.txt`/,
     );

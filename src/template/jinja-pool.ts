@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { JinjaWorker, type WorkerRequest, type WorkerResult } from './jinja-worker.ts';
 import { checkPython } from './python-check.ts';
 import { TemplateError } from './template-error.ts';
+import type { Tools } from '../tools.ts';
 
 export { TemplateError };
 
@@ -17,12 +18,12 @@ const MIN_FILES_PER_REQUEST = 4;
 const STOP_GRACE_MS = 5_000;
 
 export interface JinjaPoolOptions {
+  /** Runs the Python interpreter (`python`) with the engine's environment. */
+  tools: Tools;
   /** Number of worker processes, started as work arrives. Default: the number of CPUs. */
   workers?: number;
-  /** Python interpreter. Default: $GANTRY_PYTHON, else `python3` on PATH. */
-  python?: string;
-  /** Receives each line workers write to stderr (debug_print). Default: written to this process's stderr. */
-  onStderr?: (line: string) => void;
+  /** Receives each line workers write to stderr (debug_print). */
+  onStderr: (line: string) => void;
 }
 
 /** Variables and lookup rules shared by every template of one request. */
@@ -36,6 +37,8 @@ export interface RenderScope {
    * the rendered template's own folder, then each parent folder up to rootDir.
    */
   searchDirs?: readonly string[];
+  /** Abandons the request: a queued one is withdrawn; one a worker is rendering finishes there unseen. */
+  signal?: AbortSignal;
 }
 
 export interface RenderFilesRequest extends RenderScope {
@@ -69,7 +72,7 @@ interface Job {
 
 export class JinjaPool {
   private readonly size: number;
-  private readonly python: string;
+  private readonly tools: Tools;
   private readonly onStderr: (line: string) => void;
   private readonly workers = new Set<JinjaWorker>();
   private readonly queue: Job[] = [];
@@ -77,10 +80,10 @@ export class JinjaPool {
   private closed = false;
 
   /** Starts nothing yet: Python is checked and workers start on the first render. */
-  constructor(options: JinjaPoolOptions = {}) {
+  constructor(options: JinjaPoolOptions) {
     this.size = Math.max(1, Math.floor(options.workers ?? availableParallelism()));
-    this.python = options.python ?? (process.env.GANTRY_PYTHON || 'python3');
-    this.onStderr = options.onStderr ?? ((line) => process.stderr.write(`${line}\n`));
+    this.tools = options.tools;
+    this.onStderr = options.onStderr;
   }
 
   /**
@@ -90,8 +93,8 @@ export class JinjaPool {
    *   the batch, or the pool is closed.
    */
   async renderFiles(request: RenderFilesRequest): Promise<RenderedFile[]> {
-    const { rootDir, context, searchDirs, files } = request;
-    const requests = this.split(files).map((part) => this.submit({ rootDir, context, searchDirs, files: part }));
+    const { rootDir, context, searchDirs, files, signal } = request;
+    const requests = this.split(files).map((part) => this.submit({ rootDir, context, searchDirs, files: part }, signal));
     const parts = await Promise.all(requests);
     return parts.flat().map((result, index) => {
       const path = files[index] ?? '';
@@ -104,9 +107,9 @@ export class JinjaPool {
    * @returns one entry per template, in request order. @throws as renderFiles.
    */
   async renderStrings(request: RenderStringsRequest): Promise<RenderedString[]> {
-    const { rootDir, context, searchDirs, templates } = request;
+    const { rootDir, context, searchDirs, templates, signal } = request;
     if (templates.length === 0) return [];
-    const results = await this.submit({ rootDir, context, searchDirs, templates });
+    const results = await this.submit({ rootDir, context, searchDirs, templates }, signal);
     return results.map((result, index) => {
       const name = templates[index]?.name ?? '';
       return result.error ? { name, error: toTemplateError(result.error) } : { name, text: result.text ?? '' };
@@ -118,8 +121,8 @@ export class JinjaPool {
    * @throws TemplateError when the template fails; Error as renderFiles.
    */
   async renderString(request: RenderStringRequest): Promise<string> {
-    const { rootDir, context, searchDirs, name, source, dir } = request;
-    const [rendered] = await this.renderStrings({ rootDir, context, searchDirs, templates: [{ name, source, dir }] });
+    const { rootDir, context, searchDirs, name, source, dir, signal } = request;
+    const [rendered] = await this.renderStrings({ rootDir, context, searchDirs, templates: [{ name, source, dir }], signal });
     if (!rendered) throw new Error(`Jinja2 worker returned no result for ${name}`);
     if ('error' in rendered) throw rendered.error;
     return rendered.text;
@@ -145,11 +148,23 @@ export class JinjaPool {
     return parts;
   }
 
-  private submit(request: WorkerRequest): Promise<WorkerResult[]> {
+  private submit(request: WorkerRequest, signal: AbortSignal | undefined): Promise<WorkerResult[]> {
     if (this.closed) return Promise.reject(new Error('JinjaPool is closed'));
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const expected = (request.files ?? request.templates ?? []).length;
     return new Promise<WorkerResult[]>((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
+      const job: Job = { request, resolve, reject };
+      if (signal) {
+        const abort = () => {
+          const queued = this.queue.indexOf(job);
+          if (queued >= 0) this.queue.splice(queued, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', abort, { once: true });
+        job.resolve = (results) => (signal.removeEventListener('abort', abort), resolve(results));
+        job.reject = (error) => (signal.removeEventListener('abort', abort), reject(error));
+      }
+      this.queue.push(job);
       void this.dispatch();
     }).then((results) => {
       if (results.length !== expected) {
@@ -162,7 +177,7 @@ export class JinjaPool {
   /** Hands queued requests to idle workers, starting workers up to the pool size; called whenever one may be free. */
   private async dispatch(): Promise<void> {
     try {
-      await (this.pythonChecked ??= checkPython(this.python));
+      await (this.pythonChecked ??= checkPython(this.tools));
     } catch (error) {
       for (const job of this.queue.splice(0)) job.reject(error as Error);
       return;
@@ -185,7 +200,7 @@ export class JinjaPool {
 
   private startWorker(): JinjaWorker | undefined {
     if (this.workers.size >= this.size) return undefined;
-    const worker = new JinjaWorker(this.python, this.onStderr, (gone) => {
+    const worker = new JinjaWorker(this.tools, this.onStderr, (gone) => {
       this.workers.delete(gone);
       void this.dispatch();
     });

@@ -4,7 +4,8 @@
  */
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { start } from '../exec.ts';
+import type { ChildProcess } from 'node:child_process';
+import type { Tools } from '../tools.ts';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./worker.py', import.meta.url));
 const STDERR_TAIL_LINES = 30;
@@ -41,7 +42,7 @@ interface InFlight {
 export class JinjaWorker {
   /** Settles when the process has exited, for whatever reason. */
   readonly exited: Promise<void>;
-  private readonly process: ReturnType<typeof start>;
+  private readonly process: ChildProcess;
   private readonly stderrTail: string[] = [];
   private inFlight: InFlight | undefined;
   private lastId = 0;
@@ -49,13 +50,13 @@ export class JinjaWorker {
 
   /**
    * Starts the process (Python imports take ~100 ms, during which requests already queue in its stdin).
-   * @param python interpreter path or name; assumed checked (see checkPython).
+   * @param tools runs the Python interpreter, assumed checked (see checkPython), with the engine's environment.
    * @param onStderr receives each line the worker writes to stderr (debug_print output, warnings).
    * @param onExit called once when the process is gone, after any in-flight request was rejected.
    */
-  constructor(python: string, onStderr: (line: string) => void, onExit: (worker: JinjaWorker) => void) {
+  constructor(tools: Tools, onStderr: (line: string) => void, onExit: (worker: JinjaWorker) => void) {
     // -B: no __pycache__ written next to the sources.
-    this.process = start(python, ['-B', WORKER_SCRIPT]);
+    this.process = tools.start('python', ['-B', WORKER_SCRIPT]);
     const { stdin, stdout, stderr } = this.process;
     if (!stdin || !stdout || !stderr) throw new Error('Jinja2 worker started without pipes');
     // A write to a worker that just died fails with EPIPE; the exit handler below reports it.

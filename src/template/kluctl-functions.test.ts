@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BEGIN, END, parseImagePlaceholders } from './image-placeholder.ts';
-import { JinjaPool } from './jinja-pool.ts';
+import type { JinjaPool } from './jinja-pool.ts';
+import { testRenderer } from '../../test/support/engine.ts';
 import { TemplateError } from './template-error.ts';
 import { makeProject } from './test-support.ts';
 
@@ -20,7 +21,7 @@ let project: { root: string; remove: () => Promise<void> };
 const stderrLines: string[] = [];
 
 beforeAll(async () => {
-  pool = new JinjaPool({ workers: 2, onStderr: (line) => stderrLines.push(line) });
+  pool = testRenderer({ workers: 2, onStderr: (line) => stderrLines.push(line) });
   project = await makeProject({
     'cfg.yaml': 'name: {{ target.name }}-{{ extra }}',
     'self.yaml': 'x: {{ load_sha256("self.yaml") }}',

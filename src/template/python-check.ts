@@ -5,7 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { CommandError, run } from '../exec.ts';
+import { CommandError } from '../exec.ts';
+import type { Tools } from '../tools.ts';
 
 export const REQUIREMENTS_FILE = fileURLToPath(new URL('./requirements.txt', import.meta.url));
 
@@ -32,14 +33,15 @@ interface Probe {
 }
 
 /**
- * @param python the interpreter to check (a path, or a name looked up on PATH).
+ * Checks the interpreter `tools` runs as `python` (a path, or a name looked up on its PATH).
  * @throws Error naming what is missing or of the wrong version and the command that installs it.
  */
-export async function checkPython(python: string): Promise<void> {
+export async function checkPython(tools: Tools): Promise<void> {
+  const python = tools.paths.python;
   const required = await pinnedRequirements();
   let probe: Probe;
   try {
-    probe = JSON.parse((await run(python, ['-c', PROBE, ...required.keys()], { timeoutMs: 60_000 })).stdout) as Probe;
+    probe = JSON.parse((await tools.run('python', ['-c', PROBE, ...required.keys()], { timeoutMs: 60_000 })).stdout) as Probe;
   } catch (error) {
     if (!(error instanceof CommandError)) throw error;
     // The seam reports a program missing from PATH as an exit without code and without stderr.
@@ -47,7 +49,7 @@ export async function checkPython(python: string): Promise<void> {
     const reason = notFound ? `${python} not found` : `${python} failed: ${error.stderr.trim().split('\n').pop()}`;
     throw new Error(
       `${reason}: install Python ${MINIMUM_PYTHON.join('.')}+ and \`pip install -r ${REQUIREMENTS_FILE}\`, ` +
-        'or point GANTRY_PYTHON at a Python that has them',
+        'or point Gantry at a Python that has them (GANTRY_PYTHON)',
     );
   }
   const [major = 0, minor = 0] = probe.python;

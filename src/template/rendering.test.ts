@@ -3,7 +3,8 @@
  * Kluctl's templating docs or from running plain Python jinja2 3.1.6.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JinjaPool, type RenderedFile } from './jinja-pool.ts';
+import type { JinjaPool, RenderedFile } from './jinja-pool.ts';
+import { testRenderer } from '../../test/support/engine.ts';
 import { TemplateError } from './template-error.ts';
 import { makeProject } from './test-support.ts';
 
@@ -13,7 +14,7 @@ let pool: JinjaPool;
 let project: { root: string; remove: () => Promise<void> };
 
 beforeAll(async () => {
-  pool = new JinjaPool({ workers: 2 });
+  pool = testRenderer({ workers: 2 });
   project = await makeProject({
     'shared.j2': 'root-shared',
     'lib/m.j2': 'm({% include "./n.j2" %})',

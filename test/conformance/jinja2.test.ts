@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JinjaPool } from '../../src/template/jinja-pool.ts';
+import { testRenderer } from '../support/engine.ts';
 import type { TemplateError } from '../../src/template/template-error.ts';
 import { parseYaml } from '../../src/yaml.ts';
 
@@ -52,7 +52,7 @@ async function loadCorpus(): Promise<Map<string, Case[]>> {
 }
 
 const corpus = await loadCorpus();
-const pool = new JinjaPool({ workers: 2, onStderr: () => {} });
+const pool = testRenderer({ workers: 2 });
 let scratch: string;
 
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gantryCrds } from '../../scripts/generate-install.ts';
-import { createLogger } from '../../src/controller/logger.ts';
+import { createLogger } from '../../src/logger.ts';
 import { AlertDispatcher, type AlertEvent } from '../../src/gitops/alerts.ts';
 import { Cluster } from '../../src/kube/cluster.ts';
 import { toYaml } from '../../src/yaml.ts';

@@ -30,7 +30,6 @@ import {
   installGitRepositoryCrd,
   packArtifact,
   publishArtifact,
-  SOURCE_CONTROLLER_VERSION,
   startArtifactServer,
   type ArtifactServer,
 } from '../support/flux.ts';
@@ -120,9 +119,7 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
   beforeAll(async () => {
     await installCrds();
     // Before the controller starts: it watches GitRepositories only when their API is served at startup.
-    const started = Date.now();
     await installGitRepositoryCrd();
-    console.info(`source-controller ${SOURCE_CONTROLLER_VERSION} GitRepository CRD fetched and installed in ${Date.now() - started} ms`);
     await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
     server = await startArtifactServer();
     // Only this file's namespace: other files run controllers of their own.

@@ -9,7 +9,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgeKey, sopsEncrypt } from '../../src/sops/test-support.ts';
-import { git } from '../../src/source/git.ts';
 import { gantry, kubectl, kubectlJson, localContext } from '../support/cli.ts';
 import {
   applyObject,
@@ -22,7 +21,7 @@ import {
   type RunningController,
 } from '../support/controller.ts';
 import { EXAMPLES_DIR } from '../support/fixtures.ts';
-import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { createRepo, git, type TestRepo } from '../support/git-repo.ts';
 import { startGitServer, type GitServer } from '../support/git-server.ts';
 
 const NAMESPACE = `gantry-e2e-ctl-sources-${randomBytes(3).toString('hex')}`;

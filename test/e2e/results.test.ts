@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../../src/kube/cluster.ts';
-import { readCommandResults } from '../../src/deploy/result-store.ts';
+import { readCommandResults, writeCommandResult } from '../../src/deploy/result-store.ts';
 import { parseYaml } from '../../src/yaml.ts';
 import { removeCopy, writeProject } from '../support/fixtures.ts';
 import { gantry, gantryJson, KUBECONFIG, kubectl, kubectlJson, localContext, names } from '../support/cli.ts';
@@ -72,9 +72,30 @@ describe('command results', { timeout: 300_000 }, () => {
     const secrets = (await kubectlJson(['get', 'secrets', '-n', RESULTS_NS])).items;
     expect(secrets.map((item) => item.metadata.labels['gantry.dev/result-command']).sort()).toEqual(['deploy', 'validate']);
     const stored = await readCommandResults(Cluster.connect({ kubeconfig: KUBECONFIG }), { projectKey: dir, target: 't' }, RESULTS_NS);
-    expect(stored.map((entry) => entry.summary.command)).toEqual(['validate', 'deploy']);
+    expect(stored.map((entry) => entry.commandInfo.command)).toEqual(['validate', 'deploy']);
     expect(names(stored[1]?.result.changedObjects ?? [])).toEqual([`${NS}/Secret/creds`]);
     expect(JSON.stringify(stored)).not.toMatch(/secret-value/);
+  });
+
+  it('refuses a kept-results count below 1 before running, and with 1 keeps the result just written', async () => {
+    const store = ['--write-command-result', '--command-result-namespace', RESULTS_NS];
+    for (const count of ['0', 'x', '1.5']) {
+      const run = await gantry(['validate', ...args, ...store, '--keep-command-results-count', count]);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain(
+        `option '--keep-command-results-count <count>' argument '${count}' is invalid. '${count}' is not a positive integer`,
+      );
+    }
+    expect((await kubectlJson(['get', 'secrets', '-n', RESULTS_NS])).items).toHaveLength(2);
+    const cluster = Cluster.connect({ kubeconfig: KUBECONFIG });
+    const stored = (await readCommandResults(cluster, { projectKey: dir, target: 't' }, RESULTS_NS))[0]!;
+    await expect(writeCommandResult(cluster, stored, { namespace: RESULTS_NS, keep: 0, fieldManager: 'gantry' })).rejects.toThrow(
+      'results to keep must be a whole number of at least 1, not 0',
+    );
+    expect((await gantryJson(['validate', ...args, ...store, '--keep-command-results-count', '1'])).code).toBe(0);
+    const kept = await readCommandResults(cluster, { projectKey: dir, target: 't' }, RESULTS_NS);
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.commandInfo.startTime > stored.commandInfo.startTime).toBe(true);
   });
 
   it('runs post-delete hooks after deleting the target', async () => {

@@ -100,8 +100,9 @@ export async function startController(extraArgs: string[] = [], env: Record<stri
 }
 
 /**
- * Polls `check` until it returns a truthy value.
- * @throws Error with `describe()`'s text when `timeoutMs` passes.
+ * Polls `check` until it returns a truthy value. A check that throws fails the wait at once: a check that may meet
+ * a transient error (an object not created yet) says so itself.
+ * @throws Error with `describe()`'s text when `timeoutMs` passes; the check's own error when it throws.
  */
 export async function waitFor<T>(
   check: () => Promise<T | undefined | false | null>,
@@ -110,7 +111,7 @@ export async function waitFor<T>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await check().catch(() => undefined);
+    const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${await describe()}`);
     await sleep(250);

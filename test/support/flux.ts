@@ -1,51 +1,20 @@
 /**
- * Flux's source-controller in end-to-end tests, without running it: its real GitRepository CRD, taken from a
- * released source-controller module through the Go module proxy (not hand-written), and artifacts made the way
+ * Flux's source-controller in end-to-end tests, without running it: its real GitRepository CRD, which setup takes
+ * from a released source-controller module through the Go module proxy (scripts/setup/tools.ts), and artifacts made the way
  * source-controller makes them — a tar.gz with the files at the root of the archive, its `sha256:<hex>` digest,
  * served over HTTP on 127.0.0.1 and announced in the GitRepository's status (written through the status
  * subresource, as the source-controller writes it).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { create } from 'tar';
+import { clusterLayout } from '../../scripts/cluster/layout.ts';
 import { kubectl } from './cli.ts';
 import { startHttpServer, type Route } from './http-server.ts';
 
-/** The source-controller release whose CRD is installed (its go.mod needs Go ≥ 1.26; v1.10.x needs Go 1.27). */
-export const SOURCE_CONTROLLER_MODULE = 'github.com/fluxcd/source-controller';
-export const SOURCE_CONTROLLER_VERSION = 'v1.9.6';
 export const GIT_REPOSITORY_CRD = 'gitrepositories.source.toolkit.fluxcd.io';
-
-/**
- * The path of source-controller's GitRepository CRD (config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml)
- * in the module `SOURCE_CONTROLLER_MODULE@SOURCE_CONTROLLER_VERSION`, which `go mod download` fetches from the Go
- * module proxy into the default module cache (so reruns cost nothing). Runs outside any Go module or workspace, with
- * the local toolchain only.
- * @throws Error when `go` is missing or the module cannot be downloaded (e.g. no access to the proxy).
- */
-export async function gitRepositoryCrdFile(): Promise<string> {
-  const module = `${SOURCE_CONTROLLER_MODULE}@${SOURCE_CONTROLLER_VERSION}`;
-  const run = await execa('go', ['mod', 'download', '-json', module], {
-    cwd: os.tmpdir(),
-    env: { GOTOOLCHAIN: 'local', GOWORK: 'off', GO111MODULE: 'on' },
-    reject: false,
-  });
-  let info: { Dir?: string; Error?: string } = {};
-  try {
-    info = JSON.parse(run.stdout) as typeof info;
-  } catch {
-    // Reported below with go's own output.
-  }
-  if (run.exitCode !== 0 || info.Error || !info.Dir) {
-    throw new Error(`go mod download ${module} failed (exit ${run.exitCode}): ${info.Error ?? `${run.stdout}\n${run.stderr}`.trim()}`);
-  }
-  const file = path.join(info.Dir, 'config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml');
-  await access(file);
-  return file;
-}
 
 /**
  * Installs the GitRepository CRD (server-side, so reruns and other files doing the same are no-ops) and waits until
@@ -53,7 +22,14 @@ export async function gitRepositoryCrdFile(): Promise<string> {
  * must see. Never deleted: other test files may use it.
  */
 export async function installGitRepositoryCrd(): Promise<void> {
-  await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=e2e-flux', '-f', await gitRepositoryCrdFile()]);
+  await kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '--field-manager=e2e-flux',
+    '-f',
+    path.join(clusterLayout().crds, `${GIT_REPOSITORY_CRD}.yaml`),
+  ]);
   await kubectl(['wait', '--for=condition=Established', `crd/${GIT_REPOSITORY_CRD}`, '--timeout=60s']);
   const deadline = Date.now() + 60_000;
   for (;;) {

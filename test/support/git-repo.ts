@@ -5,7 +5,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { git } from '../../src/source/git.ts';
+import { run as runProgram, type RunResult } from '../../src/exec.ts';
 
 export interface TestRepo {
   /** The bare remote. */
@@ -18,6 +18,14 @@ export interface TestRepo {
   /** Pushes the current commit to another branch. */
   branch(name: string): Promise<void>;
   remove(): Promise<void>;
+}
+
+/** git as a test's own user: no machine or user config, never a prompt, with the given options. */
+export function git(args: readonly string[], options: { cwd?: string } = {}): Promise<RunResult> {
+  return runProgram('git', args, {
+    cwd: options.cwd,
+    env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' },
+  });
 }
 
 export async function createRepo(files: Record<string, string> = { 'README.md': 'test\n' }): Promise<TestRepo> {

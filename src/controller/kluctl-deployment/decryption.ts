@@ -10,8 +10,8 @@ import path from 'node:path';
 import type { KluctlDeployment } from '../../api/kluctl-deployment.ts';
 import type { Cluster } from '../../kube/cluster.ts';
 import { readSecret } from '../../kube/secrets.ts';
-import { run } from '../../exec.ts';
 import type { SopsEnv } from '../../sops/decrypt.ts';
+import type { Tools } from '../../tools.ts';
 
 export interface DecryptionKeys {
   env: SopsEnv | undefined;
@@ -21,7 +21,7 @@ export interface DecryptionKeys {
 /**
  * @throws Error naming the Secret for a provider other than sops, a missing Secret, or a PGP key gpg refuses.
  */
-export async function decryptionKeys(deployment: KluctlDeployment, cluster: Cluster): Promise<DecryptionKeys> {
+export async function decryptionKeys(deployment: KluctlDeployment, cluster: Cluster, tools: Tools): Promise<DecryptionKeys> {
   const decryption = deployment.spec.decryption;
   if (!decryption?.secretRef) return { env: undefined, cleanup: async () => undefined };
   if (decryption.provider !== 'sops') throw new Error(`decryption provider '${decryption.provider}' is not supported (only sops)`);
@@ -36,12 +36,12 @@ export async function decryptionKeys(deployment: KluctlDeployment, cluster: Clus
   const home = await mkdtemp(path.join(os.tmpdir(), 'gantry-gnupg-'));
   await chmod(home, 0o700);
   const cleanup = async () => {
-    await run('gpgconf', ['--kill', 'gpg-agent'], { env: { GNUPGHOME: home } }).catch(() => undefined);
+    await tools.run('gpgconf', ['--kill', 'gpg-agent'], { env: { GNUPGHOME: home } }).catch(() => undefined);
     await rm(home, { recursive: true, force: true });
   };
   try {
     for (const [key, armored] of pgpKeys) {
-      await run('gpg', ['--batch', '--import'], { input: armored, env: { GNUPGHOME: home } }).catch((error: Error) => {
+      await tools.run('gpg', ['--batch', '--import'], { input: armored, env: { GNUPGHOME: home } }).catch((error: Error) => {
         throw new Error(
           `Secret ${deployment.metadata.namespace}/${decryption.secretRef?.name}: key ${key} is not a PGP key gpg accepts: ${error.message.split('\n')[0]}`,
         );

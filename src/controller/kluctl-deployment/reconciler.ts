@@ -11,6 +11,9 @@
  *   spec changed or `deployInterval` elapsed — with `manual`, only a hash equal to `manualObjectsHash`; validate
  *   after a deploy and every validateInterval; detect drift (a server-side dry-run diff) on every pass.
  * - Requeue at the earliest due time (interval, deployInterval, validateInterval), `retryInterval` after a failure.
+ * - Cancellation: every request and child process of the reconcile is bound to the manager's signal, which fires
+ *   when the controller stops or loses its Lease, so a replica that is no longer leader stops writing at once —
+ *   status included — instead of finishing its deploy beside the new leader.
  */
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -24,43 +27,42 @@ import {
   type KluctlDeploymentSpec,
   type KluctlDeploymentStatus,
   type ManualRequestResult,
+  type CommandInfo,
+  type ResultSummary,
 } from '../../api/kluctl-deployment.ts';
-import { Cluster } from '../../kube/cluster.ts';
-import { KubeClient } from '../../kube/client.ts';
-import { parseDuration } from '../../duration.ts';
-import { deployTarget, FIELD_MANAGER } from '../../deploy/deploy.ts';
+import type { Cluster } from '../../kube/cluster.ts';
+import { parseSafeDuration } from '../../duration.ts';
+import { deployTarget, type CommandContext } from '../../deploy/deploy.ts';
 import { pokeImages } from '../../deploy/poke-images.ts';
-import { prepareTarget, type PreparedTarget, type TargetOptions } from '../../deploy/prepare.ts';
+import { prepareTarget, type PreparedTarget, type TargetRequest } from '../../deploy/prepare.ts';
 import { deleteByDiscriminator, pruneTarget } from '../../deploy/prune.ts';
+import type { Engine } from '../../engine.ts';
 import type { CommandResult } from '../../deploy/result.ts';
 import { writeCommandResult } from '../../deploy/result-store.ts';
 import { validateTarget } from '../../deploy/validate.ts';
 import { problemsOf } from '../../problems.ts';
 import type { Progress } from '../../progress.ts';
-import { isPlainObject } from '../../project/values.ts';
-import { objectsHash } from '../../render/objects-hash.ts';
-import type { GitCache } from '../../source/git-cache.ts';
-import type { JinjaPool } from '../../template/jinja-pool.ts';
+import { isPlainObject } from '../../values.ts';
 import type { AlertEvent } from '../../gitops/alerts.ts';
 import type { ControllerMetrics } from '../metrics.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../../logger.ts';
 import { decryptionKeys } from './decryption.ts';
 import type { EventRecorder } from './events.ts';
 import { deploymentKubeConfig } from './kubeconfig.ts';
 import { pendingRequests, specWithOverrides, type PendingRequest } from './requests.ts';
 import { gitUrlOf, resolveSource, sourceLabel, type ResolvedSource } from './source.ts';
-import { driftMessage, driftOf, resultMessage, summarize, withCondition, type CommandInfo, type ResultSummary } from './status.ts';
+import { driftMessage, driftOf, resultMessage, summarize, withCondition } from './status.ts';
 import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
 
 export interface ReconcilerDeps {
+  /** Renderer, git cache, programs, one Cluster per deployment context, and the field manager. */
+  engine: Engine;
   /** The controller's own cluster (KluctlDeployments, Secrets, Events, results). */
   cluster: Cluster;
   /** The controller's own kubeconfig, from which each deployment's `default` context is built. */
   kubeConfig: KubeConfig;
-  renderer: JinjaPool;
-  git: GitCache;
   /** Where Flux artifacts are unpacked. */
-  cacheRoot: string;
+  artifactsDir: string;
   resultsNamespace: string;
   keepResults: number;
   events: EventRecorder;
@@ -83,21 +85,22 @@ export interface ReconcileOutcome {
   error?: Error;
 }
 
-/** Reconciles the KluctlDeployment `namespace/name`. Never throws for problems of the deployment itself. */
+/**
+ * Reconciles the KluctlDeployment `namespace/name`. Never throws for problems of the deployment itself.
+ * @throws the signal's reason when it fired: the reconcile stopped, nothing was written after it.
+ */
 export async function reconcileKluctlDeployment(
   key: { namespace: string; name: string },
   deps: ReconcilerDeps,
   scope: ReconcileScope,
 ): Promise<ReconcileOutcome> {
+  const own = deps.cluster.withSignal(scope.signal);
   const ref = { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, ...key };
-  const deployment = (await deps.cluster.get(ref)) as KluctlDeployment | undefined;
+  const deployment = (await own.get(ref)) as KluctlDeployment | undefined;
   if (!deployment) return {};
-  if (deployment.metadata.deletionTimestamp) {
-    await finalize(deployment, deps, scope.log);
-    return {};
-  }
+  if (deployment.metadata.deletionTimestamp) return finalize(deployment, { ...deps, cluster: own }, scope);
   if (!(deployment.metadata.finalizers ?? []).includes(FINALIZER)) {
-    await deps.cluster.patchMerge(
+    await own.patchMerge(
       ref,
       {
         metadata: {
@@ -105,47 +108,58 @@ export async function reconcileKluctlDeployment(
           finalizers: [...(deployment.metadata.finalizers ?? []), FINALIZER],
         },
       },
-      { fieldManager: FIELD_MANAGER },
+      { fieldManager: deps.engine.config.fieldManager },
     );
     return { requeueAfterMs: 0 };
   }
-  return new Reconciliation(deployment, deps, scope).run();
+  return new Reconciliation(deployment, { ...deps, cluster: own }, scope).run();
 }
 
-async function finalize(deployment: KluctlDeployment, deps: ReconcilerDeps, log: Logger): Promise<void> {
+/**
+ * Deletes the target's objects when asked to (`delete: true`, not suspended), then removes the finalizer. A failed
+ * removal is retried with the queue's backoff, so the KluctlDeployment does not stay Terminating until some
+ * unrelated event.
+ */
+async function finalize(deployment: KluctlDeployment, deps: ReconcilerDeps, scope: ReconcileScope): Promise<ReconcileOutcome> {
   const { spec, status, metadata } = deployment;
-  const discriminator = (status?.targetKey as { discriminator?: string } | undefined)?.discriminator;
+  const discriminator = status?.targetKey?.discriminator;
   if (spec.delete && !spec.suspend && discriminator) {
-    log.info({ discriminator }, 'deleting the objects of the discriminator');
+    scope.log.info({ discriminator }, 'deleting the objects of the discriminator');
     try {
       const kubeConfig = await deploymentKubeConfig(deployment, deps.kubeConfig, deps.cluster);
-      const target = new Cluster(new KubeClient(kubeConfig));
       // No waiting: the objects may include this KluctlDeployment's own namespace (kluctl-examples/gitops-deployment
       // deploys itself), which cannot disappear before this finalizer is removed.
-      const result = await deleteByDiscriminator(
-        target,
-        discriminator,
-        { dryRun: false, timeoutMs: timeoutMs(spec), wait: false },
-        progressTo(log),
-      );
-      await deps.events.record(
-        deployment,
-        result.errors.length > 0 ? 'Warning' : 'Normal',
-        'Deleted',
-        `deleted ${result.deletedObjects.length} object(s)${result.errors.length > 0 ? `, ${result.errors.length} error(s)` : ''}`,
-      );
+      const result = await deleteByDiscriminator(deps.engine.clusters.get(kubeConfig), discriminator, {
+        dryRun: false,
+        timeoutMs: timeoutMs(spec),
+        wait: false,
+        ...commandContext(deps, scope),
+      });
+      const errors = result.errors.length > 0 ? `, ${result.errors.length} error(s)` : '';
+      const type = result.errors.length > 0 ? 'Warning' : 'Normal';
+      await deps.events.record(deployment, type, 'Deleted', `deleted ${result.deletedObjects.length} object(s)${errors}`);
     } catch (error) {
+      scope.signal.throwIfAborted();
       await deps.events.record(deployment, 'Warning', 'DeleteFailed', problemsOf(error).join('; '));
     }
   }
   const finalizers = (metadata.finalizers ?? []).filter((entry) => entry !== FINALIZER);
-  await deps.cluster
-    .patchMerge(
+  try {
+    await deps.cluster.patchMerge(
       { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, namespace: metadata.namespace, name: metadata.name },
       { metadata: { resourceVersion: metadata.resourceVersion, finalizers } },
-      { fieldManager: FIELD_MANAGER },
-    )
-    .catch(() => undefined);
+      { fieldManager: deps.engine.config.fieldManager },
+    );
+  } catch (error) {
+    scope.signal.throwIfAborted();
+    return { error: new Error(`removing the finalizer failed: ${problemsOf(error).join('; ')}`) };
+  }
+  return {};
+}
+
+/** What every engine command of a reconcile runs with. */
+function commandContext(deps: ReconcilerDeps, scope: ReconcileScope): CommandContext {
+  return { fieldManager: deps.engine.config.fieldManager, progress: progressTo(scope.log), signal: scope.signal };
 }
 
 /** A target rendered for one reconcile. */
@@ -198,7 +212,7 @@ class Reconciliation {
       const request = requests[0];
       // Whoever asks for a command has usually just pushed: fetch now, whatever the git refresh interval says.
       const url = request && gitUrlOf(this.deployment);
-      if (url) this.deps.git.expire(url);
+      if (url) this.deps.engine.git.expire(url);
       if (request && request.kind !== 'reconcile') {
         await this.serveRequest(request);
         requeueNow = true;
@@ -208,6 +222,8 @@ class Reconciliation {
         this.status.observedGeneration = this.generation();
       }
     } catch (error) {
+      // Cancelled (stopping, or no longer leader): nothing more is written, not even the status.
+      this.signal.throwIfAborted();
       this.fail(REASONS.prepareFailed, problemsOf(error).join('; '));
     }
     return this.finish(requeueNow);
@@ -301,7 +317,7 @@ class Reconciliation {
   /** Kluctl's needDeploy, with the manual approval gate. */
   private needsDeploy(hash: string, spec: KluctlDeploymentSpec): boolean {
     const status = this.deployment.status ?? {};
-    const lastDeploy = status.lastDeployResult as ResultSummary | undefined;
+    const lastDeploy = status.lastDeployResult;
     // A deploy that failed is tried again (after the retry backoff), even when the rendered objects are the same.
     let due = lastDeploy === undefined || lastDeploy.errors.length > 0 || status.lastObjectsHash !== hash;
     if (!due && spec.manual && status.lastManualObjectsHash !== spec.manualObjectsHash) due = true;
@@ -316,25 +332,29 @@ class Reconciliation {
 
   private deployIntervalElapsed(spec: KluctlDeploymentSpec): boolean {
     if (!spec.deployInterval || spec.deployInterval === 'never') return false;
-    const end = (this.status.lastDeployResult as ResultSummary | undefined)?.commandInfo.endTime;
-    return end !== undefined && Date.now() >= Date.parse(end) + parseDurationSafe(spec.deployInterval);
+    const end = this.status.lastDeployResult?.commandInfo.endTime;
+    return end !== undefined && Date.now() >= Date.parse(end) + parseSafeDuration(spec.deployInterval);
   }
 
   private validationDue(): boolean {
-    const last = this.status.lastValidateResult as ResultSummary | undefined;
+    const last = this.status.lastValidateResult;
     if (!last) return true;
     const interval = this.deployment.spec.validateInterval ?? this.deployment.spec.interval;
-    return interval !== 'never' && Date.now() >= Date.parse(last.commandInfo.endTime) + parseDurationSafe(interval);
+    return interval !== 'never' && Date.now() >= Date.parse(last.commandInfo.endTime) + parseSafeDuration(interval);
   }
 
   private async detectDrift(spec: KluctlDeploymentSpec, prepared: Prepared): Promise<void> {
     await this.progress('Performing drift detection');
     const started = new Date().toISOString();
-    const result = await deployTarget(
-      prepared.target,
-      { dryRun: true, prune: false, wait: false, timeoutMs: this.timeLeft(), behaviour: behaviourOf(spec, this.timeLeft()) },
-      progressTo(this.log),
-    );
+    const result = await deployTarget(prepared.target.rendered, this.targetCluster(prepared), {
+      dryRun: true,
+      prune: false,
+      wait: false,
+      orphans: false,
+      timeoutMs: this.timeLeft(),
+      behaviour: behaviourOf(spec, this.timeLeft()),
+      ...this.commandContext(),
+    });
     const commandInfo = this.commandInfo('diff', started, prepared);
     const drift = driftOf(result, { id: '', commandInfo });
     this.status.lastDriftDetectionResult = drift;
@@ -350,23 +370,15 @@ class Reconciliation {
   ): Promise<{ id: string; summary: ResultSummary; result: CommandResult }> {
     await this.progress(`Performing ${command}`);
     const started = new Date().toISOString();
-    const result = await this.execute(command, spec, prepared.target);
+    const result = await this.execute(command, spec, prepared);
     const commandInfo = this.commandInfo(command, started, prepared);
+    const projectKey = `${prepared.source.projectKey.repoKey}#${prepared.source.projectKey.subDir}`;
     const id = await writeCommandResult(
       this.deps.cluster,
-      {
-        summary: {
-          command,
-          projectKey: `${prepared.source.projectKey.repoKey}#${prepared.source.projectKey.subDir}`,
-          target: prepared.target.target.name,
-          discriminator: prepared.target.target.discriminator,
-          startTime: commandInfo.startTime,
-          endTime: commandInfo.endTime,
-        },
-        result,
-      },
-      { namespace: this.deps.resultsNamespace, keep: this.deps.keepResults, fieldManager: FIELD_MANAGER },
+      { projectKey, commandInfo, result },
+      { namespace: this.deps.resultsNamespace, keep: this.deps.keepResults, fieldManager: this.deps.engine.config.fieldManager },
     ).catch((error: unknown) => {
+      this.signal.throwIfAborted();
       this.log.warn({ err: error, command }, 'the command result could not be kept');
       return '';
     });
@@ -380,35 +392,48 @@ class Reconciliation {
     return { id, summary, result };
   }
 
-  private async execute(command: Command, spec: KluctlDeploymentSpec, target: PreparedTarget): Promise<CommandResult> {
-    const progress = progressTo(this.log);
+  private async execute(command: Command, spec: KluctlDeploymentSpec, prepared: Prepared): Promise<CommandResult> {
+    const { rendered } = prepared.target;
+    const cluster = this.targetCluster(prepared);
     const timeout = this.timeLeft();
+    const context = this.commandContext();
+    const dryRun = spec.dryRun ?? false;
     switch (command) {
       case 'deploy':
-        return deployTarget(
-          target,
-          {
-            dryRun: spec.dryRun ?? false,
-            prune: spec.prune ?? false,
-            wait: !spec.noWait,
-            timeoutMs: timeout,
-            behaviour: behaviourOf(spec, timeout),
-          },
-          progress,
-        );
+        return deployTarget(rendered, cluster, {
+          dryRun,
+          prune: spec.prune ?? false,
+          wait: !spec.noWait,
+          timeoutMs: timeout,
+          behaviour: behaviourOf(spec, timeout),
+          ...context,
+        });
       case 'poke-images':
-        return pokeImages(target, { dryRun: spec.dryRun ?? false }, progress);
+        return pokeImages(rendered, cluster, { dryRun, ...context });
       case 'diff':
-        return deployTarget(
-          target,
-          { dryRun: true, prune: false, wait: false, timeoutMs: timeout, behaviour: behaviourOf(spec, timeout) },
-          progress,
-        );
+        return deployTarget(rendered, cluster, {
+          dryRun: true,
+          prune: false,
+          wait: false,
+          timeoutMs: timeout,
+          behaviour: behaviourOf(spec, timeout),
+          ...context,
+        });
       case 'prune':
-        return pruneTarget(target, { dryRun: spec.dryRun ?? false, timeoutMs: timeout }, progress);
+        return pruneTarget(rendered, cluster, { dryRun, timeoutMs: timeout, ...context });
       case 'validate':
-        return validateTarget(target, { waitMs: 0 }, progress);
+        return validateTarget(rendered, cluster, { waitMs: 0, ...context });
     }
+  }
+
+  private commandContext(): CommandContext {
+    return { fieldManager: this.deps.engine.config.fieldManager, progress: progressTo(this.log), signal: this.signal };
+  }
+
+  /** The deployment's cluster: rendered against, so never undefined here. */
+  private targetCluster(prepared: Prepared): Cluster {
+    if (!prepared.target.cluster) throw new Error('the target was rendered without a cluster');
+    return prepared.target.cluster;
   }
 
   /** Events for every deploy, prune and failure; alerts on failure and on change. */
@@ -440,23 +465,25 @@ class Reconciliation {
     await this.progress('Fetching the source');
     const source = await resolveSource(
       { ...this.deployment, spec },
-      { cluster: this.deps.cluster, git: this.deps.git, cacheRoot: this.deps.cacheRoot },
+      { cluster: this.deps.cluster, git: this.deps.engine.git, artifactsDir: this.deps.artifactsDir, signal: this.signal },
     );
     this.status.observedCommit = source.revision;
     this.status.projectKey = source.projectKey;
-    const keys = await decryptionKeys({ ...this.deployment, spec }, this.deps.cluster);
+    const keys = await decryptionKeys({ ...this.deployment, spec }, this.deps.cluster, this.deps.engine.tools);
     try {
       await this.progress('Rendering');
       const kubeConfig = await deploymentKubeConfig({ ...this.deployment, spec }, this.deps.kubeConfig, this.deps.cluster);
-      const target = await prepareTarget(targetOptions(spec, source, kubeConfig), progressTo(this.log), {
-        renderer: this.deps.renderer,
-        git: this.deps.git,
+      const target = await prepareTarget(targetRequest(spec, source), this.deps.engine, {
+        kubeConfig,
         sopsEnv: keys.env,
+        progress: progressTo(this.log),
+        signal: this.signal,
       });
       this.status.targetKey = { targetName: target.target.name, discriminator: target.target.discriminator };
       this.status.lastPrepareError = '';
-      await work({ target, source, hash: objectsHash(target.objects) });
+      await work({ target, source, hash: target.rendered.objectsHash });
     } catch (error) {
+      this.signal.throwIfAborted();
       // Messages name files by their place in the cache; the source and revision tell an operator more.
       const message = problemsOf(error).join('; ').replaceAll(source.projectDir, sourceLabel(source));
       if (!this.status.lastPrepareError) this.status.lastPrepareError = message;
@@ -478,8 +505,8 @@ class Reconciliation {
         observedGeneration: generation,
       };
     }
-    const deploy = this.status.lastDeployResult as ResultSummary | undefined;
-    const validate = this.status.lastValidateResult as ResultSummary | undefined;
+    const deploy = this.status.lastDeployResult;
+    const validate = this.status.lastValidateResult;
     if (!deploy) {
       const message = this.deployment.spec.manual
         ? `waiting for approval: set spec.manualObjectsHash to ${this.status.lastObjectsHash ?? 'the objects hash'}`
@@ -558,7 +585,11 @@ class Reconciliation {
   }
 
   private async removeAnnotation(annotation: string): Promise<void> {
-    await this.deps.cluster.patchMerge(this.ref(), { metadata: { annotations: { [annotation]: null } } }, { fieldManager: FIELD_MANAGER });
+    await this.deps.cluster.patchMerge(
+      this.ref(),
+      { metadata: { annotations: { [annotation]: null } } },
+      { fieldManager: this.deps.engine.config.fieldManager },
+    );
   }
 
   /**
@@ -567,7 +598,10 @@ class Reconciliation {
    */
   private async patchStatus(): Promise<boolean> {
     return this.deps.cluster
-      .patchJson(this.ref(), [{ op: 'add', path: '/status', value: this.status }], { fieldManager: FIELD_MANAGER, subresource: 'status' })
+      .patchJson(this.ref(), [{ op: 'add', path: '/status', value: this.status }], {
+        fieldManager: this.deps.engine.config.fieldManager,
+        subresource: 'status',
+      })
       .then(
         () => true,
         (error: unknown) => {
@@ -596,18 +630,14 @@ class Reconciliation {
   }
 }
 
-function targetOptions(spec: KluctlDeploymentSpec, source: ResolvedSource, kubeConfig: KubeConfig): TargetOptions {
+function targetRequest(spec: KluctlDeploymentSpec, source: ResolvedSource): TargetRequest {
   return {
     projectDir: source.projectDir,
     target: spec.target,
     targetNameOverride: spec.targetNameOverride,
-    args: [],
-    argValues: isPlainObject(spec.args) ? spec.args : {},
-    kubeconfig: undefined,
-    kubeConfig,
+    args: isPlainObject(spec.args) ? spec.args : {},
     context: spec.context,
-    offline: false,
-    extraFixedImages: spec.images ?? [],
+    fixedImages: spec.images ?? [],
     inclusion: {
       includeTags: spec.includeTags ?? [],
       excludeTags: spec.excludeTags ?? [],
@@ -629,9 +659,4 @@ function behaviourOf(spec: KluctlDeploymentSpec, timeout: number) {
 
 function progressTo(log: Logger): Progress {
   return { step: (scope, message) => log.info({ scope }, message) };
-}
-
-/** A SafeDuration: `never` is infinitely far away. */
-function parseDurationSafe(text: string): number {
-  return text === 'never' ? Number.POSITIVE_INFINITY : parseDuration(text);
 }

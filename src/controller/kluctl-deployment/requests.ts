@@ -12,7 +12,7 @@ import {
   type ManualRequest,
   type RequestKind,
 } from '../../api/kluctl-deployment.ts';
-import { isPlainObject } from '../../project/values.ts';
+import { isPlainObject } from '../../values.ts';
 
 export interface PendingRequest {
   kind: RequestKind;

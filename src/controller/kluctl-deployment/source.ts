@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { KluctlDeployment } from '../../api/kluctl-deployment.ts';
 import type { Cluster } from '../../kube/cluster.ts';
 import { readSecret } from '../../kube/secrets.ts';
-import { isInside, isDirectory } from '../../project/files.ts';
+import { isInside, isDirectory } from '../../files.ts';
 import { fetchFluxArtifact } from '../../source/flux-artifact.ts';
 import type { GitCache } from '../../source/git-cache.ts';
 import { matchCredentials, prepareGitAccess } from '../../source/git-credentials.ts';
@@ -32,7 +32,9 @@ export interface SourceDeps {
   cluster: Cluster;
   git: GitCache;
   /** Where Flux artifacts are unpacked. */
-  cacheRoot: string;
+  artifactsDir: string;
+  /** Abandons fetching: git is killed, downloads aborted. */
+  signal?: AbortSignal;
 }
 
 /** The git URL of a deployment's source, if it is a git source (what webhooks match against). */
@@ -51,7 +53,7 @@ export async function resolveSource(deployment: KluctlDeployment, deps: SourceDe
     if (spec.sourceRef.kind !== 'GitRepository')
       throw new Error(`sourceRef kind ${spec.sourceRef.kind} is not supported (only GitRepository)`);
     const namespace = spec.sourceRef.namespace ?? metadata.namespace;
-    const artifact = await fetchFluxArtifact(deps.cluster, namespace, spec.sourceRef.name, deps.cacheRoot);
+    const artifact = await fetchFluxArtifact(deps.cluster, namespace, spec.sourceRef.name, deps.artifactsDir, deps.signal);
     return {
       projectDir: await projectFolder(artifact.dir, spec.sourceRef.path),
       revision: artifact.revision,
@@ -70,7 +72,7 @@ export async function resolveSource(deployment: KluctlDeployment, deps: SourceDe
   const credentials = matchCredentials(url, spec.credentials?.git ?? []);
   const access = credentials ? await gitAccessFrom(deps.cluster, metadata.namespace, credentials.secretRef.name, url) : undefined;
   try {
-    const checkout = await deps.git.checkout(url, ref, access);
+    const checkout = await deps.git.checkout(url, ref, access, deps.signal);
     return { projectDir: await projectFolder(checkout.dir, subDir), revision: checkout.commit, projectKey: { repoKey: url, subDir } };
   } finally {
     await access?.cleanup();

@@ -3,7 +3,7 @@
  * the result summaries Kluctl keeps in status (lastDeployResult, lastDiffResult, lastValidateResult,
  * lastDriftDetectionResult), each pointing to the full result kept in the results namespace.
  */
-import type { Condition } from '../../api/kluctl-deployment.ts';
+import type { CommandInfo, Condition, DriftResult, ResultSummary } from '../../api/kluctl-deployment.ts';
 import type { ObjectRef } from '../../kube/object.ts';
 import type { CommandResult } from '../../deploy/result.ts';
 
@@ -12,29 +12,6 @@ export function withCondition(conditions: readonly Condition[] | undefined, next
   const previous = (conditions ?? []).find((condition) => condition.type === next.type);
   const lastTransitionTime = previous && previous.status === next.status ? previous.lastTransitionTime : new Date().toISOString();
   return [...(conditions ?? []).filter((condition) => condition.type !== next.type), { ...next, lastTransitionTime }];
-}
-
-export interface CommandInfo {
-  command: string;
-  startTime: string;
-  endTime: string;
-  target: string;
-  discriminator: string;
-}
-
-/** What status keeps of a command result (Kluctl's CommandResultSummary, in Gantry's terms). */
-export interface ResultSummary {
-  id: string;
-  commandInfo: CommandInfo;
-  objectsHash: string;
-  revision: string;
-  newObjects: number;
-  changedObjects: number;
-  deletedObjects: number;
-  orphanObjects: number;
-  appliedHooks: number;
-  errors: string[];
-  warnings: string[];
 }
 
 export function summarize(
@@ -51,14 +28,6 @@ export function summarize(
     errors: result.errors.map(describe),
     warnings: result.warnings.map(describe),
   };
-}
-
-/** What drift detection found: the objects whose live state differs from the render (changed or missing). */
-export interface DriftResult {
-  id: string;
-  commandInfo: CommandInfo;
-  objects: ObjectRef[];
-  errors: string[];
 }
 
 export function driftOf(result: CommandResult, info: { id: string; commandInfo: CommandInfo }): DriftResult {

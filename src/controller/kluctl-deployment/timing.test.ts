@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KluctlDeployment, KluctlDeploymentSpec, KluctlDeploymentStatus } from '../../api/kluctl-deployment.ts';
+import type { KluctlDeployment, KluctlDeploymentSpec, KluctlDeploymentStatus, ResultSummary } from '../../api/kluctl-deployment.ts';
 import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
 
 const NOW = Date.parse('2026-11-20T12:00:00Z');
@@ -14,8 +14,21 @@ function deployment(spec: Partial<KluctlDeploymentSpec>, status: KluctlDeploymen
   };
 }
 
-function endedAgo(ms: number) {
-  return { commandInfo: { endTime: new Date(NOW - ms).toISOString() } };
+function endedAgo(ms: number): ResultSummary {
+  const endTime = new Date(NOW - ms).toISOString();
+  return {
+    id: '',
+    commandInfo: { command: 'deploy', startTime: endTime, endTime, target: 'default', discriminator: 'd' },
+    objectsHash: '',
+    revision: '',
+    newObjects: 0,
+    changedObjects: 0,
+    deletedObjects: 0,
+    orphanObjects: 0,
+    appliedHooks: 0,
+    errors: [],
+    warnings: [],
+  };
 }
 
 describe('timing of a KluctlDeployment, as Kluctl computes it', () => {
@@ -54,6 +67,13 @@ describe('timing of a KluctlDeployment, as Kluctl computes it', () => {
   it('retries after retryInterval, default interval', () => {
     expect(retryIntervalMs({ interval: '5m', retryInterval: '30s' })).toBe(30_000);
     expect(retryIntervalMs({ interval: '5m' })).toBe(300_000);
+  });
+
+  it('schedules nothing for a zero interval, as controller-runtime treats a zero RequeueAfter', () => {
+    expect(nextReconcileIn(deployment({ interval: '0' }), NOW)).toBeUndefined();
+    expect(nextReconcileIn(deployment({ interval: '0s', deployInterval: '1m' }, { lastDeployResult: endedAgo(0) }), NOW)).toBe(60_000);
+    expect(retryIntervalMs({ interval: '5m', retryInterval: '0' })).toBeUndefined();
+    expect(retryIntervalMs({ interval: '0' })).toBeUndefined();
   });
 
   it('limits a reconcile by timeout, else deployInterval, else interval, at least 30 s', () => {

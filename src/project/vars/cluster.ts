@@ -11,7 +11,7 @@ import type { Cluster } from '../../kube/cluster.ts';
 import type { ApiResource } from '../../kube/discovery.ts';
 import { formatRef, refOf, splitApiVersion, type KubeObject } from '../../kube/object.ts';
 import type { VarsSourceClusterMap, VarsSourceClusterObject } from '../schema.ts';
-import { isPlainObject } from '../values.ts';
+import { isPlainObject } from '../../values.ts';
 import { parseTargetPath, placeAtPath, queryJsonPath } from './json-path.ts';
 import { parseVarsText, renderWithContext, type LoadedVars, type SourceRequest } from './source.ts';
 

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { decryptIfEncrypted } from '../../sops/decrypt.ts';
 import { sopsFormatOf } from '../../sops/metadata.ts';
 import type { GitRef } from '../../source/git-cache.ts';
-import { isFile, isInside, relativeSlashPath } from '../files.ts';
+import { isFile, isInside, relativeSlashPath } from '../../files.ts';
 import type { VarsSourceGit } from '../schema.ts';
-import { isPlainObject } from '../values.ts';
+import { isPlainObject } from '../../values.ts';
 import { parseVarsText, type LoadedVars, type SourceRequest } from './source.ts';
 
 /**
@@ -38,9 +38,11 @@ export async function loadFileSource(file: string, request: SourceRequest): Prom
  */
 export async function loadGitSource(config: VarsSourceGit, request: SourceRequest): Promise<LoadedVars | undefined> {
   const ref = gitRef(config, request.label);
-  const checkout = await request.scope.environment.git.checkout(config.url, ref).catch((error: Error) => {
-    throw new Error(`${request.label}: ${error.message}`);
-  });
+  const checkout = await request.scope.environment.git
+    .checkout(config.url, ref, {}, request.scope.environment.signal)
+    .catch((error: Error) => {
+      throw new Error(`${request.label}: ${error.message}`);
+    });
   const file = path.resolve(checkout.dir, config.path);
   if (!isInside(checkout.dir, file)) throw new Error(`${request.label}: git path '${config.path}' is outside the repository`);
   if (!(await isFile(file))) {
@@ -79,17 +81,18 @@ interface VarsFile {
 }
 
 async function renderVarsFile(vars: VarsFile, request: SourceRequest): Promise<LoadedVars> {
-  const { renderer, sopsEnv } = request.scope.environment;
+  const { renderer, sopsEnv, tools, signal } = request.scope.environment;
   const [rendered] = await renderer.renderFiles({
     rootDir: vars.rootDir,
     files: [vars.file],
     context: request.context,
     searchDirs: vars.searchDirs,
+    signal,
   });
   if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${vars.name}: not rendered`);
   const format = sopsFormatOf(vars.file);
   const { text, decrypted } = format
-    ? await decryptIfEncrypted(rendered.text, { file: vars.name, format, env: sopsEnv })
+    ? await decryptIfEncrypted(rendered.text, { file: vars.name, format, tools, env: sopsEnv, signal })
     : { text: rendered.text, decrypted: false };
   const value = parseVarsText(text, vars.name, request.multidoc) ?? {};
   if (!request.multidoc && !isPlainObject(value)) throw new Error(`${vars.name}: a vars file must hold a YAML mapping`);

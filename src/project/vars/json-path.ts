@@ -4,7 +4,7 @@
  * clusterObject `path` and http `jsonPath` select values (any JSONPath, `$` optional, as Kluctl's ojg reads it).
  */
 import { JSONPath } from 'jsonpath-plus';
-import { deepMerge, isPlainObject, type Values } from '../values.ts';
+import { deepMerge, isPlainObject, type Values } from '../../values.ts';
 
 /** A key of a mapping, or an index of a list. */
 export type PathSegment = string | number;

@@ -5,7 +5,7 @@
 import { parseYamlDocuments } from '../../yaml.ts';
 import { renderStrings, type StringScope } from '../render-values.ts';
 import type { ProjectEnvironment } from '../environment.ts';
-import type { Values } from '../values.ts';
+import type { Values } from '../../values.ts';
 
 export interface VarsScope {
   rootDir: string;
@@ -50,6 +50,12 @@ export function parseVarsText(text: string, source: string, multidoc: boolean): 
 /** Renders every string inside `value` as a template with the vars loaded so far (kluctl's RenderStruct). */
 export function renderWithContext(value: unknown, request: SourceRequest, name: string): Promise<unknown> {
   const { scope, context } = request;
-  const stringScope: StringScope = { rootDir: scope.rootDir, dir: scope.searchDirs[0] ?? scope.rootDir, name, context };
+  const stringScope: StringScope = {
+    rootDir: scope.rootDir,
+    dir: scope.searchDirs[0] ?? scope.rootDir,
+    name,
+    context,
+    signal: scope.environment.signal,
+  };
   return renderStrings(value, stringScope, scope.environment.renderer);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reconcileLogger } from './logger.ts';
-import { capturedLogger } from './test-support.ts';
+import { capturedLogger } from './controller/test-support.ts';
 
 describe('controller logs', () => {
   it('are JSON lines with level words, ISO timestamps and the reconcile fields', () => {

@@ -38,3 +38,16 @@ export function getPath(source: Values, dottedPath: string): unknown {
   }
   return node;
 }
+
+/** JSON with the keys of every object sorted, so equal values give equal text (for hashes). */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isPlainObject(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((key) => value[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
