@@ -17,6 +17,14 @@ export interface RunOptions {
   /** Kills the program after this many milliseconds. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Runs the program as this user (this process must be root); e.g. PostgreSQL, which refuses to run as root. */
+  user?: ProcessUser;
+}
+
+/** A numeric user and group to run a program as. */
+export interface ProcessUser {
+  uid: number;
+  gid: number;
 }
 
 export interface RunResult {
@@ -53,6 +61,8 @@ export async function run(file: string, args: readonly string[], options: RunOpt
       input: options.input,
       timeout: options.timeoutMs,
       cancelSignal: options.signal,
+      uid: options.user?.uid,
+      gid: options.user?.gid,
       stripFinalNewline: false,
       maxBuffer: 1024 * 1024 * 1024,
     });
@@ -73,6 +83,8 @@ export interface StartOptions {
   logFd?: number;
   /** Outlives the parent: its own process group, not waited for. */
   detached?: boolean;
+  /** As RunOptions.user. */
+  user?: ProcessUser;
 }
 
 /**
@@ -86,6 +98,8 @@ export function start(file: string, args: readonly string[], options: StartOptio
     env: options.extendEnv === false ? { ...options.env } : { ...process.env, ...options.env },
     stdio: options.logFd === undefined ? 'pipe' : ['ignore', options.logFd, options.logFd],
     detached: options.detached ?? false,
+    uid: options.user?.uid,
+    gid: options.user?.gid,
   });
   if (options.detached) child.unref();
   return child;

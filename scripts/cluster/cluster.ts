@@ -3,7 +3,7 @@
  * kubelets) as detached processes of this machine, described by `.cluster/state.json`.
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { run } from '../../src/exec.ts';
 import { toYamlDocuments } from '../../src/yaml.ts';
 import {
@@ -25,7 +25,7 @@ import { freePorts } from './ports.ts';
 import { type ComponentProcess, isRunning, residentBytes, startComponent, stopComponent } from './processes.ts';
 import { answersOk, waitUntil } from './readiness.ts';
 
-/** Contents of `.cluster/state.json`. */
+/** Contents of the cluster's state.json. */
 export interface ClusterState {
   /** https://127.0.0.1:<port> of kube-apiserver. */
   server: string;
@@ -39,6 +39,8 @@ export interface ClusterState {
 }
 
 export interface ClusterStatus {
+  /** The cluster's name; its kubeconfig context is `gantry-<name>`. */
+  name: string;
   /** `degraded`: state.json exists, but a component is gone or the API does not answer. */
   state: 'running' | 'degraded' | 'stopped';
   server?: string;
@@ -48,7 +50,7 @@ export interface ClusterStatus {
 }
 
 export interface ClusterOptions {
-  /** Defaults to this clone's `.cluster/`. */
+  /** Defaults to the default cluster (`local`) of this clone's `.cluster/`. */
   layout?: ClusterLayout;
   /** Receives progress lines. */
   report?: (line: string) => void;
@@ -67,7 +69,7 @@ const STOP_GRACE_MS = 10_000;
 export async function clusterUp(options: ClusterOptions = {}): Promise<ClusterState> {
   const layout = options.layout ?? clusterLayout();
   const report = options.report ?? (() => {});
-  await mkdir(layout.root, { recursive: true });
+  await mkdir(dirname(layout.lock), { recursive: true });
   return await withLock(layout.lock, LOCK_TIMEOUT_MS, async () => {
     const previous = await readState(layout);
     if (previous && (await isHealthy(layout, previous))) {
@@ -89,24 +91,27 @@ export async function clusterUp(options: ClusterOptions = {}): Promise<ClusterSt
 export async function clusterDown(options: ClusterOptions = {}): Promise<void> {
   const layout = options.layout ?? clusterLayout();
   const report = options.report ?? (() => {});
-  await mkdir(layout.root, { recursive: true });
+  await mkdir(dirname(layout.lock), { recursive: true });
   await withLock(layout.lock, LOCK_TIMEOUT_MS, async () => {
     const state = await readState(layout);
     if (state) await stopComponents(state.components, report);
     else report('not running');
     await removeClusterFiles(layout);
   });
+  // A named cluster's folder holds nothing else; the default cluster's is `.cluster/` itself, which keeps the tools.
+  if (layout.data !== join(layout.root, 'data')) await rm(dirname(layout.lock), { recursive: true, force: true });
 }
 
 /** What state.json records, checked against the live processes and the API. */
 export async function clusterStatus(layout: ClusterLayout = clusterLayout()): Promise<ClusterStatus> {
   const state = await readState(layout);
-  if (!state) return { state: 'stopped', components: [] };
+  if (!state) return { name: layout.name, state: 'stopped', components: [] };
   const components = state.components.map((component) => {
     const running = isRunning(component);
     return { name: component.name, pid: component.pid, running, rssBytes: running ? residentBytes(component.pid) : undefined };
   });
   return {
+    name: layout.name,
     state: (await isHealthy(layout, state)) ? 'running' : 'degraded',
     server: state.server,
     kubeconfig: state.kubeconfig,
@@ -144,7 +149,7 @@ async function startCluster(layout: ClusterLayout, report: (line: string) => voi
 
     const apiserver = await launch(apiserverCommand(ports, credentials));
     await waitUntil(target(layout, apiserver, 'kube-apiserver /readyz'), 90_000, () => apiserverReady(layout, state));
-    const kubeconfig = kubeconfigYaml(state.server, await readFile(caFile(layout), 'utf8'), credentials.token);
+    const kubeconfig = kubeconfigYaml(layout.context, state.server, await readFile(caFile(layout), 'utf8'), credentials.token);
     // .cluster/kubeconfig is written last, so that it exists only for a cluster that is ready; until then (and
     // for the components) this copy serves.
     const componentKubeconfig = join(layout.data, 'components.kubeconfig');

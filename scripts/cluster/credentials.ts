@@ -44,16 +44,16 @@ export async function writeCredentials(dataDir: string): Promise<ClusterCredenti
 
 /**
  * A kubeconfig for `server` (https URL) trusting `caPem` (the apiserver's self-signed certificate, embedded so the
- * file stands alone) and authenticating with the admin `token`; its current context is `gantry-local`.
+ * file stands alone) and authenticating with the admin `token`; its cluster and current context are called `name`
+ * (`gantry-<cluster name>`), so that the kubeconfigs of several local clusters can be merged (KUBECONFIG=a:b).
  */
-export function kubeconfigYaml(server: string, caPem: string, token: string): string {
-  const name = 'gantry-local';
+export function kubeconfigYaml(name: string, server: string, caPem: string, token: string): string {
   return toYaml({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name, cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
-    users: [{ name: 'admin', user: { token } }],
-    contexts: [{ name, context: { cluster: name, user: 'admin', namespace: 'default' } }],
+    users: [{ name, user: { token } }],
+    contexts: [{ name, context: { cluster: name, user: name, namespace: 'default' } }],
     'current-context': name,
     preferences: {},
   });

@@ -5,7 +5,7 @@
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { start } from '../../src/exec.ts';
+import { type ProcessUser, start } from '../../src/exec.ts';
 
 /** A started component as recorded in state.json. */
 export interface ComponentProcess {
@@ -17,13 +17,20 @@ export interface ComponentProcess {
 }
 
 /**
- * Starts `command args...` in its own process group with stdout and stderr written to `<logDir>/<name>.log`.
+ * Starts `command args...` in its own process group with stdout and stderr written to `<logDir>/<name>.log`,
+ * as `user` when given.
  * @throws Error when the program could not be started (e.g. not built: run scripts/setup.sh).
  */
-export function startComponent(name: string, command: string, args: readonly string[], logDir: string): ComponentProcess {
+export function startComponent(
+  name: string,
+  command: string,
+  args: readonly string[],
+  logDir: string,
+  user?: ProcessUser,
+): ComponentProcess {
   const logFd = openSync(join(logDir, `${name}.log`), 'w');
   try {
-    const child = start(command, args, { logFd, detached: true });
+    const child = start(command, args, { logFd, detached: true, user });
     // A failed spawn (no pid) also emits 'error' later, which would crash this process if nobody listened.
     child.once('error', () => {});
     if (child.pid === undefined) throw new Error(`cluster: could not start ${name} (${command}); run sh scripts/setup.sh`);

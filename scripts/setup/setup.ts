@@ -1,14 +1,16 @@
 /**
  * Everything a fresh machine needs beyond `npm ci` before tests, the demo or the local cluster can run:
  * the Go-built tools in the machine-wide cache, files of Go modules the tests use (Flux's GitRepository CRD), the
- * Python env for templating, and `.cluster/bin` and `.cluster/crds` linking to them.
+ * Python env for templating, PostgreSQL (Debian's package) for the fleet server's tests, and `.cluster/bin` and
+ * `.cluster/crds` linking to them.
  */
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clusterLayout } from '../cluster/layout.ts';
+import { clusterLayout, DEFAULT_CLUSTER } from '../cluster/layout.ts';
 import { pathExists, toolDir } from './cache.ts';
 import { buildMissingTools, fetchMissingModuleFiles } from './go-build.ts';
 import { link, writePythonLauncher } from './links.ts';
+import { ensurePostgres, POSTGRES_PROGRAMS } from './postgres.ts';
 import { ensurePythonEnv } from './python-env.ts';
 import { type GoTool, KWOK_STAGES_DIR, MODULE_FILES, TOOLS } from './tools.ts';
 
@@ -29,7 +31,7 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
   await fetchMissingModuleFiles(missingFiles, report);
   const python = await ensurePythonEnv(REQUIREMENTS, report);
 
-  const layout = clusterLayout(REPO_ROOT);
+  const layout = clusterLayout(DEFAULT_CLUSTER, REPO_ROOT);
   for (const tool of TOOLS) await link(join(layout.bin, tool.name), toolBinary(tool));
   const kwok = TOOLS.find((tool) => tool.name === 'kwok');
   if (kwok) await link(layout.kwokStages, join(toolDir(kwok.name, kwok.version), KWOK_STAGES_DIR));
@@ -37,6 +39,8 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
     for (const file of entry.files) await link(join(layout.crds, basename(file.to)), join(toolDir(entry.name, entry.version), file.to));
   }
   await writePythonLauncher(join(layout.bin, 'python3'), python);
+  const postgres = await ensurePostgres(report);
+  for (const program of POSTGRES_PROGRAMS) await link(join(layout.bin, program), join(postgres, program));
 }
 
 function toolBinary(tool: GoTool): string {

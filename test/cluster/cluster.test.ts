@@ -6,8 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clusterStatus, clusterUp } from '../../scripts/cluster/cluster.ts';
-import { clusterLayout } from '../../scripts/cluster/layout.ts';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { clusterDown, clusterStatus, clusterUp } from '../../scripts/cluster/cluster.ts';
+import { clusterLayout, knownClusters } from '../../scripts/cluster/layout.ts';
 import { NODE_NAMES } from '../../scripts/cluster/nodes.ts';
 import { run } from '../../src/exec.ts';
 import type { KubeObject } from '../../src/kube/object.ts';
@@ -119,5 +121,34 @@ describe('local cluster', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(state.components.map((c) => c.pid)).toEqual(before.components.map((c) => c.pid));
     expect((await clusterStatus()).state).toBe('running');
+  });
+});
+
+describe('named clusters', () => {
+  const layout = clusterLayout('cluster-test');
+
+  afterAll(async () => {
+    await clusterDown({ layout });
+  });
+
+  test('a named cluster runs beside the default one with its own ports, files and context', async () => {
+    const state = await clusterUp({ layout });
+    const local = await clusterStatus();
+    expect(state.server).not.toBe(local.server);
+    expect(state.kubeconfig).toBe(join(layout.root, 'clusters', 'cluster-test', 'kubeconfig'));
+    expect(await readFile(state.kubeconfig, 'utf8')).toContain('current-context: gantry-cluster-test');
+    const nodes = await kubectl(['--kubeconfig', state.kubeconfig, 'get', 'nodes', '-o', 'name']);
+    expect(nodes.trim().split('\n').sort()).toEqual(NODE_NAMES.map((name) => `node/${name}`).sort());
+    expect(await knownClusters()).toEqual(expect.arrayContaining(['local', 'cluster-test']));
+    expect((await clusterStatus(layout)).state).toBe('running');
+
+    await clusterDown({ layout });
+    expect((await clusterStatus(layout)).state).toBe('stopped');
+    expect(existsSync(join(layout.root, 'clusters', 'cluster-test'))).toBe(false);
+    expect((await clusterStatus()).state).toBe('running');
+  });
+
+  test('refuses a name that cannot be part of a context name', () => {
+    expect(() => clusterLayout('Dev_1')).toThrow(/invalid name "Dev_1"/);
   });
 });

@@ -1,0 +1,190 @@
+/**
+ * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token; only a SHA-256 of a
+ * token is stored (tokens are 256 random bits, so a fast hash is enough: nothing to guess), it is shown once when
+ * made, and rotating keeps the old one valid until it is revoked, so an agent can be re-keyed without a gap
+ * (Plural keeps an old deploy token for 7 days after rotation).
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import { isUniqueViolation } from './database.ts';
+import { ConflictError, NotFoundError } from './errors.ts';
+import type { ClusterTable, Database } from './schema.ts';
+
+export interface Cluster {
+  id: string;
+  name: string;
+  handle: string;
+  tags: Record<string, string>;
+  distro: string | null;
+  kubernetesVersion: string | null;
+  agentVersion: string | null;
+  /** ISO time of the agent's last ping, or null before the first. */
+  pingedAt: string | null;
+  createdAt: string;
+}
+
+export interface NewCluster {
+  name: string;
+  /** Defaults to the name. */
+  handle?: string;
+  tags?: Record<string, string>;
+  distro?: string;
+}
+
+/** A cluster just made, with the only copy of its first deploy token. */
+export interface CreatedCluster {
+  cluster: Cluster;
+  deployToken: string;
+}
+
+/** What an agent reports with each ping. */
+export interface ClusterPing {
+  kubernetesVersion: string;
+  agentVersion: string;
+  distro?: string;
+}
+
+const TOKEN_PREFIX = 'gantry-deploy-';
+
+/**
+ * @throws ConflictError when the name or handle is taken.
+ */
+export async function createCluster(db: Kysely<Database>, input: NewCluster, now = new Date()): Promise<CreatedCluster> {
+  const time = now.toISOString();
+  const row: Selectable<ClusterTable> = {
+    id: randomUUID(),
+    name: input.name,
+    handle: input.handle ?? input.name,
+    tags: JSON.stringify(input.tags ?? {}),
+    distro: input.distro ?? null,
+    kubernetes_version: null,
+    agent_version: null,
+    pinged_at: null,
+    created_at: time,
+    updated_at: time,
+  };
+  const deployToken = newToken();
+  try {
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('clusters').values(row).execute();
+      await insertToken(trx, row.id, deployToken, time);
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const nameTaken = await db.selectFrom('clusters').select('id').where('name', '=', row.name).executeTakeFirst();
+    throw nameTaken ? new ConflictError('cluster', 'name', row.name) : new ConflictError('cluster', 'handle', row.handle);
+  }
+  return { cluster: toCluster(row), deployToken };
+}
+
+export async function listClusters(db: Kysely<Database>): Promise<Cluster[]> {
+  const rows = await db.selectFrom('clusters').selectAll().orderBy('name').execute();
+  return rows.map(toCluster);
+}
+
+/** @throws NotFoundError */
+export async function getCluster(db: Kysely<Database>, name: string): Promise<Cluster> {
+  const row = await db.selectFrom('clusters').selectAll().where('name', '=', name).executeTakeFirst();
+  if (!row) throw new NotFoundError('cluster', name);
+  return toCluster(row);
+}
+
+/** Replaces the cluster's tags. @throws NotFoundError */
+export async function setClusterTags(db: Kysely<Database>, name: string, tags: Record<string, string>, now = new Date()): Promise<Cluster> {
+  const result = await db
+    .updateTable('clusters')
+    .set({ tags: JSON.stringify(tags), updated_at: now.toISOString() })
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw new NotFoundError('cluster', name);
+  return await getCluster(db, name);
+}
+
+/** Deletes the cluster with its tokens and services' records (not the objects in the cluster). @throws NotFoundError */
+export async function deleteCluster(db: Kysely<Database>, name: string): Promise<void> {
+  const result = await db.deleteFrom('clusters').where('name', '=', name).executeTakeFirst();
+  if (result.numDeletedRows === 0n) throw new NotFoundError('cluster', name);
+}
+
+/**
+ * Makes a new deploy token for the cluster; with `revokeOthers`, every earlier one stops working at once.
+ * @returns the new token (its only copy). @throws NotFoundError
+ */
+export async function rotateDeployToken(
+  db: Kysely<Database>,
+  name: string,
+  options: { revokeOthers: boolean },
+  now = new Date(),
+): Promise<string> {
+  const cluster = await getCluster(db, name);
+  const token = newToken();
+  const time = now.toISOString();
+  await db.transaction().execute(async (trx) => {
+    if (options.revokeOthers) {
+      await trx
+        .updateTable('deploy_tokens')
+        .set({ revoked_at: time })
+        .where('cluster_id', '=', cluster.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+    }
+    await insertToken(trx, cluster.id, token, time);
+  });
+  return token;
+}
+
+/** The cluster a deploy token belongs to, or undefined for an unknown or revoked token. */
+export async function clusterForDeployToken(db: Kysely<Database>, token: string): Promise<Cluster | undefined> {
+  if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+  const row = await db
+    .selectFrom('deploy_tokens')
+    .innerJoin('clusters', 'clusters.id', 'deploy_tokens.cluster_id')
+    .selectAll('clusters')
+    .where('deploy_tokens.token_hash', '=', hashToken(token))
+    .where('deploy_tokens.revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row ? toCluster(row) : undefined;
+}
+
+/** Records an agent's ping. */
+export async function recordPing(db: Kysely<Database>, clusterId: string, ping: ClusterPing, now = new Date()): Promise<void> {
+  await db
+    .updateTable('clusters')
+    .set({
+      kubernetes_version: ping.kubernetesVersion,
+      agent_version: ping.agentVersion,
+      pinged_at: now.toISOString(),
+      ...(ping.distro === undefined ? {} : { distro: ping.distro }),
+    })
+    .where('id', '=', clusterId)
+    .execute();
+}
+
+async function insertToken(db: Kysely<Database>, clusterId: string, token: string, time: string): Promise<void> {
+  await db
+    .insertInto('deploy_tokens')
+    .values({ id: randomUUID(), cluster_id: clusterId, token_hash: hashToken(token), created_at: time, revoked_at: null })
+    .execute();
+}
+
+function newToken(): string {
+  return `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function toCluster(row: Selectable<ClusterTable>): Cluster {
+  return {
+    id: row.id,
+    name: row.name,
+    handle: row.handle,
+    tags: JSON.parse(row.tags) as Record<string, string>,
+    distro: row.distro,
+    kubernetesVersion: row.kubernetes_version,
+    agentVersion: row.agent_version,
+    pingedAt: row.pinged_at,
+    createdAt: row.created_at,
+  };
+}

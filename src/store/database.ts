@@ -1,0 +1,77 @@
+/**
+ * Opens the fleet server's database: SQLite in a file by default (nothing to set up), PostgreSQL for production
+ * and several replicas. Both run the same Kysely queries over the schema in schema.ts, migrated at open.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { MIGRATIONS } from './migrations.ts';
+import type { Database } from './schema.ts';
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+/** An open database; `close()` ends its connections. */
+export interface Store {
+  db: Kysely<Database>;
+  kind: DatabaseKind;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL pool size per replica. Default 10. */
+  poolSize?: number;
+}
+
+/**
+ * Opens `url` and brings its schema to the newest migration.
+ * @param url `postgres://user:password@host:port/database` (or `postgresql://`), else a SQLite file path
+ *   (optionally `sqlite:` + path); the file's folder is created.
+ * @throws Error naming the migration that failed, or the connection error (the password is never in it).
+ */
+export async function openStore(url: string, options: OpenOptions = {}): Promise<Store> {
+  const store = /^postgres(ql)?:\/\//.test(url) ? openPostgres(url, options) : await openSqlite(url.replace(/^sqlite:/, ''));
+  try {
+    await migrate(store.db);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+function openPostgres(url: string, options: OpenOptions): Store {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // An idle client losing its connection (a PostgreSQL restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+async function openSqlite(path: string): Promise<Store> {
+  const file = resolve(path);
+  await mkdir(dirname(file), { recursive: true });
+  const database = new SqliteDatabase(file);
+  // WAL lets readers run beside the one writer; foreign keys are off by default in SQLite and on in PostgreSQL.
+  database.pragma('journal_mode = WAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return { db, kind: 'sqlite', close: () => db.destroy() };
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error === undefined) return;
+  const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+  const reason = error instanceof Error ? error.message : String(error);
+  throw new Error(`database: migration ${failed ?? '(none ran)'} failed: ${reason}`);
+}
+
+/** Whether `error` is a unique-constraint violation, on either database (SQLite's code, PostgreSQL's SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,135 @@
+/**
+ * The schema's versioned migrations, run in order by Kysely's Migrator at every server start (it records what ran
+ * in its own table and, on PostgreSQL, holds an advisory lock, so replicas starting together run each once).
+ * Migrations are append-only: a released one is never edited, a change is a new one. Column types are the few
+ * both SQLite and PostgreSQL treat alike (text, integer); see schema.ts for why.
+ */
+import type { Kysely, Migration } from 'kysely';
+
+/** Only the schema builder is used here, so the table types do not matter to the migrations. */
+type AnyDatabase = Kysely<unknown>;
+
+async function initialSchema(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('clusters')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('handle', 'text', (c) => c.notNull().unique())
+    .addColumn('tags', 'text', (c) => c.notNull())
+    .addColumn('distro', 'text')
+    .addColumn('kubernetes_version', 'text')
+    .addColumn('agent_version', 'text')
+    .addColumn('pinged_at', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('deploy_tokens')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('cluster_id', 'text', (c) => c.notNull().references('clusters.id').onDelete('cascade'))
+    .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('revoked_at', 'text')
+    .execute();
+  await db.schema.createIndex('deploy_tokens_cluster').on('deploy_tokens').column('cluster_id').execute();
+
+  await db.schema
+    .createTable('git_repositories')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('url', 'text', (c) => c.notNull().unique())
+    .addColumn('credentials', 'text')
+    .addColumn('health', 'text')
+    .addColumn('last_error', 'text')
+    .addColumn('pulled_at', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('global_services')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('tags', 'text', (c) => c.notNull())
+    .addColumn('distro', 'text')
+    .addColumn('template', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('services')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('cluster_id', 'text', (c) => c.notNull().references('clusters.id').onDelete('cascade'))
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('namespace', 'text', (c) => c.notNull())
+    .addColumn('repository_id', 'text', (c) => c.references('git_repositories.id'))
+    .addColumn('spec', 'text', (c) => c.notNull())
+    .addColumn('configuration', 'text')
+    .addColumn('dependencies', 'text', (c) => c.notNull())
+    .addColumn('protect', 'integer', (c) => c.notNull())
+    .addColumn('owner_id', 'text', (c) => c.references('global_services.id').onDelete('set null'))
+    .addColumn('revision_id', 'text')
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('errors', 'text', (c) => c.notNull())
+    .addColumn('applied_revision_id', 'text')
+    .addColumn('deleted_at', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .addUniqueConstraint('services_cluster_name', ['cluster_id', 'name'])
+    .execute();
+  await db.schema.createIndex('services_repository').on('services').column('repository_id').execute();
+  await db.schema.createIndex('services_owner').on('services').column('owner_id').execute();
+
+  await db.schema
+    .createTable('revisions')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('service_id', 'text', (c) => c.notNull().references('services.id').onDelete('cascade'))
+    .addColumn('number', 'integer', (c) => c.notNull())
+    .addColumn('commit_sha', 'text')
+    .addColumn('digest', 'text')
+    .addColumn('spec', 'text', (c) => c.notNull())
+    .addColumn('configuration', 'text')
+    .addColumn('message', 'text')
+    .addColumn('created_by', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addUniqueConstraint('revisions_service_number', ['service_id', 'number'])
+    .execute();
+
+  await db.schema
+    .createTable('service_components')
+    .addColumn('service_id', 'text', (c) => c.notNull().references('services.id').onDelete('cascade'))
+    .addColumn('group', 'text', (c) => c.notNull())
+    .addColumn('version', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('namespace', 'text', (c) => c.notNull())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('synced', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('service_components_key', ['service_id', 'group', 'version', 'kind', 'namespace', 'name'])
+    .execute();
+
+  await db.schema
+    .createTable('service_contexts')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('configuration', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('api_tokens')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('role', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('revoked_at', 'text')
+    .execute();
+}
+
+/** By name; Kysely runs them in name order. */
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001-initial-schema': { up: initialSchema },
+};

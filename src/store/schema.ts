@@ -1,0 +1,147 @@
+/**
+ * The fleet server's tables as Kysely sees them. One schema for SQLite and PostgreSQL: times are ISO-8601 UTC
+ * strings (they sort as text on both), JSON documents and encrypted secrets are text, flags are integers 0/1,
+ * ids are random UUIDs made by the server. Names follow Plural's model where it has one (cluster handle, deploy
+ * token, service revision, component, global service, service context).
+ */
+export interface ClusterTable {
+  id: string;
+  /** Unique, human-chosen; the CLI and API address clusters by it. */
+  name: string;
+  /** Unique, stable across renames; Plural's handle (a Cluster resource adopts an existing cluster by it). */
+  handle: string;
+  /** JSON object of string tags, e.g. {"tier": "web"}; global services select on them. */
+  tags: string;
+  /** generic, eks, aks, gke, k3s, openshift, … as reported or set. */
+  distro: string | null;
+  /** The API server's version as the agent reports it, without "v" (Plural's currentVersion). */
+  kubernetes_version: string | null;
+  agent_version: string | null;
+  pinged_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Per-cluster agent credentials: only a SHA-256 of the token is kept; a revoked token stays for the audit. */
+export interface DeployTokenTable {
+  id: string;
+  cluster_id: string;
+  token_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface GitRepositoryTable {
+  id: string;
+  url: string;
+  /** Encrypted JSON {username, password} or {privateKey, passphrase, knownHosts} (see secret-box.ts), or null. */
+  credentials: string | null;
+  /** PULLABLE or FAILED after the first fetch, as Plural's GitRepository health; null before. */
+  health: string | null;
+  last_error: string | null;
+  pulled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ServiceTable {
+  id: string;
+  cluster_id: string;
+  name: string;
+  namespace: string;
+  repository_id: string | null;
+  /** JSON of the service's source, renderer and sync settings (see the API's ServiceSpec). */
+  spec: string;
+  /** Encrypted JSON object of configuration values, or null. */
+  configuration: string | null;
+  /** JSON array of names of services on the same cluster that must be healthy first. */
+  dependencies: string;
+  protect: number;
+  /** The global service that made and keeps this service, if any. */
+  owner_id: string | null;
+  /** The revision the agent should run. */
+  revision_id: string | null;
+  /** stale | synced | healthy | failed, derived from the agent's reports as Plural does. */
+  status: string;
+  /** JSON array of {source, message} from the last report. */
+  errors: string;
+  /** Revision id the agent last reported applied. */
+  applied_revision_id: string | null;
+  deleted_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An immutable snapshot of what a service runs; rollback and promotion only add rows. */
+export interface RevisionTable {
+  id: string;
+  service_id: string;
+  /** 1, 2, 3, … per service, in creation order. */
+  number: number;
+  /** The resolved commit of the source, when it is git. */
+  commit_sha: string | null;
+  /** sha256 of the source tarball the agent downloads. */
+  digest: string | null;
+  spec: string;
+  configuration: string | null;
+  message: string | null;
+  created_by: string | null;
+  created_at: string;
+}
+
+/** One object of a service as its agent last reported it. */
+export interface ServiceComponentTable {
+  service_id: string;
+  group: string;
+  version: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** RUNNING | PENDING | FAILED | PAUSED, as Plural's component states. */
+  state: string;
+  synced: number;
+}
+
+export interface GlobalServiceTable {
+  id: string;
+  name: string;
+  /** JSON object: clusters whose tags include all of these get the service. */
+  tags: string;
+  distro: string | null;
+  /** JSON of the service template (name, namespace, spec, configuration reference). */
+  template: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Configuration shared across services (Plural's ServiceContext), bound into templates as `contexts`. */
+export interface ServiceContextTable {
+  id: string;
+  name: string;
+  /** Encrypted JSON object. */
+  configuration: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Users' API tokens (hashed); the admin token is made at first start. */
+export interface ApiTokenTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  role: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface Database {
+  clusters: ClusterTable;
+  deploy_tokens: DeployTokenTable;
+  git_repositories: GitRepositoryTable;
+  services: ServiceTable;
+  revisions: RevisionTable;
+  service_components: ServiceComponentTable;
+  global_services: GlobalServiceTable;
+  service_contexts: ServiceContextTable;
+  api_tokens: ApiTokenTable;
+}
