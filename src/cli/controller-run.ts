@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { durationArg, positiveIntegerArg } from './options.ts';
+import { durationArg, parseAddress, positiveIntegerArg } from './options.ts';
 import { startKluctlController, type Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { defaultCacheDir, Engine, serverEngineConfig } from '../engine.ts';
@@ -144,14 +144,6 @@ async function readWebhookSecret(file: string, logger: Logger): Promise<string |
   }
   if (!content.trim()) throw new Error(`--webhook-secret-file ${file} is empty`);
   return content.trim();
-}
-
-/** `host:port` as controller-runtime takes it; an empty host (`:8080`) listens on every interface. */
-function parseAddress(text: string): Address {
-  const match = /^(.*):(\d+)$/.exec(text);
-  if (!match) throw new InvalidArgumentError(`'${text}' is not an address (expected host:port or :port)`);
-  const host = match[1] === '' ? '0.0.0.0' : match[1]!.replace(/^\[(.*)\]$/, '$1');
-  return { host, port: Number(match[2]) };
 }
 
 function positiveNumberArg(text: string): number {

@@ -2,6 +2,7 @@
  * The `gantry` command line: one subcommand per verb, as Kluctl's CLI has them.
  */
 import { Command } from 'commander';
+import { clusterCommand } from './cluster.ts';
 import { controllerCommand } from './controller.ts';
 import { deleteCommand } from './delete.ts';
 import { deployCommand } from './deploy.ts';
@@ -11,9 +12,11 @@ import { helmPullCommand } from './helm-pull.ts';
 import { helmUpdateCommand } from './helm-update.ts';
 import { listImagesCommand } from './list-images.ts';
 import { listTargetsCommand } from './list-targets.ts';
+import { loginCommand } from './login.ts';
 import { pokeImagesCommand } from './poke-images.ts';
 import { pruneCommand } from './prune.ts';
 import { renderCommand } from './render.ts';
+import { serverCommand } from './server.ts';
 import { validateCommand } from './validate.ts';
 
 /** Runs the CLI on `argv` (process.argv form) and returns the exit code. */
@@ -36,6 +39,9 @@ export async function main(argv: string[]): Promise<number> {
     helmUpdateCommand(),
     gitopsCommand(),
     controllerCommand(),
+    serverCommand(),
+    loginCommand(),
+    clusterCommand(),
   ]) {
     program.addCommand(command);
   }

@@ -14,6 +14,7 @@ import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
 import { parseDuration } from '../duration.ts';
+import type { Address } from '../controller/kluctl-deployment/controller.ts';
 
 export interface TargetFlags {
   target?: string;
@@ -192,4 +193,12 @@ export async function confirm(question: string, yes: boolean): Promise<boolean> 
   } finally {
     prompt.close();
   }
+}
+
+/** `host:port` as controller-runtime takes it; an empty host (`:8080`) listens on every interface. */
+export function parseAddress(text: string): Address {
+  const match = /^(.*):(\d+)$/.exec(text);
+  if (!match) throw new InvalidArgumentError(`'${text}' is not an address (expected host:port or :port)`);
+  const host = match[1] === '' ? '0.0.0.0' : match[1]!.replace(/^\[(.*)\]$/, '$1');
+  return { host, port: Number(match[2]) };
 }

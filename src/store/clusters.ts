@@ -1,14 +1,14 @@
 /**
- * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token; only a SHA-256 of a
- * token is stored (tokens are 256 random bits, so a fast hash is enough: nothing to guess), it is shown once when
- * made, and rotating keeps the old one valid until it is revoked, so an agent can be re-keyed without a gap
+ * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token (see tokens.ts), shown
+ * once when made; rotating keeps the old one valid until it is revoked, so an agent can be re-keyed without a gap
  * (Plural keeps an old deploy token for 7 days after rotation).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { ClusterTable, Database } from './schema.ts';
+import { hashToken, newToken } from './tokens.ts';
 
 export interface Cluster {
   id: string;
@@ -63,7 +63,7 @@ export async function createCluster(db: Kysely<Database>, input: NewCluster, now
     created_at: time,
     updated_at: time,
   };
-  const deployToken = newToken();
+  const deployToken = newToken(TOKEN_PREFIX);
   try {
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('clusters').values(row).execute();
@@ -117,7 +117,7 @@ export async function rotateDeployToken(
   now = new Date(),
 ): Promise<string> {
   const cluster = await getCluster(db, name);
-  const token = newToken();
+  const token = newToken(TOKEN_PREFIX);
   const time = now.toISOString();
   await db.transaction().execute(async (trx) => {
     if (options.revokeOthers) {
@@ -165,14 +165,6 @@ async function insertToken(db: Kysely<Database>, clusterId: string, token: strin
     .insertInto('deploy_tokens')
     .values({ id: randomUUID(), cluster_id: clusterId, token_hash: hashToken(token), created_at: time, revoked_at: null })
     .execute();
-}
-
-function newToken(): string {
-  return `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-}
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
 }
 
 function toCluster(row: Selectable<ClusterTable>): Cluster {

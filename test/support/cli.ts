@@ -1,9 +1,48 @@
 /**
  * End-to-end tests drive Gantry as a user does, through its binary, and check the cluster with the real kubectl.
  */
+import { EventEmitter, once } from 'node:events';
 import path from 'node:path';
 import { execa } from 'execa';
 import { REPO_ROOT } from './fixtures.ts';
+
+/** A long-running `gantry` process (a server, an agent) whose output the test reads while it runs. */
+export interface GantryProcess {
+  /** Everything written so far. */
+  output: { stdout: string; stderr: string };
+  /** Resolves with the first match of `pattern` in the stream, waiting for it. @throws when the process exits first. */
+  waitForOutput(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** SIGTERM, then resolves when it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Starts `gantry <args>`; the caller stops it. */
+export function startGantry(args: readonly string[], options: { env?: Record<string, string> } = {}): GantryProcess {
+  const child = execa(NODE, [BIN, ...args], { env: { KUBECONFIG, ...options.env }, reject: false, buffer: false });
+  const output = { stdout: '', stderr: '' };
+  let exited = false;
+  const changed = new EventEmitter();
+  child.stdout?.on('data', (chunk: Buffer) => ((output.stdout += chunk.toString()), changed.emit('data')));
+  child.stderr?.on('data', (chunk: Buffer) => ((output.stderr += chunk.toString()), changed.emit('data')));
+  void child.then(() => ((exited = true), changed.emit('data')));
+  return {
+    output,
+    async waitForOutput(stream, pattern, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = pattern.exec(output[stream]);
+        if (match) return match;
+        if (exited) throw new Error(`gantry ${args.join(' ')} exited before printing ${pattern}:\n${output.stderr}`);
+        if (Date.now() > deadline) throw new Error(`gantry ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms`);
+        await once(changed, 'data', { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) }).catch(() => undefined);
+      }
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await child;
+    },
+  };
+}
 
 export interface CliRun {
   code: number;
@@ -17,9 +56,14 @@ const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
 /** The kubectl the local cluster's setup built (the machine's own may be years older). */
 const KUBECTL = path.join(REPO_ROOT, '.cluster/bin/kubectl');
 
-/** Runs `gantry <args>` against the local cluster and returns its exit code and output. */
-export async function gantry(args: readonly string[], options: { cwd?: string } = {}): Promise<CliRun> {
-  const result = await execa(NODE, [BIN, ...args], { cwd: options.cwd, env: { KUBECONFIG }, reject: false, stripFinalNewline: false });
+/** Runs `gantry <args>` against the local cluster (with `env` added to its environment) and returns its exit code and output. */
+export async function gantry(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  const result = await execa(NODE, [BIN, ...args], {
+    cwd: options.cwd,
+    env: { KUBECONFIG, ...options.env },
+    reject: false,
+    stripFinalNewline: false,
+  });
   return { code: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 

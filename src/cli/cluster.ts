@@ -1,0 +1,131 @@
+/**
+ * `gantry cluster create|list|get|delete|token`: the fleet's clusters through the server's API, as Plural's
+ * `plural cd clusters …`. Creating a cluster (or rotating its token) prints its agent's deploy token once.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import type { ApiCluster } from '../client/fleet-client.ts';
+import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
+
+interface CreateFlags {
+  handle?: string;
+  tag: Record<string, string>;
+  distro?: string;
+  output: FleetOutput;
+}
+
+export function clusterCommand(): Command {
+  const cluster = new Command('cluster').description("manage the fleet's clusters on the Gantry server (see gantry login)");
+
+  cluster.addCommand(
+    addFleetOutputFlag(
+      new Command('create')
+        .description('register a cluster; prints the deploy token its agent needs (shown once)')
+        .argument('<name>', 'cluster name (lower-case letters, digits and -)')
+        .option('--handle <handle>', 'stable identity across renames (default: the name)')
+        .option('--tag <key=value>', 'a tag (repeatable); global services select clusters by tags', tagArg, {})
+        .option('--distro <distro>', 'generic, eks, aks, gke, k3s, openshift, …'),
+    ).action((name: string, flags: CreateFlags) =>
+      withFleetClient(async (client) => {
+        const created = await client.createCluster({
+          name,
+          handle: flags.handle,
+          tags: flags.tag,
+          distro: flags.distro,
+        });
+        printFleet(
+          flags.output,
+          created,
+          () =>
+            `cluster ${created.cluster.name} created\ndeploy token (shown only now):\n\n  ${created.deployToken}\n\n` +
+            `install its agent with: gantry agent install --server URL --token <deploy token> --context <kubeconfig context>\n`,
+        );
+      }),
+    ),
+  );
+
+  cluster.addCommand(
+    addFleetOutputFlag(new Command('list').description('list clusters with their tags, versions and last ping')).action(
+      (flags: { output: FleetOutput }) =>
+        withFleetClient(async (client) => {
+          const clusters = await client.listClusters();
+          printFleet(flags.output, clusters, () =>
+            formatTable(
+              ['NAME', 'HANDLE', 'TAGS', 'DISTRO', 'KUBERNETES', 'AGENT', 'PINGED'],
+              clusters.map((c) => [
+                c.name,
+                c.handle,
+                formatTags(c.tags),
+                c.distro ?? '',
+                c.kubernetesVersion ?? '',
+                c.agentVersion ?? '',
+                c.pingedAt ?? 'never',
+              ]),
+            ),
+          );
+        }),
+    ),
+  );
+
+  cluster.addCommand(
+    addFleetOutputFlag(new Command('get').description('show one cluster').argument('<name>')).action(
+      (name: string, flags: { output: FleetOutput }) =>
+        withFleetClient(async (client) => {
+          const found = await client.getCluster(name);
+          printFleet(flags.output, found, () => formatCluster(found));
+        }),
+    ),
+  );
+
+  cluster.addCommand(
+    new Command('delete')
+      .description("forget a cluster and its services' records (objects in the cluster are left as they are)")
+      .argument('<name>')
+      .action((name: string) =>
+        withFleetClient(async (client) => {
+          await client.deleteCluster(name);
+          process.stderr.write(`cluster ${name} deleted\n`);
+        }),
+      ),
+  );
+
+  cluster.addCommand(
+    addFleetOutputFlag(
+      new Command('token')
+        .description("make a new deploy token for the cluster's agent (shown once); old ones stay valid unless --revoke-others")
+        .argument('<name>')
+        .option('--revoke-others', 'revoke every earlier token of the cluster now'),
+    ).action((name: string, flags: { revokeOthers?: boolean; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const rotated = await client.rotateDeployToken(name, flags.revokeOthers ?? false);
+        printFleet(flags.output, rotated, () => `${rotated.deployToken}\n`);
+      }),
+    ),
+  );
+  return cluster;
+}
+
+function tagArg(value: string, previous: Record<string, string>): Record<string, string> {
+  const separator = value.indexOf('=');
+  if (separator <= 0) throw new InvalidArgumentError(`'${value}' is not key=value`);
+  return { ...previous, [value.slice(0, separator)]: value.slice(separator + 1) };
+}
+
+function formatTags(tags: Record<string, string>): string {
+  return Object.entries(tags)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
+}
+
+function formatCluster(cluster: ApiCluster): string {
+  const rows: Array<[string, string]> = [
+    ['name', cluster.name],
+    ['handle', cluster.handle],
+    ['tags', formatTags(cluster.tags)],
+    ['distro', cluster.distro ?? ''],
+    ['kubernetes', cluster.kubernetesVersion ?? ''],
+    ['agent', cluster.agentVersion ?? ''],
+    ['pinged', cluster.pingedAt ?? 'never'],
+    ['created', cluster.createdAt],
+  ];
+  return rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${value}\n`).join('');
+}

@@ -1,0 +1,101 @@
+/**
+ * A typed client of the fleet API (/v1), for the CLI and, later, the operator: the same endpoints and shapes the
+ * server documents at /v1/openapi.json.
+ */
+import type { Static } from 'typebox';
+import type { ClusterSchema, CreatedClusterSchema, NewClusterBody } from '../server/schemas.ts';
+
+export type ApiCluster = Static<typeof ClusterSchema>;
+export type ApiCreatedCluster = Static<typeof CreatedClusterSchema>;
+
+/** The server answered with an error: its status, message and, for bad input, the offending field. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly field: string | undefined;
+
+  constructor(status: number, message: string, field?: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.field = field;
+  }
+}
+
+export interface FleetClientOptions {
+  /** The server's base URL, e.g. http://127.0.0.1:8090. */
+  server: string;
+  /** An API token (gantry-api-…) or, for agents, a deploy token. */
+  token: string;
+  /** Per-request timeout in milliseconds. Default 30 s. */
+  timeoutMs?: number;
+}
+
+export class FleetClient {
+  readonly #options: FleetClientOptions;
+
+  constructor(options: FleetClientOptions) {
+    this.#options = options;
+  }
+
+  listClusters(): Promise<ApiCluster[]> {
+    return this.#call('GET', '/v1/clusters');
+  }
+
+  getCluster(name: string): Promise<ApiCluster> {
+    return this.#call('GET', `/v1/clusters/${encodeURIComponent(name)}`);
+  }
+
+  createCluster(cluster: NewClusterBody): Promise<ApiCreatedCluster> {
+    return this.#call('POST', '/v1/clusters', cluster);
+  }
+
+  setClusterTags(name: string, tags: Record<string, string>): Promise<ApiCluster> {
+    return this.#call('PUT', `/v1/clusters/${encodeURIComponent(name)}/tags`, { tags });
+  }
+
+  async deleteCluster(name: string): Promise<void> {
+    await this.#call('DELETE', `/v1/clusters/${encodeURIComponent(name)}`);
+  }
+
+  rotateDeployToken(name: string, revokeOthers: boolean): Promise<{ deployToken: string }> {
+    return this.#call('POST', `/v1/clusters/${encodeURIComponent(name)}/token`, { revokeOthers });
+  }
+
+  /**
+   * @throws ApiError for an error answer; Error naming the server when it cannot be reached or times out.
+   */
+  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const url = new URL(path, this.#options.server);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.#options.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.#options.timeoutMs ?? 30_000),
+      });
+    } catch (error) {
+      const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+      throw new Error(`cannot reach the Gantry server at ${this.#options.server}: ${reason}`);
+    }
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    const parsed = parseJson(text);
+    if (!response.ok) {
+      const answer = (parsed ?? {}) as { message?: string; field?: string };
+      throw new ApiError(response.status, answer.message ?? `${method} ${path}: HTTP ${response.status}`, answer.field);
+    }
+    return parsed as T;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

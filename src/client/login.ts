@@ -1,0 +1,38 @@
+/**
+ * Where the CLI finds its server and token: `gantry login` saves them to
+ * `${XDG_CONFIG_HOME:-~/.config}/gantry/login.json` (mode 0600); GANTRY_SERVER and GANTRY_TOKEN override the file
+ * (CI, scripts), as Plural's CLI reads PLURAL_CONSOLE_URL and PLURAL_ACCESS_TOKEN.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export interface Login {
+  server: string;
+  token: string;
+}
+
+export function loginFile(env: NodeJS.ProcessEnv): string {
+  return join(env['XDG_CONFIG_HOME'] || join(homedir(), '.config'), 'gantry', 'login.json');
+}
+
+export async function saveLogin(login: Login, env: NodeJS.ProcessEnv): Promise<string> {
+  const file = loginFile(env);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(login, null, 2)}\n`, { mode: 0o600 });
+  return file;
+}
+
+/** @throws Error saying how to log in when neither the environment nor the file gives a server and token. */
+export async function readLogin(env: NodeJS.ProcessEnv): Promise<Login> {
+  const file = loginFile(env);
+  const saved = await readFile(file, 'utf8').then(
+    (text) => JSON.parse(text) as Partial<Login>,
+    () => ({}) as Partial<Login>,
+  );
+  const server = env['GANTRY_SERVER'] || saved.server;
+  const token = env['GANTRY_TOKEN'] || saved.token;
+  if (!server || !token)
+    throw new Error(`not logged in: run gantry login --server URL --token TOKEN (or set GANTRY_SERVER and GANTRY_TOKEN)`);
+  return { server, token };
+}

@@ -1,0 +1,141 @@
+/**
+ * The fleet API over real HTTP, on a real SQLite file and a real PostgreSQL database.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
+import { capturedLogger } from '../controller/test-support.ts';
+import { createApiToken } from '../store/api-tokens.ts';
+import { type FleetServer, startFleetServer } from './server.ts';
+
+describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
+  let database: TestDatabase;
+  let server: FleetServer;
+  let admin: string;
+  const { log, lines } = capturedLogger('info');
+
+  async function call(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    server = await startFleetServer({ databaseUrl: database.url, host: '127.0.0.1', port: 0, log, version: '0.0.0-test' });
+    admin = server.adminToken!;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+  });
+
+  test('makes an admin token at first start only', async () => {
+    expect(admin).toMatch(/^gantry-api-/);
+    const again = await startFleetServer({ databaseUrl: database.url, host: '127.0.0.1', port: 0, log, version: '0.0.0-test' });
+    try {
+      expect(again.adminToken).toBeUndefined();
+      expect((await fetch(`${again.url}/v1/clusters`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(200);
+    } finally {
+      await again.close();
+    }
+  });
+
+  test('creates, reads, tags and deletes clusters', async () => {
+    const created = await call('POST', '/v1/clusters', admin, { name: 'dev', tags: { tier: 'web' } });
+    expect(created.status).toBe(201);
+    expect(created.body.cluster).toMatchObject({ name: 'dev', handle: 'dev', tags: { tier: 'web' }, pingedAt: null });
+    expect(created.body.deployToken).toMatch(/^gantry-deploy-/);
+    expect((await call('GET', '/v1/clusters/dev', admin)).body.name).toBe('dev');
+    expect((await call('PUT', '/v1/clusters/dev/tags', admin, { tags: { tier: 'api' } })).body.tags).toEqual({ tier: 'api' });
+    expect((await call('GET', '/v1/clusters', admin)).body.map((c: { name: string }) => c.name)).toContain('dev');
+    expect((await call('DELETE', '/v1/clusters/dev', admin)).status).toBe(204);
+    expect(await call('GET', '/v1/clusters/dev', admin)).toEqual({ status: 404, body: { message: 'cluster "dev" not found' } });
+  });
+
+  test('answers bad input with 400 naming the field, and a taken name with 409', async () => {
+    expect(await call('POST', '/v1/clusters', admin, { name: 'Not_A_Label' })).toMatchObject({
+      status: 400,
+      body: { field: 'body.name', message: expect.stringContaining('body.name must match pattern') },
+    });
+    expect(await call('POST', '/v1/clusters', admin, { name: 'ok', colour: 'red' })).toMatchObject({
+      status: 400,
+      body: { field: 'body.colour' },
+    });
+    expect(await call('POST', '/v1/clusters', admin, {})).toMatchObject({ status: 400, body: { field: 'body.name' } });
+    expect(await call('POST', '/v1/clusters', admin, { name: 'bad-tags', tags: { tier: 3 } })).toMatchObject({
+      status: 400,
+      body: { field: 'body.tags.tier' },
+    });
+    expect((await call('POST', '/v1/clusters', admin, { name: 'twice' })).status).toBe(201);
+    expect(await call('POST', '/v1/clusters', admin, { name: 'twice' })).toEqual({
+      status: 409,
+      body: { message: 'a cluster with name "twice" already exists', field: 'body.name' },
+    });
+    expect(await call('GET', '/v1/nothing', admin)).toEqual({ status: 404, body: { message: 'no route GET /v1/nothing' } });
+  });
+
+  test('refuses missing, wrong and misplaced credentials, and readers writing', async () => {
+    const { body } = await call('POST', '/v1/clusters', admin, { name: 'creds' });
+    expect(await call('GET', '/v1/clusters')).toMatchObject({
+      status: 401,
+      body: { message: expect.stringContaining('missing credentials') },
+    });
+    expect((await call('GET', '/v1/clusters', 'gantry-api-wrong')).status).toBe(401);
+    expect((await call('GET', '/v1/clusters', body.deployToken)).status).toBe(401);
+    expect((await call('GET', '/v1/agent/cluster', admin)).status).toBe(401);
+    const reader = await createApiToken(server.store.db, 'viewer', 'reader');
+    expect((await call('GET', '/v1/clusters/creds', reader)).status).toBe(200);
+    expect(await call('DELETE', '/v1/clusters/creds', reader)).toMatchObject({
+      status: 403,
+      body: { message: expect.stringContaining('role reader') },
+    });
+  });
+
+  test('an agent reads and pings only its own cluster; a revoked token stops working', async () => {
+    const a = (await call('POST', '/v1/clusters', admin, { name: 'agent-a' })).body.deployToken as string;
+    const b = (await call('POST', '/v1/clusters', admin, { name: 'agent-b' })).body.deployToken as string;
+    expect((await call('GET', '/v1/agent/cluster', a)).body.name).toBe('agent-a');
+    expect((await call('GET', '/v1/agent/cluster', b)).body.name).toBe('agent-b');
+    const pinged = await call('POST', '/v1/agent/ping', a, { kubernetesVersion: '1.35.4', agentVersion: '0.1.0' });
+    expect(pinged.body).toMatchObject({
+      name: 'agent-a',
+      kubernetesVersion: '1.35.4',
+      agentVersion: '0.1.0',
+      pingedAt: expect.any(String),
+    });
+    expect((await call('GET', '/v1/clusters/agent-b', admin)).body.pingedAt).toBeNull();
+    expect(await call('POST', '/v1/agent/ping', a, { kubernetesVersion: '', agentVersion: '0.1.0' })).toMatchObject({
+      status: 400,
+      body: { field: 'body.kubernetesVersion' },
+    });
+
+    const rotated = await call('POST', '/v1/clusters/agent-a/token', admin, { revokeOthers: true });
+    expect(rotated.status).toBe(201);
+    expect((await call('GET', '/v1/agent/cluster', a)).status).toBe(401);
+    expect((await call('GET', '/v1/agent/cluster', rotated.body.deployToken)).body.name).toBe('agent-a');
+  });
+
+  test('serves its OpenAPI document, probes and metrics', async () => {
+    const openapi = await call('GET', '/v1/openapi.json');
+    expect(openapi.body.openapi).toMatch(/^3\./);
+    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/v1/clusters', '/v1/clusters/{name}', '/v1/agent/ping']));
+    expect(openapi.body.paths['/v1/clusters'].post.requestBody.content['application/json'].schema.properties.name.pattern).toBeDefined();
+    expect(await call('GET', '/readyz')).toEqual({ status: 200, body: 'ok' });
+    const metrics = await call('GET', '/metrics');
+    expect(metrics.body).toMatch(/gantry_server_requests_total\{method="POST",route="\/v1\/clusters",code="201"\} \d+/);
+  });
+
+  test('never logs a token', () => {
+    const logged = JSON.stringify(lines);
+    expect(logged).toContain('/v1/clusters');
+    expect(logged).not.toMatch(/gantry-(api|deploy)-[A-Za-z0-9_-]{20}/);
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The fleet server's HTTP API (fastify): JSON under /v1, request and response shapes in TypeBox (schemas.ts),
+ * the OpenAPI document generated from them at /v1/openapi.json, plus /healthz, /readyz and /metrics.
+ */
+import swagger from '@fastify/swagger';
+import { fastify, LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import type { Logger } from '../logger.ts';
+import type { Store } from '../store/database.ts';
+import { registerErrorHandlers } from './errors.ts';
+import { agentRoutes } from './routes/agent.ts';
+import { clusterRoutes } from './routes/clusters.ts';
+
+export interface AppOptions {
+  store: Store;
+  log: Logger;
+  /** Gantry's version, in the OpenAPI document. */
+  version: string;
+}
+
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Builds the app with every route; the caller listens (or injects) and closes it. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = fastify({
+    loggerInstance: options.log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: (request) => PROBE_PATHS.has(request.url.split('?')[0] ?? '') }),
+    forceCloseConnections: true,
+    bodyLimit: 4 * 1024 * 1024,
+    // fastify's Ajv drops unknown properties and coerces types by default; a misspelt field or a number where a
+    // string belongs must be an error instead.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  });
+  registerErrorHandlers(app);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Gantry fleet API', version: options.version },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  registerProbes(app, options.store);
+  clusterRoutes(app, options.store.db);
+  agentRoutes(app, options.store.db);
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+
+function registerProbes(app: FastifyInstance, store: Store): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'gantry_server_requests_total',
+    help: 'API requests answered, by route and status code.',
+    labelNames: ['method', 'route', 'code'],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unknown', code: String(reply.statusCode) });
+  });
+  app.get('/healthz', { schema: { hide: true } }, async () => 'ok');
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(store.db);
+      return 'ok';
+    } catch (error) {
+      return reply.code(503).send(`not ready: database: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+}

@@ -1,0 +1,81 @@
+/**
+ * /v1/clusters: the fleet's clusters and their agents' deploy tokens. Reading needs any API token; creating,
+ * tagging, deleting and token rotation need an admin.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { createCluster, deleteCluster, getCluster, listClusters, rotateDeployToken, setClusterTags } from '../../store/clusters.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/schema.ts';
+import { requireUser } from '../auth.ts';
+import {
+  ClusterNameParams,
+  ClusterSchema,
+  CreatedClusterSchema,
+  DeployTokenSchema,
+  ErrorSchema,
+  NewClusterSchema,
+  RotateTokenSchema,
+  TagsUpdateSchema,
+} from '../schemas.ts';
+
+export function clusterRoutes(app: FastifyInstance, db: Kysely<Database>): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const readers = { onRequest: [requireUser(db, ['reader'])] };
+  const admins = { onRequest: [requireUser(db)] };
+  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+
+  api.get(
+    '/v1/clusters',
+    { ...readers, schema: { tags: ['clusters'], response: { 200: Type.Array(ClusterSchema), ...errors } } },
+    async () => listClusters(db),
+  );
+
+  api.post(
+    '/v1/clusters',
+    { ...admins, schema: { tags: ['clusters'], body: NewClusterSchema, response: { 201: CreatedClusterSchema, ...errors } } },
+    async (request, reply) => reply.code(201).send(await createCluster(db, request.body)),
+  );
+
+  api.get(
+    '/v1/clusters/:name',
+    { ...readers, schema: { tags: ['clusters'], params: ClusterNameParams, response: { 200: ClusterSchema, ...errors } } },
+    async (request) => getCluster(db, request.params.name),
+  );
+
+  api.put(
+    '/v1/clusters/:name/tags',
+    {
+      ...admins,
+      schema: { tags: ['clusters'], params: ClusterNameParams, body: TagsUpdateSchema, response: { 200: ClusterSchema, ...errors } },
+    },
+    async (request) => setClusterTags(db, request.params.name, request.body.tags),
+  );
+
+  api.delete(
+    '/v1/clusters/:name',
+    { ...admins, schema: { tags: ['clusters'], params: ClusterNameParams, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await deleteCluster(db, request.params.name);
+      return reply.code(204).send(null);
+    },
+  );
+
+  api.post(
+    '/v1/clusters/:name/token',
+    {
+      ...admins,
+      schema: {
+        tags: ['clusters'],
+        params: ClusterNameParams,
+        body: Type.Optional(RotateTokenSchema),
+        response: { 201: DeployTokenSchema, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const deployToken = await rotateDeployToken(db, request.params.name, { revokeOthers: request.body?.revokeOthers ?? false });
+      return reply.code(201).send({ deployToken });
+    },
+  );
+}

@@ -1,0 +1,51 @@
+/**
+ * `gantry server` as a function: opens the database (migrating it), makes the first admin token on an empty
+ * database, and serves the API until closed. The CLI (cli/server.ts) and the tests start it the same way.
+ */
+import type { Logger } from '../logger.ts';
+import { ensureAdminToken } from '../store/api-tokens.ts';
+import { openStore, type Store } from '../store/database.ts';
+import { buildApp } from './app.ts';
+
+export interface FleetServerOptions {
+  /** A PostgreSQL URL or a SQLite file path (see openStore). */
+  databaseUrl: string;
+  host: string;
+  /** 0 picks a free port (see FleetServer.url). */
+  port: number;
+  log: Logger;
+  version: string;
+}
+
+export interface FleetServer {
+  /** http://host:port the server listens on. */
+  url: string;
+  store: Store;
+  /** The admin token made by this start, when the database had none; shown once, never stored in clear. */
+  adminToken: string | undefined;
+  close(): Promise<void>;
+}
+
+/** @throws Error when the database cannot be opened or migrated, or the address is taken. */
+export async function startFleetServer(options: FleetServerOptions): Promise<FleetServer> {
+  const store = await openStore(options.databaseUrl);
+  try {
+    const adminToken = await ensureAdminToken(store.db);
+    const app = await buildApp({ store, log: options.log, version: options.version });
+    await app.listen({ host: options.host, port: options.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : options.port;
+    return {
+      url: `http://${options.host}:${port}`,
+      store,
+      adminToken,
+      close: async () => {
+        await app.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Users' API tokens (see tokens.ts), each shown once. The first start of a server makes an admin token (Argo CD and Plural print their first admin
+ * credentials the same way); roles beyond admin arrive with the UI's users and rights.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+import { hashToken, newToken } from './tokens.ts';
+
+/** admin: everything. reader: reads, never secrets in clear. */
+export type Role = 'admin' | 'reader';
+
+export interface ApiIdentity {
+  id: string;
+  name: string;
+  role: Role;
+}
+
+const TOKEN_PREFIX = 'gantry-api-';
+
+/** Makes a token for `name` with `role`; returns its only copy. */
+export async function createApiToken(db: Kysely<Database>, name: string, role: Role, now = new Date()): Promise<string> {
+  const token = newToken(TOKEN_PREFIX);
+  await db
+    .insertInto('api_tokens')
+    .values({ id: randomUUID(), name, token_hash: hashToken(token), role, created_at: now.toISOString(), revoked_at: null })
+    .execute();
+  return token;
+}
+
+/**
+ * Makes the first admin token when the database has no API token at all.
+ * @returns the new token, or undefined when tokens exist already (later starts print nothing).
+ */
+export async function ensureAdminToken(db: Kysely<Database>): Promise<string | undefined> {
+  const existing = await db.selectFrom('api_tokens').select('id').limit(1).executeTakeFirst();
+  return existing ? undefined : await createApiToken(db, 'admin', 'admin');
+}
+
+/** Who a token belongs to, or undefined for an unknown or revoked one. */
+export async function identityForApiToken(db: Kysely<Database>, token: string): Promise<ApiIdentity | undefined> {
+  if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+  const row = await db
+    .selectFrom('api_tokens')
+    .select(['id', 'name', 'role'])
+    .where('token_hash', '=', hashToken(token))
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row ? { id: row.id, name: row.name, role: row.role as Role } : undefined;
+}

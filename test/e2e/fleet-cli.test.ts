@@ -1,0 +1,88 @@
+/**
+ * `gantry server` as a process and the client commands a user types against it: login, cluster create, list,
+ * get, token, delete, and their errors.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type GantryProcess, gantry, startGantry } from '../support/cli.ts';
+
+describe('gantry server and the cluster commands', () => {
+  let dir: string;
+  let server: GantryProcess;
+  let url: string;
+  let adminToken: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-fleet-cli-'));
+    env = { XDG_CONFIG_HOME: path.join(dir, 'config'), GANTRY_DATA_DIR: path.join(dir, 'data') };
+    server = startGantry(['server', '--listen', '127.0.0.1:0'], { env });
+    adminToken = (await server.waitForOutput('stderr', /^\s+(gantry-api-\S+)$/m))[1]!;
+    url = (await server.waitForOutput('stdout', /"url":"(http:[^"]+)"/))[1]!;
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('commands before login say how to log in', async () => {
+    const run = await gantry(['cluster', 'list'], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('not logged in: run gantry login --server URL --token TOKEN');
+  });
+
+  test('login refuses a wrong token and saves a right one', async () => {
+    const wrong = await gantry(['login', '--server', url, '--token', 'gantry-api-wrong'], { env });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('unknown or revoked API token');
+    const right = await gantry(['login', '--server', url, '--token', adminToken], { env });
+    expect(right.code).toBe(0);
+    expect(right.stderr).toContain(`logged in to ${url}`);
+  });
+
+  test('creates, lists, shows, re-keys and deletes a cluster', async () => {
+    const created = await gantry(['cluster', 'create', 'dev', '--tag', 'tier=web', '--tag', 'region=eu', '-o', 'json'], { env });
+    expect(created.code).toBe(0);
+    const body = JSON.parse(created.stdout) as { cluster: { name: string; tags: Record<string, string> }; deployToken: string };
+    expect(body.cluster).toMatchObject({ name: 'dev', tags: { tier: 'web', region: 'eu' } });
+    expect(body.deployToken).toMatch(/^gantry-deploy-/);
+
+    const text = await gantry(['cluster', 'create', 'prod'], { env });
+    expect(text.stdout).toMatch(/cluster prod created\ndeploy token \(shown only now\):\n\n {2}gantry-deploy-\S+\n/);
+
+    const list = await gantry(['cluster', 'list'], { env });
+    expect(list.stdout.split('\n')[0]).toMatch(/^NAME\s+HANDLE\s+TAGS\s+DISTRO\s+KUBERNETES\s+AGENT\s+PINGED$/);
+    expect(list.stdout).toMatch(/^dev\s+dev\s+tier=web,region=eu\s+never$/m);
+    expect((await gantry(['cluster', 'get', 'dev', '-o', 'yaml'], { env })).stdout).toContain('name: dev\n');
+    expect((await gantry(['cluster', 'get', 'dev'], { env })).stdout).toMatch(/^tags:\s+tier=web,region=eu$/m);
+
+    const token = await gantry(['cluster', 'token', 'dev', '--revoke-others'], { env });
+    expect(token.stdout).toMatch(/^gantry-deploy-\S+\n$/);
+    expect(token.stdout.trim()).not.toBe(body.deployToken);
+
+    expect((await gantry(['cluster', 'delete', 'dev'], { env })).code).toBe(0);
+    expect((await gantry(['cluster', 'list', '-o', 'json'], { env })).stdout).not.toContain('"dev"');
+  });
+
+  test('bad input and unknown clusters: exit 1 and an error naming the field or the cluster', async () => {
+    const bad = await gantry(['cluster', 'create', 'Bad_Name'], { env });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: body\.name must match pattern .* \(body\.name\)\n$/);
+    const missing = await gantry(['cluster', 'get', 'nowhere'], { env });
+    expect(missing).toMatchObject({ code: 1, stderr: 'error: cluster "nowhere" not found\n' });
+    const tag = await gantry(['cluster', 'create', 'x', '--tag', 'novalue'], { env });
+    expect(tag.code).not.toBe(0);
+    expect(tag.stderr).toContain("'novalue' is not key=value");
+  });
+
+  test('a second start on the same data folder prints no new admin token', async () => {
+    const second = startGantry(['server', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')], { env });
+    await second.waitForOutput('stdout', /"url":"http:\/\/127\.0\.0\.1:\d+"/);
+    await second.stop();
+    expect(second.output.stderr).not.toContain('gantry-api-');
+    expect(second.output.stdout).not.toContain('gantry-api-');
+  });
+});
