@@ -16,6 +16,7 @@ import { loginCommand } from './login.ts';
 import { pokeImagesCommand } from './poke-images.ts';
 import { pruneCommand } from './prune.ts';
 import { renderCommand } from './render.ts';
+import { repoCommand } from './repo.ts';
 import { serverCommand } from './server.ts';
 import { validateCommand } from './validate.ts';
 
@@ -42,6 +43,7 @@ export async function main(argv: string[]): Promise<number> {
     serverCommand(),
     loginCommand(),
     clusterCommand(),
+    repoCommand(),
   ]) {
     program.addCommand(command);
   }

@@ -7,14 +7,19 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger } from '../logger.ts';
+import { defaultCacheDir } from '../engine.ts';
+import { durationArg, parseAddress } from './options.ts';
+import { loadEncryptionKey } from '../server/encryption-key.ts';
 import { startFleetServer } from '../server/server.ts';
 import { GANTRY_VERSION } from '../version.ts';
-import { parseAddress } from './options.ts';
 
 interface ServerFlags {
   listen: Address;
   dataDir: string;
   databaseUrl?: string;
+  encryptionKeyFile?: string;
+  cacheDir?: string;
+  gitPollInterval: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -33,14 +38,34 @@ export function serverCommand(): Command {
       defaultDataDir(process.env),
     )
     .option('--database-url <url>', 'postgres://user:password@host:port/database instead of the embedded SQLite ($GANTRY_DATABASE_URL)')
+    .option(
+      '--encryption-key-file <file>',
+      'base64 key (32 bytes) sealing secrets in the database ($GANTRY_ENCRYPTION_KEY; made in the data folder for SQLite)',
+    )
+    .option('--cache-dir <dir>', 'git cache (default: $GANTRY_CACHE_DIR, else ~/.cache/gantry)')
+    .option('--git-poll-interval <duration>', 'how often every git repository is fetched', durationArg, 60_000)
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: ServerFlags) => runServer(flags));
 }
 
 async function runServer(flags: ServerFlags): Promise<void> {
   const log = createLogger({ level: flags.logLevel });
-  const databaseUrl = flags.databaseUrl ?? process.env['GANTRY_DATABASE_URL'] ?? join(flags.dataDir, 'gantry.db');
-  const server = await startFleetServer({ databaseUrl, host: flags.listen.host, port: flags.listen.port, log, version: GANTRY_VERSION });
+  const postgresUrl = flags.databaseUrl ?? process.env['GANTRY_DATABASE_URL'];
+  const box = await loadEncryptionKey({
+    file: flags.encryptionKeyFile,
+    env: process.env,
+    dataDir: postgresUrl ? undefined : flags.dataDir,
+  });
+  const server = await startFleetServer({
+    databaseUrl: postgresUrl ?? join(flags.dataDir, 'gantry.db'),
+    host: flags.listen.host,
+    port: flags.listen.port,
+    log,
+    version: GANTRY_VERSION,
+    box,
+    cacheDir: flags.cacheDir ?? defaultCacheDir(process.env),
+    gitPollIntervalMs: flags.gitPollInterval,
+  });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
   if (server.adminToken) {
     process.stderr.write(`\nFirst start: the admin API token (shown only now; keep it):\n\n  ${server.adminToken}\n\n`);

@@ -3,9 +3,10 @@
  * server documents at /v1/openapi.json.
  */
 import type { Static } from 'typebox';
-import type { ClusterSchema, CreatedClusterSchema, NewClusterBody } from '../server/schemas.ts';
+import type { ClusterSchema, CreatedClusterSchema, NewClusterBody, NewRepositoryBody, RepositorySchema } from '../server/schemas.ts';
 
 export type ApiCluster = Static<typeof ClusterSchema>;
+export type ApiRepository = Static<typeof RepositorySchema>;
 export type ApiCreatedCluster = Static<typeof CreatedClusterSchema>;
 
 /** The server answered with an error: its status, message and, for bad input, the offending field. */
@@ -59,6 +60,23 @@ export class FleetClient {
 
   rotateDeployToken(name: string, revokeOthers: boolean): Promise<{ deployToken: string }> {
     return this.#call('POST', `/v1/clusters/${encodeURIComponent(name)}/token`, { revokeOthers });
+  }
+
+  listRepositories(): Promise<ApiRepository[]> {
+    return this.#call('GET', '/v1/repositories');
+  }
+
+  /** By id or URL. */
+  getRepository(idOrUrl: string): Promise<ApiRepository> {
+    return this.#call('GET', `/v1/repositories/${encodeURIComponent(idOrUrl)}`);
+  }
+
+  createRepository(repository: NewRepositoryBody): Promise<ApiRepository> {
+    return this.#call('POST', '/v1/repositories', repository);
+  }
+
+  async deleteRepository(idOrUrl: string): Promise<void> {
+    await this.#call('DELETE', `/v1/repositories/${encodeURIComponent(idOrUrl)}`);
   }
 
   /**

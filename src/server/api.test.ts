@@ -1,17 +1,37 @@
 /**
  * The fleet API over real HTTP, on a real SQLite file and a real PostgreSQL database.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
+import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
+import { type GitServer, startGitServer } from '../../test/support/git-server.ts';
 import { capturedLogger } from '../controller/test-support.ts';
 import { createApiToken } from '../store/api-tokens.ts';
-import { type FleetServer, startFleetServer } from './server.ts';
+import { SecretBox } from '../store/secret-box.ts';
+import { type FleetServer, type FleetServerOptions, startFleetServer } from './server.ts';
 
 describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
   let database: TestDatabase;
   let server: FleetServer;
   let admin: string;
   const { log, lines } = capturedLogger('info');
+  const box = new SecretBox(randomBytes(32));
+  const options = (): FleetServerOptions => ({
+    databaseUrl: database.url,
+    host: '127.0.0.1',
+    port: 0,
+    log,
+    version: '0.0.0-test',
+    box,
+    cacheDir,
+  });
+  let cacheDir: string;
+  let repo: TestRepo;
+  let gitServer: GitServer;
 
   async function call(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
     const response = await fetch(`${server.url}${path}`, {
@@ -28,18 +48,24 @@ describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
 
   beforeAll(async () => {
     database = await createTestDatabase(kind);
-    server = await startFleetServer({ databaseUrl: database.url, host: '127.0.0.1', port: 0, log, version: '0.0.0-test' });
+    cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-api-test-cache-'));
+    repo = await createRepo({ 'README.md': 'fleet\n' });
+    gitServer = await startGitServer(path.dirname(repo.remote), { username: 'deployer', password: 's3cret-pw' });
+    server = await startFleetServer(options());
     admin = server.adminToken!;
   });
 
   afterAll(async () => {
     await server?.close();
+    await gitServer?.close();
+    await repo?.remove();
     await database?.drop();
+    await rm(cacheDir, { recursive: true, force: true });
   });
 
   test('makes an admin token at first start only', async () => {
     expect(admin).toMatch(/^gantry-api-/);
-    const again = await startFleetServer({ databaseUrl: database.url, host: '127.0.0.1', port: 0, log, version: '0.0.0-test' });
+    const again = await startFleetServer(options());
     try {
       expect(again.adminToken).toBeUndefined();
       expect((await fetch(`${again.url}/v1/clusters`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(200);
@@ -123,6 +149,40 @@ describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
     expect((await call('GET', '/v1/agent/cluster', rotated.body.deployToken)).body.name).toBe('agent-a');
   });
 
+  test('adds repositories, fetching each at once: PULLABLE with the right credentials, FAILED naming the error', async () => {
+    const url = gitServer.url('remote.git');
+    const good = await call('POST', '/v1/repositories', admin, { url, credentials: { username: 'deployer', password: 's3cret-pw' } });
+    expect(good).toMatchObject({ status: 201, body: { url, auth: 'basic', health: 'PULLABLE', lastError: null } });
+    expect(JSON.stringify(good.body)).not.toContain('s3cret-pw');
+
+    const wrongUrl = `${gitServer.baseUrl}/other/remote.git`;
+    const bad = await call('POST', '/v1/repositories', admin, {
+      url: wrongUrl,
+      credentials: { username: 'deployer', password: 'wrong-pw' },
+    });
+    expect(bad).toMatchObject({ status: 201, body: { health: 'FAILED', lastError: expect.stringContaining(wrongUrl) } });
+    expect(bad.body.lastError).not.toContain('wrong-pw');
+
+    expect((await call('GET', `/v1/repositories/${encodeURIComponent(url)}`, admin)).body.id).toBe(good.body.id);
+    expect(await call('POST', '/v1/repositories', admin, { url })).toMatchObject({ status: 409, body: { field: 'body.url' } });
+    expect(await call('POST', '/v1/repositories', admin, { url: 'not a url' })).toMatchObject({ status: 400, body: { field: 'body.url' } });
+    expect(
+      await call('POST', '/v1/repositories', admin, { url: 'ssh://git@example.com/x.git', credentials: { identity: 'KEY' } }),
+    ).toMatchObject({
+      status: 400,
+      body: { field: 'body.credentials.known_hosts' },
+    });
+    expect((await call('DELETE', `/v1/repositories/${bad.body.id}`, admin)).status).toBe(204);
+    expect((await call('GET', '/v1/repositories', admin)).body.map((r: { url: string }) => r.url)).toEqual([url]);
+  });
+
+  test('keeps repository credentials sealed in the database', async () => {
+    const rows = await server.store.db.selectFrom('git_repositories').select(['url', 'credentials']).execute();
+    expect(rows.length).toBeGreaterThan(0);
+    expect(JSON.stringify(rows)).not.toContain('s3cret-pw');
+    expect(rows.find((row) => row.credentials !== null)?.credentials).toMatch(/^v1\./);
+  });
+
   test('serves its OpenAPI document, probes and metrics', async () => {
     const openapi = await call('GET', '/v1/openapi.json');
     expect(openapi.body.openapi).toMatch(/^3\./);
@@ -137,5 +197,6 @@ describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
     const logged = JSON.stringify(lines);
     expect(logged).toContain('/v1/clusters');
     expect(logged).not.toMatch(/gantry-(api|deploy)-[A-Za-z0-9_-]{20}/);
+    expect(logged).not.toContain('s3cret-pw');
   });
 });

@@ -8,12 +8,18 @@ import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../store/database.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+import type { RepositoryPoller } from './repository-poller.ts';
 import { registerErrorHandlers } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
+import { repositoryRoutes } from './routes/repositories.ts';
 
 export interface AppOptions {
   store: Store;
+  /** Seals and opens the secrets the database holds. */
+  box: SecretBox;
+  poller: RepositoryPoller;
   log: Logger;
   /** Gantry's version, in the OpenAPI document. */
   version: string;
@@ -43,6 +49,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerProbes(app, options.store);
   clusterRoutes(app, options.store.db);
   agentRoutes(app, options.store.db);
+  repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -63,3 +63,40 @@ export const PingSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const GitCredentialsSchema = Type.Object(
+  {
+    username: Type.Optional(Type.String()),
+    password: Type.Optional(Type.String()),
+    identity: Type.Optional(Type.String({ description: 'SSH private key (PEM); needs known_hosts' })),
+    known_hosts: Type.Optional(Type.String({ description: 'pinned SSH host keys, in known_hosts format' })),
+    caFile: Type.Optional(Type.String({ description: 'PEM of a private CA for HTTPS' })),
+  },
+  { additionalProperties: false, description: 'The keys of a Kluctl git credentials Secret; stored encrypted, never returned.' },
+);
+
+export const NewRepositorySchema = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^((https?|ssh|git|file)://.+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+)$',
+      description: 'https://, ssh://, git@host:path or file:// URL of the repository',
+    }),
+    credentials: Type.Optional(GitCredentialsSchema),
+  },
+  { additionalProperties: false },
+);
+export type NewRepositoryBody = Static<typeof NewRepositorySchema>;
+
+export const RepositorySchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  auth: Type.Union([Type.Literal('none'), Type.Literal('basic'), Type.Literal('ssh')]),
+  health: Type.Union([Type.Literal('PULLABLE'), Type.Literal('FAILED'), Type.Null()], {
+    description: 'of the last fetch; null before the first',
+  }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  pulledAt: Type.Union([Time, Type.Null()]),
+  createdAt: Time,
+});
+
+export const RepositoryParams = Type.Object({ id: Type.String({ description: 'the id, or the URL (URL-encoded)' }) });

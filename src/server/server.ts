@@ -1,8 +1,12 @@
 /**
  * `gantry server` as a function: opens the database (migrating it), makes the first admin token on an empty
- * database, and serves the API until closed. The CLI (cli/server.ts) and the tests start it the same way.
+ * database, starts the repository poller and serves the API until closed. The CLI (cli/server.ts) and the tests
+ * start it the same way.
  */
+import { Engine, serverEngineConfig } from '../engine.ts';
 import type { Logger } from '../logger.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+import { RepositoryPoller } from './repository-poller.ts';
 import { ensureAdminToken } from '../store/api-tokens.ts';
 import { openStore, type Store } from '../store/database.ts';
 import { buildApp } from './app.ts';
@@ -15,6 +19,12 @@ export interface FleetServerOptions {
   port: number;
   log: Logger;
   version: string;
+  /** The key that seals secrets in the database; every replica of one database needs the same. */
+  box: SecretBox;
+  /** Git mirrors and snapshots (see EngineConfig.cacheDir). */
+  cacheDir: string;
+  /** Milliseconds between fetches of every git repository. Default 60 s. */
+  gitPollIntervalMs?: number;
 }
 
 export interface FleetServer {
@@ -29,10 +39,25 @@ export interface FleetServer {
 /** @throws Error when the database cannot be opened or migrated, or the address is taken. */
 export async function startFleetServer(options: FleetServerOptions): Promise<FleetServer> {
   const store = await openStore(options.databaseUrl);
+  const engine = new Engine(
+    serverEngineConfig({
+      cacheDir: options.cacheDir,
+      allowSystemEnvHint: 'the server renders nothing',
+      onTemplateStderr: () => undefined,
+    }),
+  );
+  const poller = new RepositoryPoller({
+    db: store.db,
+    box: options.box,
+    git: engine.git,
+    intervalMs: options.gitPollIntervalMs ?? 60_000,
+    log: options.log.child({ component: 'repository-poller' }),
+  });
   try {
     const adminToken = await ensureAdminToken(store.db);
-    const app = await buildApp({ store, log: options.log, version: options.version });
+    const app = await buildApp({ store, box: options.box, poller, log: options.log, version: options.version });
     await app.listen({ host: options.host, port: options.port });
+    poller.start();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : options.port;
     return {
@@ -41,10 +66,13 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       adminToken,
       close: async () => {
         await app.close();
+        await poller.stop();
+        await engine.close();
         await store.close();
       },
     };
   } catch (error) {
+    await engine.close();
     await store.close();
     throw error;
   }

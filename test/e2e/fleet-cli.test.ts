@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type GantryProcess, gantry, startGantry } from '../support/cli.ts';
+import { createRepo } from '../support/git-repo.ts';
 
 describe('gantry server and the cluster commands', () => {
   let dir: string;
@@ -76,6 +77,27 @@ describe('gantry server and the cluster commands', () => {
     const tag = await gantry(['cluster', 'create', 'x', '--tag', 'novalue'], { env });
     expect(tag.code).not.toBe(0);
     expect(tag.stderr).toContain("'novalue' is not key=value");
+  });
+
+  test('adds git repositories and reports whether the server can fetch them', async () => {
+    const repo = await createRepo({ 'README.md': 'fleet\n' });
+    try {
+      const added = await gantry(['repo', 'add', repo.url], { env });
+      expect(added.code).toBe(0);
+      expect(added.stdout).toMatch(/^health:\s+PULLABLE$/m);
+      const missing = await gantry(['repo', 'add', 'file:///nonexistent/repo.git', '-o', 'json'], { env });
+      expect(missing.code).toBe(1);
+      expect(JSON.parse(missing.stdout)).toMatchObject({
+        health: 'FAILED',
+        lastError: expect.stringContaining('file:///nonexistent/repo.git'),
+      });
+      const list = await gantry(['repo', 'list'], { env });
+      expect(list.stdout).toMatch(new RegExp(`^${repo.url}\\s+none\\s+PULLABLE\\s`, 'm'));
+      expect((await gantry(['repo', 'delete', 'file:///nonexistent/repo.git'], { env })).code).toBe(0);
+      expect((await gantry(['repo', 'get', 'file:///nonexistent/repo.git'], { env })).stderr).toContain('not found');
+    } finally {
+      await repo.remove();
+    }
   });
 
   test('a second start on the same data folder prints no new admin token', async () => {

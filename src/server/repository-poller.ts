@@ -1,0 +1,74 @@
+/**
+ * Keeps each git repository's health current: fetches every repository on an interval (and one at once when it is
+ * added) through the engine's git cache, recording PULLABLE, or FAILED with git's error, as Plural's console does
+ * for its GitRepository.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from '../logger.ts';
+import { sleep } from '../sleep.ts';
+import type { GitCache } from '../source/git-cache.ts';
+import { prepareGitAccess } from '../source/git-credentials.ts';
+import { listRepositories, recordPull, repositoryCredentials } from '../store/repositories.ts';
+import type { Database } from '../store/schema.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+
+export interface RepositoryPollerOptions {
+  db: Kysely<Database>;
+  box: SecretBox;
+  git: GitCache;
+  /** Milliseconds between two fetches of every repository. */
+  intervalMs: number;
+  log: Logger;
+}
+
+export class RepositoryPoller {
+  readonly #options: RepositoryPollerOptions;
+  readonly #stopped = new AbortController();
+  #loop: Promise<void> | undefined;
+
+  constructor(options: RepositoryPollerOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Fetches one repository now and records its health; never throws (a failure is the health). */
+  async poll(id: string, url: string): Promise<void> {
+    const { db, box, git, log } = this.#options;
+    let error: string | undefined;
+    try {
+      const credentials = await repositoryCredentials(db, box, id);
+      const access = credentials && (await prepareGitAccess(credentials));
+      try {
+        await git.resolve(url, {}, access ?? {}, this.#stopped.signal);
+      } finally {
+        await access?.cleanup();
+      }
+    } catch (failure) {
+      if (this.#stopped.signal.aborted) return;
+      error = failure instanceof Error ? failure.message : String(failure);
+      log.warn({ repository: url, error }, 'git repository cannot be fetched');
+    }
+    await recordPull(db, id, error);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped.abort(new Error('server stopping'));
+    await this.#loop?.catch(() => undefined);
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stopped.signal;
+    while (!signal.aborted) {
+      try {
+        const repositories = await listRepositories(this.#options.db, this.#options.box);
+        for (const repository of repositories) await this.poll(repository.id, repository.url);
+      } catch (error) {
+        if (!signal.aborted) this.#options.log.error({ err: error }, 'polling git repositories failed');
+      }
+      await sleep(this.#options.intervalMs, signal).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * /v1/repositories: git repositories services are sourced from. Credentials go in, sealed, and never come out;
+ * a new repository is fetched at once, so its health says within seconds whether the server can reach it.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
+import { createRepository, deleteRepository, getRepository, listRepositories } from '../../store/repositories.ts';
+import type { Database } from '../../store/schema.ts';
+import type { SecretBox } from '../../store/secret-box.ts';
+import { requireUser } from '../auth.ts';
+import { HttpError } from '../errors.ts';
+import type { RepositoryPoller } from '../repository-poller.ts';
+import { ErrorSchema, NewRepositorySchema, RepositoryParams, RepositorySchema } from '../schemas.ts';
+
+/** How long adding a repository waits for its first fetch before answering with health still unknown. */
+const FIRST_FETCH_WAIT_MS = 15_000;
+
+export function repositoryRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox; poller: RepositoryPoller }): void {
+  const { db, box, poller } = deps;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const readers = { onRequest: [requireUser(db, ['reader'])] };
+  const admins = { onRequest: [requireUser(db)] };
+  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const tags = ['repositories'];
+
+  api.get('/v1/repositories', { ...readers, schema: { tags, response: { 200: Type.Array(RepositorySchema), ...errors } } }, async () =>
+    listRepositories(db, box),
+  );
+
+  api.post(
+    '/v1/repositories',
+    { ...admins, schema: { tags, body: NewRepositorySchema, response: { 201: RepositorySchema, ...errors } } },
+    async (request, reply) => {
+      const { credentials } = request.body;
+      if (credentials?.identity !== undefined && credentials.known_hosts === undefined) {
+        throw new HttpError(
+          400,
+          'an SSH identity needs known_hosts: host keys are pinned, never trusted on first use',
+          'body.credentials.known_hosts',
+        );
+      }
+      const repository = await createRepository(db, box, request.body);
+      await Promise.race([poller.poll(repository.id, repository.url), delay(FIRST_FETCH_WAIT_MS)]);
+      return reply.code(201).send(await getRepository(db, box, repository.id));
+    },
+  );
+
+  api.get(
+    '/v1/repositories/:id',
+    { ...readers, schema: { tags, params: RepositoryParams, response: { 200: RepositorySchema, ...errors } } },
+    async (request) => getRepository(db, box, request.params.id),
+  );
+
+  api.delete(
+    '/v1/repositories/:id',
+    { ...admins, schema: { tags, params: RepositoryParams, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await deleteRepository(db, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}
