@@ -10,6 +10,10 @@ import type { Logger } from '../logger.ts';
 import type { Store } from '../store/database.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import type { RepositoryPoller } from './repository-poller.ts';
+import type { Service } from '../store/services.ts';
+import type { ServiceSources } from './service-sources.ts';
+import type { TarballStore } from './tarballs.ts';
+import { serviceRoutes } from './routes/services.ts';
 import { registerErrorHandlers } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
@@ -20,6 +24,10 @@ export interface AppOptions {
   /** Seals and opens the secrets the database holds. */
   box: SecretBox;
   poller: RepositoryPoller;
+  sources: ServiceSources;
+  tarballs: TarballStore;
+  /** A service changed (new revision, deletion): its agent should hear of it now. */
+  onServiceChange: (service: Service) => void;
   log: Logger;
   /** Gantry's version, in the OpenAPI document. */
   version: string;
@@ -48,7 +56,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   registerProbes(app, options.store);
   clusterRoutes(app, options.store.db);
-  agentRoutes(app, options.store.db);
+  const { db } = options.store;
+  agentRoutes(app, {
+    db,
+    box: options.box,
+    tarballs: options.tarballs,
+    rebuildTarball: async (service) => {
+      await options.sources.resolve(service.revision.spec.repositoryId, {
+        ref: service.revision.commit ?? service.revision.spec.git.ref,
+        folder: service.revision.spec.git.folder,
+      });
+    },
+  });
+  serviceRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -19,6 +19,8 @@ export interface RepositoryPollerOptions {
   /** Milliseconds between two fetches of every repository. */
   intervalMs: number;
   log: Logger;
+  /** Called after a successful fetch (new commits become revisions there). */
+  onPulled: (repositoryId: string) => Promise<void>;
 }
 
 export class RepositoryPoller {
@@ -52,6 +54,7 @@ export class RepositoryPoller {
       log.warn({ repository: url, error }, 'git repository cannot be fetched');
     }
     await recordPull(db, id, error);
+    if (error === undefined) await this.#options.onPulled(id);
   }
 
   async stop(): Promise<void> {

@@ -100,3 +100,147 @@ export const RepositorySchema = Type.Object({
 });
 
 export const RepositoryParams = Type.Object({ id: Type.String({ description: 'the id, or the URL (URL-encoded)' }) });
+
+export const RendererSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('auto'), Type.Literal('kluctl'), Type.Literal('kustomize'), Type.Literal('raw')], {
+      description:
+        'auto: a Kluctl project when the folder has .kluctl.yaml or deployment.yaml, else kustomize with kustomization.yaml, else raw YAML',
+    }),
+    target: Type.Optional(Type.String({ description: 'kluctl: the target to deploy' })),
+    args: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'kluctl: args, as -a name=value' })),
+  },
+  { additionalProperties: false },
+);
+
+const GitSourceSchema = Type.Object(
+  {
+    ref: Type.String({ minLength: 1, description: 'branch, tag or commit sha' }),
+    folder: Type.String({ description: 'folder of the repository holding the service, "" for the root' }),
+  },
+  { additionalProperties: false },
+);
+
+const Configuration = Type.Record(Type.String({ minLength: 1 }), Type.String(), {
+  description: 'Values handed to the renderer (Kluctl args, templates); stored encrypted, given in clear only to the agent.',
+});
+
+export const NewServiceSchema = Type.Object(
+  {
+    name: Name,
+    namespace: Name,
+    repository: Type.String({ minLength: 1, description: 'repository id or URL' }),
+    git: GitSourceSchema,
+    renderer: Type.Optional(RendererSchema),
+    configuration: Type.Optional(Configuration),
+    dependencies: Type.Optional(Type.Array(Name, { description: 'services of the same cluster that must be healthy first' })),
+    protect: Type.Optional(Type.Boolean({ description: 'refuse deletion' })),
+  },
+  { additionalProperties: false },
+);
+export type NewServiceBody = Static<typeof NewServiceSchema>;
+
+export const ServiceUpdateSchema = Type.Object(
+  {
+    namespace: Type.Optional(Name),
+    repository: Type.Optional(Type.String({ minLength: 1 })),
+    git: Type.Optional(
+      Type.Object(
+        { ref: Type.Optional(Type.String({ minLength: 1 })), folder: Type.Optional(Type.String()) },
+        { additionalProperties: false },
+      ),
+    ),
+    renderer: Type.Optional(RendererSchema),
+    configuration: Type.Optional(Configuration),
+    dependencies: Type.Optional(Type.Array(Name)),
+    protect: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type ServiceUpdateBody = Static<typeof ServiceUpdateSchema>;
+
+const ComponentSchema = Type.Object({
+  group: Type.String(),
+  version: Type.String(),
+  kind: Type.String(),
+  namespace: Type.String(),
+  name: Type.String(),
+  state: Type.Union([Type.Literal('RUNNING'), Type.Literal('PENDING'), Type.Literal('FAILED'), Type.Literal('PAUSED')]),
+  synced: Type.Boolean(),
+});
+
+const ServiceErrorSchema = Type.Object({ source: Type.String(), message: Type.String() });
+
+export const RevisionSchema = Type.Object({
+  id: Type.String(),
+  number: Type.Integer(),
+  commit: Type.Union([Type.String(), Type.Null()]),
+  digest: Type.Union([Type.String(), Type.Null()], { description: 'sha256 of the source tarball' }),
+  namespace: Type.String(),
+  git: GitSourceSchema,
+  renderer: RendererSchema,
+  message: Type.Union([Type.String(), Type.Null()]),
+  createdBy: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Time,
+});
+
+export const ServiceSchema = Type.Object({
+  id: Type.String(),
+  cluster: Type.String(),
+  name: Type.String(),
+  namespace: Type.String(),
+  repository: Type.Object({ id: Type.String(), url: Type.String() }),
+  git: GitSourceSchema,
+  renderer: RendererSchema,
+  configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+  dependencies: Type.Array(Type.String()),
+  protect: Type.Boolean(),
+  status: Type.Union([Type.Literal('stale'), Type.Literal('synced'), Type.Literal('healthy'), Type.Literal('failed')]),
+  errors: Type.Array(ServiceErrorSchema),
+  revision: RevisionSchema,
+  appliedRevision: Type.Union([Type.Integer(), Type.Null()], { description: 'number of the revision the agent last applied' }),
+  components: Type.Array(ComponentSchema),
+  deleting: Type.Boolean(),
+  createdAt: Time,
+});
+
+export const ServiceParams = Type.Object({ cluster: Type.String(), name: Type.String() });
+export const ClusterParams = Type.Object({ cluster: Type.String() });
+export const RollbackSchema = Type.Object({ revision: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const DeleteServiceQuery = Type.Object({
+  // A string: query values are not coerced (see app.ts), and "true"/"false" is what a URL carries.
+  detach: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'forget the service but leave its objects in the cluster' }),
+  ),
+});
+
+/** What an agent gets for each service of its cluster. */
+export const AgentServiceSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  namespace: Type.String(),
+  revision: Type.Object({
+    id: Type.String(),
+    number: Type.Integer(),
+    commit: Type.Union([Type.String(), Type.Null()]),
+    digest: Type.String(),
+  }),
+  folder: Type.String(),
+  renderer: RendererSchema,
+  configuration: Type.Record(Type.String(), Type.String()),
+  /** Dependencies not yet healthy on the cluster; the agent applies nothing until this is empty. */
+  waitingFor: Type.Array(Type.String()),
+  deleting: Type.Boolean(),
+});
+
+export const ReportSchema = Type.Object(
+  {
+    revisionId: Type.String(),
+    components: Type.Array(ComponentSchema, { maxItems: 10_000 }),
+    errors: Type.Array(ServiceErrorSchema, { maxItems: 100 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ServiceIdParams = Type.Object({ id: Type.String() });
+export const TarballQuery = Type.Object({ digest: Type.String({ pattern: '^[0-9a-f]{64}$' }) });

@@ -6,7 +6,11 @@
 import { Engine, serverEngineConfig } from '../engine.ts';
 import type { Logger } from '../logger.ts';
 import type { SecretBox } from '../store/secret-box.ts';
+import path from 'node:path';
+import { trackCommits } from './commit-tracker.ts';
 import { RepositoryPoller } from './repository-poller.ts';
+import { ServiceSources } from './service-sources.ts';
+import { TarballStore } from './tarballs.ts';
 import { ensureAdminToken } from '../store/api-tokens.ts';
 import { openStore, type Store } from '../store/database.ts';
 import { buildApp } from './app.ts';
@@ -44,18 +48,37 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       cacheDir: options.cacheDir,
       allowSystemEnvHint: 'the server renders nothing',
       onTemplateStderr: () => undefined,
+      // Every service of a repository resolves its ref right after the poll's fetch: one fetch serves them all.
+      gitRefreshMs: 1_000,
     }),
   );
+  const tarballs = new TarballStore(path.join(options.cacheDir, 'fleet', 'tarballs'));
+  const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, tarballs });
+  const onServiceChange = () => undefined;
   const poller = new RepositoryPoller({
     db: store.db,
     box: options.box,
     git: engine.git,
     intervalMs: options.gitPollIntervalMs ?? 60_000,
     log: options.log.child({ component: 'repository-poller' }),
+    onPulled: (repositoryId) =>
+      trackCommits(
+        { db: store.db, box: options.box, sources, log: options.log.child({ component: 'commit-tracker' }), onRevised: onServiceChange },
+        repositoryId,
+      ),
   });
   try {
     const adminToken = await ensureAdminToken(store.db);
-    const app = await buildApp({ store, box: options.box, poller, log: options.log, version: options.version });
+    const app = await buildApp({
+      store,
+      box: options.box,
+      poller,
+      sources,
+      tarballs,
+      onServiceChange,
+      log: options.log,
+      version: options.version,
+    });
     await app.listen({ host: options.host, port: options.port });
     poller.start();
     const address = app.server.address();

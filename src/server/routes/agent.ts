@@ -1,31 +1,121 @@
 /**
- * /v1/agent: what an agent may do with its cluster's deploy token, and nothing else: read its own cluster and
- * ping (its Kubernetes and agent versions, as Plural's pingCluster).
+ * /v1/agent: what an agent may do with its cluster's deploy token, and nothing else: read its own cluster, ping
+ * (Kubernetes and agent versions, as Plural's pingCluster), list its services with their configuration in clear,
+ * download a service's tarball by digest, and report a service's components. A service of another cluster is a 403.
  */
-import type { FastifyInstance } from 'fastify';
+import { createReadStream } from 'node:fs';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
 import { getCluster, recordPing } from '../../store/clusters.ts';
+import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
+import type { SecretBox } from '../../store/secret-box.ts';
+import { getServiceById, listServices, recordServiceReport, type Service, serviceConfiguration } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
-import { ClusterSchema, ErrorSchema, PingSchema } from '../schemas.ts';
+import { HttpError } from '../errors.ts';
+import { AgentServiceSchema, ClusterSchema, ErrorSchema, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
+import type { TarballStore } from '../tarballs.ts';
 
-export function agentRoutes(app: FastifyInstance, db: Kysely<Database>): void {
+export interface AgentRouteDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  tarballs: TarballStore;
+  /** Rebuilds a tarball this replica does not have from the revision's pinned commit. */
+  rebuildTarball: (service: Service) => Promise<void>;
+}
+
+export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
+  const { db, box, tarballs } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const agents = { onRequest: [requireAgent(db)] };
-  const errors = { 400: ErrorSchema, 401: ErrorSchema };
+  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const tags = ['agent'];
 
-  api.get('/v1/agent/cluster', { ...agents, schema: { tags: ['agent'], response: { 200: ClusterSchema, ...errors } } }, async (request) =>
+  api.get('/v1/agent/cluster', { ...agents, schema: { tags, response: { 200: ClusterSchema, ...errors } } }, async (request) =>
     getCluster(db, agentCluster(request).name),
   );
 
   api.post(
     '/v1/agent/ping',
-    { ...agents, schema: { tags: ['agent'], body: PingSchema, response: { 200: ClusterSchema, ...errors } } },
+    { ...agents, schema: { tags, body: PingSchema, response: { 200: ClusterSchema, ...errors } } },
     async (request) => {
       const cluster = agentCluster(request);
       await recordPing(db, cluster.id, request.body);
       return getCluster(db, cluster.name);
     },
   );
+
+  api.get(
+    '/v1/agent/services',
+    { ...agents, schema: { tags, response: { 200: Type.Array(AgentServiceSchema), ...errors } } },
+    async (request) => {
+      const services = await listServices(db, { clusterId: agentCluster(request).id });
+      const healthy = new Set(services.filter((s) => s.status === 'healthy').map((s) => s.name));
+      return await Promise.all(
+        services.map(async (service) => ({
+          id: service.id,
+          name: service.name,
+          namespace: service.spec.namespace,
+          revision: {
+            id: service.revision.id,
+            number: service.revision.number,
+            commit: service.revision.commit,
+            digest: service.revision.digest ?? '',
+          },
+          folder: service.revision.spec.git.folder,
+          renderer: service.revision.spec.renderer,
+          configuration: await serviceConfiguration(db, box, service.id),
+          waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
+          deleting: service.deletedAt !== null,
+        })),
+      );
+    },
+  );
+
+  api.get(
+    '/v1/agent/services/:id/tarball',
+    { ...agents, schema: { tags, params: ServiceIdParams, querystring: TarballQuery } },
+    async (request, reply) => {
+      const service = await ownService(db, request, request.params.id);
+      const { digest } = request.query;
+      // Only the current revision's tarball: a digest the service moved away from is refused, never served.
+      if (service.revision.digest !== digest) {
+        throw new HttpError(
+          409,
+          `service ${service.name} is at revision ${service.revision.number} (digest ${service.revision.digest}), not ${digest}`,
+        );
+      }
+      if (request.headers['if-none-match'] === `"${digest}"`) return reply.code(304).send();
+      if (!(await tarballs.find(digest))) await deps.rebuildTarball(service);
+      const file = await tarballs.find(digest);
+      if (!file) throw new HttpError(500, `tarball ${digest} could not be rebuilt`);
+      return reply
+        .header('content-type', 'application/gzip')
+        .header('etag', `"${digest}"`)
+        .header('x-gantry-digest', digest)
+        .send(createReadStream(file));
+    },
+  );
+
+  api.post(
+    '/v1/agent/services/:id/report',
+    { ...agents, schema: { tags, params: ServiceIdParams, body: ReportSchema, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      const service = await ownService(db, request, request.params.id);
+      await recordServiceReport(db, service.id, request.body);
+      return reply.code(204).send(null);
+    },
+  );
+}
+
+/** The service, when it belongs to the agent's cluster. @throws HttpError 403 for another cluster's service. */
+async function ownService(db: Kysely<Database>, request: FastifyRequest, id: string): Promise<Service> {
+  const service = await getServiceById(db, id).catch((error: unknown) => {
+    if (error instanceof NotFoundError) throw new HttpError(404, `service ${id} not found`);
+    throw error;
+  });
+  if (service.clusterId !== agentCluster(request).id) throw new HttpError(403, `service ${id} belongs to another cluster`);
+  return service;
 }

@@ -1,0 +1,41 @@
+/**
+ * New commits become revisions: after each fetch of a repository, every service sourced from it resolves its ref
+ * again; a new commit (or a folder whose tarball changed) adds a revision by `git`, which its agent then applies.
+ * A service pinned to a commit (after a rollback) does not move.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from '../logger.ts';
+import type { Database } from '../store/schema.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+import { listServices, type Service, updateService } from '../store/services.ts';
+import type { ServiceSources } from './service-sources.ts';
+
+export interface CommitTrackerOptions {
+  db: Kysely<Database>;
+  box: SecretBox;
+  sources: ServiceSources;
+  log: Logger;
+  onRevised: (service: Service) => void;
+}
+
+/** Brings every live service of `repositoryId` to its ref's newest commit; failures are logged per service. */
+export async function trackCommits(options: CommitTrackerOptions, repositoryId: string): Promise<void> {
+  const services = await listServices(options.db, { repositoryId });
+  for (const service of services) {
+    if (service.deletedAt !== null) continue;
+    try {
+      const source = await options.sources.resolve(repositoryId, service.spec.git);
+      if (source.commit === service.revision.commit && source.digest === service.revision.digest) continue;
+      const { service: updated, revised } = await updateService(options.db, options.box, service.id, {}, source, {
+        by: 'git',
+        message: `commit ${source.commit.slice(0, 12)}`,
+      });
+      if (revised) options.onRevised(updated);
+    } catch (error) {
+      options.log.warn(
+        { service: service.name, error: error instanceof Error ? error.message : String(error) },
+        'cannot follow the service ref',
+      );
+    }
+  }
+}

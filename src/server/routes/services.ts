@@ -1,0 +1,254 @@
+/**
+ * Services of a cluster: /v1/clusters/{cluster}/services/{name}, with their revisions and rollback, and
+ * /v1/services to list across clusters. Each write resolves the source (ref → commit, folder → tarball) before
+ * anything is stored, so a bad ref or folder is a 400 naming the field and no revision.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
+import { Type } from 'typebox';
+import { getCluster, listClusters } from '../../store/clusters.ts';
+import { ConflictError } from '../../store/errors.ts';
+import { getRepository } from '../../store/repositories.ts';
+import type { Database } from '../../store/schema.ts';
+import type { SecretBox } from '../../store/secret-box.ts';
+import {
+  configurationKeys,
+  createService,
+  getService,
+  listRevisions,
+  listServices,
+  markServiceDeleted,
+  removeService,
+  rollbackService,
+  type Renderer,
+  type Revision,
+  type Service,
+  type ServiceSpec,
+  updateService,
+} from '../../store/services.ts';
+import { requireUser } from '../auth.ts';
+import { HttpError } from '../errors.ts';
+import {
+  ClusterParams,
+  DeleteServiceQuery,
+  ErrorSchema,
+  NewServiceSchema,
+  RevisionSchema,
+  RollbackSchema,
+  ServiceParams,
+  ServiceSchema,
+  ServiceUpdateSchema,
+} from '../schemas.ts';
+import type { ServiceSources } from '../service-sources.ts';
+
+export interface ServiceRouteDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  sources: ServiceSources;
+  /** Called after a service changed, so its agent hears of it at once. */
+  onChange: (service: Service) => void;
+}
+
+type ApiService = Static<typeof ServiceSchema>;
+
+export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): void {
+  const { db, box, sources } = deps;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const readers = { onRequest: [requireUser(db, ['reader'])] };
+  const admins = { onRequest: [requireUser(db)] };
+  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const tags = ['services'];
+  const path = '/v1/clusters/:cluster/services/:name';
+
+  api.get(
+    '/v1/services',
+    {
+      ...readers,
+      schema: {
+        tags,
+        querystring: Type.Object({ cluster: Type.Optional(Type.String()) }),
+        response: { 200: Type.Array(ServiceSchema), ...errors },
+      },
+    },
+    async (request) => {
+      const clusters = request.query.cluster ? [await getCluster(db, request.query.cluster)] : await listClusters(db);
+      const services = (await Promise.all(clusters.map((cluster) => listServices(db, { clusterId: cluster.id })))).flat();
+      return await Promise.all(services.map((service) => toApiService(db, box, service)));
+    },
+  );
+
+  api.post(
+    '/v1/clusters/:cluster/services',
+    { ...admins, schema: { tags, params: ClusterParams, body: NewServiceSchema, response: { 201: ServiceSchema, ...errors } } },
+    async (request, reply) => {
+      const cluster = await getCluster(db, request.params.cluster);
+      const body = request.body;
+      const repository = await getRepository(db, box, body.repository).catch(() => {
+        throw new HttpError(400, `repository ${JSON.stringify(body.repository)} is not registered (gantry repo add)`, 'body.repository');
+      });
+      const spec: ServiceSpec = {
+        namespace: body.namespace,
+        repositoryId: repository.id,
+        git: body.git,
+        renderer: checkedRenderer(body.renderer),
+      };
+      const source = await sources.resolve(repository.id, spec.git);
+      const service = await createService(
+        db,
+        box,
+        {
+          clusterId: cluster.id,
+          name: body.name,
+          spec,
+          configuration: body.configuration,
+          dependencies: body.dependencies,
+          protect: body.protect,
+        },
+        source,
+        { by: request.user?.name ?? 'unknown', message: 'created' },
+      );
+      deps.onChange(service);
+      return reply.code(201).send(await toApiService(db, box, service));
+    },
+  );
+
+  api.get(path, { ...readers, schema: { tags, params: ServiceParams, response: { 200: ServiceSchema, ...errors } } }, async (request) =>
+    toApiService(db, box, await findService(db, request.params)),
+  );
+
+  api.patch(
+    path,
+    { ...admins, schema: { tags, params: ServiceParams, body: ServiceUpdateSchema, response: { 200: ServiceSchema, ...errors } } },
+    async (request) => {
+      const service = await findService(db, request.params);
+      const body = request.body;
+      const repositoryId = body.repository
+        ? (
+            await getRepository(db, box, body.repository).catch(() => {
+              throw new HttpError(400, `repository ${JSON.stringify(body.repository)} is not registered`, 'body.repository');
+            })
+          ).id
+        : service.spec.repositoryId;
+      const spec: ServiceSpec = {
+        namespace: body.namespace ?? service.spec.namespace,
+        repositoryId,
+        git: { ...service.spec.git, ...body.git },
+        renderer: body.renderer ? checkedRenderer(body.renderer) : service.spec.renderer,
+      };
+      const source = await sources.resolve(repositoryId, spec.git);
+      const { service: updated, revised } = await updateService(
+        db,
+        box,
+        service.id,
+        { spec, configuration: body.configuration, dependencies: body.dependencies, protect: body.protect },
+        source,
+        { by: request.user?.name ?? 'unknown', message: 'updated' },
+      );
+      if (revised) deps.onChange(updated);
+      return await toApiService(db, box, updated);
+    },
+  );
+
+  api.delete(
+    path,
+    {
+      ...admins,
+      schema: {
+        tags,
+        params: ServiceParams,
+        querystring: DeleteServiceQuery,
+        response: { 202: ServiceSchema, 204: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const service = await findService(db, request.params);
+      if (service.protect) throw new ConflictError('protected service', 'name', service.name);
+      if (request.query.detach === 'true') {
+        await removeService(db, service.id);
+        return reply.code(204).send(null);
+      }
+      await markServiceDeleted(db, service.id);
+      const marked = await findService(db, request.params);
+      deps.onChange(marked);
+      // 202: the agent deletes the objects, then reports, and the service is gone.
+      return reply.code(202).send(await toApiService(db, box, marked));
+    },
+  );
+
+  api.get(
+    `${path}/revisions`,
+    { ...readers, schema: { tags, params: ServiceParams, response: { 200: Type.Array(RevisionSchema), ...errors } } },
+    async (request) => (await listRevisions(db, (await findService(db, request.params)).id)).map(toApiRevision),
+  );
+
+  api.post(
+    `${path}/rollback`,
+    { ...admins, schema: { tags, params: ServiceParams, body: RollbackSchema, response: { 200: ServiceSchema, ...errors } } },
+    async (request) => {
+      const service = await findService(db, request.params);
+      const rolledBack = await rollbackService(db, service.id, request.body.revision, { by: request.user?.name ?? 'unknown' });
+      deps.onChange(rolledBack);
+      return await toApiService(db, box, rolledBack);
+    },
+  );
+}
+
+async function findService(db: Kysely<Database>, params: { cluster: string; name: string }): Promise<Service> {
+  const cluster = await getCluster(db, params.cluster);
+  return await getService(db, cluster.id, params.name);
+}
+
+/** Kluctl's target and args belong to the kluctl renderer only. @throws HttpError 400 naming body.renderer. */
+function checkedRenderer(renderer: Renderer | undefined): Renderer {
+  if (!renderer) return { kind: 'auto' };
+  const extra = renderer as { target?: unknown; args?: unknown };
+  if (renderer.kind !== 'kluctl' && (extra.target !== undefined || extra.args !== undefined)) {
+    throw new HttpError(400, `target and args apply to the kluctl renderer, not ${renderer.kind}`, 'body.renderer');
+  }
+  return renderer;
+}
+
+async function toApiService(db: Kysely<Database>, box: SecretBox, service: Service): Promise<ApiService> {
+  const [cluster, repository, keys, revisions] = await Promise.all([
+    listClusters(db).then((all) => all.find((c) => c.id === service.clusterId)),
+    getRepository(db, box, service.spec.repositoryId),
+    configurationKeys(db, box, service.id),
+    service.appliedRevisionId ? listRevisions(db, service.id) : Promise.resolve([]),
+  ]);
+  return {
+    id: service.id,
+    cluster: cluster?.name ?? service.clusterId,
+    name: service.name,
+    namespace: service.spec.namespace,
+    repository: { id: repository.id, url: repository.url },
+    git: service.spec.git,
+    renderer: service.spec.renderer,
+    configuration: keys,
+    dependencies: service.dependencies,
+    protect: service.protect,
+    status: service.status,
+    errors: service.errors,
+    revision: toApiRevision(service.revision),
+    appliedRevision: revisions.find((revision) => revision.id === service.appliedRevisionId)?.number ?? null,
+    components: service.components,
+    deleting: service.deletedAt !== null,
+    createdAt: service.createdAt,
+  };
+}
+
+function toApiRevision(revision: Revision): Static<typeof RevisionSchema> {
+  return {
+    id: revision.id,
+    number: revision.number,
+    commit: revision.commit,
+    digest: revision.digest,
+    namespace: revision.spec.namespace,
+    git: revision.spec.git,
+    renderer: revision.spec.renderer,
+    message: revision.message,
+    createdBy: revision.createdBy,
+    createdAt: revision.createdAt,
+  };
+}

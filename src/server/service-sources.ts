@@ -1,0 +1,83 @@
+/**
+ * Turns a service's source (a repository and `git: {ref, folder}`, Plural's fields) into what a revision pins:
+ * the commit the ref points to and the digest of the folder's tarball. A ref is a branch, else a tag, or a full
+ * commit sha.
+ */
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { type GitCache, type GitRef } from '../source/git-cache.ts';
+import { prepareGitAccess } from '../source/git-credentials.ts';
+import { getRepository, repositoryCredentials } from '../store/repositories.ts';
+import type { Database } from '../store/schema.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+import type { ResolvedSource } from '../store/services.ts';
+import { HttpError } from './errors.ts';
+import type { TarballStore } from './tarballs.ts';
+
+export interface ServiceSourcesOptions {
+  db: Kysely<Database>;
+  box: SecretBox;
+  git: GitCache;
+  tarballs: TarballStore;
+}
+
+export class ServiceSources {
+  readonly #options: ServiceSourcesOptions;
+
+  constructor(options: ServiceSourcesOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Resolves the ref, checks the folder out and packs it.
+   * @param fields where the request named each part, for errors (e.g. `body.git.ref`).
+   * @throws HttpError 400 naming the field: the repository cannot be fetched, the ref or the folder does not exist.
+   */
+  async resolve(
+    repositoryId: string,
+    git: { ref: string; folder: string },
+    fields = { repository: 'body.repository', ref: 'body.git.ref', folder: 'body.git.folder' },
+    signal?: AbortSignal,
+  ): Promise<ResolvedSource> {
+    const { db, box, tarballs } = this.#options;
+    const repository = await getRepository(db, box, repositoryId);
+    const credentials = await repositoryCredentials(db, box, repository.id);
+    const access = credentials && (await prepareGitAccess(credentials));
+    try {
+      const cache = this.#options.git;
+      await cache.resolve(repository.url, {}, access ?? {}, signal).catch((error: Error) => {
+        throw new HttpError(400, `repository ${repository.url} cannot be fetched: ${error.message}`, fields.repository);
+      });
+      const checkout = await this.#checkout(repository.url, git.ref, access ?? {}, signal).catch((error: Error) => {
+        throw new HttpError(400, `ref ${JSON.stringify(git.ref)} not found in ${repository.url}: ${error.message}`, fields.ref);
+      });
+      const folder = path.resolve(checkout.dir, git.folder || '.');
+      if (folder !== checkout.dir && !folder.startsWith(`${checkout.dir}${path.sep}`)) {
+        throw new HttpError(400, `folder ${JSON.stringify(git.folder)} leaves the repository`, fields.folder);
+      }
+      const digest = await tarballs.pack(folder).catch(() => {
+        throw new HttpError(
+          400,
+          `folder ${JSON.stringify(git.folder)} does not exist or is empty at ${checkout.commit.slice(0, 12)} of ${repository.url}`,
+          fields.folder,
+        );
+      });
+      return { commit: checkout.commit, digest };
+    } finally {
+      await access?.cleanup();
+    }
+  }
+
+  async #checkout(url: string, ref: string, access: { env?: Record<string, string>; key?: string }, signal?: AbortSignal) {
+    const candidates: GitRef[] = /^[0-9a-f]{40}$/.test(ref) ? [{ commit: ref }] : [{ branch: ref }, { tag: ref }];
+    let failure: unknown;
+    for (const candidate of candidates) {
+      try {
+        return await this.#options.git.checkout(url, candidate, access, signal);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    throw failure;
+  }
+}

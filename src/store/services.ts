@@ -1,0 +1,428 @@
+/**
+ * Services (Plural's ServiceDeployment): what one cluster runs from one source, and its immutable revisions.
+ * Every change of a service's spec or configuration, and every new commit of its ref, adds a revision (number,
+ * commit, tarball digest, spec and sealed configuration, who, when); the service points at the newest, which is
+ * what its agent applies. Rollback adds a revision with an old one's content and pins the ref to that revision's
+ * commit, so the next commit on the branch does not undo it (Argo CD users' rollback-versus-auto-sync complaint).
+ * The agent's reports set the service's components, errors, applied revision and status.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import { isUniqueViolation } from './database.ts';
+import { ConflictError, NotFoundError } from './errors.ts';
+import type { Database, RevisionTable, ServiceTable } from './schema.ts';
+import type { SecretBox } from './secret-box.ts';
+
+/** How the agent renders a service's folder; `auto` decides by the files it finds, as Plural does. */
+export type Renderer =
+  { kind: 'auto' } | { kind: 'raw' } | { kind: 'kustomize' } | { kind: 'kluctl'; target?: string; args?: Record<string, unknown> };
+
+/** What a revision fixes besides its commit: the source folder and how to render it. */
+export interface ServiceSpec {
+  namespace: string;
+  repositoryId: string;
+  git: { ref: string; folder: string };
+  renderer: Renderer;
+}
+
+/** STALE: a newer revision than the applied one, or objects out of sync; SYNCED: applied, not all ready yet. */
+export type ServiceStatus = 'stale' | 'synced' | 'healthy' | 'failed';
+
+export type ComponentState = 'RUNNING' | 'PENDING' | 'FAILED' | 'PAUSED';
+
+export interface Component {
+  group: string;
+  version: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  state: ComponentState;
+  synced: boolean;
+}
+
+export interface ServiceError {
+  source: string;
+  message: string;
+}
+
+export interface Revision {
+  id: string;
+  number: number;
+  commit: string | null;
+  digest: string | null;
+  spec: ServiceSpec;
+  message: string | null;
+  createdBy: string | null;
+  createdAt: string;
+}
+
+export interface Service {
+  id: string;
+  clusterId: string;
+  name: string;
+  spec: ServiceSpec;
+  dependencies: string[];
+  protect: boolean;
+  ownerId: string | null;
+  status: ServiceStatus;
+  errors: ServiceError[];
+  revision: Revision;
+  appliedRevisionId: string | null;
+  components: Component[];
+  deletedAt: string | null;
+  createdAt: string;
+}
+
+export interface NewService {
+  clusterId: string;
+  name: string;
+  spec: ServiceSpec;
+  configuration?: Record<string, string>;
+  dependencies?: string[];
+  protect?: boolean;
+  ownerId?: string | null;
+}
+
+/** What a new revision records: the source's resolved commit and its tarball's digest. */
+export interface ResolvedSource {
+  commit: string;
+  digest: string;
+}
+
+export interface Author {
+  /** Who made the change (a token's name, `git` for a new commit, a global service's name). */
+  by: string;
+  message?: string;
+}
+
+/** @throws ConflictError when the cluster has a service of that name. */
+export async function createService(
+  db: Kysely<Database>,
+  box: SecretBox,
+  input: NewService,
+  source: ResolvedSource,
+  author: Author,
+  now = new Date(),
+): Promise<Service> {
+  const time = now.toISOString();
+  const id = randomUUID();
+  try {
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('services')
+        .values({
+          id,
+          cluster_id: input.clusterId,
+          name: input.name,
+          namespace: input.spec.namespace,
+          repository_id: input.spec.repositoryId,
+          spec: JSON.stringify(input.spec),
+          configuration: sealConfiguration(box, input.configuration),
+          dependencies: JSON.stringify(input.dependencies ?? []),
+          protect: input.protect ? 1 : 0,
+          owner_id: input.ownerId ?? null,
+          revision_id: null,
+          status: 'stale',
+          errors: '[]',
+          applied_revision_id: null,
+          deleted_at: null,
+          created_at: time,
+          updated_at: time,
+        })
+        .execute();
+      await addRevision(trx, id, source, author, time);
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ConflictError('service', 'name', input.name);
+    throw error;
+  }
+  return await getServiceById(db, id);
+}
+
+export interface ServiceChanges {
+  spec?: ServiceSpec;
+  /** Replaces the whole configuration. */
+  configuration?: Record<string, string>;
+  dependencies?: string[];
+  protect?: boolean;
+}
+
+/**
+ * Applies `changes` and, when the spec, the configuration or the source's commit changed, adds a revision.
+ * @returns the service, and whether a revision was added.
+ */
+export async function updateService(
+  db: Kysely<Database>,
+  box: SecretBox,
+  serviceId: string,
+  changes: ServiceChanges,
+  source: ResolvedSource,
+  author: Author,
+  now = new Date(),
+): Promise<{ service: Service; revised: boolean }> {
+  const time = now.toISOString();
+  const revised = await db.transaction().execute(async (trx) => {
+    const row = await serviceRow(trx, serviceId);
+    const current = await revisionRow(trx, row.revision_id);
+    const spec = changes.spec ?? (JSON.parse(row.spec) as ServiceSpec);
+    const configuration = changes.configuration === undefined ? row.configuration : sealConfiguration(box, changes.configuration);
+    const configurationChanged = changes.configuration !== undefined && !sameConfiguration(box, row.configuration, changes.configuration);
+    await trx
+      .updateTable('services')
+      .set({
+        spec: JSON.stringify(spec),
+        namespace: spec.namespace,
+        repository_id: spec.repositoryId,
+        ...(configurationChanged ? { configuration } : {}),
+        ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
+        ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
+        updated_at: time,
+      })
+      .where('id', '=', serviceId)
+      .execute();
+    const changed =
+      configurationChanged ||
+      current.spec !== JSON.stringify(spec) ||
+      current.commit_sha !== source.commit ||
+      current.digest !== source.digest;
+    if (changed) await addRevision(trx, serviceId, source, author, time);
+    return changed;
+  });
+  return { service: await getServiceById(db, serviceId), revised };
+}
+
+/**
+ * Adds a revision with the content of revision `number` (spec, configuration, commit, digest) and pins the
+ * service's ref to that commit.
+ * @throws NotFoundError when the service has no such revision.
+ */
+export async function rollbackService(
+  db: Kysely<Database>,
+  serviceId: string,
+  number: number,
+  author: Author,
+  now = new Date(),
+): Promise<Service> {
+  const time = now.toISOString();
+  await db.transaction().execute(async (trx) => {
+    const old = await trx
+      .selectFrom('revisions')
+      .selectAll()
+      .where('service_id', '=', serviceId)
+      .where('number', '=', number)
+      .executeTakeFirst();
+    if (!old) throw new NotFoundError('revision', String(number));
+    const spec = JSON.parse(old.spec) as ServiceSpec;
+    const pinned: ServiceSpec = old.commit_sha ? { ...spec, git: { ...spec.git, ref: old.commit_sha } } : spec;
+    await trx
+      .updateTable('services')
+      .set({
+        spec: JSON.stringify(pinned),
+        namespace: pinned.namespace,
+        repository_id: pinned.repositoryId,
+        configuration: old.configuration,
+        updated_at: time,
+      })
+      .where('id', '=', serviceId)
+      .execute();
+    await addRevision(
+      trx,
+      serviceId,
+      { commit: old.commit_sha ?? '', digest: old.digest ?? '' },
+      { by: author.by, message: author.message ?? `rollback to revision ${number}` },
+      time,
+      {
+        spec: JSON.stringify(pinned),
+        configuration: old.configuration,
+      },
+    );
+  });
+  return await getServiceById(db, serviceId);
+}
+
+export async function listServices(db: Kysely<Database>, filter: { clusterId?: string; repositoryId?: string } = {}): Promise<Service[]> {
+  let query = db.selectFrom('services').select('id').orderBy('name');
+  if (filter.clusterId) query = query.where('cluster_id', '=', filter.clusterId);
+  if (filter.repositoryId) query = query.where('repository_id', '=', filter.repositoryId);
+  const ids = await query.execute();
+  return await Promise.all(ids.map((row) => getServiceById(db, row.id)));
+}
+
+/** @throws NotFoundError */
+export async function getService(db: Kysely<Database>, clusterId: string, name: string): Promise<Service> {
+  const row = await db.selectFrom('services').select('id').where('cluster_id', '=', clusterId).where('name', '=', name).executeTakeFirst();
+  if (!row) throw new NotFoundError('service', name);
+  return await getServiceById(db, row.id);
+}
+
+/** @throws NotFoundError */
+export async function getServiceById(db: Kysely<Database>, id: string): Promise<Service> {
+  const row = await serviceRow(db, id);
+  const revision = await revisionRow(db, row.revision_id);
+  const components = await db
+    .selectFrom('service_components')
+    .selectAll()
+    .where('service_id', '=', id)
+    .orderBy(['kind', 'namespace', 'name'])
+    .execute();
+  return {
+    id: row.id,
+    clusterId: row.cluster_id,
+    name: row.name,
+    spec: JSON.parse(row.spec) as ServiceSpec,
+    dependencies: JSON.parse(row.dependencies) as string[],
+    protect: row.protect === 1,
+    ownerId: row.owner_id,
+    status: row.status as ServiceStatus,
+    errors: JSON.parse(row.errors) as ServiceError[],
+    revision: toRevision(revision),
+    appliedRevisionId: row.applied_revision_id,
+    components: components.map((c) => ({ ...c, state: c.state as ComponentState, synced: c.synced === 1 })),
+    deletedAt: row.deleted_at,
+    createdAt: row.created_at,
+  };
+}
+
+/** The service's configuration in clear (for its agent only; values are sealed in the database). */
+export async function serviceConfiguration(db: Kysely<Database>, box: SecretBox, serviceId: string): Promise<Record<string, string>> {
+  const row = await serviceRow(db, serviceId);
+  return row.configuration === null ? {} : box.openJson<Record<string, string>>(row.configuration);
+}
+
+/** The configuration keys (never values) of a service, for readers. */
+export async function configurationKeys(db: Kysely<Database>, box: SecretBox, serviceId: string): Promise<string[]> {
+  return Object.keys(await serviceConfiguration(db, box, serviceId)).sort();
+}
+
+export async function listRevisions(db: Kysely<Database>, serviceId: string): Promise<Revision[]> {
+  const rows = await db.selectFrom('revisions').selectAll().where('service_id', '=', serviceId).orderBy('number', 'desc').execute();
+  return rows.map(toRevision);
+}
+
+/** Marks the service for deletion: its agent deletes its objects (unless detached) and reports, then it is gone. */
+export async function markServiceDeleted(db: Kysely<Database>, serviceId: string, now = new Date()): Promise<void> {
+  await db
+    .updateTable('services')
+    .set({ deleted_at: now.toISOString(), updated_at: now.toISOString() })
+    .where('id', '=', serviceId)
+    .execute();
+}
+
+/** Removes the service's records at once (detach: whatever it applied stays in the cluster). */
+export async function removeService(db: Kysely<Database>, serviceId: string): Promise<void> {
+  await db.deleteFrom('services').where('id', '=', serviceId).execute();
+}
+
+/** What an agent reports after a sync (Plural's updateServiceComponents). */
+export interface ServiceReport {
+  revisionId: string;
+  components: Component[];
+  errors: ServiceError[];
+}
+
+/**
+ * Stores an agent's report and derives the status as Plural's console does: any FAILED component or error →
+ * failed; a revision older than the newest, or an object out of sync → stale; any not running → synced;
+ * all running → healthy. A deleted service whose agent reports no components left is removed.
+ */
+export async function recordServiceReport(db: Kysely<Database>, serviceId: string, report: ServiceReport, now = new Date()): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await serviceRow(trx, serviceId);
+    if (row.deleted_at !== null && report.components.length === 0 && report.errors.length === 0) {
+      await trx.deleteFrom('services').where('id', '=', serviceId).execute();
+      return;
+    }
+    await trx.deleteFrom('service_components').where('service_id', '=', serviceId).execute();
+    if (report.components.length > 0) {
+      await trx
+        .insertInto('service_components')
+        .values(report.components.map((c) => ({ service_id: serviceId, ...c, synced: c.synced ? 1 : 0 })))
+        .execute();
+    }
+    await trx
+      .updateTable('services')
+      .set({
+        applied_revision_id: report.revisionId,
+        errors: JSON.stringify(report.errors),
+        status: deriveStatus(report, row.revision_id),
+        updated_at: now.toISOString(),
+      })
+      .where('id', '=', serviceId)
+      .execute();
+  });
+}
+
+export function deriveStatus(report: ServiceReport, currentRevisionId: string | null): ServiceStatus {
+  if (report.errors.length > 0 || report.components.some((c) => c.state === 'FAILED')) return 'failed';
+  if (report.revisionId !== currentRevisionId || report.components.some((c) => !c.synced)) return 'stale';
+  if (report.components.some((c) => c.state !== 'RUNNING')) return 'synced';
+  return 'healthy';
+}
+
+async function addRevision(
+  trx: Transaction<Database>,
+  serviceId: string,
+  source: ResolvedSource,
+  author: Author,
+  time: string,
+  content?: { spec: string; configuration: string | null },
+): Promise<void> {
+  const service = await serviceRow(trx, serviceId);
+  const last = await trx
+    .selectFrom('revisions')
+    .select((eb) => eb.fn.max('number').as('last'))
+    .where('service_id', '=', serviceId)
+    .executeTakeFirst();
+  const id = randomUUID();
+  await trx
+    .insertInto('revisions')
+    .values({
+      id,
+      service_id: serviceId,
+      number: Number(last?.last ?? 0) + 1,
+      commit_sha: source.commit || null,
+      digest: source.digest || null,
+      spec: content?.spec ?? service.spec,
+      configuration: content ? content.configuration : service.configuration,
+      message: author.message ?? null,
+      created_by: author.by,
+      created_at: time,
+    })
+    .execute();
+  await trx.updateTable('services').set({ revision_id: id, status: 'stale' }).where('id', '=', serviceId).execute();
+}
+
+async function serviceRow(db: Kysely<Database>, id: string): Promise<Selectable<ServiceTable>> {
+  const row = await db.selectFrom('services').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new NotFoundError('service', id);
+  return row;
+}
+
+async function revisionRow(db: Kysely<Database>, id: string | null): Promise<Selectable<RevisionTable>> {
+  const row = id === null ? undefined : await db.selectFrom('revisions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new Error(`service revision ${id} is missing`);
+  return row;
+}
+
+function toRevision(row: Selectable<RevisionTable>): Revision {
+  return {
+    id: row.id,
+    number: row.number,
+    commit: row.commit_sha,
+    digest: row.digest,
+    spec: JSON.parse(row.spec) as ServiceSpec,
+    message: row.message,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+  };
+}
+
+function sealConfiguration(box: SecretBox, configuration: Record<string, string> | undefined): string | null {
+  return configuration && Object.keys(configuration).length > 0 ? box.sealJson(configuration) : null;
+}
+
+function sameConfiguration(box: SecretBox, sealed: string | null, next: Record<string, string>): boolean {
+  const current = sealed === null ? {} : box.openJson<Record<string, string>>(sealed);
+  const keys = new Set([...Object.keys(current), ...Object.keys(next)]);
+  return [...keys].every((key) => current[key] === next[key]);
+}
