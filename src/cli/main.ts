@@ -2,6 +2,7 @@
  * The `gantry` command line: one subcommand per verb, as Kluctl's CLI has them.
  */
 import { Command } from 'commander';
+import { agentCommand } from './agent.ts';
 import { clusterCommand } from './cluster.ts';
 import { controllerCommand } from './controller.ts';
 import { deleteCommand } from './delete.ts';
@@ -44,6 +45,7 @@ export async function main(argv: string[]): Promise<number> {
     loginCommand(),
     clusterCommand(),
     repoCommand(),
+    agentCommand(),
   ]) {
     program.addCommand(command);
   }

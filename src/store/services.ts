@@ -263,7 +263,9 @@ export async function getServiceById(db: Kysely<Database>, id: string): Promise<
     .selectFrom('service_components')
     .selectAll()
     .where('service_id', '=', id)
-    .orderBy(['kind', 'namespace', 'name'])
+    .orderBy('kind')
+    .orderBy('namespace')
+    .orderBy('name')
     .execute();
   return {
     id: row.id,

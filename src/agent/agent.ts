@@ -1,0 +1,199 @@
+/**
+ * `gantry agent` as a function: the fleet's pull agent for one cluster, as a few supervised loops in the shape of
+ * Plural's deployment-operator, each catching its own failures and carrying on:
+ * - ping: reports the cluster's Kubernetes version and the agent's version;
+ * - poll: every interval plus random jitter, fetches the cluster's services from the server and syncs each one
+ *   whose revision it has not applied, that is being deleted, or whose resync interval passed (drift repair).
+ * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
+ * the sources on its disk, and picks up again when the server answers; reports are sent only when they change.
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type AgentClient, type AgentReport, type AgentService } from '../client/agent-client.ts';
+import type { Engine } from '../engine.ts';
+import type { Logger } from '../logger.ts';
+import { sleep } from '../sleep.ts';
+import { GANTRY_VERSION } from '../version.ts';
+import { SourceCache } from './source-cache.ts';
+import { deleteService, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
+
+export const AGENT_FIELD_MANAGER = 'gantry-agent';
+
+export interface AgentOptions {
+  client: AgentClient;
+  engine: Engine;
+  kubeConfig: KubeConfig;
+  /** Sources and wrapper projects: `<dir>/sources`, `<dir>/work`. */
+  dataDir: string;
+  log: Logger;
+  /** Milliseconds between polls (Plural: 2 min). */
+  pollIntervalMs: number;
+  /** Up to this many milliseconds are added to each wait, so a fleet does not poll in step (Plural: 15 s). */
+  jitterMs: number;
+  /** A service applied this long ago is synced again to repair drift. */
+  resyncIntervalMs: number;
+  pingIntervalMs: number;
+  /** Readiness waits and deletions of one sync, in milliseconds. */
+  syncTimeoutMs: number;
+}
+
+export interface RunningAgent {
+  /** Resolves when every loop has stopped; a sync under way is cancelled. */
+  stop(): Promise<void>;
+}
+
+interface ServiceState {
+  /** Revision last applied (a render error leaves the previous one). */
+  appliedRevisionId?: string;
+  syncedAt: number;
+  /** Hash of the last report the server accepted. */
+  reported?: string;
+  /** A report the server has not accepted yet (it was away); sent again on every poll. */
+  pending?: AgentReport;
+  /** The revision whose last sync failed; it is tried again at `retryAt` (backoff), not on every poll. */
+  failedRevisionId?: string;
+  retryAt?: number;
+  failures: number;
+}
+
+/** Backoff after failed syncs of one revision: 5 s, doubling, at most 5 min. */
+function retryDelayMs(failures: number): number {
+  return Math.min(5 * 60_000, 5_000 * 2 ** Math.max(0, failures - 1));
+}
+
+export function startAgent(options: AgentOptions): RunningAgent {
+  const stopping = new AbortController();
+  const { signal } = stopping;
+  const sources = new SourceCache(path.join(options.dataDir, 'sources'));
+  const states = new Map<string, ServiceState>();
+  let known: AgentService[] = [];
+  const cluster = options.engine.clusters.get(options.kubeConfig, options.kubeConfig.getCurrentContext());
+  const context: SyncContext = {
+    engine: options.engine,
+    kubeConfig: options.kubeConfig,
+    cluster,
+    workDir: path.join(options.dataDir, 'work'),
+    fieldManager: AGENT_FIELD_MANAGER,
+    timeoutMs: options.syncTimeoutMs,
+    progress: { step: (scope, message) => options.log.debug({ scope }, message) },
+    signal,
+  };
+
+  const ping = async () => {
+    const version = (await cluster.version()).replace(/^v/, '');
+    await options.client.ping({ kubernetesVersion: version, agentVersion: GANTRY_VERSION }, signal);
+  };
+
+  const poll = async () => {
+    try {
+      known = await options.client.services(signal);
+    } catch (error) {
+      if (signal.aborted) return;
+      options.log.warn({ error: messageOf(error) }, 'cannot reach the server; keeping the last desired state');
+    }
+    for (const service of known) {
+      if (signal.aborted) return;
+      await syncIfDue(service);
+      await sendPending(service);
+    }
+  };
+
+  const syncIfDue = async (service: AgentService) => {
+    const state: ServiceState = states.get(service.id) ?? { syncedAt: 0, failures: 0 };
+    const now = Date.now();
+    const failing = state.failedRevisionId === service.revision.id;
+    const retryDue = failing && now >= (state.retryAt ?? 0);
+    const changed = state.appliedRevisionId !== service.revision.id && !failing;
+    if (!(service.deleting || changed || retryDue || now - state.syncedAt >= options.resyncIntervalMs)) return;
+    if (service.waitingFor.length > 0 && !service.deleting) {
+      options.log.info({ service: service.name, waitingFor: service.waitingFor }, 'waiting for dependencies to be healthy');
+      return;
+    }
+    const log = options.log.child({ service: service.name, revision: service.revision.number });
+    try {
+      const outcome = service.deleting ? await deleteService(service, context) : await syncSource(service);
+      if (outcome.applied) state.appliedRevisionId = service.revision.id;
+      const failed = !outcome.applied || outcome.errors.length > 0;
+      state.failures = failed ? (state.failedRevisionId === service.revision.id ? state.failures + 1 : 1) : 0;
+      state.failedRevisionId = failed ? service.revision.id : undefined;
+      state.retryAt = failed ? Date.now() + retryDelayMs(state.failures) : undefined;
+      state.syncedAt = Date.now();
+      states.set(service.id, state);
+      log.info({ components: outcome.components.length, errors: outcome.errors.length }, service.deleting ? 'deleted' : 'synced');
+      queueReport(service, state, outcome);
+    } catch (error) {
+      if (signal.aborted) return;
+      log.error({ error: messageOf(error) }, 'sync failed');
+    }
+  };
+
+  const syncSource = async (service: AgentService): Promise<SyncOutcome> => {
+    const { digest } = service.revision;
+    let dir = await sources.find(digest);
+    if (!dir) {
+      try {
+        dir = await sources.add(digest, await options.client.tarball(service.id, digest, signal));
+      } catch (error) {
+        if (signal.aborted) throw error;
+        return { applied: false, components: [], errors: [{ source: 'download', message: messageOf(error) }] };
+      }
+    }
+    return await syncService(service, dir, context);
+  };
+
+  const queueReport = (service: AgentService, state: ServiceState, outcome: SyncOutcome) => {
+    const payload: AgentReport = {
+      // After a render error the last applied revision still runs; its id is what the server should see.
+      revisionId: state.appliedRevisionId ?? service.revision.id,
+      components: outcome.components,
+      errors: outcome.errors,
+    };
+    if (reportHash(payload) !== state.reported) state.pending = payload;
+  };
+
+  const sendPending = async (service: AgentService) => {
+    const state = states.get(service.id);
+    if (!state?.pending) return;
+    try {
+      await options.client.report(service.id, state.pending, signal);
+    } catch (error) {
+      if (!signal.aborted) options.log.warn({ service: service.name, error: messageOf(error) }, 'report not delivered; will retry');
+      return;
+    }
+    state.reported = reportHash(state.pending);
+    state.pending = undefined;
+    if (service.deleting) states.delete(service.id);
+  };
+
+  const loops = [
+    supervise('ping', ping, () => options.pingIntervalMs, options.log, signal),
+    supervise('poll', poll, () => options.pollIntervalMs + Math.random() * options.jitterMs, options.log, signal),
+  ];
+  return {
+    async stop() {
+      stopping.abort(new Error('agent stopping'));
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Runs `work` now and then every `interval()` ms until `signal` fires; a failure is logged and the loop goes on. */
+async function supervise(name: string, work: () => Promise<void>, interval: () => number, log: Logger, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await work();
+    } catch (error) {
+      if (!signal.aborted) log.warn({ loop: name, error: messageOf(error) }, 'loop iteration failed');
+    }
+    await sleep(interval(), signal).catch(() => undefined);
+  }
+}
+
+function reportHash(report: AgentReport): string {
+  return createHash('sha256').update(JSON.stringify(report)).digest('hex');
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

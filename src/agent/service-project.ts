@@ -1,0 +1,82 @@
+/**
+ * What the engine renders for a service: its folder as a Kluctl project (target, args, and the configuration as
+ * args), or, for kustomize and raw YAML, a one-item Kluctl project wrapped around the folder with the service's
+ * namespace as overrideNamespace. Either way one engine renders, applies, waits and prunes, with the service's own
+ * discriminator, in the agent's own cluster.
+ */
+import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { AgentService } from '../client/agent-client.ts';
+import type { TargetRequest } from '../deploy/prepare.ts';
+import { NO_SELECTION } from '../project/inclusion.ts';
+import { parseYaml, toYaml } from '../yaml.ts';
+
+export type RendererKind = 'kluctl' | 'kustomize' | 'raw';
+
+const KLUCTL_PROJECT_FILES = ['.kluctl.yaml', '.kluctl.yml'];
+const KLUCTL_DEPLOYMENT_FILES = ['deployment.yaml', 'deployment.yml'];
+const KUSTOMIZE_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+
+/** The label value that marks what a service applied: one discriminator per service, never shared. */
+export function serviceDiscriminator(service: { id: string }): string {
+  return `gantry-svc-${service.id}`;
+}
+
+/** The renderer a service's folder gets: the one asked for, or the one its files call for (`auto`). */
+export async function rendererFor(service: AgentService, sourceDir: string): Promise<RendererKind> {
+  if (service.renderer.kind !== 'auto') return service.renderer.kind;
+  if ((await anyExists(sourceDir, KLUCTL_PROJECT_FILES)) || (await hasKluctlDeployment(sourceDir))) return 'kluctl';
+  if (await anyExists(sourceDir, KUSTOMIZE_FILES)) return 'kustomize';
+  return 'raw';
+}
+
+/**
+ * The engine request for the service, writing the wrapper project into `workDir` for kustomize and raw.
+ * @param context the agent's kubeconfig context: a service deploys to the agent's cluster, whatever its project says.
+ */
+export async function serviceRequest(
+  service: AgentService,
+  sourceDir: string,
+  renderer: RendererKind,
+  workDir: string,
+  context: string,
+): Promise<TargetRequest> {
+  const common = { context, discriminator: serviceDiscriminator(service), inclusion: NO_SELECTION, fixedImages: [] };
+  if (renderer === 'kluctl') {
+    return {
+      ...common,
+      projectDir: sourceDir,
+      target: service.renderer.target,
+      args: { ...service.renderer.args, ...service.configuration },
+    };
+  }
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true });
+  await cp(sourceDir, path.join(workDir, 'source'), { recursive: true });
+  const deployment = { deployments: [{ path: 'source' }], overrideNamespace: service.namespace };
+  await writeFile(path.join(workDir, 'deployment.yaml'), toYaml(deployment));
+  return { ...common, projectDir: workDir, args: {} };
+}
+
+/**
+ * Whether the folder's deployment.yaml is Kluctl's (deployments, vars, …) rather than a Kubernetes Deployment
+ * manifest that happens to have that name, as raw folders often do.
+ */
+async function hasKluctlDeployment(dir: string): Promise<boolean> {
+  for (const name of KLUCTL_DEPLOYMENT_FILES) {
+    const text = await readFile(path.join(dir, name), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    try {
+      const document = parseYaml(text, name) as Record<string, unknown> | null;
+      return typeof document === 'object' && document !== null && !('kind' in document) && !('apiVersion' in document);
+    } catch {
+      return true; // Kluctl's own render will name the YAML error.
+    }
+  }
+  return false;
+}
+
+async function anyExists(dir: string, names: readonly string[]): Promise<boolean> {
+  for (const name of names) if (await stat(path.join(dir, name)).catch(() => undefined)) return true;
+  return false;
+}

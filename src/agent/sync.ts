@@ -1,0 +1,124 @@
+/**
+ * One sync of one service, as `gantry deploy --prune` does it, in the agent's cluster: render the service's
+ * source fully (a render error applies nothing and keeps what runs), server-side apply with the agent's field
+ * manager and the service's discriminator, wait for readiness, prune what the service no longer renders, and turn
+ * the outcome into the report the server stores (one component per rendered object, Plural's component states).
+ * A deleted service's objects are deleted by its discriminator, never anything it does not own.
+ */
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { AgentReport, AgentService } from '../client/agent-client.ts';
+import { deployTarget } from '../deploy/deploy.ts';
+import { prepareTarget } from '../deploy/prepare.ts';
+import { deleteByDiscriminator } from '../deploy/prune.ts';
+import { targetObjects } from '../deploy/rendered-target.ts';
+import type { CommandResult } from '../deploy/result.ts';
+import type { Engine } from '../engine.ts';
+import { readinessOf } from '../health/index.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import { formatRef, refKey, refOf, type ObjectRef } from '../kube/object.ts';
+import type { Progress } from '../progress.ts';
+import { rendererFor, serviceDiscriminator, serviceRequest } from './service-project.ts';
+
+type Component = AgentReport['components'][number];
+type ServiceError = AgentReport['errors'][number];
+
+export interface SyncContext {
+  engine: Engine;
+  kubeConfig: KubeConfig;
+  cluster: Cluster;
+  /** Where wrapper projects are written, one folder per service. */
+  workDir: string;
+  fieldManager: string;
+  /** Readiness waits and deletions together, in milliseconds. */
+  timeoutMs: number;
+  progress: Progress;
+  signal: AbortSignal;
+}
+
+/** The outcome of a sync: the report to send, and whether the revision was applied (false after a render error). */
+export interface SyncOutcome {
+  applied: boolean;
+  components: Component[];
+  errors: ServiceError[];
+}
+
+/** Renders and applies the service's source from `sourceDir`. Never throws for the service's own problems. */
+export async function syncService(service: AgentService, sourceDir: string, context: SyncContext): Promise<SyncOutcome> {
+  const { engine, kubeConfig, cluster, signal, progress } = context;
+  let request;
+  let prepared;
+  try {
+    await ensureNamespace(cluster, service.namespace, context.fieldManager);
+    const renderer = await rendererFor(service, sourceDir);
+    request = await serviceRequest(service, sourceDir, renderer, path.join(context.workDir, service.id), kubeConfig.getCurrentContext());
+    prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal });
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    return { applied: false, components: [], errors: [{ source: 'render', message: messageOf(error) }] };
+  }
+  const result = await deployTarget(prepared.rendered, cluster, {
+    fieldManager: context.fieldManager,
+    dryRun: false,
+    prune: true,
+    wait: true,
+    timeoutMs: context.timeoutMs,
+    behaviour: {
+      forceApply: false,
+      replaceOnError: false,
+      forceReplaceOnError: false,
+      abortOnError: false,
+      readinessTimeoutMs: context.timeoutMs,
+    },
+    progress,
+    signal,
+  });
+  const refs = targetObjects(prepared.rendered).map(refOf);
+  return { applied: true, components: await componentsOf(cluster, refs, result), errors: resultErrors(result) };
+}
+
+/** Deletes what the service applied (by its discriminator, owned by the agent only). */
+export async function deleteService(service: AgentService, context: SyncContext): Promise<SyncOutcome> {
+  const result = await deleteByDiscriminator(context.cluster, serviceDiscriminator(service), {
+    fieldManager: context.fieldManager,
+    dryRun: false,
+    timeoutMs: context.timeoutMs,
+    progress: context.progress,
+    signal: context.signal,
+  });
+  return { applied: true, components: [], errors: resultErrors(result).map((error) => ({ ...error, source: 'delete' })) };
+}
+
+/**
+ * Makes the service's namespace when it is missing, without the service's discriminator: it is never pruned or
+ * deleted with the service, since other things may live in it (Plural's createNamespace).
+ */
+async function ensureNamespace(cluster: Cluster, namespace: string, fieldManager: string): Promise<void> {
+  const ref = { group: '', version: 'v1', kind: 'Namespace', namespace: '', name: namespace };
+  if (await cluster.get(ref)) return;
+  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, { fieldManager });
+}
+
+/** One component per rendered object: its readiness as the cluster has it now, and whether this sync applied it. */
+async function componentsOf(cluster: Cluster, refs: readonly ObjectRef[], result: CommandResult): Promise<Component[]> {
+  const failed = new Set(result.errors.flatMap((error) => (error.object ? [refKey(error.object)] : [])));
+  return await Promise.all(
+    refs.map(async (ref) => {
+      const live = await cluster.get(ref).catch(() => undefined);
+      const readiness = live ? readinessOf(live).status : 'InProgress';
+      const state = readiness === 'Ready' ? 'RUNNING' : readiness === 'Failed' ? 'FAILED' : 'PENDING';
+      return { ...ref, state, synced: live !== undefined && !failed.has(refKey(ref)) } satisfies Component;
+    }),
+  );
+}
+
+function resultErrors(result: CommandResult): ServiceError[] {
+  return result.errors.map((error) => ({
+    source: 'sync',
+    message: error.object ? `${formatRef(error.object)}: ${error.message}` : error.message,
+  }));
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

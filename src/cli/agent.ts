@@ -1,0 +1,116 @@
+/**
+ * `gantry agent run`: the fleet's pull agent for the cluster of a kubeconfig context (in the cluster, or beside it
+ * for development and tests). It dials out to the server with its cluster's deploy token, read from a file or the
+ * environment (never argv, where process lists show it).
+ */
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { startAgent } from '../agent/agent.ts';
+import { AgentClient } from '../client/agent-client.ts';
+import { defaultCacheDir, Engine, serverEngineConfig } from '../engine.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import { createLogger } from '../logger.ts';
+import { durationArg } from './options.ts';
+
+interface AgentRunFlags {
+  server?: string;
+  tokenFile?: string;
+  kubeconfig?: string;
+  context?: string;
+  dataDir: string;
+  cacheDir?: string;
+  pollInterval: number;
+  pollJitter: number;
+  resyncInterval: number;
+  pingInterval: number;
+  syncTimeout: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export function agentCommand(): Command {
+  return new Command('agent')
+    .description("the fleet's pull agent: deploys its cluster's services from a Gantry server")
+    .addCommand(agentRunCommand());
+}
+
+function agentRunCommand(): Command {
+  return new Command('run')
+    .description('run the agent until SIGTERM')
+    .option('--server <url>', 'the Gantry server ($GANTRY_SERVER)')
+    .option('--token-file <file>', "file holding the cluster's deploy token ($GANTRY_DEPLOY_TOKEN)")
+    .option('--kubeconfig <file>', 'kubeconfig to use instead of the in-cluster config / $KUBECONFIG')
+    .option('--context <name>', 'kubeconfig context of the cluster to manage')
+    .option(
+      '--data-dir <dir>',
+      'downloaded sources (kept across restarts)',
+      join(process.env['GANTRY_DATA_DIR'] || join(homedir(), '.local', 'share', 'gantry'), 'agent'),
+    )
+    .option('--cache-dir <dir>', 'git and chart cache (default: $GANTRY_CACHE_DIR, else ~/.cache/gantry)')
+    .option('--poll-interval <duration>', 'how often the server is asked for the services', durationArg, 60_000)
+    .option('--poll-jitter <duration>', 'up to this much is added to each poll interval', durationArg, 15_000)
+    .option(
+      '--resync-interval <duration>',
+      'a service is synced again this long after its last sync, to repair drift',
+      durationArg,
+      10 * 60_000,
+    )
+    .option('--ping-interval <duration>', 'how often the cluster reports its versions', durationArg, 2 * 60_000)
+    .option('--sync-timeout <duration>', 'readiness waits and deletions of one sync', durationArg, 5 * 60_000)
+    .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
+    .action((flags: AgentRunFlags) => runAgent(flags));
+}
+
+async function runAgent(flags: AgentRunFlags): Promise<void> {
+  const log = createLogger({ level: flags.logLevel });
+  const server = flags.server ?? process.env['GANTRY_SERVER'];
+  const token = flags.tokenFile ? (await readFile(flags.tokenFile, 'utf8')).trim() : process.env['GANTRY_DEPLOY_TOKEN'];
+  if (!server || !token) {
+    process.stderr.write('error: the agent needs --server (or GANTRY_SERVER) and --token-file (or GANTRY_DEPLOY_TOKEN)\n');
+    process.exitCode = 1;
+    return;
+  }
+  const kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context });
+  const engine = new Engine(
+    serverEngineConfig({
+      cacheDir: flags.cacheDir ?? defaultCacheDir(process.env),
+      allowSystemEnvHint: "the agent shows services' templates no variables of its own",
+      onTemplateStderr: (line) => log.debug({ component: 'jinja2' }, line),
+    }),
+  );
+  const client = new AgentClient({ server, token });
+  const identity = await client.cluster().catch((error: Error) => {
+    process.stderr.write(`error: the server refused the deploy token or cannot be reached: ${error.message}\n`);
+    return undefined;
+  });
+  if (!identity) {
+    process.exitCode = 1;
+    await engine.close();
+    return;
+  }
+  log.info({ server, cluster: identity.name, context: kubeConfig.getCurrentContext() }, 'agent started');
+  const agent = startAgent({
+    client,
+    engine,
+    kubeConfig,
+    dataDir: flags.dataDir,
+    log,
+    pollIntervalMs: flags.pollInterval,
+    jitterMs: flags.pollJitter,
+    resyncIntervalMs: flags.resyncInterval,
+    pingIntervalMs: flags.pingInterval,
+    syncTimeoutMs: flags.syncTimeout,
+  });
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      void agent
+        .stop()
+        .then(() => engine.close())
+        .then(resolve);
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+}

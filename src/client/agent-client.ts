@@ -1,0 +1,91 @@
+/**
+ * The agent's side of the fleet API (/v1/agent), authenticated with its cluster's deploy token.
+ */
+import type { Static } from 'typebox';
+import type { AgentServiceSchema, ClusterSchema, PingSchema, ReportSchema } from '../server/schemas.ts';
+import { ApiError } from './fleet-client.ts';
+
+export type AgentService = Static<typeof AgentServiceSchema>;
+export type AgentReport = Static<typeof ReportSchema>;
+export type AgentPing = Static<typeof PingSchema>;
+export type AgentCluster = Static<typeof ClusterSchema>;
+
+export interface AgentClientOptions {
+  server: string;
+  token: string;
+  /** Per-request timeout in milliseconds (tarballs included). Default 60 s, as Plural's agent. */
+  timeoutMs?: number;
+}
+
+export class AgentClient {
+  readonly #options: AgentClientOptions;
+
+  constructor(options: AgentClientOptions) {
+    this.#options = options;
+  }
+
+  get server(): string {
+    return this.#options.server;
+  }
+
+  async cluster(signal?: AbortSignal): Promise<AgentCluster> {
+    return (await this.#json('GET', '/v1/agent/cluster', undefined, signal)) as AgentCluster;
+  }
+
+  async ping(ping: AgentPing, signal?: AbortSignal): Promise<void> {
+    await this.#json('POST', '/v1/agent/ping', ping, signal);
+  }
+
+  async services(signal?: AbortSignal): Promise<AgentService[]> {
+    return (await this.#json('GET', '/v1/agent/services', undefined, signal)) as AgentService[];
+  }
+
+  async report(serviceId: string, report: AgentReport, signal?: AbortSignal): Promise<void> {
+    await this.#json('POST', `/v1/agent/services/${encodeURIComponent(serviceId)}/report`, report, signal);
+  }
+
+  /**
+   * The service's source tarball of `digest`.
+   * @throws ApiError when the server refuses (409: the service moved to another digest); Error when the digest the
+   *   server declares is not the one asked for.
+   */
+  async tarball(serviceId: string, digest: string, signal?: AbortSignal): Promise<Buffer> {
+    const response = await this.#fetch(
+      'GET',
+      `/v1/agent/services/${encodeURIComponent(serviceId)}/tarball?digest=${digest}`,
+      undefined,
+      signal,
+    );
+    if (!response.ok) throw await apiError(response);
+    const declared = response.headers.get('x-gantry-digest');
+    if (declared !== digest) throw new Error(`tarball of service ${serviceId}: the server declared digest ${declared}, not ${digest}`);
+    return Buffer.from(await response.arrayBuffer());
+  }
+
+  async #json(method: string, path: string, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+    const response = await this.#fetch(method, path, body, signal);
+    if (!response.ok) throw await apiError(response);
+    return response.status === 204 ? undefined : await response.json();
+  }
+
+  async #fetch(method: string, path: string, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? 60_000);
+    try {
+      return await fetch(new URL(path, this.#options.server), {
+        method,
+        headers: { authorization: `Bearer ${this.#options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+      throw new Error(`cannot reach the Gantry server at ${this.#options.server}: ${reason}`);
+    }
+  }
+}
+
+async function apiError(response: Response): Promise<ApiError> {
+  const body = (await response.json().catch(() => ({}))) as { message?: string; field?: string };
+  return new ApiError(response.status, body.message ?? `HTTP ${response.status}`, body.field);
+}

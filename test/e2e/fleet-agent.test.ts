@@ -1,0 +1,218 @@
+/**
+ * The fleet end to end in this process: a real server (SQLite), a real git repository, and the agent deploying
+ * services into the local cluster with the engine: raw YAML and a Kluctl project with configuration as args, new
+ * commits, a render error, rollback, and deletion.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { AGENT_FIELD_MANAGER, type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { AgentClient } from '../../src/client/agent-client.ts';
+import { FleetClient } from '../../src/client/fleet-client.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
+import { Engine } from '../../src/engine.ts';
+import { loadKubeConfig } from '../../src/kube/client.ts';
+import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { SecretBox } from '../../src/store/secret-box.ts';
+import { kubectl, kubectlJson } from '../support/cli.ts';
+import { testConfig } from '../support/engine.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
+
+const suffix = randomBytes(3).toString('hex');
+const RAW_NS = `fleet-raw-${suffix}`;
+const KLUCTL_NS = `fleet-kluctl-${suffix}`;
+
+const configMap = (name: string, value: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: registry.invalid/web:1}]}
+`;
+
+describe('the fleet agent', () => {
+  let dir: string;
+  let server: FleetServer;
+  let repo: TestRepo;
+  let engine: Engine;
+  let agent: RunningAgent;
+  let client: FleetClient;
+  const { log } = capturedLogger('info');
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-fleet-agent-'));
+    repo = await createRepo({
+      'raw/configmap.yaml': configMap('settings', 'one'),
+      'raw/deployment.yaml': deployment,
+      'kluctl/.kluctl.yaml': 'targets:\n  - name: edge\n    args:\n      greeting: hello\n',
+      'kluctl/deployment.yaml': 'deployments:\n  - path: app\n',
+      'kluctl/app/configmap.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\n  namespace: ${KLUCTL_NS}\ndata:\n  greeting: "{{ args.greeting }}"\n  region: "{{ args.region }}"\n`,
+    });
+    server = await startFleetServer({
+      databaseUrl: path.join(dir, 'gantry.db'),
+      host: '127.0.0.1',
+      port: 0,
+      log,
+      version: '0.0.0-test',
+      box: new SecretBox(randomBytes(32)),
+      cacheDir: path.join(dir, 'server-cache'),
+      gitPollIntervalMs: 300,
+    });
+    client = new FleetClient({ server: server.url, token: server.adminToken! });
+    const { deployToken } = await client.createCluster({ name: 'local' });
+    await client.createRepository({ url: repo.url });
+    engine = new Engine(testConfig());
+    agent = startAgent({
+      client: new AgentClient({ server: server.url, token: deployToken }),
+      engine,
+      kubeConfig: loadKubeConfig({}),
+      dataDir: path.join(dir, 'agent'),
+      log,
+      pollIntervalMs: 300,
+      jitterMs: 100,
+      resyncIntervalMs: 600_000,
+      pingIntervalMs: 60_000,
+      syncTimeoutMs: 60_000,
+    });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await engine?.close();
+    await server?.close();
+    await repo?.remove();
+    await kubectl(['delete', 'namespace', RAW_NS, KLUCTL_NS, '--ignore-not-found', '--wait=false']);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function service(name: string) {
+    const response = await fetch(`${server.url}/v1/clusters/local/services/${name}`, {
+      headers: { authorization: `Bearer ${server.adminToken}` },
+    });
+    return (await response.json()) as {
+      status: string;
+      revision: { number: number; id: string };
+      appliedRevision: number | null;
+      errors: Array<{ source: string; message: string }>;
+      components: Array<{ kind: string; name: string; state: string; synced: boolean }>;
+    };
+  }
+
+  async function healthyAt(name: string, revision: number) {
+    return await waitFor(
+      `service ${name} healthy at revision ${revision}`,
+      async () => {
+        const found = await service(name);
+        return found.status === 'healthy' && found.appliedRevision === revision ? found : undefined;
+      },
+      60_000,
+    );
+  }
+
+  const configValue = async (namespace: string, name: string, key: string) =>
+    (await kubectlJson<{ data: Record<string, string> }>(['get', 'configmap', name, '-n', namespace])).data[key];
+
+  test('deploys a raw service and reports each object as a healthy component', async () => {
+    await fetch(`${server.url}/v1/clusters/local/services`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'raw', namespace: RAW_NS, repository: repo.url, git: { ref: 'main', folder: 'raw' } }),
+    });
+    const healthy = await healthyAt('raw', 1);
+    expect(healthy.components.map((c) => `${c.kind}/${c.name}:${c.state}:${c.synced}`).sort()).toEqual([
+      'ConfigMap/settings:RUNNING:true',
+      'Deployment/web:RUNNING:true',
+    ]);
+    const live = await kubectlJson<{ metadata: { labels: Record<string, string>; managedFields: Array<{ manager: string }> } }>([
+      'get',
+      'configmap',
+      'settings',
+      '-n',
+      RAW_NS,
+      '--show-managed-fields',
+    ]);
+    expect(live.metadata.managedFields.map((field) => field.manager)).toContain(AGENT_FIELD_MANAGER);
+    expect(live.metadata.labels['kluctl.io/discriminator']).toMatch(/^gantry-svc-[0-9a-f-]{36}$/);
+  });
+
+  test('a pushed commit reaches the cluster as a new revision; a render error applies nothing and keeps it running', async () => {
+    await repo.commit({ 'raw/configmap.yaml': configMap('settings', 'two') });
+    await healthyAt('raw', 2);
+    expect(await configValue(RAW_NS, 'settings', 'value')).toBe('two');
+
+    await repo.commit({ 'raw/configmap.yaml': configMap('settings', 'three'), 'raw/broken.yaml': 'kind: [unclosed\n' });
+    const failed = await waitFor(
+      'the render error reported',
+      async () => {
+        const found = await service('raw');
+        return found.status === 'failed' ? found : undefined;
+      },
+      60_000,
+    );
+    expect(failed.revision.number).toBe(3);
+    expect(failed.appliedRevision).toBe(2);
+    expect(failed.errors[0]).toMatchObject({ source: 'render', message: expect.stringContaining('broken.yaml') });
+    expect(await configValue(RAW_NS, 'settings', 'value')).toBe('two');
+  });
+
+  test('rollback restores the previous objects', async () => {
+    const response = await fetch(`${server.url}/v1/clusters/local/services/raw/rollback`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ revision: 1 }),
+    });
+    expect(response.status).toBe(200);
+    await healthyAt('raw', 4);
+    expect(await configValue(RAW_NS, 'settings', 'value')).toBe('one');
+  });
+
+  test('a Kluctl project gets its target and the configuration as args, with the service discriminator', async () => {
+    await fetch(`${server.url}/v1/clusters/local/services`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'greeter',
+        namespace: KLUCTL_NS,
+        repository: repo.url,
+        git: { ref: 'main', folder: 'kluctl' },
+        renderer: { kind: 'kluctl', target: 'edge' },
+        configuration: { region: 'eu-west' },
+      }),
+    });
+    await healthyAt('greeter', 1);
+    expect(await configValue(KLUCTL_NS, 'greeting', 'greeting')).toBe('hello');
+    expect(await configValue(KLUCTL_NS, 'greeting', 'region')).toBe('eu-west');
+  });
+
+  test('deleting a service deletes its objects, then the service', async () => {
+    const response = await fetch(`${server.url}/v1/clusters/local/services/raw`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${server.adminToken}` },
+    });
+    expect(response.status).toBe(202);
+    await waitFor(
+      'the service gone',
+      async () =>
+        (await fetch(`${server.url}/v1/clusters/local/services/raw`, { headers: { authorization: `Bearer ${server.adminToken}` } }))
+          .status === 404,
+      60_000,
+    );
+    const left = await kubectlJson<{ items: unknown[] }>([
+      'get',
+      'configmap,deployment',
+      '-n',
+      RAW_NS,
+      '-l',
+      'app.kubernetes.io/managed-by!=none',
+    ]);
+    expect(left.items.filter((item) => (item as { metadata: { name: string } }).metadata.name !== 'kube-root-ca.crt')).toEqual([]);
+  });
+});
