@@ -3,7 +3,8 @@
  * Plural's deployment-operator, each catching its own failures and carrying on:
  * - ping: reports the cluster's Kubernetes version and the agent's version;
  * - poll: every interval plus random jitter, fetches the cluster's services from the server and syncs each one
- *   whose revision it has not applied, that is being deleted, or whose resync interval passed (drift repair).
+ *   whose revision it has not applied, that is being deleted, or whose resync interval passed (drift repair);
+ * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once.
  * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
  * the sources on its disk, and picks up again when the server answers; reports are sent only when they change.
  */
@@ -15,13 +16,19 @@ import type { Engine } from '../engine.ts';
 import type { Logger } from '../logger.ts';
 import { sleep } from '../sleep.ts';
 import { GANTRY_VERSION } from '../version.ts';
+import { runPushChannel } from './push-channel.ts';
 import { SourceCache } from './source-cache.ts';
+import { Wakeup } from './wakeup.ts';
 import { deleteService, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
 
 export const AGENT_FIELD_MANAGER = 'gantry-agent';
 
 export interface AgentOptions {
   client: AgentClient;
+  /** The deploy token again, for the push channel (the client keeps its own). */
+  token: string;
+  /** False: poll only, no push channel. */
+  pushChannel: boolean;
   engine: Engine;
   kubeConfig: KubeConfig;
   /** Sources and wrapper projects: `<dir>/sources`, `<dir>/work`. */
@@ -166,9 +173,27 @@ export function startAgent(options: AgentOptions): RunningAgent {
     if (service.deleting) states.delete(service.id);
   };
 
+  const wakeup = new Wakeup();
   const loops = [
-    supervise('ping', ping, () => options.pingIntervalMs, options.log, signal),
-    supervise('poll', poll, () => options.pollIntervalMs + Math.random() * options.jitterMs, options.log, signal),
+    supervise(
+      'ping',
+      ping,
+      (ms) => sleep(ms, signal).catch(() => undefined),
+      () => options.pingIntervalMs,
+      options.log,
+      signal,
+    ),
+    supervise(
+      'poll',
+      poll,
+      (ms) => wakeup.wait(ms, signal),
+      () => options.pollIntervalMs + Math.random() * options.jitterMs,
+      options.log,
+      signal,
+    ),
+    ...(options.pushChannel
+      ? [runPushChannel({ server: options.client.server, token: options.token, onKick: () => wakeup.wake(), log: options.log, signal })]
+      : []),
   ];
   return {
     async stop() {
@@ -178,15 +203,25 @@ export function startAgent(options: AgentOptions): RunningAgent {
   };
 }
 
-/** Runs `work` now and then every `interval()` ms until `signal` fires; a failure is logged and the loop goes on. */
-async function supervise(name: string, work: () => Promise<void>, interval: () => number, log: Logger, signal: AbortSignal): Promise<void> {
+/**
+ * Runs `work` now and then again after each `wait(interval())` until `signal` fires; a failure is logged and the
+ * loop goes on.
+ */
+async function supervise(
+  name: string,
+  work: () => Promise<void>,
+  wait: (ms: number) => Promise<void>,
+  interval: () => number,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
   while (!signal.aborted) {
     try {
       await work();
     } catch (error) {
       if (!signal.aborted) log.warn({ loop: name, error: messageOf(error) }, 'loop iteration failed');
     }
-    await sleep(interval(), signal).catch(() => undefined);
+    await wait(interval());
   }
 }
 

@@ -26,6 +26,7 @@ interface AgentRunFlags {
   resyncInterval: number;
   pingInterval: number;
   syncTimeout: number;
+  pushChannel: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -58,6 +59,7 @@ function agentRunCommand(): Command {
     )
     .option('--ping-interval <duration>', 'how often the cluster reports its versions', durationArg, 2 * 60_000)
     .option('--sync-timeout <duration>', 'readiness waits and deletions of one sync', durationArg, 5 * 60_000)
+    .option('--no-push-channel', 'poll only: no WebSocket to the server')
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: AgentRunFlags) => runAgent(flags));
 }
@@ -92,6 +94,8 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
   log.info({ server, cluster: identity.name, context: kubeConfig.getCurrentContext() }, 'agent started');
   const agent = startAgent({
     client,
+    token,
+    pushChannel: flags.pushChannel,
     engine,
     kubeConfig,
     dataDir: flags.dataDir,

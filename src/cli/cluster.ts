@@ -2,9 +2,9 @@
  * `gantry cluster create|list|get|delete|token`: the fleet's clusters through the server's API, as Plural's
  * `plural cd clusters …`. Creating a cluster (or rotating its token) prints its agent's deploy token once.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import type { ApiCluster } from '../client/fleet-client.ts';
-import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
+import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
 
 interface CreateFlags {
   handle?: string;
@@ -22,7 +22,7 @@ export function clusterCommand(): Command {
         .description('register a cluster; prints the deploy token its agent needs (shown once)')
         .argument('<name>', 'cluster name (lower-case letters, digits and -)')
         .option('--handle <handle>', 'stable identity across renames (default: the name)')
-        .option('--tag <key=value>', 'a tag (repeatable); global services select clusters by tags', tagArg, {})
+        .option('--tag <key=value>', 'a tag (repeatable); global services select clusters by tags', keyValueArg, {})
         .option('--distro <distro>', 'generic, eks, aks, gke, k3s, openshift, …'),
     ).action((name: string, flags: CreateFlags) =>
       withFleetClient(async (client) => {
@@ -102,12 +102,6 @@ export function clusterCommand(): Command {
     ),
   );
   return cluster;
-}
-
-function tagArg(value: string, previous: Record<string, string>): Record<string, string> {
-  const separator = value.indexOf('=');
-  if (separator <= 0) throw new InvalidArgumentError(`'${value}' is not key=value`);
-  return { ...previous, [value.slice(0, separator)]: value.slice(separator + 1) };
 }
 
 function formatTags(tags: Record<string, string>): string {

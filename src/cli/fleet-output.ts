@@ -2,7 +2,7 @@
  * Printing for the fleet's client commands (login, cluster, …): a kubectl-style table or `key: value` lines by
  * default, or the API's own JSON or YAML with `-o json|yaml`; errors as `error: …` on stderr with exit code 1.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError, FleetClient } from '../client/fleet-client.ts';
 import { readLogin } from '../client/login.ts';
 import { toYaml } from '../yaml.ts';
@@ -41,4 +41,11 @@ export async function withFleetClient(action: (client: FleetClient) => Promise<v
     process.stderr.write(`error: ${message}${field}\n`);
     process.exitCode = 1;
   }
+}
+
+/** Parses a repeatable `key=value` flag into an object. */
+export function keyValueArg(value: string, previous: Record<string, string>): Record<string, string> {
+  const separator = value.indexOf('=');
+  if (separator <= 0) throw new InvalidArgumentError(`'${value}' is not key=value`);
+  return { ...previous, [value.slice(0, separator)]: value.slice(separator + 1) };
 }

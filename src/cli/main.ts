@@ -19,6 +19,7 @@ import { pruneCommand } from './prune.ts';
 import { renderCommand } from './render.ts';
 import { repoCommand } from './repo.ts';
 import { serverCommand } from './server.ts';
+import { serviceCommand } from './service.ts';
 import { validateCommand } from './validate.ts';
 
 /** Runs the CLI on `argv` (process.argv form) and returns the exit code. */
@@ -45,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     loginCommand(),
     clusterCommand(),
     repoCommand(),
+    serviceCommand(),
     agentCommand(),
   ]) {
     program.addCommand(command);

@@ -3,10 +3,22 @@
  * server documents at /v1/openapi.json.
  */
 import type { Static } from 'typebox';
-import type { ClusterSchema, CreatedClusterSchema, NewClusterBody, NewRepositoryBody, RepositorySchema } from '../server/schemas.ts';
+import type {
+  ClusterSchema,
+  CreatedClusterSchema,
+  NewClusterBody,
+  NewRepositoryBody,
+  NewServiceBody,
+  RepositorySchema,
+  RevisionSchema,
+  ServiceSchema,
+  ServiceUpdateBody,
+} from '../server/schemas.ts';
 
 export type ApiCluster = Static<typeof ClusterSchema>;
 export type ApiRepository = Static<typeof RepositorySchema>;
+export type ApiService = Static<typeof ServiceSchema>;
+export type ApiRevision = Static<typeof RevisionSchema>;
 export type ApiCreatedCluster = Static<typeof CreatedClusterSchema>;
 
 /** The server answered with an error: its status, message and, for bad input, the offending field. */
@@ -79,6 +91,35 @@ export class FleetClient {
     await this.#call('DELETE', `/v1/repositories/${encodeURIComponent(idOrUrl)}`);
   }
 
+  listServices(cluster?: string): Promise<ApiService[]> {
+    return this.#call('GET', `/v1/services${cluster ? `?cluster=${encodeURIComponent(cluster)}` : ''}`);
+  }
+
+  getService(cluster: string, name: string): Promise<ApiService> {
+    return this.#call('GET', servicePath(cluster, name));
+  }
+
+  createService(cluster: string, service: NewServiceBody): Promise<ApiService> {
+    return this.#call('POST', `/v1/clusters/${encodeURIComponent(cluster)}/services`, service);
+  }
+
+  updateService(cluster: string, name: string, changes: ServiceUpdateBody): Promise<ApiService> {
+    return this.#call('PATCH', servicePath(cluster, name), changes);
+  }
+
+  /** Resolves with the service while its agent deletes its objects, undefined when it was detached. */
+  deleteService(cluster: string, name: string, detach: boolean): Promise<ApiService | undefined> {
+    return this.#call('DELETE', `${servicePath(cluster, name)}${detach ? '?detach=true' : ''}`);
+  }
+
+  listRevisions(cluster: string, name: string): Promise<ApiRevision[]> {
+    return this.#call('GET', `${servicePath(cluster, name)}/revisions`);
+  }
+
+  rollbackService(cluster: string, name: string, revision: number): Promise<ApiService> {
+    return this.#call('POST', `${servicePath(cluster, name)}/rollback`, { revision });
+  }
+
   /**
    * @throws ApiError for an error answer; Error naming the server when it cannot be reached or times out.
    */
@@ -108,6 +149,10 @@ export class FleetClient {
     }
     return parsed as T;
   }
+}
+
+function servicePath(cluster: string, name: string): string {
+  return `/v1/clusters/${encodeURIComponent(cluster)}/services/${encodeURIComponent(name)}`;
 }
 
 function parseJson(text: string): unknown {

@@ -3,6 +3,7 @@
  * the OpenAPI document generated from them at /v1/openapi.json, plus /healthz, /readyz and /metrics.
  */
 import swagger from '@fastify/swagger';
+import websocket from '@fastify/websocket';
 import { fastify, LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
@@ -13,6 +14,7 @@ import type { RepositoryPoller } from './repository-poller.ts';
 import type { Service } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 import type { TarballStore } from './tarballs.ts';
+import type { PushChannels } from './push-channels.ts';
 import { serviceRoutes } from './routes/services.ts';
 import { registerErrorHandlers } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
@@ -28,6 +30,7 @@ export interface AppOptions {
   tarballs: TarballStore;
   /** A service changed (new revision, deletion): its agent should hear of it now. */
   onServiceChange: (service: Service) => void;
+  channels: PushChannels;
   log: Logger;
   /** Gantry's version, in the OpenAPI document. */
   version: string;
@@ -54,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       security: [{ bearer: [] }],
     },
   });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   registerProbes(app, options.store);
   clusterRoutes(app, options.store.db);
   const { db } = options.store;
@@ -61,6 +65,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     db,
     box: options.box,
     tarballs: options.tarballs,
+    channels: options.channels,
     rebuildTarball: async (service) => {
       await options.sources.resolve(service.revision.spec.repositoryId, {
         ref: service.revision.commit ?? service.revision.spec.git.ref,

@@ -6,8 +6,10 @@
 import { Engine, serverEngineConfig } from '../engine.ts';
 import type { Logger } from '../logger.ts';
 import type { SecretBox } from '../store/secret-box.ts';
+import type { Service } from '../store/services.ts';
 import path from 'node:path';
 import { trackCommits } from './commit-tracker.ts';
+import { PushChannels } from './push-channels.ts';
 import { RepositoryPoller } from './repository-poller.ts';
 import { ServiceSources } from './service-sources.ts';
 import { TarballStore } from './tarballs.ts';
@@ -37,6 +39,8 @@ export interface FleetServer {
   store: Store;
   /** The admin token made by this start, when the database had none; shown once, never stored in clear. */
   adminToken: string | undefined;
+  /** The agents' push channels held by this replica. */
+  channels: PushChannels;
   close(): Promise<void>;
 }
 
@@ -54,7 +58,8 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
   );
   const tarballs = new TarballStore(path.join(options.cacheDir, 'fleet', 'tarballs'));
   const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, tarballs });
-  const onServiceChange = () => undefined;
+  const channels = new PushChannels();
+  const onServiceChange = (service: Service) => channels.kick(service.clusterId, service.id);
   const poller = new RepositoryPoller({
     db: store.db,
     box: options.box,
@@ -75,6 +80,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       poller,
       sources,
       tarballs,
+      channels,
       onServiceChange,
       log: options.log,
       version: options.version,
@@ -87,7 +93,9 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       url: `http://${options.host}:${port}`,
       store,
       adminToken,
+      channels,
       close: async () => {
+        channels.close();
         await app.close();
         await poller.stop();
         await engine.close();

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { AGENT_FIELD_MANAGER, type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { AGENT_FIELD_MANAGER, type AgentOptions, type RunningAgent, startAgent } from '../../src/agent/agent.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
 import { FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
@@ -38,6 +38,9 @@ spec:
     spec: {containers: [{name: web, image: registry.invalid/web:1}]}
 `;
 
+const greetingConfigMap = (greeting: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\n  namespace: ${KLUCTL_NS}\ndata:\n  greeting: "${greeting}"\n  region: "{{ args.region }}"\n`;
+
 describe('the fleet agent', () => {
   let dir: string;
   let server: FleetServer;
@@ -45,6 +48,7 @@ describe('the fleet agent', () => {
   let engine: Engine;
   let agent: RunningAgent;
   let client: FleetClient;
+  let agentOptions: () => AgentOptions;
   const { log } = capturedLogger('info');
 
   beforeAll(async () => {
@@ -54,7 +58,7 @@ describe('the fleet agent', () => {
       'raw/deployment.yaml': deployment,
       'kluctl/.kluctl.yaml': 'targets:\n  - name: edge\n    args:\n      greeting: hello\n',
       'kluctl/deployment.yaml': 'deployments:\n  - path: app\n',
-      'kluctl/app/configmap.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\n  namespace: ${KLUCTL_NS}\ndata:\n  greeting: "{{ args.greeting }}"\n  region: "{{ args.region }}"\n`,
+      'kluctl/app/configmap.yaml': greetingConfigMap('{{ args.greeting }}'),
     });
     server = await startFleetServer({
       databaseUrl: path.join(dir, 'gantry.db'),
@@ -70,18 +74,23 @@ describe('the fleet agent', () => {
     const { deployToken } = await client.createCluster({ name: 'local' });
     await client.createRepository({ url: repo.url });
     engine = new Engine(testConfig());
-    agent = startAgent({
+    agentOptions = () => ({
       client: new AgentClient({ server: server.url, token: deployToken }),
+      token: deployToken,
+      pushChannel: true,
       engine,
       kubeConfig: loadKubeConfig({}),
       dataDir: path.join(dir, 'agent'),
       log,
-      pollIntervalMs: 300,
-      jitterMs: 100,
+      // Long: changes must arrive through the push channel (a test below cuts it to see polling take over).
+      pollIntervalMs: 600_000,
+      jitterMs: 0,
       resyncIntervalMs: 600_000,
       pingIntervalMs: 60_000,
       syncTimeoutMs: 60_000,
     });
+    agent = startAgent(agentOptions());
+    await waitFor('the push channel', () => server.channels.connected() === 1);
   });
 
   afterAll(async () => {
@@ -190,6 +199,14 @@ describe('the fleet agent', () => {
     await healthyAt('greeter', 1);
     expect(await configValue(KLUCTL_NS, 'greeting', 'greeting')).toBe('hello');
     expect(await configValue(KLUCTL_NS, 'greeting', 'region')).toBe('eu-west');
+  });
+
+  test('with no push channel, a change arrives by polling', async () => {
+    await agent.stop();
+    agent = startAgent({ ...agentOptions(), pushChannel: false, pollIntervalMs: 300, jitterMs: 100 });
+    await repo.commit({ 'kluctl/app/configmap.yaml': greetingConfigMap('polled') });
+    await waitFor('the polled commit applied', async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting')) === 'polled', 30_000);
+    expect(server.channels.connected()).toBe(0);
   });
 
   test('deleting a service deletes its objects, then the service', async () => {

@@ -100,6 +100,38 @@ describe('gantry server and the cluster commands', () => {
     }
   });
 
+  test('creates services, lists them and their revisions, rolls back, and explains a --wait that times out', async () => {
+    const repo = await createRepo({ 'web/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: "1"\n' });
+    try {
+      await gantry(['cluster', 'create', 'svc-cluster'], { env });
+      await gantry(['repo', 'add', repo.url], { env });
+      const source = ['--cluster', 'svc-cluster', '--namespace', 'web', '--repo', repo.url, '--ref', 'main', '--folder', 'web'];
+      const waited = await gantry(['service', 'create', 'web', ...source, '--config', 'password=s3cret', '--wait', '--timeout', '2s'], {
+        env,
+      });
+      expect(waited.code).toBe(1);
+      expect(waited.stderr).toMatch(/^error: service web is not healthy at revision 1 after 2s: status stale; applied revision none\n$/);
+      const bad = await gantry(['service', 'create', 'other', ...source.slice(0, -2), '--folder', 'nowhere'], { env });
+      expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining('(body.git.folder)') });
+
+      expect((await gantry(['service', 'update', 'web', '--cluster', 'svc-cluster', '--config', 'password=other'], { env })).code).toBe(0);
+      const list = await gantry(['service', 'list', '--cluster', 'svc-cluster'], { env });
+      expect(list.stdout).toMatch(/^CLUSTER\s+NAME\s+NAMESPACE\s+STATUS\s+REVISION\s+APPLIED\s+COMPONENTS\n/);
+      expect(list.stdout).toMatch(/^svc-cluster\s+web\s+web\s+stale\s+2\s+-\s+0\/0$/m);
+      const revisions = await gantry(['service', 'revisions', 'web', '--cluster', 'svc-cluster', '-o', 'json'], { env });
+      expect((JSON.parse(revisions.stdout) as Array<{ number: number }>).map((r) => r.number)).toEqual([2, 1]);
+      const rolledBack = await gantry(['service', 'rollback', 'web', '--cluster', 'svc-cluster', '--revision', '1'], { env });
+      expect(rolledBack.stdout).toMatch(/^revision:\s+3 \([0-9a-f]{12}\), applied: none$/m);
+      expect(rolledBack.stdout).toMatch(/^config:\s+password$/m);
+      expect(rolledBack.stdout).not.toContain('s3cret');
+      expect((await gantry(['service', 'delete', 'web', '--cluster', 'svc-cluster', '--detach'], { env })).stderr).toBe(
+        'service web detached\n',
+      );
+    } finally {
+      await repo.remove();
+    }
+  });
+
   test('a second start on the same data folder prints no new admin token', async () => {
     const second = startGantry(['server', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')], { env });
     await second.waitForOutput('stdout', /"url":"http:\/\/127\.0\.0\.1:\d+"/);

@@ -1,6 +1,7 @@
 /**
  * /v1/agent: what an agent may do with its cluster's deploy token, and nothing else: read its own cluster, ping
- * (Kubernetes and agent versions, as Plural's pingCluster), list its services with their configuration in clear,
+ * (Kubernetes and agent versions, as Plural's pingCluster), hold a push channel (push-channels.ts), list its
+ * services with their configuration in clear,
  * download a service's tarball by digest, and report a service's components. A service of another cluster is a 403.
  */
 import { createReadStream } from 'node:fs';
@@ -16,6 +17,7 @@ import { getServiceById, listServices, recordServiceReport, type Service, servic
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import { AgentServiceSchema, ClusterSchema, ErrorSchema, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
+import type { PushChannels } from '../push-channels.ts';
 import type { TarballStore } from '../tarballs.ts';
 
 export interface AgentRouteDeps {
@@ -24,6 +26,7 @@ export interface AgentRouteDeps {
   tarballs: TarballStore;
   /** Rebuilds a tarball this replica does not have from the revision's pinned commit. */
   rebuildTarball: (service: Service) => Promise<void>;
+  channels: PushChannels;
 }
 
 export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
@@ -36,6 +39,10 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
   api.get('/v1/agent/cluster', { ...agents, schema: { tags, response: { 200: ClusterSchema, ...errors } } }, async (request) =>
     getCluster(db, agentCluster(request).name),
   );
+
+  api.get('/v1/agent/socket', { ...agents, websocket: true, schema: { tags } }, (socket, request) => {
+    deps.channels.add(agentCluster(request).id, socket);
+  });
 
   api.post(
     '/v1/agent/ping',

@@ -1,0 +1,62 @@
+/**
+ * The agent's end of the push channel: a WebSocket to the server's /v1/agent/socket, reconnected with backoff
+ * (1 s doubling to 30 s) whenever it drops. Each `{"kick": …}` message wakes the poll loop; polling goes on
+ * regardless, so the channel only makes changes arrive sooner.
+ */
+import WebSocket from 'ws';
+import type { Logger } from '../logger.ts';
+import { sleep } from '../sleep.ts';
+
+export interface PushChannelOptions {
+  server: string;
+  token: string;
+  onKick: (serviceId: string) => void;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+/** Runs until `signal` fires. */
+export async function runPushChannel(options: PushChannelOptions): Promise<void> {
+  const url = new URL('/v1/agent/socket', options.server);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  let failures = 0;
+  while (!options.signal.aborted) {
+    const opened = await connectOnce(url, options);
+    failures = opened ? 0 : failures + 1;
+    await sleep(Math.min(30_000, 1_000 * 2 ** failures), options.signal).catch(() => undefined);
+  }
+}
+
+/** Holds one connection until it closes; resolves whether it was ever open. */
+function connectOnce(url: URL, options: PushChannelOptions): Promise<boolean> {
+  return new Promise((resolve) => {
+    let opened = false;
+    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${options.token}` }, handshakeTimeout: 10_000 });
+    const stop = () => socket.close(1001, 'agent stopping');
+    options.signal.addEventListener('abort', stop, { once: true });
+    socket.on('open', () => {
+      opened = true;
+      options.log.info('push channel connected');
+    });
+    socket.on('message', (data) => {
+      const message = parseMessage(String(data));
+      if (message?.kick) options.onKick(message.kick);
+    });
+    socket.on('error', (error) => {
+      if (!options.signal.aborted) options.log.warn({ error: error.message }, 'push channel error; polling continues');
+    });
+    socket.on('close', () => {
+      options.signal.removeEventListener('abort', stop);
+      if (opened && !options.signal.aborted) options.log.warn('push channel closed; reconnecting');
+      resolve(opened);
+    });
+  });
+}
+
+function parseMessage(text: string): { kick?: string } | undefined {
+  try {
+    return JSON.parse(text) as { kick?: string };
+  } catch {
+    return undefined;
+  }
+}

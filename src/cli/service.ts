@@ -1,0 +1,274 @@
+/**
+ * `gantry service create|update|list|get|revisions|rollback|delete`: a cluster's services on the Gantry server,
+ * as Plural's `plural cd services …`. `--wait` waits until the service is healthy at its newest revision and, on
+ * timeout, says why not (status, errors, components not running).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { type ApiService, type FleetClient } from '../client/fleet-client.ts';
+import { parseDuration } from '../duration.ts';
+import { sleep } from '../sleep.ts';
+import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
+
+interface SourceFlags {
+  namespace?: string;
+  repo?: string;
+  ref?: string;
+  folder?: string;
+  renderer?: 'auto' | 'kluctl' | 'kustomize' | 'raw';
+  target?: string;
+  arg: Record<string, string>;
+  config: Record<string, string>;
+  dependsOn: string[];
+  protect?: boolean;
+}
+
+interface WaitFlags {
+  wait?: boolean;
+  timeout: string;
+  output: FleetOutput;
+}
+
+const DEFAULT_TIMEOUT = '5m';
+
+export function serviceCommand(): Command {
+  const service = new Command('service').description('manage the services clusters run, on the Gantry server (see gantry login)');
+
+  service.addCommand(
+    withWait(
+      withSource(
+        new Command('create')
+          .description('create a service on a cluster: its source is a folder at a git ref; a new revision starts at once')
+          .argument('<name>')
+          .requiredOption('--cluster <name>', 'the cluster that runs it'),
+      ),
+    ).action((name: string, flags: SourceFlags & WaitFlags & { cluster: string }) =>
+      withFleetClient(async (client) => {
+        if (!flags.namespace || !flags.repo || !flags.ref) throw new Error('create needs --namespace, --repo and --ref');
+        const created = await client.createService(flags.cluster, {
+          name,
+          namespace: flags.namespace,
+          repository: flags.repo,
+          git: { ref: flags.ref, folder: flags.folder ?? '' },
+          renderer: renderer(flags),
+          configuration: flags.config,
+          dependencies: flags.dependsOn,
+          protect: flags.protect ?? false,
+        });
+        await finish(client, created, flags);
+      }),
+    ),
+  );
+
+  service.addCommand(
+    withWait(
+      withSource(
+        new Command('update')
+          .description('change a service; a change of source or configuration makes a new revision')
+          .argument('<name>')
+          .requiredOption('--cluster <name>'),
+      ),
+    ).action((name: string, flags: SourceFlags & WaitFlags & { cluster: string }) =>
+      withFleetClient(async (client) => {
+        const git = flags.ref !== undefined || flags.folder !== undefined ? { ref: flags.ref, folder: flags.folder } : undefined;
+        const updated = await client.updateService(flags.cluster, name, {
+          namespace: flags.namespace,
+          repository: flags.repo,
+          git,
+          renderer: flags.renderer || flags.target || Object.keys(flags.arg).length > 0 ? renderer(flags) : undefined,
+          configuration: Object.keys(flags.config).length > 0 ? flags.config : undefined,
+          dependencies: flags.dependsOn.length > 0 ? flags.dependsOn : undefined,
+          protect: flags.protect,
+        });
+        await finish(client, updated, flags);
+      }),
+    ),
+  );
+
+  service.addCommand(
+    addFleetOutputFlag(
+      new Command('list').description('list services with their status').option('--cluster <name>', 'only this cluster'),
+    ).action((flags: { cluster?: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const services = await client.listServices(flags.cluster);
+        printFleet(flags.output, services, () =>
+          formatTable(
+            ['CLUSTER', 'NAME', 'NAMESPACE', 'STATUS', 'REVISION', 'APPLIED', 'COMPONENTS'],
+            services.map((s) => [
+              s.cluster,
+              s.name,
+              s.namespace,
+              s.status,
+              String(s.revision.number),
+              s.appliedRevision === null ? '-' : String(s.appliedRevision),
+              componentSummary(s),
+            ]),
+          ),
+        );
+      }),
+    ),
+  );
+
+  service.addCommand(
+    addFleetOutputFlag(
+      new Command('get').description('show a service and its components').argument('<name>').requiredOption('--cluster <name>'),
+    ).action((name: string, flags: { cluster: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const found = await client.getService(flags.cluster, name);
+        printFleet(flags.output, found, () => formatService(found));
+      }),
+    ),
+  );
+
+  service.addCommand(
+    addFleetOutputFlag(
+      new Command('revisions')
+        .description("list a service's revisions, newest first")
+        .argument('<name>')
+        .requiredOption('--cluster <name>'),
+    ).action((name: string, flags: { cluster: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const revisions = await client.listRevisions(flags.cluster, name);
+        printFleet(flags.output, revisions, () =>
+          formatTable(
+            ['REVISION', 'COMMIT', 'REF', 'CREATED', 'BY', 'MESSAGE'],
+            revisions.map((r) => [
+              String(r.number),
+              (r.commit ?? '').slice(0, 12),
+              r.git.ref,
+              r.createdAt,
+              r.createdBy ?? '',
+              r.message ?? '',
+            ]),
+          ),
+        );
+      }),
+    ),
+  );
+
+  service.addCommand(
+    withWait(
+      new Command('rollback')
+        .description('make a new revision with the content of an older one, pinned to its commit')
+        .argument('<name>')
+        .requiredOption('--cluster <name>')
+        .requiredOption('--revision <n>', 'the revision to go back to', positiveInteger),
+    ).action((name: string, flags: WaitFlags & { cluster: string; revision: number }) =>
+      withFleetClient(async (client) => {
+        await finish(client, await client.rollbackService(flags.cluster, name, flags.revision), flags);
+      }),
+    ),
+  );
+
+  service.addCommand(
+    new Command('delete')
+      .description('delete a service; its agent deletes the objects it applied (with --detach they stay)')
+      .argument('<name>')
+      .requiredOption('--cluster <name>')
+      .option('--detach', 'forget the service and leave its objects in the cluster')
+      .action((name: string, flags: { cluster: string; detach?: boolean }) =>
+        withFleetClient(async (client) => {
+          const deleting = await client.deleteService(flags.cluster, name, flags.detach ?? false);
+          process.stderr.write(deleting ? `service ${name} is being deleted by its agent\n` : `service ${name} detached\n`);
+        }),
+      ),
+  );
+  return service;
+}
+
+function withSource(command: Command): Command {
+  return command
+    .option('--namespace <name>', 'namespace of the service (default for objects without one)')
+    .option('--repo <url-or-id>', 'the git repository (see gantry repo add)')
+    .option('--ref <ref>', 'branch, tag or commit')
+    .option('--folder <path>', 'folder of the repository holding the service')
+    .addOption(
+      new Option('--renderer <kind>', 'how to render the folder (auto: by its files)').choices(['auto', 'kluctl', 'kustomize', 'raw']),
+    )
+    .option('--target <name>', 'kluctl: the target')
+    .option('--arg <name=value>', 'kluctl: an arg (repeatable)', keyValueArg, {})
+    .option('--config <key=value>', 'a configuration value (repeatable; replaces the whole configuration on update)', keyValueArg, {})
+    .option(
+      '--depends-on <service>',
+      'a service of the same cluster that must be healthy first (repeatable)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option('--protect', 'refuse deletion');
+}
+
+function withWait(command: Command): Command {
+  return addFleetOutputFlag(
+    command
+      .option('--wait', 'wait until the service is healthy at its newest revision')
+      .option('--timeout <duration>', 'how long --wait waits', DEFAULT_TIMEOUT),
+  );
+}
+
+function renderer(flags: SourceFlags) {
+  const kind = flags.renderer ?? (flags.target || Object.keys(flags.arg).length > 0 ? 'kluctl' : 'auto');
+  return kind === 'kluctl' ? { kind, target: flags.target, args: flags.arg } : { kind };
+}
+
+/** Prints the service, after waiting for it when asked. @throws Error saying why it is not healthy on timeout. */
+async function finish(client: FleetClient, service: ApiService, flags: WaitFlags): Promise<void> {
+  const final = flags.wait ? await waitHealthy(client, service, parseDuration(flags.timeout)) : service;
+  printFleet(flags.output, final, () => formatService(final));
+}
+
+async function waitHealthy(client: FleetClient, service: ApiService, timeoutMs: number): Promise<ApiService> {
+  const deadline = Date.now() + timeoutMs;
+  let current = service;
+  for (;;) {
+    current = await client.getService(current.cluster, current.name);
+    if (current.status === 'healthy' && current.appliedRevision === current.revision.number) return current;
+    if (Date.now() > deadline)
+      throw new Error(
+        `service ${current.name} is not healthy at revision ${current.revision.number} after ${timeoutMs / 1000}s: ${whyNot(current)}`,
+      );
+    await sleep(1_000);
+  }
+}
+
+function whyNot(service: ApiService): string {
+  const reasons = [`status ${service.status}`, `applied revision ${service.appliedRevision ?? 'none'}`];
+  for (const error of service.errors) reasons.push(`${error.source} error: ${error.message}`);
+  for (const c of service.components.filter((c) => c.state !== 'RUNNING')) reasons.push(`${c.kind} ${c.namespace}/${c.name} is ${c.state}`);
+  return reasons.join('; ');
+}
+
+function componentSummary(service: ApiService): string {
+  const running = service.components.filter((c) => c.state === 'RUNNING').length;
+  return `${running}/${service.components.length}`;
+}
+
+function formatService(service: ApiService): string {
+  const rows: Array<[string, string]> = [
+    ['cluster', service.cluster],
+    ['name', service.name],
+    ['namespace', service.namespace],
+    ['source', `${service.repository.url} ${service.git.ref}${service.git.folder ? ` ${service.git.folder}` : ''}`],
+    ['renderer', [service.renderer.kind, service.renderer.target].filter(Boolean).join(' target ')],
+    ['status', service.status + (service.deleting ? ' (deleting)' : '')],
+    [
+      'revision',
+      `${service.revision.number} (${(service.revision.commit ?? '').slice(0, 12)}), applied: ${service.appliedRevision ?? 'none'}`,
+    ],
+    ['config', service.configuration.join(', ')],
+  ];
+  const head = rows.map(([key, value]) => `${`${key}:`.padEnd(11)}${value}\n`).join('');
+  const errors = service.errors.map((error) => `error (${error.source}): ${error.message}\n`).join('');
+  const components =
+    service.components.length === 0
+      ? ''
+      : `\n${formatTable(
+          ['KIND', 'NAMESPACE', 'NAME', 'STATE', 'SYNCED'],
+          service.components.map((c) => [c.kind, c.namespace, c.name, c.state, c.synced ? 'yes' : 'no']),
+        )}`;
+  return head + errors + components;
+}
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError(`'${value}' is not a revision number`);
+  return number;
+}
