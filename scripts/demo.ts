@@ -1,32 +1,143 @@
 /**
- * `npm run demo`: brings the local cluster up and deploys Kluctl's microservices demo
- * (3-templating-and-multi-env, target `test`) into it with Gantry, then shows the result and how to look around.
- * The setup (tools, Python, npm packages) ran before, from the `predemo` hook.
+ * `npm run demo`: the fleet on this machine. Starts three local clusters (`local` as the management cluster, and
+ * the workload clusters `dev` and `prod`), a `gantry server` on its embedded database, an agent per workload
+ * cluster, and a local git repository holding a copy of Kluctl's examples; then creates, through the API, a
+ * Kluctl-project service of the microservices demo on each workload cluster (target `test` on dev, `prod` on
+ * prod), waits until the agents report them healthy, and prints the clusters and services and how to look
+ * further. Idempotent: a second run reuses what runs. `npm run demo:single` is the single-cluster demo.
  */
+import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../src/cli/main.ts';
+import { ApiError, type ApiService, FleetClient } from '../src/client/fleet-client.ts';
 import { run } from '../src/exec.ts';
+import { sleep } from '../src/sleep.ts';
 import { clusterUp } from './cluster/cluster.ts';
+import { clusterLayout } from './cluster/layout.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';
+import { agentUp, fleetLayout, serverUp } from './fleet/fleet.ts';
 
-const state = await clusterUp({ report: (line) => console.error(`cluster: ${line}`) });
+const WORKLOAD = [
+  { cluster: 'dev', target: 'test', tags: { tier: 'web', env: 'dev' } },
+  { cluster: 'prod', target: 'prod', tags: { tier: 'web', env: 'prod' } },
+] as const;
+const PROJECT = 'microservices-demo/3-templating-and-multi-env';
+const TIMEOUT_MS = 10 * 60_000;
+
+const report = (line: string) => console.error(`demo: ${line}`);
 const bin = path.join(REPO_ROOT, '.cluster/bin');
-process.env['KUBECONFIG'] = state.kubeconfig;
 process.env['PATH'] = `${bin}:${process.env['PATH'] ?? ''}`;
 
-const kubectl = path.join(bin, 'kubectl');
-const context = (await run(kubectl, ['config', 'current-context'])).stdout.trim();
-const project = path.join(findExamples(), 'microservices-demo/3-templating-and-multi-env');
+for (const name of ['local', ...WORKLOAD.map((w) => w.cluster)]) {
+  await clusterUp({ layout: clusterLayout(name), report: (line) => report(`cluster ${name}: ${line}`) });
+}
+const repository = await examplesRepository();
+const { state, adminToken } = await serverUp(report);
+const client = new FleetClient({ server: state.server, token: adminToken });
 
-console.error(`\nDeploying ${project} (target test) to context ${context}\n`);
-const code = await main(['node', 'gantry', 'deploy', '-t', 'test', '--project-dir', project, '--context', context, '-y']);
+for (const { cluster, tags } of WORKLOAD) {
+  await ensureCluster(cluster, tags);
+  await agentUp(cluster, state.server, report);
+}
+await client.createRepository({ url: repository }).catch(ignoreConflict);
+for (const { cluster, target } of WORKLOAD) {
+  await client
+    .createService(cluster, {
+      name: 'ms-demo',
+      namespace: `ms-demo-${target}`,
+      repository,
+      git: { ref: 'main', folder: PROJECT },
+      renderer: { kind: 'kluctl', target },
+    })
+    .catch(ignoreConflict);
+}
+const services = await waitHealthy();
 
-console.log('\nDeployments in namespace ms-demo-test:\n');
-console.log((await run(kubectl, ['get', 'deployments,statefulsets', '-n', 'ms-demo-test'])).stdout);
-console.log(`Look around:
-  export KUBECONFIG=${state.kubeconfig} PATH=${bin}:$PATH
-  kubectl get all -n ms-demo-test
-  npx gantry diff   -t test --project-dir ${project} --context ${context}
-  npx gantry deploy -t local --project-dir ${project} --context ${context}
-  npm run cluster -- status     # or: down`);
-process.exitCode = code;
+console.log('\nClusters:\n');
+console.log((await run(process.execPath, [path.join(REPO_ROOT, 'bin/gantry.js'), 'cluster', 'list'], { env: login() })).stdout);
+console.log('Services:\n');
+console.log((await run(process.execPath, [path.join(REPO_ROOT, 'bin/gantry.js'), 'service', 'list'], { env: login() })).stdout);
+console.log(`${services.length} services healthy, deployed by the agents of ${WORKLOAD.map((w) => w.cluster).join(' and ')}.
+
+Look around (the API is ${state.server}, its OpenAPI document at ${state.server}/v1/openapi.json):
+  export GANTRY_SERVER=${state.server} GANTRY_TOKEN=$(cat ${fleetLayout().adminToken})
+  npx gantry service get ms-demo --cluster dev        # components and their health
+  npx gantry service revisions ms-demo --cluster prod
+  export KUBECONFIG=${clusterLayout('dev').kubeconfig} PATH=${bin}:$PATH
+  kubectl get deployments -n ms-demo-test
+  npm run cluster -- status                           # the three clusters; logs of server and agents: ${fleetLayout().logs}
+  npm run fleet -- down && npm run cluster -- down --all   # stop everything`);
+
+function login(): Record<string, string> {
+  return { GANTRY_SERVER: state.server, GANTRY_TOKEN: adminToken };
+}
+
+/** Registers the cluster (or keeps it) and makes sure its agent has a deploy token on disk. */
+async function ensureCluster(name: string, tags: Record<string, string>): Promise<void> {
+  const tokenFile = fleetLayout().agentToken(name);
+  const exists = await client.getCluster(name).then(
+    () => true,
+    () => false,
+  );
+  const token = exists
+    ? (await stat(tokenFile).catch(() => undefined))
+      ? undefined
+      : (await client.rotateDeployToken(name, true)).deployToken
+    : (await client.createCluster({ name, tags })).deployToken;
+  if (token) {
+    await run('mkdir', ['-p', path.dirname(tokenFile)]);
+    await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
+  }
+}
+
+/** A bare git repository (file://) with a copy of the Kluctl examples, made once. */
+async function examplesRepository(): Promise<string> {
+  const bare = path.join(fleetLayout().root, 'git', 'kluctl-examples.git');
+  if (!(await stat(bare).catch(() => undefined))) {
+    report('making a git repository of the Kluctl examples');
+    const work = await mkdtemp(path.join(tmpdir(), 'gantry-demo-examples-'));
+    try {
+      await cp(findExamples(), work, { recursive: true });
+      const git = (args: string[], cwd = work) =>
+        run('git', ['-c', 'user.name=Gantry Demo', '-c', 'user.email=demo@gantry.dev', ...args], {
+          cwd,
+          env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+        });
+      await run('chmod', ['-R', 'u+w', work]);
+      await git(['init', '--quiet', '--initial-branch=main']);
+      await git(['add', '--all']);
+      await git(['commit', '--quiet', '-m', 'Kluctl examples']);
+      await git(['clone', '--quiet', '--bare', work, bare], REPO_ROOT);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+  return `file://${bare}`;
+}
+
+/** Waits until every service is healthy at its newest revision, reporting progress; fails saying why not. */
+async function waitHealthy(): Promise<ApiService[]> {
+  const deadline = Date.now() + TIMEOUT_MS;
+  let last = '';
+  for (;;) {
+    const services = await client.listServices();
+    const summary = services
+      .map((s) => `${s.cluster}/${s.name} ${s.status} (${s.components.filter((c) => c.state === 'RUNNING').length}/${s.components.length})`)
+      .join(', ');
+    if (summary !== last) report(`services: ${summary}`);
+    last = summary;
+    if (services.length === WORKLOAD.length && services.every((s) => s.status === 'healthy' && s.appliedRevision === s.revision.number))
+      return services;
+    if (Date.now() > deadline) {
+      const errors = services.flatMap((s) => s.errors.map((e) => `${s.cluster}/${s.name}: ${e.message}`));
+      throw new Error(
+        `services not healthy after ${TIMEOUT_MS / 60_000} minutes: ${summary}${errors.length ? `\n${errors.join('\n')}` : ''}`,
+      );
+    }
+    await sleep(2_000);
+  }
+}
+
+function ignoreConflict(error: unknown): void {
+  if (!(error instanceof ApiError && error.status === 409)) throw error;
+}

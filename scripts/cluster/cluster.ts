@@ -4,6 +4,7 @@
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { run } from '../../src/exec.ts';
 import { toYamlDocuments } from '../../src/yaml.ts';
 import {
@@ -59,6 +60,7 @@ export interface ClusterOptions {
 // Long enough for another clone's `up` (tens of seconds) to finish; short enough to notice a hung one.
 const LOCK_TIMEOUT_MS = 5 * 60_000;
 const STOP_GRACE_MS = 10_000;
+const OWN_STAGES = fileURLToPath(new URL('stages', import.meta.url));
 
 /**
  * Starts the cluster unless it is already running (then returns at once). Resolves when /readyz is ok, the kwok
@@ -207,14 +209,22 @@ async function isHealthy(layout: ClusterLayout, state: ClusterState): Promise<bo
   return await apiserverReady(layout, state).catch(() => false);
 }
 
+/** kwok's stock stages (from its module, see setup) and Gantry's own (stages/ beside this file). */
 async function stageFiles(layout: ClusterLayout): Promise<string[]> {
   const names = await readdir(layout.kwokStages).catch(() => {
     throw new Error(`cluster: no kwok stages at ${layout.kwokStages}; run sh scripts/setup.sh`);
   });
-  return names
-    .filter((name) => name.endsWith('.yaml'))
-    .sort()
-    .map((name) => join(layout.kwokStages, name));
+  const own = await readdir(OWN_STAGES);
+  return [
+    ...names
+      .filter((name) => name.endsWith('.yaml'))
+      .sort()
+      .map((name) => join(layout.kwokStages, name)),
+    ...own
+      .filter((name) => name.endsWith('.yaml'))
+      .sort()
+      .map((name) => join(OWN_STAGES, name)),
+  ];
 }
 
 /** Stops the newest first, so nothing loses its API server or etcd while still running. */

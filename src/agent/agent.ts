@@ -4,6 +4,7 @@
  * - ping: reports the cluster's Kubernetes version and the agent's version;
  * - poll: every interval plus random jitter, fetches the cluster's services from the server and syncs each one
  *   whose revision it has not applied, that is being deleted, or whose resync interval passed (drift repair);
+ * - health: components not yet running are looked at again every few seconds and reported as they change;
  * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once.
  * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
  * the sources on its disk, and picks up again when the server answers; reports are sent only when they change.
@@ -19,7 +20,7 @@ import { GANTRY_VERSION } from '../version.ts';
 import { runPushChannel } from './push-channel.ts';
 import { SourceCache } from './source-cache.ts';
 import { Wakeup } from './wakeup.ts';
-import { deleteService, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
+import { deleteService, refreshComponents, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
 
 export const AGENT_FIELD_MANAGER = 'gantry-agent';
 
@@ -41,6 +42,8 @@ export interface AgentOptions {
   /** A service applied this long ago is synced again to repair drift. */
   resyncIntervalMs: number;
   pingIntervalMs: number;
+  /** How often the components of services not all running are looked at again (and reported when they changed). */
+  healthIntervalMs: number;
   /** Readiness waits and deletions of one sync, in milliseconds. */
   syncTimeoutMs: number;
 }
@@ -62,6 +65,8 @@ interface ServiceState {
   failedRevisionId?: string;
   retryAt?: number;
   failures: number;
+  /** The last outcome, whose components the health loop refreshes. */
+  outcome?: SyncOutcome;
 }
 
 /** Backoff after failed syncs of one revision: 5 s, doubling, at most 5 min. */
@@ -126,6 +131,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
       state.failedRevisionId = failed ? service.revision.id : undefined;
       state.retryAt = failed ? Date.now() + retryDelayMs(state.failures) : undefined;
       state.syncedAt = Date.now();
+      state.outcome = outcome;
       states.set(service.id, state);
       log.info({ components: outcome.components.length, errors: outcome.errors.length }, service.deleting ? 'deleted' : 'synced');
       queueReport(service, state, outcome);
@@ -171,6 +177,19 @@ export function startAgent(options: AgentOptions): RunningAgent {
     state.reported = reportHash(state.pending);
     state.pending = undefined;
     if (service.deleting) states.delete(service.id);
+  };
+
+  /** Components keep changing after a sync (pods start, volumes bind): report them as they settle. */
+  const health = async () => {
+    for (const service of known) {
+      const state = states.get(service.id);
+      const outcome = state?.outcome;
+      if (signal.aborted || !state || !outcome || service.deleting) continue;
+      if (outcome.components.every((component) => component.state === 'RUNNING' && component.synced)) continue;
+      state.outcome = { ...outcome, components: await refreshComponents(cluster, outcome.components) };
+      queueReport(service, state, state.outcome);
+      await sendPending(service);
+    }
   };
 
   const wakeup = new Wakeup();

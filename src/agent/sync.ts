@@ -102,12 +102,24 @@ async function ensureNamespace(cluster: Cluster, namespace: string, fieldManager
 /** One component per rendered object: its readiness as the cluster has it now, and whether this sync applied it. */
 async function componentsOf(cluster: Cluster, refs: readonly ObjectRef[], result: CommandResult): Promise<Component[]> {
   const failed = new Set(result.errors.flatMap((error) => (error.object ? [refKey(error.object)] : [])));
+  return await refreshComponents(
+    cluster,
+    refs.map((ref) => ({ ...ref, state: 'PENDING', synced: !failed.has(refKey(ref)) })),
+  );
+}
+
+/**
+ * The components' readiness as the cluster has it now (objects keep changing after a sync: pods start, volumes
+ * bind); a component whose object is gone is PENDING and no longer synced.
+ */
+export async function refreshComponents(cluster: Cluster, components: readonly Component[]): Promise<Component[]> {
   return await Promise.all(
-    refs.map(async (ref) => {
+    components.map(async (component) => {
+      const { state: _state, synced, ...ref } = component;
       const live = await cluster.get(ref).catch(() => undefined);
       const readiness = live ? readinessOf(live).status : 'InProgress';
       const state = readiness === 'Ready' ? 'RUNNING' : readiness === 'Failed' ? 'FAILED' : 'PENDING';
-      return { ...ref, state, synced: live !== undefined && !failed.has(refKey(ref)) } satisfies Component;
+      return { ...ref, state, synced: live !== undefined && synced } satisfies Component;
     }),
   );
 }

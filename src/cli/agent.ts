@@ -25,6 +25,7 @@ interface AgentRunFlags {
   pollJitter: number;
   resyncInterval: number;
   pingInterval: number;
+  healthInterval: number;
   syncTimeout: number;
   pushChannel: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -58,6 +59,7 @@ function agentRunCommand(): Command {
       10 * 60_000,
     )
     .option('--ping-interval <duration>', 'how often the cluster reports its versions', durationArg, 2 * 60_000)
+    .option('--health-interval <duration>', 'how often components not yet running are looked at again', durationArg, 5_000)
     .option('--sync-timeout <duration>', 'readiness waits and deletions of one sync', durationArg, 5 * 60_000)
     .option('--no-push-channel', 'poll only: no WebSocket to the server')
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
@@ -104,6 +106,7 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     jitterMs: flags.pollJitter,
     resyncIntervalMs: flags.resyncInterval,
     pingIntervalMs: flags.pingInterval,
+    healthIntervalMs: flags.healthInterval,
     syncTimeoutMs: flags.syncTimeout,
   });
   await new Promise<void>((resolve) => {

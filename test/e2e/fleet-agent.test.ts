@@ -87,6 +87,7 @@ describe('the fleet agent', () => {
       jitterMs: 0,
       resyncIntervalMs: 600_000,
       pingIntervalMs: 60_000,
+      healthIntervalMs: 1_000,
       syncTimeoutMs: 60_000,
     });
     agent = startAgent(agentOptions());

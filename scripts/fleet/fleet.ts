@@ -1,0 +1,129 @@
+/**
+ * The demo's fleet on this machine: one `gantry server` (embedded SQLite) and one `gantry agent` per workload
+ * cluster, each a detached process like the clusters' components, recorded in `.cluster/fleet/state.json` so a
+ * second `up` reuses what runs and `down` stops exactly what it started. The admin token the server prints at its
+ * first start is kept in `.cluster/fleet/admin-token` (mode 0600) for the demo's own calls and the user's.
+ */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { clusterLayout } from '../cluster/layout.ts';
+import { freePorts } from '../cluster/ports.ts';
+import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../cluster/processes.ts';
+import { waitUntil } from '../cluster/readiness.ts';
+import { REPO_ROOT } from '../examples.ts';
+
+export interface FleetLayout {
+  root: string;
+  state: string;
+  logs: string;
+  adminToken: string;
+  serverData: string;
+  agentData: (cluster: string) => string;
+  agentToken: (cluster: string) => string;
+}
+
+export interface FleetState {
+  /** http://127.0.0.1:<port> */
+  server: string;
+  processes: Record<string, ComponentProcess>;
+}
+
+const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
+const GANTRY = path.join(REPO_ROOT, 'bin/gantry.js');
+
+export function fleetLayout(): FleetLayout {
+  const root = path.join(clusterLayout().root, 'fleet');
+  return {
+    root,
+    state: path.join(root, 'state.json'),
+    logs: path.join(root, 'logs'),
+    adminToken: path.join(root, 'admin-token'),
+    serverData: path.join(root, 'server'),
+    agentData: (cluster) => path.join(root, 'agents', cluster),
+    agentToken: (cluster) => path.join(root, 'agents', cluster, 'token'),
+  };
+}
+
+export async function readFleetState(layout = fleetLayout()): Promise<FleetState | undefined> {
+  const text = await readFile(layout.state, 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : (JSON.parse(text) as FleetState);
+}
+
+/**
+ * Starts the server unless it runs; resolves with its URL and the admin token once it answers.
+ * @throws Error naming the log when it does not come up.
+ */
+export async function serverUp(report: (line: string) => void): Promise<{ state: FleetState; adminToken: string }> {
+  const layout = fleetLayout();
+  await mkdir(layout.logs, { recursive: true });
+  const previous = await readFleetState(layout);
+  const running = previous?.processes['server'];
+  if (previous && running && isRunning(running)) return { state: previous, adminToken: await readAdminToken(layout) };
+
+  const { port } = await freePorts(['port']);
+  const server = `http://127.0.0.1:${port}`;
+  report(`starting gantry server on ${server}`);
+  const args = [GANTRY, 'server', '--listen', `127.0.0.1:${port}`, '--data-dir', layout.serverData, '--git-poll-interval', '10s'];
+  const process = startComponent('server', NODE, args, layout.logs);
+  const state: FleetState = { server, processes: { ...previous?.processes, server: process } };
+  await writeFleetState(layout, state);
+  const log = path.join(layout.logs, 'server.log');
+  await waitUntil(
+    { what: 'gantry server /readyz', log, alive: () => isRunning(process) },
+    60_000,
+    async () => (await fetch(`${server}/readyz`)).ok,
+  );
+  const printed = /^\s+(gantry-api-\S+)$/m.exec(await readFile(log, 'utf8'))?.[1];
+  if (printed) await writeFile(layout.adminToken, `${printed}\n`, { mode: 0o600 });
+  return { state, adminToken: await readAdminToken(layout) };
+}
+
+/** Starts the agent of `cluster` unless it runs, with the kubeconfig of that local cluster and its token file. */
+export async function agentUp(cluster: string, server: string, report: (line: string) => void): Promise<void> {
+  const layout = fleetLayout();
+  const state = (await readFleetState(layout)) ?? { server, processes: {} };
+  const name = `agent-${cluster}`;
+  const existing = state.processes[name];
+  if (existing && isRunning(existing)) return;
+  report(`starting the agent of cluster ${cluster}`);
+  const args = [
+    GANTRY,
+    'agent',
+    'run',
+    '--server',
+    server,
+    '--token-file',
+    layout.agentToken(cluster),
+    '--kubeconfig',
+    clusterLayout(cluster).kubeconfig,
+    '--data-dir',
+    layout.agentData(cluster),
+    '--poll-interval',
+    '30s',
+  ];
+  state.processes[name] = startComponent(name, NODE, args, layout.logs);
+  await writeFleetState(layout, state);
+}
+
+/** Stops every recorded process and forgets the fleet's data (database, tokens, agents' caches). */
+export async function fleetDown(report: (line: string) => void): Promise<void> {
+  const layout = fleetLayout();
+  const state = await readFleetState(layout);
+  for (const [name, process] of Object.entries(state?.processes ?? {})) {
+    if (!isRunning(process)) continue;
+    report(`stopping ${name} (pid ${process.pid})`);
+    await stopComponent(process, 10_000);
+  }
+  await rm(layout.root, { recursive: true, force: true });
+}
+
+async function readAdminToken(layout: FleetLayout): Promise<string> {
+  const token = (await readFile(layout.adminToken, 'utf8').catch(() => '')).trim();
+  if (!token) throw new Error(`no admin token in ${layout.adminToken}: run npm run fleet -- down, then the demo again`);
+  return token;
+}
+
+async function writeFleetState(layout: FleetLayout, state: FleetState): Promise<void> {
+  await mkdir(layout.root, { recursive: true });
+  await writeFile(layout.state, `${JSON.stringify(state, null, 2)}\n`);
+}
