@@ -3,10 +3,10 @@
  * the workload clusters `dev` and `prod`), a `gantry server` on its embedded database, an agent per workload
  * cluster, and a local git repository holding a copy of Kluctl's examples; then creates, through the API, a
  * Kluctl-project service of the microservices demo on each workload cluster (target `test` on dev, `prod` on
- * prod), waits until the agents report them healthy, and prints the clusters and services and how to look
- * further. Idempotent: a second run reuses what runs. `npm run demo:single` is the single-cluster demo.
+ * prod) and a global service of a small raw-YAML service for every cluster tagged `tier: web`, waits until the
+ * agents report them all healthy, and prints the clusters and services and how to look further. Idempotent: a second run reuses what runs. `npm run demo:single` is the single-cluster demo.
  */
-import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApiError, type ApiService, FleetClient } from '../src/client/fleet-client.ts';
@@ -22,6 +22,29 @@ const WORKLOAD = [
   { cluster: 'prod', target: 'prod', tags: { tier: 'web', env: 'prod' } },
 ] as const;
 const PROJECT = 'microservices-demo/3-templating-and-multi-env';
+/** A small raw-YAML service the demo adds to its copy of the examples, for the global service. */
+const HELLO = 'gantry-demo/hello';
+const HELLO_FILES: Record<string, string> = {
+  'deployment.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: hello
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: hello}}
+  template:
+    metadata: {labels: {app: hello}}
+    spec: {containers: [{name: hello, image: registry.invalid/hello:1, ports: [{containerPort: 8080}]}]}
+`,
+  'service.yaml': `apiVersion: v1
+kind: Service
+metadata:
+  name: hello
+spec:
+  selector: {app: hello}
+  ports: [{port: 80, targetPort: 8080}]
+`,
+};
 const TIMEOUT_MS = 10 * 60_000;
 
 const report = (line: string) => console.error(`demo: ${line}`);
@@ -51,6 +74,13 @@ for (const { cluster, target } of WORKLOAD) {
     })
     .catch(ignoreConflict);
 }
+await client
+  .createGlobalService({
+    name: 'hello',
+    tags: { tier: 'web' },
+    template: { name: 'hello', namespace: 'hello', repository, git: { ref: 'main', folder: HELLO }, renderer: { kind: 'raw' } },
+  })
+  .catch(ignoreConflict);
 const services = await waitHealthy();
 
 console.log('\nClusters:\n');
@@ -63,6 +93,7 @@ Look around (the API is ${state.server}, its OpenAPI document at ${state.server}
   export GANTRY_SERVER=${state.server} GANTRY_TOKEN=$(cat ${fleetLayout().adminToken})
   npx gantry service get ms-demo --cluster dev        # components and their health
   npx gantry service revisions ms-demo --cluster prod
+  npx gantry globalservice get hello                  # on every cluster tagged tier=web
   export KUBECONFIG=${clusterLayout('dev').kubeconfig} PATH=${bin}:$PATH
   kubectl get deployments -n ms-demo-test
   npm run cluster -- status                           # the three clusters; logs of server and agents: ${fleetLayout().logs}
@@ -98,12 +129,14 @@ async function examplesRepository(): Promise<string> {
     const work = await mkdtemp(path.join(tmpdir(), 'gantry-demo-examples-'));
     try {
       await cp(findExamples(), work, { recursive: true });
+      await run('chmod', ['-R', 'u+w', work]);
+      await mkdir(path.join(work, HELLO), { recursive: true });
+      for (const [name, text] of Object.entries(HELLO_FILES)) await writeFile(path.join(work, HELLO, name), text);
       const git = (args: string[], cwd = work) =>
         run('git', ['-c', 'user.name=Gantry Demo', '-c', 'user.email=demo@gantry.dev', ...args], {
           cwd,
           env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
         });
-      await run('chmod', ['-R', 'u+w', work]);
       await git(['init', '--quiet', '--initial-branch=main']);
       await git(['add', '--all']);
       await git(['commit', '--quiet', '-m', 'Kluctl examples']);
@@ -126,7 +159,7 @@ async function waitHealthy(): Promise<ApiService[]> {
       .join(', ');
     if (summary !== last) report(`services: ${summary}`);
     last = summary;
-    if (services.length === WORKLOAD.length && services.every((s) => s.status === 'healthy' && s.appliedRevision === s.revision.number))
+    if (services.length === 2 * WORKLOAD.length && services.every((s) => s.status === 'healthy' && s.appliedRevision === s.revision.number))
       return services;
     if (Date.now() > deadline) {
       const errors = services.flatMap((s) => s.errors.map((e) => `${s.cluster}/${s.name}: ${e.message}`));

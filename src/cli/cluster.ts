@@ -1,5 +1,5 @@
 /**
- * `gantry cluster create|list|get|delete|token`: the fleet's clusters through the server's API, as Plural's
+ * `gantry cluster create|list|get|tag|delete|token`: the fleet's clusters through the server's API, as Plural's
  * `plural cd clusters …`. Creating a cluster (or rotating its token) prints its agent's deploy token once.
  */
 import { Command } from 'commander';
@@ -73,6 +73,21 @@ export function clusterCommand(): Command {
           const found = await client.getCluster(name);
           printFleet(flags.output, found, () => formatCluster(found));
         }),
+    ),
+  );
+
+  cluster.addCommand(
+    addFleetOutputFlag(
+      new Command('tag')
+        .description("replace a cluster's tags; global services add or remove their copies to follow")
+        .argument('<name>')
+        .option('--tag <key=value>', 'a tag (repeatable); none clears them', keyValueArg, {})
+        .option('--confirm', 'go ahead even when a global service would lose more than the allowed share of its copies'),
+    ).action((name: string, flags: { tag: Record<string, string>; confirm?: boolean; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const tagged = await client.setClusterTags(name, flags.tag, flags.confirm ?? false);
+        printFleet(flags.output, tagged, () => formatCluster(tagged));
+      }),
     ),
   );
 

@@ -9,6 +9,7 @@ import { deleteCommand } from './delete.ts';
 import { deployCommand } from './deploy.ts';
 import { diffCommand } from './diff.ts';
 import { gitopsCommand } from './gitops.ts';
+import { globalServiceCommand } from './globalservice.ts';
 import { helmPullCommand } from './helm-pull.ts';
 import { helmUpdateCommand } from './helm-update.ts';
 import { listImagesCommand } from './list-images.ts';
@@ -47,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     clusterCommand(),
     repoCommand(),
     serviceCommand(),
+    globalServiceCommand(),
     agentCommand(),
   ]) {
     program.addCommand(command);

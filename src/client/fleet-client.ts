@@ -6,6 +6,9 @@ import type { Static } from 'typebox';
 import type {
   ClusterSchema,
   CreatedClusterSchema,
+  GlobalServiceSchema,
+  GlobalServiceUpdateBody,
+  NewGlobalServiceBody,
   NewClusterBody,
   NewRepositoryBody,
   NewServiceBody,
@@ -19,6 +22,7 @@ export type ApiCluster = Static<typeof ClusterSchema>;
 export type ApiRepository = Static<typeof RepositorySchema>;
 export type ApiService = Static<typeof ServiceSchema>;
 export type ApiRevision = Static<typeof RevisionSchema>;
+export type ApiGlobalService = Static<typeof GlobalServiceSchema>;
 export type ApiCreatedCluster = Static<typeof CreatedClusterSchema>;
 
 /** The server answered with an error: its status, message and, for bad input, the offending field. */
@@ -62,8 +66,9 @@ export class FleetClient {
     return this.#call('POST', '/v1/clusters', cluster);
   }
 
-  setClusterTags(name: string, tags: Record<string, string>): Promise<ApiCluster> {
-    return this.#call('PUT', `/v1/clusters/${encodeURIComponent(name)}/tags`, { tags });
+  /** With `confirm`, goes ahead even when global services would lose more than the server's share of copies. */
+  setClusterTags(name: string, tags: Record<string, string>, confirm = false): Promise<ApiCluster> {
+    return this.#call('PUT', `/v1/clusters/${encodeURIComponent(name)}/tags${confirm ? '?confirm=true' : ''}`, { tags });
   }
 
   async deleteCluster(name: string): Promise<void> {
@@ -118,6 +123,30 @@ export class FleetClient {
 
   rollbackService(cluster: string, name: string, revision: number): Promise<ApiService> {
     return this.#call('POST', `${servicePath(cluster, name)}/rollback`, { revision });
+  }
+
+  listGlobalServices(): Promise<ApiGlobalService[]> {
+    return this.#call('GET', '/v1/globalservices');
+  }
+
+  getGlobalService(name: string): Promise<ApiGlobalService> {
+    return this.#call('GET', `/v1/globalservices/${encodeURIComponent(name)}`);
+  }
+
+  createGlobalService(global: NewGlobalServiceBody): Promise<ApiGlobalService> {
+    return this.#call('POST', '/v1/globalservices', global);
+  }
+
+  updateGlobalService(name: string, changes: GlobalServiceUpdateBody, confirm: boolean): Promise<ApiGlobalService> {
+    return this.#call('PATCH', `/v1/globalservices/${encodeURIComponent(name)}${confirm ? '?confirm=true' : ''}`, changes);
+  }
+
+  async deleteGlobalService(name: string, options: { detach: boolean; confirm: boolean }): Promise<void> {
+    const query = new URLSearchParams({
+      ...(options.detach ? { detach: 'true' } : {}),
+      ...(options.confirm ? { confirm: 'true' } : {}),
+    }).toString();
+    await this.#call('DELETE', `/v1/globalservices/${encodeURIComponent(name)}${query ? `?${query}` : ''}`);
   }
 
   /**

@@ -16,6 +16,8 @@ import type { ServiceSources } from './service-sources.ts';
 import type { TarballStore } from './tarballs.ts';
 import type { PushChannels } from './push-channels.ts';
 import { serviceRoutes } from './routes/services.ts';
+import { GlobalServices } from './global-services.ts';
+import { globalServiceRoutes } from './routes/global-services.ts';
 import { registerErrorHandlers } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
@@ -31,6 +33,8 @@ export interface AppOptions {
   /** A service changed (new revision, deletion): its agent should hear of it now. */
   onServiceChange: (service: Service) => void;
   channels: PushChannels;
+  /** See GlobalServiceDeps.maxDeleteShare. */
+  maxDeleteShare: number;
   log: Logger;
   /** Gantry's version, in the OpenAPI document. */
   version: string;
@@ -59,8 +63,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   registerProbes(app, options.store);
-  clusterRoutes(app, options.store.db);
   const { db } = options.store;
+  const globals = new GlobalServices({
+    db,
+    box: options.box,
+    sources: options.sources,
+    log: options.log.child({ component: 'global-services' }),
+    onChange: options.onServiceChange,
+    maxDeleteShare: options.maxDeleteShare,
+  });
+  clusterRoutes(app, { db, globals });
+  globalServiceRoutes(app, { db, box: options.box, globals });
   agentRoutes(app, {
     db,
     box: options.box,

@@ -244,3 +244,65 @@ export const ReportSchema = Type.Object(
 
 export const ServiceIdParams = Type.Object({ id: Type.String() });
 export const TarballQuery = Type.Object({ digest: Type.String({ pattern: '^[0-9a-f]{64}$' }) });
+
+const TemplateSchema = Type.Object(
+  {
+    name: Name,
+    namespace: Name,
+    repository: Type.String({ minLength: 1, description: 'repository id or URL' }),
+    git: GitSourceSchema,
+    renderer: Type.Optional(RendererSchema),
+    configuration: Type.Optional(Configuration),
+  },
+  { additionalProperties: false, description: "what each selected cluster's copy of the service is made from" },
+);
+
+export const NewGlobalServiceSchema = Type.Object(
+  {
+    name: Name,
+    tags: Type.Record(Type.String({ minLength: 1 }), Type.String(), {
+      description: 'clusters whose tags include all of these get the service',
+    }),
+    distro: Type.Optional(Type.String({ maxLength: 63 })),
+    template: TemplateSchema,
+  },
+  { additionalProperties: false },
+);
+export type NewGlobalServiceBody = Static<typeof NewGlobalServiceSchema>;
+
+export const GlobalServiceUpdateSchema = Type.Object(
+  {
+    tags: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+    distro: Type.Optional(Type.Union([Type.String({ maxLength: 63 }), Type.Null()])),
+    template: Type.Optional(TemplateSchema),
+  },
+  { additionalProperties: false },
+);
+export type GlobalServiceUpdateBody = Static<typeof GlobalServiceUpdateSchema>;
+
+export const GlobalServiceSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  tags: Type.Record(Type.String(), Type.String()),
+  distro: Type.Union([Type.String(), Type.Null()]),
+  template: Type.Object({
+    name: Type.String(),
+    namespace: Type.String(),
+    repository: Type.String({ description: 'repository id' }),
+    git: GitSourceSchema,
+    renderer: RendererSchema,
+    configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+  }),
+  services: Type.Array(Type.Object({ cluster: Type.String(), status: Type.String(), deleting: Type.Boolean() })),
+  createdAt: Time,
+});
+
+const TrueOrFalse = Type.Union([Type.Literal('true'), Type.Literal('false')]);
+export const ConfirmQuery = Type.Object({
+  confirm: Type.Optional(TrueOrFalse),
+});
+export const DeleteGlobalServiceQuery = Type.Object({
+  confirm: Type.Optional(TrueOrFalse),
+  detach: Type.Optional(TrueOrFalse),
+});
+export const NameParams = Type.Object({ name: Type.String() });

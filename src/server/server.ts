@@ -31,6 +31,8 @@ export interface FleetServerOptions {
   cacheDir: string;
   /** Milliseconds between fetches of every git repository. Default 60 s. */
   gitPollIntervalMs?: number;
+  /** A change deleting more than this share (0..1) of one global service's copies is held until confirmed. Default 0.5. */
+  maxDeleteShare?: number;
 }
 
 export interface FleetServer {
@@ -81,6 +83,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       sources,
       tarballs,
       channels,
+      maxDeleteShare: options.maxDeleteShare ?? 0.5,
       onServiceChange,
       log: options.log,
       version: options.version,

@@ -132,6 +132,46 @@ describe('gantry server and the cluster commands', () => {
     }
   });
 
+  test('a global service follows cluster tags; removing its last copy is held until --confirm', async () => {
+    const repo = await createRepo({ 'hello/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n' });
+    try {
+      await gantry(['repo', 'add', repo.url], { env });
+      await gantry(['cluster', 'create', 'edge-1', '--tag', 'tier=edge'], { env });
+      const created = await gantry(
+        [
+          'globalservice',
+          'create',
+          'hello',
+          '--tag',
+          'tier=edge',
+          '--namespace',
+          'hello',
+          '--repo',
+          repo.url,
+          '--ref',
+          'main',
+          '--folder',
+          'hello',
+        ],
+        { env },
+      );
+      expect(created.stdout).toMatch(/^clusters:\s+edge-1 \(stale\)$/m);
+      await gantry(['cluster', 'create', 'edge-2', '--tag', 'tier=edge'], { env });
+      expect((await gantry(['globalservice', 'list'], { env })).stdout).toMatch(/^hello\s+tier=edge\s+hello\/hello\s+edge-1,edge-2$/m);
+
+      expect((await gantry(['cluster', 'tag', 'edge-2'], { env })).code).toBe(0);
+      const held = await gantry(['cluster', 'tag', 'edge-1', '--tag', 'tier=core'], { env });
+      expect(held.code).toBe(1);
+      expect(held.stderr).toContain('held: this would delete 1 of the 1 services of global service hello (on edge-1)');
+      expect((await gantry(['cluster', 'tag', 'edge-1', '--tag', 'tier=core', '--confirm'], { env })).code).toBe(0);
+      expect((await gantry(['globalservice', 'get', 'hello'], { env })).stdout).toMatch(
+        /^clusters:\s+edge-1 \(deleting\), edge-2 \(deleting\)$/m,
+      );
+    } finally {
+      await repo.remove();
+    }
+  });
+
   test('a second start on the same data folder prints no new admin token', async () => {
     const second = startGantry(['server', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')], { env });
     await second.waitForOutput('stdout', /"url":"http:\/\/127\.0\.0\.1:\d+"/);

@@ -5,13 +5,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createCluster, deleteCluster, getCluster, listClusters, rotateDeployToken, setClusterTags } from '../../store/clusters.ts';
+import { createCluster, deleteCluster, getCluster, listClusters, rotateDeployToken } from '../../store/clusters.ts';
+import type { GlobalServices } from '../global-services.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import { requireUser } from '../auth.ts';
 import {
   ClusterNameParams,
   ClusterSchema,
+  ConfirmQuery,
   CreatedClusterSchema,
   DeployTokenSchema,
   ErrorSchema,
@@ -20,7 +22,8 @@ import {
   TagsUpdateSchema,
 } from '../schemas.ts';
 
-export function clusterRoutes(app: FastifyInstance, db: Kysely<Database>): void {
+export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; globals: GlobalServices }): void {
+  const { db, globals } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const readers = { onRequest: [requireUser(db, ['reader'])] };
   const admins = { onRequest: [requireUser(db)] };
@@ -35,7 +38,11 @@ export function clusterRoutes(app: FastifyInstance, db: Kysely<Database>): void 
   api.post(
     '/v1/clusters',
     { ...admins, schema: { tags: ['clusters'], body: NewClusterSchema, response: { 201: CreatedClusterSchema, ...errors } } },
-    async (request, reply) => reply.code(201).send(await createCluster(db, request.body)),
+    async (request, reply) => {
+      const created = await createCluster(db, request.body);
+      await globals.clusterAdded();
+      return reply.code(201).send(created);
+    },
   );
 
   api.get(
@@ -48,9 +55,16 @@ export function clusterRoutes(app: FastifyInstance, db: Kysely<Database>): void 
     '/v1/clusters/:name/tags',
     {
       ...admins,
-      schema: { tags: ['clusters'], params: ClusterNameParams, body: TagsUpdateSchema, response: { 200: ClusterSchema, ...errors } },
+      schema: {
+        tags: ['clusters'],
+        params: ClusterNameParams,
+        querystring: ConfirmQuery,
+        body: TagsUpdateSchema,
+        response: { 200: ClusterSchema, ...errors },
+      },
     },
-    async (request) => setClusterTags(db, request.params.name, request.body.tags),
+    // Global services follow the tags; a change that would delete too many of one's copies is held (409).
+    async (request) => globals.setClusterTags(request.params.name, request.body.tags, request.query.confirm === 'true'),
   );
 
   api.delete(

@@ -1,0 +1,125 @@
+/**
+ * `gantry globalservice create|list|get|delete`: services kept on every cluster whose tags (and distro) match, as
+ * Plural's GlobalService. A change that would delete more than the server's share of one global service's copies is
+ * held (the server names them); `--confirm` goes ahead.
+ */
+import { Command, Option } from 'commander';
+import type { ApiGlobalService } from '../client/fleet-client.ts';
+import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
+
+interface CreateFlags {
+  tag: Record<string, string>;
+  distro?: string;
+  serviceName?: string;
+  namespace: string;
+  repo: string;
+  ref: string;
+  folder?: string;
+  renderer?: 'auto' | 'kluctl' | 'kustomize' | 'raw';
+  target?: string;
+  arg: Record<string, string>;
+  config: Record<string, string>;
+  output: FleetOutput;
+}
+
+export function globalServiceCommand(): Command {
+  const command = new Command('globalservice').description('manage services kept on every cluster a tag selector picks (see gantry login)');
+
+  command.addCommand(
+    addFleetOutputFlag(
+      new Command('create')
+        .description('create a global service: a copy of the service goes to every selected cluster, now and later')
+        .argument('<name>')
+        .option('--tag <key=value>', 'select clusters with this tag (repeatable; all must match)', keyValueArg, {})
+        .option('--distro <distro>', 'select only clusters of this distro')
+        .option('--service-name <name>', 'name of the copies (default: the global service name)')
+        .requiredOption('--namespace <name>', 'namespace of the copies')
+        .requiredOption('--repo <url-or-id>', 'the git repository')
+        .requiredOption('--ref <ref>', 'branch, tag or commit')
+        .option('--folder <path>', 'folder of the repository')
+        .addOption(new Option('--renderer <kind>', 'how to render the folder').choices(['auto', 'kluctl', 'kustomize', 'raw']))
+        .option('--target <name>', 'kluctl: the target')
+        .option('--arg <name=value>', 'kluctl: an arg (repeatable)', keyValueArg, {})
+        .option('--config <key=value>', 'a configuration value (repeatable)', keyValueArg, {}),
+    ).action((name: string, flags: CreateFlags) =>
+      withFleetClient(async (client) => {
+        const kind = flags.renderer ?? (flags.target || Object.keys(flags.arg).length > 0 ? 'kluctl' : 'auto');
+        const created = await client.createGlobalService({
+          name,
+          tags: flags.tag,
+          distro: flags.distro,
+          template: {
+            name: flags.serviceName ?? name,
+            namespace: flags.namespace,
+            repository: flags.repo,
+            git: { ref: flags.ref, folder: flags.folder ?? '' },
+            renderer: kind === 'kluctl' ? { kind, target: flags.target, args: flags.arg } : { kind },
+            configuration: flags.config,
+          },
+        });
+        printFleet(flags.output, created, () => formatGlobalService(created));
+      }),
+    ),
+  );
+
+  command.addCommand(
+    addFleetOutputFlag(new Command('list').description('list global services and where their copies are')).action(
+      (flags: { output: FleetOutput }) =>
+        withFleetClient(async (client) => {
+          const globals = await client.listGlobalServices();
+          printFleet(flags.output, globals, () =>
+            formatTable(
+              ['NAME', 'SELECTOR', 'SERVICE', 'CLUSTERS'],
+              globals.map((g) => [
+                g.name,
+                selector(g),
+                `${g.template.namespace}/${g.template.name}`,
+                g.services.map((s) => s.cluster).join(','),
+              ]),
+            ),
+          );
+        }),
+    ),
+  );
+
+  command.addCommand(
+    addFleetOutputFlag(new Command('get').description('show a global service').argument('<name>')).action(
+      (name: string, flags: { output: FleetOutput }) =>
+        withFleetClient(async (client) => {
+          const found = await client.getGlobalService(name);
+          printFleet(flags.output, found, () => formatGlobalService(found));
+        }),
+    ),
+  );
+
+  command.addCommand(
+    new Command('delete')
+      .description('delete a global service and, unless --detach, its copies (their agents delete the objects)')
+      .argument('<name>')
+      .option('--detach', 'forget the copies and leave their objects running')
+      .option('--confirm', 'go ahead even when that deletes more than the allowed share of copies')
+      .action((name: string, flags: { detach?: boolean; confirm?: boolean }) =>
+        withFleetClient(async (client) => {
+          await client.deleteGlobalService(name, { detach: flags.detach ?? false, confirm: flags.confirm ?? false });
+          process.stderr.write(`global service ${name} deleted\n`);
+        }),
+      ),
+  );
+  return command;
+}
+
+function selector(global: ApiGlobalService): string {
+  const tags = Object.entries(global.tags).map(([key, value]) => `${key}=${value}`);
+  return [...tags, ...(global.distro ? [`distro=${global.distro}`] : [])].join(',');
+}
+
+function formatGlobalService(global: ApiGlobalService): string {
+  const rows: Array<[string, string]> = [
+    ['name', global.name],
+    ['selector', selector(global)],
+    ['service', `${global.template.namespace}/${global.template.name}`],
+    ['source', `${global.template.git.ref} ${global.template.git.folder}`],
+    ['clusters', global.services.map((s) => `${s.cluster} (${s.deleting ? 'deleting' : s.status})`).join(', ')],
+  ];
+  return rows.map(([key, value]) => `${`${key}:`.padEnd(10)}${value}\n`).join('');
+}

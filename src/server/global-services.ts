@@ -1,0 +1,213 @@
+/**
+ * Keeps every global service's copies in line with the clusters: a copy on each cluster the global service selects,
+ * none elsewhere. Every change that can move copies (a tag edit of a cluster, a new cluster, a change or deletion of
+ * a global service) is planned first against the state it would make; a plan that would delete more than a set
+ * share of one global service's copies is held, answered with the list of what it would delete, until the same
+ * request is repeated with confirm (ApplicationSets are known for wiping fleets on one selector edit; Plural's
+ * cascade is a plain boolean).
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from '../logger.ts';
+import { type Cluster, getCluster, listClusters, setClusterTags } from '../store/clusters.ts';
+import {
+  createGlobalService,
+  deleteGlobalService,
+  getGlobalService,
+  type GlobalService,
+  listGlobalServices,
+  selects,
+  type ServiceTemplate,
+  updateGlobalService,
+} from '../store/global-services.ts';
+import type { Database } from '../store/schema.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+import { createService, listServices, markServiceDeleted, removeService, type Service, updateService } from '../store/services.ts';
+import { HttpError } from './errors.ts';
+import type { ServiceSources } from './service-sources.ts';
+
+export interface GlobalServiceDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  sources: ServiceSources;
+  log: Logger;
+  /** A service changed: its agent should hear of it now. */
+  onChange: (service: Service) => void;
+  /** A plan deleting more than this share (0..1) of one global service's copies is held until confirmed. */
+  maxDeleteShare: number;
+}
+
+interface Plan {
+  create: Array<{ global: GlobalService; cluster: Cluster }>;
+  remove: Array<{ global: GlobalService; service: Service; cluster: Cluster }>;
+}
+
+export class GlobalServices {
+  readonly #deps: GlobalServiceDeps;
+
+  constructor(deps: GlobalServiceDeps) {
+    this.#deps = deps;
+  }
+
+  /** Creates the global service and its copies. @throws HttpError 400 naming the field of a bad template source. */
+  async create(input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate }): Promise<GlobalService> {
+    await this.#deps.sources.resolve(input.template.repositoryId, input.template.git, {
+      repository: 'body.template.repository',
+      ref: 'body.template.git.ref',
+      folder: 'body.template.git.folder',
+    });
+    const global = await createGlobalService(this.#deps.db, this.#deps.box, input);
+    await this.#apply(await this.#plan([global], await listClusters(this.#deps.db)));
+    return global;
+  }
+
+  /** Changes selector or template; the copies follow (template changes make new revisions). */
+  async update(
+    name: string,
+    changes: Partial<Pick<GlobalService, 'tags' | 'distro' | 'template'>>,
+    confirm: boolean,
+  ): Promise<GlobalService> {
+    const current = await getGlobalService(this.#deps.db, this.#deps.box, name);
+    const next: GlobalService = { ...current, ...changes };
+    const plan = await this.#plan([next], await listClusters(this.#deps.db));
+    await this.#guard(plan, confirm);
+    const stored = await updateGlobalService(this.#deps.db, this.#deps.box, next);
+    await this.#apply(plan);
+    if (changes.template) await this.#updateCopies(stored);
+    return stored;
+  }
+
+  /** Deletes the global service; its copies are deleted by their agents, or with `detach` forgotten and left running. */
+  async delete(name: string, options: { detach: boolean; confirm: boolean }): Promise<void> {
+    const global = await getGlobalService(this.#deps.db, this.#deps.box, name);
+    const copies = await this.#copies(global);
+    if (!options.detach) await this.#guard({ create: [], remove: copies.map((copy) => ({ global, ...copy })) }, options.confirm);
+    for (const { service } of copies) {
+      if (options.detach) await removeService(this.#deps.db, service.id);
+      else await this.#remove(service);
+    }
+    await deleteGlobalService(this.#deps.db, global.id);
+  }
+
+  /** Sets a cluster's tags, adding and removing copies of global services as the new tags select them. */
+  async setClusterTags(name: string, tags: Record<string, string>, confirm: boolean): Promise<Cluster> {
+    const clusters = (await listClusters(this.#deps.db)).map((cluster) => (cluster.name === name ? { ...cluster, tags } : cluster));
+    if (!clusters.some((cluster) => cluster.name === name)) await getCluster(this.#deps.db, name);
+    const plan = await this.#plan(await listGlobalServices(this.#deps.db, this.#deps.box), clusters);
+    await this.#guard(plan, confirm);
+    const updated = await setClusterTags(this.#deps.db, name, tags);
+    await this.#apply(plan);
+    return updated;
+  }
+
+  /** Adds the copies a new cluster's tags call for. */
+  async clusterAdded(): Promise<void> {
+    const plan = await this.#plan(await listGlobalServices(this.#deps.db, this.#deps.box), await listClusters(this.#deps.db));
+    await this.#apply({ create: plan.create, remove: [] });
+  }
+
+  async #plan(globals: readonly GlobalService[], clusters: readonly Cluster[]): Promise<Plan> {
+    const plan: Plan = { create: [], remove: [] };
+    for (const global of globals) {
+      const copies = await this.#copies(global);
+      const covered = new Set(copies.map(({ cluster }) => cluster.id));
+      for (const cluster of clusters) {
+        if (selects(global, cluster) && !covered.has(cluster.id)) plan.create.push({ global, cluster });
+      }
+      for (const copy of copies) {
+        const cluster = clusters.find((c) => c.id === copy.cluster.id);
+        if (!cluster || !selects(global, cluster)) plan.remove.push({ global, ...copy });
+      }
+    }
+    return plan;
+  }
+
+  /** @throws HttpError 409 listing the copies when a global service would lose more than its share. */
+  async #guard(plan: Plan, confirm: boolean): Promise<void> {
+    if (confirm) return;
+    const byGlobal = Map.groupBy(plan.remove, (entry) => entry.global.id);
+    for (const removals of byGlobal.values()) {
+      const global = removals[0]!.global;
+      const total = (await this.#copies(global)).length;
+      if (removals.length > this.#deps.maxDeleteShare * total) {
+        const clusters = removals.map((entry) => entry.cluster.name).join(', ');
+        throw new HttpError(
+          409,
+          `held: this would delete ${removals.length} of the ${total} services of global service ${global.name} (on ${clusters}), ` +
+            `more than ${Math.round(this.#deps.maxDeleteShare * 100)}%; repeat with confirm=true to go ahead`,
+        );
+      }
+    }
+  }
+
+  async #apply(plan: Plan): Promise<void> {
+    for (const { global, cluster } of plan.create) {
+      try {
+        const source = await this.#deps.sources.resolve(global.template.repositoryId, global.template.git);
+        const service = await createService(
+          this.#deps.db,
+          this.#deps.box,
+          {
+            clusterId: cluster.id,
+            name: global.template.name,
+            spec: {
+              namespace: global.template.namespace,
+              repositoryId: global.template.repositoryId,
+              git: global.template.git,
+              renderer: global.template.renderer,
+            },
+            configuration: global.template.configuration,
+            ownerId: global.id,
+          },
+          source,
+          { by: `globalservice/${global.name}`, message: `cluster ${cluster.name} selected` },
+        );
+        this.#deps.onChange(service);
+      } catch (error) {
+        this.#deps.log.warn(
+          { globalService: global.name, cluster: cluster.name, error: error instanceof Error ? error.message : String(error) },
+          'cannot add the service',
+        );
+      }
+    }
+    for (const { service } of plan.remove) await this.#remove(service);
+  }
+
+  async #updateCopies(global: GlobalService): Promise<void> {
+    const source = await this.#deps.sources.resolve(global.template.repositoryId, global.template.git);
+    for (const { service } of await this.#copies(global)) {
+      const spec = {
+        namespace: global.template.namespace,
+        repositoryId: global.template.repositoryId,
+        git: global.template.git,
+        renderer: global.template.renderer,
+      };
+      const { service: updated, revised } = await updateService(
+        this.#deps.db,
+        this.#deps.box,
+        service.id,
+        { spec, configuration: global.template.configuration ?? {} },
+        source,
+        {
+          by: `globalservice/${global.name}`,
+          message: 'template changed',
+        },
+      );
+      if (revised) this.#deps.onChange(updated);
+    }
+  }
+
+  async #remove(service: Service): Promise<void> {
+    await markServiceDeleted(this.#deps.db, service.id);
+    this.#deps.onChange({ ...service, deletedAt: new Date().toISOString() });
+  }
+
+  /** The live (not being deleted) copies of the global service, with their clusters. */
+  async #copies(global: GlobalService): Promise<Array<{ service: Service; cluster: Cluster }>> {
+    const clusters = await listClusters(this.#deps.db);
+    const services = (await listServices(this.#deps.db)).filter((service) => service.ownerId === global.id && service.deletedAt === null);
+    return services.flatMap((service) => {
+      const cluster = clusters.find((c) => c.id === service.clusterId);
+      return cluster ? [{ service, cluster }] : [];
+    });
+  }
+}

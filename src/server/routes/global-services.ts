@@ -1,0 +1,126 @@
+/**
+ * /v1/globalservices: services kept on every cluster a tag (and distro) selector picks. A change that would delete
+ * more than the server's share of one global service's copies answers 409 with the list, and goes ahead only when
+ * repeated with ?confirm=true (see global-services.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
+import { Type } from 'typebox';
+import { listClusters } from '../../store/clusters.ts';
+import { getGlobalService, type GlobalService, listGlobalServices, type ServiceTemplate } from '../../store/global-services.ts';
+import { getRepository } from '../../store/repositories.ts';
+import type { Database } from '../../store/schema.ts';
+import type { SecretBox } from '../../store/secret-box.ts';
+import { listServices } from '../../store/services.ts';
+import { requireUser } from '../auth.ts';
+import { HttpError } from '../errors.ts';
+import type { GlobalServices } from '../global-services.ts';
+import {
+  ConfirmQuery,
+  DeleteGlobalServiceQuery,
+  ErrorSchema,
+  GlobalServiceSchema,
+  GlobalServiceUpdateSchema,
+  NameParams,
+  NewGlobalServiceSchema,
+} from '../schemas.ts';
+
+type TemplateBody = Static<typeof NewGlobalServiceSchema>['template'];
+
+export function globalServiceRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox; globals: GlobalServices }): void {
+  const { db, box, globals } = deps;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const readers = { onRequest: [requireUser(db, ['reader'])] };
+  const admins = { onRequest: [requireUser(db)] };
+  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const tags = ['globalservices'];
+  const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
+    const repository = await getRepository(db, box, body.repository).catch(() => {
+      throw new HttpError(
+        400,
+        `repository ${JSON.stringify(body.repository)} is not registered (gantry repo add)`,
+        'body.template.repository',
+      );
+    });
+    return { ...body, repositoryId: repository.id, renderer: body.renderer ?? { kind: 'auto' } };
+  };
+  const show = async (global: GlobalService) => toApi(db, global);
+
+  api.get('/v1/globalservices', { ...readers, schema: { tags, response: { 200: Type.Array(GlobalServiceSchema), ...errors } } }, async () =>
+    Promise.all((await listGlobalServices(db, box)).map(show)),
+  );
+
+  api.post(
+    '/v1/globalservices',
+    { ...admins, schema: { tags, body: NewGlobalServiceSchema, response: { 201: GlobalServiceSchema, ...errors } } },
+    async (request, reply) => {
+      const { name, tags: selector, distro, template: body } = request.body;
+      const created = await globals.create({ name, tags: selector, distro, template: await template(body) });
+      return reply.code(201).send(await show(created));
+    },
+  );
+
+  api.get(
+    '/v1/globalservices/:name',
+    { ...readers, schema: { tags, params: NameParams, response: { 200: GlobalServiceSchema, ...errors } } },
+    async (request) => show(await getGlobalService(db, box, request.params.name)),
+  );
+
+  api.patch(
+    '/v1/globalservices/:name',
+    {
+      ...admins,
+      schema: {
+        tags,
+        params: NameParams,
+        querystring: ConfirmQuery,
+        body: GlobalServiceUpdateSchema,
+        response: { 200: GlobalServiceSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      const updated = await globals.update(
+        request.params.name,
+        {
+          ...(body.tags ? { tags: body.tags } : {}),
+          ...(body.distro !== undefined ? { distro: body.distro } : {}),
+          ...(body.template ? { template: await template(body.template) } : {}),
+        },
+        request.query.confirm === 'true',
+      );
+      return await show(updated);
+    },
+  );
+
+  api.delete(
+    '/v1/globalservices/:name',
+    { ...admins, schema: { tags, params: NameParams, querystring: DeleteGlobalServiceQuery, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await globals.delete(request.params.name, { detach: request.query.detach === 'true', confirm: request.query.confirm === 'true' });
+      return reply.code(204).send(null);
+    },
+  );
+}
+
+async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Static<typeof GlobalServiceSchema>> {
+  const [clusters, services] = await Promise.all([listClusters(db), listServices(db)]);
+  const { configuration, repositoryId, ...template } = global.template;
+  return {
+    id: global.id,
+    name: global.name,
+    tags: global.tags,
+    distro: global.distro,
+    template: { ...template, repository: repositoryId, configuration: Object.keys(configuration ?? {}).sort() },
+    services: services
+      .filter((service) => service.ownerId === global.id)
+      .map((service) => ({
+        cluster: clusters.find((cluster) => cluster.id === service.clusterId)?.name ?? service.clusterId,
+        status: service.status,
+        deleting: service.deletedAt !== null,
+      })),
+    createdAt: global.createdAt,
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Global services (Plural's GlobalService): a service template kept on every cluster whose tags include the
+ * global service's tags (and whose distro matches, when one is set). The services it makes carry its id as owner;
+ * fleet-planning.ts decides what a change adds and removes, and the server applies that plan.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import { isUniqueViolation } from './database.ts';
+import { ConflictError, NotFoundError } from './errors.ts';
+import type { Database, GlobalServiceTable } from './schema.ts';
+import type { SecretBox } from './secret-box.ts';
+import type { Renderer } from './services.ts';
+
+/** What each cluster's copy of the service is made from. */
+export interface ServiceTemplate {
+  name: string;
+  namespace: string;
+  repositoryId: string;
+  git: { ref: string; folder: string };
+  renderer: Renderer;
+  /** Sealed in the database (the template's other fields are not secret). */
+  configuration?: Record<string, string>;
+}
+
+export interface GlobalService {
+  id: string;
+  name: string;
+  tags: Record<string, string>;
+  distro: string | null;
+  template: ServiceTemplate;
+  createdAt: string;
+}
+
+interface StoredTemplate extends Omit<ServiceTemplate, 'configuration'> {
+  sealedConfiguration?: string;
+}
+
+/** @throws ConflictError when the name is taken. */
+export async function createGlobalService(
+  db: Kysely<Database>,
+  box: SecretBox,
+  input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate },
+  now = new Date(),
+): Promise<GlobalService> {
+  const time = now.toISOString();
+  const row: Selectable<GlobalServiceTable> = {
+    id: randomUUID(),
+    name: input.name,
+    tags: JSON.stringify(input.tags),
+    distro: input.distro ?? null,
+    template: JSON.stringify(storedTemplate(box, input.template)),
+    created_at: time,
+    updated_at: time,
+  };
+  try {
+    await db.insertInto('global_services').values(row).execute();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ConflictError('global service', 'name', input.name);
+    throw error;
+  }
+  return toGlobalService(box, row);
+}
+
+export async function listGlobalServices(db: Kysely<Database>, box: SecretBox): Promise<GlobalService[]> {
+  const rows = await db.selectFrom('global_services').selectAll().orderBy('name').execute();
+  return rows.map((row) => toGlobalService(box, row));
+}
+
+/** @throws NotFoundError */
+export async function getGlobalService(db: Kysely<Database>, box: SecretBox, name: string): Promise<GlobalService> {
+  const row = await db.selectFrom('global_services').selectAll().where('name', '=', name).executeTakeFirst();
+  if (!row) throw new NotFoundError('global service', name);
+  return toGlobalService(box, row);
+}
+
+export async function updateGlobalService(
+  db: Kysely<Database>,
+  box: SecretBox,
+  global: GlobalService,
+  now = new Date(),
+): Promise<GlobalService> {
+  await db
+    .updateTable('global_services')
+    .set({
+      tags: JSON.stringify(global.tags),
+      distro: global.distro,
+      template: JSON.stringify(storedTemplate(box, global.template)),
+      updated_at: now.toISOString(),
+    })
+    .where('id', '=', global.id)
+    .execute();
+  return await getGlobalService(db, box, global.name);
+}
+
+export async function deleteGlobalService(db: Kysely<Database>, id: string): Promise<void> {
+  await db.deleteFrom('global_services').where('id', '=', id).execute();
+}
+
+/** Whether a cluster with these tags and distro gets the global service. */
+export function selects(
+  global: Pick<GlobalService, 'tags' | 'distro'>,
+  cluster: { tags: Record<string, string>; distro: string | null },
+): boolean {
+  if (global.distro !== null && global.distro !== cluster.distro) return false;
+  return Object.entries(global.tags).every(([key, value]) => cluster.tags[key] === value);
+}
+
+function storedTemplate(box: SecretBox, template: ServiceTemplate): StoredTemplate {
+  const { configuration, ...rest } = template;
+  return configuration && Object.keys(configuration).length > 0 ? { ...rest, sealedConfiguration: box.sealJson(configuration) } : rest;
+}
+
+function toGlobalService(box: SecretBox, row: Selectable<GlobalServiceTable>): GlobalService {
+  const { sealedConfiguration, ...template } = JSON.parse(row.template) as StoredTemplate;
+  return {
+    id: row.id,
+    name: row.name,
+    tags: JSON.parse(row.tags) as Record<string, string>,
+    distro: row.distro,
+    template: sealedConfiguration ? { ...template, configuration: box.openJson<Record<string, string>>(sealedConfiguration) } : template,
+    createdAt: row.created_at,
+  };
+}
