@@ -4,7 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger } from '../logger.ts';
 import { defaultCacheDir } from '../engine.ts';
@@ -20,6 +20,7 @@ interface ServerFlags {
   encryptionKeyFile?: string;
   cacheDir?: string;
   gitPollInterval: number;
+  maxDeleteShare: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -44,6 +45,12 @@ export function serverCommand(): Command {
     )
     .option('--cache-dir <dir>', 'git cache (default: $GANTRY_CACHE_DIR, else ~/.cache/gantry)')
     .option('--git-poll-interval <duration>', 'how often every git repository is fetched', durationArg, 60_000)
+    .option(
+      '--max-delete-share <fraction>',
+      "a change deleting more than this share of one global service's copies is held until confirmed",
+      shareArg,
+      0.5,
+    )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: ServerFlags) => runServer(flags));
 }
@@ -65,6 +72,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
     box,
     cacheDir: flags.cacheDir ?? defaultCacheDir(process.env),
     gitPollIntervalMs: flags.gitPollInterval,
+    maxDeleteShare: flags.maxDeleteShare,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
   if (server.adminToken) {
@@ -78,4 +86,10 @@ async function runServer(flags: ServerFlags): Promise<void> {
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
   });
+}
+
+function shareArg(text: string): number {
+  const value = Number(text);
+  if (!(value >= 0 && value <= 1)) throw new InvalidArgumentError(`'${text}' is not a fraction between 0 and 1`);
+  return value;
 }
