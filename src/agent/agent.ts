@@ -203,6 +203,14 @@ export function startAgent(options: AgentOptions): RunningAgent {
       signal,
     ),
     supervise(
+      'health',
+      health,
+      (ms) => sleep(ms, signal).catch(() => undefined),
+      () => options.healthIntervalMs,
+      options.log,
+      signal,
+    ),
+    supervise(
       'poll',
       poll,
       (ms) => wakeup.wait(ms, signal),

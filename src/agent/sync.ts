@@ -1,8 +1,9 @@
 /**
- * One sync of one service, as `gantry deploy --prune` does it, in the agent's cluster: render the service's
- * source fully (a render error applies nothing and keeps what runs), server-side apply with the agent's field
- * manager and the service's discriminator, wait for readiness, prune what the service no longer renders, and turn
- * the outcome into the report the server stores (one component per rendered object, Plural's component states).
+ * One sync of one service, as `gantry deploy --prune --no-wait` does it, in the agent's cluster: render the
+ * service's source fully (a render error applies nothing and keeps what runs), server-side apply with the agent's
+ * field manager and the service's discriminator in Kluctl's order, prune what the service no longer renders, and
+ * turn the outcome into the report the server stores (one component per rendered object, Plural's component
+ * states, whose readiness the agent's health loop keeps following).
  * A deleted service's objects are deleted by its discriminator, never anything it does not own.
  */
 import path from 'node:path';
@@ -61,7 +62,9 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     fieldManager: context.fieldManager,
     dryRun: false,
     prune: true,
-    wait: true,
+    // Kluctl's own barrier semantics (apply order only): readiness is watched by the agent's health loop and
+    // reported as components settle, so one slow service never holds up the others' syncs.
+    wait: false,
     timeoutMs: context.timeoutMs,
     behaviour: {
       forceApply: false,

@@ -1,6 +1,6 @@
 /**
  * New commits become revisions: after each fetch of a repository, every service sourced from it resolves its ref
- * again; a new commit (or a folder whose tarball changed) adds a revision by `git`, which its agent then applies.
+ * again; when the folder's tarball changed, a revision by `git` is added, which its agent then applies.
  * A service pinned to a commit (after a rollback) does not move.
  */
 import type { Kysely } from 'kysely';
@@ -25,7 +25,8 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
     if (service.deletedAt !== null) continue;
     try {
       const source = await options.sources.resolve(repositoryId, service.spec.git);
-      if (source.commit === service.revision.commit && source.digest === service.revision.digest) continue;
+      // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply.
+      if (source.digest === service.revision.digest) continue;
       const { service: updated, revised } = await updateService(options.db, options.box, service.id, {}, source, {
         by: 'git',
         message: `commit ${source.commit.slice(0, 12)}`,

@@ -51,9 +51,8 @@ export class GlobalServices {
   /** Creates the global service and its copies. @throws HttpError 400 naming the field of a bad template source. */
   async create(input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate }): Promise<GlobalService> {
     await this.#deps.sources.resolve(input.template.repositoryId, input.template.git, {
-      repository: 'body.template.repository',
-      ref: 'body.template.git.ref',
-      folder: 'body.template.git.folder',
+      fresh: true,
+      fields: { repository: 'body.template.repository', ref: 'body.template.git.ref', folder: 'body.template.git.folder' },
     });
     const global = await createGlobalService(this.#deps.db, this.#deps.box, input);
     await this.#apply(await this.#plan([global], await listClusters(this.#deps.db)));

@@ -44,7 +44,7 @@ export class RepositoryPoller {
       const credentials = await repositoryCredentials(db, box, id);
       const access = credentials && (await prepareGitAccess(credentials));
       try {
-        await git.resolve(url, {}, access ?? {}, this.#stopped.signal);
+        await git.fetch(url, access ?? {}, this.#stopped.signal);
       } finally {
         await access?.cleanup();
       }

@@ -54,8 +54,8 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       cacheDir: options.cacheDir,
       allowSystemEnvHint: 'the server renders nothing',
       onTemplateStderr: () => undefined,
-      // Every service of a repository resolves its ref right after the poll's fetch: one fetch serves them all.
-      gitRefreshMs: 1_000,
+      // The poller and API requests fetch explicitly (GitCache.fetch); between them the mirror serves as it is.
+      gitRefreshMs: options.gitPollIntervalMs ?? 60_000,
     }),
   );
   const tarballs = new TarballStore(path.join(options.cacheDir, 'fleet', 'tarballs'));

@@ -21,6 +21,15 @@ export interface ServiceSourcesOptions {
   tarballs: TarballStore;
 }
 
+/** Where a request names the parts of a source, for error messages. */
+export interface SourceFields {
+  repository: string;
+  ref: string;
+  folder: string;
+}
+
+const DEFAULT_FIELDS: SourceFields = { repository: 'body.repository', ref: 'body.git.ref', folder: 'body.git.folder' };
+
 export class ServiceSources {
   readonly #options: ServiceSourcesOptions;
 
@@ -30,22 +39,27 @@ export class ServiceSources {
 
   /**
    * Resolves the ref, checks the folder out and packs it.
-   * @param fields where the request named each part, for errors (e.g. `body.git.ref`).
+   * @param options.fresh fetch the repository first (an API request must see what was just pushed); otherwise the
+   *   mirror the last poll fetched serves.
+   * @param options.fields where the request named each part, for errors (e.g. `body.git.ref`).
    * @throws HttpError 400 naming the field: the repository cannot be fetched, the ref or the folder does not exist.
    */
   async resolve(
     repositoryId: string,
     git: { ref: string; folder: string },
-    fields = { repository: 'body.repository', ref: 'body.git.ref', folder: 'body.git.folder' },
-    signal?: AbortSignal,
+    options: { fresh: boolean; fields?: SourceFields; signal?: AbortSignal } = { fresh: false },
   ): Promise<ResolvedSource> {
+    const { signal, fields = DEFAULT_FIELDS } = options;
     const { db, box, tarballs } = this.#options;
     const repository = await getRepository(db, box, repositoryId);
     const credentials = await repositoryCredentials(db, box, repository.id);
     const access = credentials && (await prepareGitAccess(credentials));
     try {
       const cache = this.#options.git;
-      await cache.resolve(repository.url, {}, access ?? {}, signal).catch((error: Error) => {
+      const reach = options.fresh
+        ? cache.fetch(repository.url, access ?? {}, signal)
+        : cache.resolve(repository.url, {}, access ?? {}, signal);
+      await reach.catch((error: Error) => {
         throw new HttpError(400, `repository ${repository.url} cannot be fetched: ${error.message}`, fields.repository);
       });
       const checkout = await this.#checkout(repository.url, git.ref, access ?? {}, signal).catch((error: Error) => {

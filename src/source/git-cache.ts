@@ -111,6 +111,15 @@ export class GitCache {
     });
   }
 
+  /**
+   * Fetches the mirror now, whatever its age: for a poll, a push webhook, or a request that must see the newest
+   * commits.
+   * @throws Error naming the URL when it cannot be fetched.
+   */
+  async fetch(url: string, access: GitAccess = {}, signal?: AbortSignal): Promise<void> {
+    await this.serialized(mirrorKey(url, access), () => this.updateMirror(url, false, access, { force: true, signal }));
+  }
+
   /** The files of the commit `ref` points to (see resolve for errors). */
   async checkout(url: string, ref: GitRef = {}, access: GitAccess = {}, signal?: AbortSignal): Promise<Checkout> {
     const commit = await this.resolve(url, ref, access, signal);

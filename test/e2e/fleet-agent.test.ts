@@ -23,6 +23,7 @@ import { createRepo, type TestRepo } from '../support/git-repo.ts';
 const suffix = randomBytes(3).toString('hex');
 const RAW_NS = `fleet-raw-${suffix}`;
 const KLUCTL_NS = `fleet-kluctl-${suffix}`;
+const DEPS_NS = `fleet-deps-${suffix}`;
 
 const configMap = (name: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
@@ -99,7 +100,7 @@ describe('the fleet agent', () => {
     await engine?.close();
     await server?.close();
     await repo?.remove();
-    await kubectl(['delete', 'namespace', RAW_NS, KLUCTL_NS, '--ignore-not-found', '--wait=false']);
+    await kubectl(['delete', 'namespace', RAW_NS, KLUCTL_NS, DEPS_NS, '--ignore-not-found', '--wait=false']);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -117,14 +118,19 @@ describe('the fleet agent', () => {
   }
 
   async function healthyAt(name: string, revision: number) {
-    return await waitFor(
-      `service ${name} healthy at revision ${revision}`,
-      async () => {
-        const found = await service(name);
-        return found.status === 'healthy' && found.appliedRevision === revision ? found : undefined;
-      },
-      60_000,
-    );
+    let last: Awaited<ReturnType<typeof service>> | undefined;
+    try {
+      return await waitFor(
+        `service ${name} healthy at revision ${revision}`,
+        async () => {
+          last = await service(name);
+          return last.status === 'healthy' && last.appliedRevision === revision ? last : undefined;
+        },
+        40_000,
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
+    }
   }
 
   const configValue = async (namespace: string, name: string, key: string) =>
@@ -200,6 +206,31 @@ describe('the fleet agent', () => {
     await healthyAt('greeter', 1);
     expect(await configValue(KLUCTL_NS, 'greeting', 'greeting')).toBe('hello');
     expect(await configValue(KLUCTL_NS, 'greeting', 'region')).toBe('eu-west');
+  });
+
+  test('a dependency holds a service back until the dependency is healthy', async () => {
+    await repo.commit({
+      'backend/claim.yaml': `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\nspec:\n  storageClassName: not-yet\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n`,
+      'frontend/configmap.yaml': configMap('frontend', 'up'),
+    });
+    const create = (name: string, dependencies: string[]) =>
+      fetch(`${server.url}/v1/clusters/local/services`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name, namespace: DEPS_NS, repository: repo.url, git: { ref: 'main', folder: name }, dependencies }),
+      });
+    await create('backend', []);
+    await create('frontend', ['backend']);
+    await waitFor('backend applied, not healthy', async () => (await service('backend')).status === 'synced', 30_000);
+    // Long enough for the agent to have polled and passed frontend over more than once.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await service('frontend')).appliedRevision).toBeNull();
+    const configMaps = await kubectlJson<{ items: Array<{ metadata: { name: string } }> }>(['get', 'configmap', '-n', DEPS_NS]);
+    expect(configMaps.items.map((item) => item.metadata.name)).not.toContain('frontend');
+
+    await repo.commit({ 'backend/claim.yaml': null, 'backend/configmap.yaml': configMap('backend', 'ready') });
+    await healthyAt('frontend', 1);
+    expect(await configValue(DEPS_NS, 'frontend', 'value')).toBe('up');
   });
 
   test('with no push channel, a change arrives by polling', async () => {

@@ -112,6 +112,9 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     async (request, reply) => {
       const service = await ownService(db, request, request.params.id);
       await recordServiceReport(db, service.id, request.body);
+      // A service turning healthy may release services that depend on it: the agent should look again now.
+      const after = await getServiceById(db, service.id).catch(() => undefined);
+      if (after?.status === 'healthy' && service.status !== 'healthy') deps.channels.kick(service.clusterId, service.id);
       return reply.code(204).send(null);
     },
   );

@@ -94,7 +94,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
         git: body.git,
         renderer: checkedRenderer(body.renderer),
       };
-      const source = await sources.resolve(repository.id, spec.git);
+      const source = await sources.resolve(repository.id, spec.git, { fresh: true });
       const service = await createService(
         db,
         box,
@@ -137,7 +137,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
         git: { ...service.spec.git, ...body.git },
         renderer: body.renderer ? checkedRenderer(body.renderer) : service.spec.renderer,
       };
-      const source = await sources.resolve(repositoryId, spec.git);
+      const source = await sources.resolve(repositoryId, spec.git, { fresh: true });
       const { service: updated, revised } = await updateService(
         db,
         box,
