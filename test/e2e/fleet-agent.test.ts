@@ -14,7 +14,7 @@ import { FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
-import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { type FleetServer, type FleetServerOptions, startFleetServer } from '../../src/server/server.ts';
 import { SecretBox } from '../../src/store/secret-box.ts';
 import { kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
@@ -50,6 +50,9 @@ describe('the fleet agent', () => {
   let agent: RunningAgent;
   let client: FleetClient;
   let agentOptions: () => AgentOptions;
+  let serverOptions: (port: number) => FleetServerOptions;
+  /** Made at the server's first start only. */
+  let adminToken: string;
   const { log } = capturedLogger('info');
 
   beforeAll(async () => {
@@ -61,17 +64,20 @@ describe('the fleet agent', () => {
       'kluctl/deployment.yaml': 'deployments:\n  - path: app\n',
       'kluctl/app/configmap.yaml': greetingConfigMap('{{ args.greeting }}'),
     });
-    server = await startFleetServer({
+    const box = new SecretBox(randomBytes(32));
+    serverOptions = (port) => ({
       databaseUrl: path.join(dir, 'gantry.db'),
       host: '127.0.0.1',
-      port: 0,
+      port,
       log,
       version: '0.0.0-test',
-      box: new SecretBox(randomBytes(32)),
+      box,
       cacheDir: path.join(dir, 'server-cache'),
       gitPollIntervalMs: 300,
     });
-    client = new FleetClient({ server: server.url, token: server.adminToken! });
+    server = await startFleetServer(serverOptions(0));
+    adminToken = server.adminToken!;
+    client = new FleetClient({ server: server.url, token: adminToken });
     const { deployToken } = await client.createCluster({ name: 'local' });
     await client.createRepository({ url: repo.url });
     engine = new Engine(testConfig());
@@ -106,7 +112,7 @@ describe('the fleet agent', () => {
 
   async function service(name: string) {
     const response = await fetch(`${server.url}/v1/clusters/local/services/${name}`, {
-      headers: { authorization: `Bearer ${server.adminToken}` },
+      headers: { authorization: `Bearer ${adminToken}` },
     });
     return (await response.json()) as {
       status: string;
@@ -139,7 +145,7 @@ describe('the fleet agent', () => {
   test('deploys a raw service and reports each object as a healthy component', async () => {
     await fetch(`${server.url}/v1/clusters/local/services`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'raw', namespace: RAW_NS, repository: repo.url, git: { ref: 'main', folder: 'raw' } }),
     });
     const healthy = await healthyAt('raw', 1);
@@ -182,7 +188,7 @@ describe('the fleet agent', () => {
   test('rollback restores the previous objects', async () => {
     const response = await fetch(`${server.url}/v1/clusters/local/services/raw/rollback`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ revision: 1 }),
     });
     expect(response.status).toBe(200);
@@ -193,7 +199,7 @@ describe('the fleet agent', () => {
   test('a Kluctl project gets its target and the configuration as args, with the service discriminator', async () => {
     await fetch(`${server.url}/v1/clusters/local/services`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         name: 'greeter',
         namespace: KLUCTL_NS,
@@ -216,7 +222,7 @@ describe('the fleet agent', () => {
     const create = (name: string, dependencies: string[]) =>
       fetch(`${server.url}/v1/clusters/local/services`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name, namespace: DEPS_NS, repository: repo.url, git: { ref: 'main', folder: name }, dependencies }),
       });
     await create('backend', []);
@@ -241,17 +247,50 @@ describe('the fleet agent', () => {
     expect(server.channels.connected()).toBe(0);
   });
 
+  test('with the server away, the agent repairs drift from its disk; what changed meanwhile arrives when it returns', async () => {
+    await agent.stop();
+    agent = startAgent({ ...agentOptions(), pollIntervalMs: 500, jitterMs: 100, resyncIntervalMs: 1_000 });
+    await waitFor('the restarted agent synced', async () => (await service('greeter')).status === 'healthy', 30_000);
+    const port = Number(new URL(server.url).port);
+    await server.close();
+
+    await kubectl(['delete', 'configmap', 'greeting', '-n', KLUCTL_NS]);
+    await waitFor(
+      'drift repaired without the server',
+      async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting').catch(() => undefined)) === 'polled',
+      30_000,
+    );
+    const pushed = await repo.commit({ 'kluctl/app/configmap.yaml': greetingConfigMap('while away') });
+
+    server = await startFleetServer(serverOptions(port));
+    await waitFor(
+      'the change made while the server was away',
+      async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting')) === 'while away',
+      30_000,
+    );
+    const revision = await waitFor(
+      'the report of the new revision',
+      async () => {
+        const found = await service('greeter');
+        return found.status === 'healthy' && found.appliedRevision === found.revision.number ? found.revision : undefined;
+      },
+      30_000,
+    );
+    expect(revision).toMatchObject({ createdBy: 'git' });
+    expect(pushed).toMatch(/^[0-9a-f]{40}$/);
+  });
+
   test('deleting a service deletes its objects, then the service', async () => {
     const response = await fetch(`${server.url}/v1/clusters/local/services/raw`, {
       method: 'DELETE',
-      headers: { authorization: `Bearer ${server.adminToken}` },
+      headers: { authorization: `Bearer ${adminToken}` },
     });
     expect(response.status).toBe(202);
     await waitFor(
       'the service gone',
       async () =>
-        (await fetch(`${server.url}/v1/clusters/local/services/raw`, { headers: { authorization: `Bearer ${server.adminToken}` } }))
-          .status === 404,
+        (await fetch(`${server.url}/v1/clusters/local/services/raw`, { headers: { authorization: `Bearer ${adminToken}` } })).status ===
+        404,
       60_000,
     );
     const left = await kubectlJson<{ items: unknown[] }>([
