@@ -55,11 +55,11 @@ export function isRunning(component: ComponentProcess): boolean {
 }
 
 /**
- * Stops a recorded process if it is still running: SIGTERM, then SIGKILL after `graceMs` milliseconds.
+ * Stops a recorded process if it is still running: `first` (SIGTERM), then SIGKILL after `graceMs` milliseconds.
  * Resolves once it is gone.
  */
-export async function stopComponent(component: ComponentProcess, graceMs: number): Promise<void> {
-  if (!signal(component, 'SIGTERM')) return;
+export async function stopComponent(component: ComponentProcess, graceMs: number, first: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!signal(component, first)) return;
   if (await exited(component, graceMs)) return;
   signal(component, 'SIGKILL');
   await exited(component, 5_000);

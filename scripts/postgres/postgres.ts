@@ -96,6 +96,28 @@ export async function postgresDown(report: (line: string) => void = () => {}): P
   });
 }
 
+/**
+ * Stops the server (fast shutdown: open sessions are cut, as a crash or failover cuts them) and starts it again on
+ * the same data and port, for tests of what survives a database restart.
+ * @throws Error when the server is not running or does not come back.
+ */
+export async function postgresRestart(): Promise<PostgresState> {
+  const layout = postgresLayout();
+  return await withLock(layout.lock, LOCK_TIMEOUT_MS, async () => {
+    const state = await readState(layout);
+    if (!state) throw new Error('postgres: not running');
+    await stopComponent(state.process, STOP_GRACE_MS, 'SIGINT');
+    const user = await serverUser();
+    const started = startComponent('postgres', state.process.command, serverArgs(state.dataDir, state.port), layout.logs, user);
+    const restarted: PostgresState = { ...state, startedAt: new Date().toISOString(), process: started };
+    await writeFile(layout.state, `${JSON.stringify(restarted, null, 2)}\n`, { mode: 0o600 });
+    await waitUntil({ what: 'postgres', log: join(layout.logs, 'postgres.log'), alive: () => isRunning(started) }, 30_000, () =>
+      accepts(state.url),
+    );
+    return restarted;
+  });
+}
+
 export async function postgresStatus(): Promise<PostgresStatus> {
   const state = await readState(postgresLayout());
   if (!state) return { state: 'stopped' };
@@ -121,25 +143,7 @@ async function startPostgres(layout: PostgresLayout, report: (line: string) => v
 
   const { port } = await freePorts(['port']);
   const command = join(layout.bin, 'postgres');
-  const args = [
-    '-D',
-    pgData,
-    '-p',
-    String(port),
-    '-c',
-    'listen_addresses=127.0.0.1',
-    '-c',
-    `unix_socket_directories=${layout.dataDir}`,
-    '-c',
-    'max_connections=300',
-    // A throwaway test server: durability traded for speed, as the cluster's etcd does.
-    '-c',
-    'fsync=off',
-    '-c',
-    'synchronous_commit=off',
-    '-c',
-    'full_page_writes=off',
-  ];
+  const args = serverArgs(layout.dataDir, port);
   report(`starting postgres on 127.0.0.1:${port}`);
   const started = startComponent('postgres', command, args, layout.logs, user);
   const state: PostgresState = {
@@ -159,6 +163,28 @@ async function startPostgres(layout: PostgresLayout, report: (line: string) => v
     throw error;
   }
   return state;
+}
+
+function serverArgs(dataDir: string, port: number): string[] {
+  return [
+    '-D',
+    join(dataDir, 'pgdata'),
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    `unix_socket_directories=${dataDir}`,
+    '-c',
+    'max_connections=300',
+    // A throwaway test server: durability traded for speed, as the cluster's etcd does.
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+  ];
 }
 
 /** Debian's `postgres` user when this process is root; nobody otherwise (the server runs as this user). */
