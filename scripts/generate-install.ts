@@ -25,6 +25,7 @@ import {
   PLURAL as KLUCTL_DEPLOYMENT_PLURAL,
 } from '../src/api/kluctl-deployment.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../src/deploy/result-store.ts';
+import { GANTRY_IMAGE_REPOSITORY } from '../src/version.ts';
 import { toYaml } from '../src/yaml.ts';
 import { REPO_ROOT } from './examples.ts';
 
@@ -33,7 +34,7 @@ export const INSTALL_TARGET = 'default';
 export const INSTALL_DISCRIMINATOR = 'gantry-controller-install';
 export const CONTROLLER_NAMESPACE = 'gantry-system';
 export const CONTROLLER_NAME = 'gantry-controller';
-export const IMAGE_REPOSITORY = 'ghcr.io/gantry-dev/gantry';
+export const IMAGE_REPOSITORY = GANTRY_IMAGE_REPOSITORY;
 /** Ports of `gantry controller run`: Prometheus metrics, and /healthz + /readyz. */
 export const METRICS_PORT = 8080;
 export const HEALTH_PORT = 8081;

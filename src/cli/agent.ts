@@ -12,6 +12,7 @@ import { AgentClient } from '../client/agent-client.ts';
 import { defaultCacheDir, Engine, serverEngineConfig } from '../engine.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { createLogger } from '../logger.ts';
+import { agentInstallCommand } from './agent-install.ts';
 import { durationArg } from './options.ts';
 
 interface AgentRunFlags {
@@ -34,6 +35,7 @@ interface AgentRunFlags {
 export function agentCommand(): Command {
   return new Command('agent')
     .description("the fleet's pull agent: deploys its cluster's services from a Gantry server")
+    .addCommand(agentInstallCommand())
     .addCommand(agentRunCommand());
 }
 

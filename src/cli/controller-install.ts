@@ -6,63 +6,22 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { deployTarget } from '../deploy/deploy.ts';
-import { prepareTarget } from '../deploy/prepare.ts';
-import { loadKubeConfig } from '../kube/client.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
-import { parseDuration } from '../duration.ts';
-import { addResultFlags, confirm, requireCluster, type ResultFlags } from './options.ts';
+import { addInstallFlags, deployInstall, type InstallFlags } from './install-project.ts';
+import { addResultFlags } from './options.ts';
 import { runResultCommand } from './run-action.ts';
 
 /** install/ beside src/ in the package, wherever the command is run from. */
 export const INSTALL_PROJECT_DIR = fileURLToPath(new URL('../../install', import.meta.url));
 
-interface ControllerInstallFlags extends ResultFlags {
-  kubeconfig?: string;
-  context?: string;
-  dryRun?: boolean;
-  yes?: boolean;
-  timeout: string;
-}
-
 export function controllerInstallCommand(): Command {
-  const command = new Command('install')
-    .description('install or upgrade the controller (CRDs, RBAC, Deployment in gantry-system) in the cluster')
-    .option('--kubeconfig <file>', 'kubeconfig to use instead of $KUBECONFIG / ~/.kube/config')
-    .option('--context <name>', 'kubeconfig context to install into (default: the current context)')
-    .option('--dry-run', 'server-side dry run: show what would change, persist nothing')
-    .option('-y, --yes', 'do not ask before deleting objects an older install created')
-    .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m');
-  return addResultFlags(command).action((flags: ControllerInstallFlags) =>
+  const command = addInstallFlags(
+    new Command('install').description('install or upgrade the controller (CRDs, RBAC, Deployment in gantry-system) in the cluster'),
+  );
+  return addResultFlags(command).action((flags: InstallFlags) =>
     // The command's name labels a kept result (--write-command-result), so it has no space.
-    runResultCommand('controller-install', flags, async ({ engine, progress }) => {
-      const timeoutMs = parseDuration(flags.timeout);
-      const request = {
-        projectDir: INSTALL_PROJECT_DIR,
-        target: 'default',
-        args: {},
-        context: flags.context,
-        inclusion: NO_SELECTION,
-        fixedImages: [],
-      };
-      const prepared = await prepareTarget(request, engine, { kubeConfig: loadKubeConfig({ kubeconfig: flags.kubeconfig }), progress });
-      const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
-        dryRun: flags.dryRun ?? false,
-        prune: true,
-        wait: true,
-        timeoutMs,
-        behaviour: {
-          forceApply: false,
-          replaceOnError: false,
-          forceReplaceOnError: false,
-          abortOnError: false,
-          readinessTimeoutMs: timeoutMs,
-        },
-        confirmPrune: (count) => confirm(`Delete ${count} object(s) an older install created?`, flags.yes ?? false),
-        fieldManager: engine.config.fieldManager,
-        progress,
-      });
-      return { prepared, result };
-    }),
+    runResultCommand('controller-install', flags, (run) =>
+      deployInstall({ projectDir: INSTALL_PROJECT_DIR, target: 'default', args: {}, inclusion: NO_SELECTION, fixedImages: [] }, flags, run),
+    ),
   );
 }

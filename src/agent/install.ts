@@ -1,0 +1,86 @@
+/**
+ * What `gantry agent install` puts into a cluster: a namespace, a ServiceAccount bound to cluster-admin (an agent
+ * applies whatever its services hold, as Plural's deployment-operator does), a Secret with the server URL and the
+ * cluster's deploy token, and a one-replica Deployment running `gantry agent run` from Gantry's image. Objects as
+ * data, deployed by the engine like any rendered project.
+ */
+import type { KubeObject } from '../kube/object.ts';
+
+export const AGENT_NAMESPACE = 'gantry-agent';
+export const AGENT_NAME = 'gantry-agent';
+/** Discriminator of the install's objects, so a re-install prunes what an older one made and nothing else. */
+export const AGENT_INSTALL_DISCRIMINATOR = 'gantry-agent-install';
+const TOKEN_DIR = '/etc/gantry/agent';
+
+export interface AgentInstall {
+  server: string;
+  token: string;
+  /** Image reference, e.g. ghcr.io/gantry-dev/gantry:0.1.0. */
+  image: string;
+}
+
+export function agentInstallManifests(install: AgentInstall): KubeObject[] {
+  const labels = { 'app.kubernetes.io/name': AGENT_NAME, 'app.kubernetes.io/part-of': 'gantry' };
+  const metadata = (name: string) => ({ name, namespace: AGENT_NAMESPACE, labels });
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE, labels } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(AGENT_NAME) },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `${AGENT_NAME}-cluster-admin`, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: AGENT_NAME, namespace: AGENT_NAMESPACE }],
+    },
+    { apiVersion: 'v1', kind: 'Secret', metadata: metadata(`${AGENT_NAME}-token`), type: 'Opaque', stringData: { token: install.token } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: metadata(AGENT_NAME),
+      spec: {
+        replicas: 1,
+        // One agent per cluster: the old one stops before the new one starts.
+        strategy: { type: 'Recreate' },
+        selector: { matchLabels: { 'app.kubernetes.io/name': AGENT_NAME } },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: AGENT_NAME,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+            containers: [
+              {
+                name: 'agent',
+                image: install.image,
+                args: [
+                  'agent',
+                  'run',
+                  '--server',
+                  install.server,
+                  '--token-file',
+                  `${TOKEN_DIR}/token`,
+                  '--data-dir',
+                  '/var/lib/gantry/agent',
+                ],
+                env: [{ name: 'GANTRY_CACHE_DIR', value: '/var/cache/gantry' }],
+                resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+                volumeMounts: [
+                  { name: 'token', mountPath: TOKEN_DIR, readOnly: true },
+                  { name: 'data', mountPath: '/var/lib/gantry' },
+                  { name: 'cache', mountPath: '/var/cache/gantry' },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'token', secret: { secretName: `${AGENT_NAME}-token` } },
+              { name: 'data', emptyDir: {} },
+              { name: 'cache', emptyDir: {} },
+              { name: 'tmp', emptyDir: {} },
+            ],
+          },
+        },
+      },
+    },
+  ];
+}

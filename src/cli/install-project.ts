@@ -1,0 +1,48 @@
+/**
+ * What `gantry controller install` and `gantry agent install` share: their flags, and deploying an install project
+ * with Gantry's own engine like `gantry deploy --prune` (render, server-side apply, wait for readiness, prune what
+ * an older install made, asking first unless -y).
+ */
+import type { Command } from 'commander';
+import { deployTarget } from '../deploy/deploy.ts';
+import { prepareTarget, type TargetRequest } from '../deploy/prepare.ts';
+import { parseDuration } from '../duration.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import { confirm, requireCluster, type ResultFlags } from './options.ts';
+import type { CliRun, CommandRun } from './run-action.ts';
+
+export interface InstallFlags extends ResultFlags {
+  kubeconfig?: string;
+  context?: string;
+  dryRun?: boolean;
+  yes?: boolean;
+  timeout: string;
+}
+
+export function addInstallFlags(command: Command): Command {
+  return command
+    .option('--kubeconfig <file>', 'kubeconfig to use instead of $KUBECONFIG / ~/.kube/config')
+    .option('--context <name>', 'kubeconfig context to install into (default: the current context)')
+    .option('--dry-run', 'server-side dry run: show what would change, persist nothing')
+    .option('-y, --yes', 'do not ask before deleting objects an older install created')
+    .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m');
+}
+
+/** Renders `request` (its context from the flags) and deploys it with prune. */
+export async function deployInstall(request: Omit<TargetRequest, 'context'>, flags: InstallFlags, run: CliRun): Promise<CommandRun> {
+  const { engine, progress } = run;
+  const timeoutMs = parseDuration(flags.timeout);
+  const kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig });
+  const prepared = await prepareTarget({ ...request, context: flags.context }, engine, { kubeConfig, progress });
+  const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
+    dryRun: flags.dryRun ?? false,
+    prune: true,
+    wait: true,
+    timeoutMs,
+    behaviour: { forceApply: false, replaceOnError: false, forceReplaceOnError: false, abortOnError: false, readinessTimeoutMs: timeoutMs },
+    confirmPrune: (count) => confirm(`Delete ${count} object(s) an older install created?`, flags.yes ?? false),
+    fieldManager: engine.config.fieldManager,
+    progress,
+  });
+  return { prepared, result };
+}
