@@ -2,6 +2,7 @@
  * `gantry server`: the fleet's control plane. Serves the API until SIGTERM, on SQLite in the data folder unless
  * given a PostgreSQL URL. On an empty database it makes the first admin token and prints it once on stderr.
  */
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -21,6 +22,7 @@ interface ServerFlags {
   cacheDir?: string;
   gitPollInterval: number;
   maxDeleteShare: number;
+  webhookSecretFile?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -51,6 +53,7 @@ export function serverCommand(): Command {
       shareArg,
       0.5,
     )
+    .option('--webhook-secret-file <file>', 'turn on POST /hooks/git (GitHub, GitLab, Gitea pushes) with the secret in this file')
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: ServerFlags) => runServer(flags));
 }
@@ -73,6 +76,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
     cacheDir: flags.cacheDir ?? defaultCacheDir(process.env),
     gitPollIntervalMs: flags.gitPollInterval,
     maxDeleteShare: flags.maxDeleteShare,
+    webhookSecret: flags.webhookSecretFile ? await readSecretFile(flags.webhookSecretFile) : undefined,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
   if (server.adminToken) {
@@ -92,4 +96,11 @@ function shareArg(text: string): number {
   const value = Number(text);
   if (!(value >= 0 && value <= 1)) throw new InvalidArgumentError(`'${text}' is not a fraction between 0 and 1`);
   return value;
+}
+
+/** @throws Error naming the file when it is empty. */
+async function readSecretFile(file: string): Promise<string> {
+  const secret = (await readFile(file, 'utf8')).trim();
+  if (!secret) throw new Error(`--webhook-secret-file ${file} is empty`);
+  return secret;
 }

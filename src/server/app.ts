@@ -7,6 +7,7 @@ import websocket from '@fastify/websocket';
 import { fastify, LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { registerWebhookRoutes } from '../gitops/webhooks.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../store/database.ts';
 import type { SecretBox } from '../store/secret-box.ts';
@@ -35,6 +36,8 @@ export interface AppOptions {
   channels: PushChannels;
   /** See GlobalServiceDeps.maxDeleteShare. */
   maxDeleteShare: number;
+  /** Turns on POST /hooks/git (GitHub, GitLab, Gitea pushes), checked against this secret, as the controller's. */
+  webhookSecret?: string | undefined;
   log: Logger;
   /** Gantry's version, in the OpenAPI document. */
   version: string;
@@ -88,6 +91,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   serviceRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
+  if (options.webhookSecret) {
+    await registerWebhookRoutes(app, {
+      secret: options.webhookSecret,
+      onPush: async (urls) => void (await options.poller.pollPushed(urls)),
+    });
+  }
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

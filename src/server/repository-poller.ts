@@ -1,9 +1,10 @@
 /**
  * Keeps each git repository's health current: fetches every repository on an interval (and one at once when it is
- * added) through the engine's git cache, recording PULLABLE, or FAILED with git's error, as Plural's console does
+ * added or a push webhook names it) through the engine's git cache, recording PULLABLE, or FAILED with git's error, as Plural's console does
  * for its GitRepository.
  */
 import type { Kysely } from 'kysely';
+import { normalizeRepoUrl } from '../gitops/repo-url.ts';
 import type { Logger } from '../logger.ts';
 import { sleep } from '../sleep.ts';
 import type { GitCache } from '../source/git-cache.ts';
@@ -55,6 +56,19 @@ export class RepositoryPoller {
     }
     await recordPull(db, id, error);
     if (error === undefined) await this.#options.onPulled(id);
+  }
+
+  /**
+   * Polls now every repository one of `urls` names (compared in normal form: scheme, credentials and `.git` aside),
+   * for a push webhook. @returns how many repositories matched.
+   */
+  async pollPushed(urls: readonly string[]): Promise<number> {
+    const pushed = new Set(urls.map(normalizeRepoUrl).filter((url) => url !== undefined));
+    const matching = (await listRepositories(this.#options.db, this.#options.box)).filter((repository) =>
+      pushed.has(normalizeRepoUrl(repository.url) ?? ''),
+    );
+    await Promise.all(matching.map((repository) => this.poll(repository.id, repository.url)));
+    return matching.length;
   }
 
   async stop(): Promise<void> {

@@ -33,6 +33,8 @@ export interface FleetServerOptions {
   gitPollIntervalMs?: number;
   /** A change deleting more than this share (0..1) of one global service's copies is held until confirmed. Default 0.5. */
   maxDeleteShare?: number;
+  /** Turns on the push webhook POST /hooks/git with this secret (see gitops/webhooks.ts). */
+  webhookSecret?: string;
 }
 
 export interface FleetServer {
@@ -84,6 +86,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       tarballs,
       channels,
       maxDeleteShare: options.maxDeleteShare ?? 0.5,
+      webhookSecret: options.webhookSecret,
       onServiceChange,
       log: options.log,
       version: options.version,
