@@ -82,6 +82,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     box: options.box,
     tarballs: options.tarballs,
     channels: options.channels,
+    onServiceChange: options.onServiceChange,
     rebuildTarball: async (service) => {
       await options.sources.resolve(service.revision.spec.repositoryId, {
         ref: service.revision.commit ?? service.revision.spec.git.ref,

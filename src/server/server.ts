@@ -9,6 +9,7 @@ import type { SecretBox } from '../store/secret-box.ts';
 import type { Service } from '../store/services.ts';
 import path from 'node:path';
 import { trackCommits } from './commit-tracker.ts';
+import { localKickBus, postgresKickBus } from './kick-bus.ts';
 import { PushChannels } from './push-channels.ts';
 import { RepositoryPoller } from './repository-poller.ts';
 import { ServiceSources } from './service-sources.ts';
@@ -63,7 +64,17 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
   const tarballs = new TarballStore(path.join(options.cacheDir, 'fleet', 'tarballs'));
   const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, tarballs });
   const channels = new PushChannels();
-  const onServiceChange = (service: Service) => channels.kick(service.clusterId, service.id);
+  const kick = (clusterId: string, serviceId: string) => channels.kick(clusterId, serviceId);
+  const bus = await (
+    store.kind === 'postgres'
+      ? postgresKickBus(options.databaseUrl, kick, options.log.child({ component: 'kick-bus' }))
+      : localKickBus(kick)
+  ).catch(async (error: unknown) => {
+    await engine.close();
+    await store.close();
+    throw error;
+  });
+  const onServiceChange = (service: Service) => bus.publish(service.clusterId, service.id);
   const poller = new RepositoryPoller({
     db: store.db,
     box: options.box,
@@ -103,12 +114,14 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       close: async () => {
         channels.close();
         await app.close();
+        await bus.close();
         await poller.stop();
         await engine.close();
         await store.close();
       },
     };
   } catch (error) {
+    await bus.close();
     await engine.close();
     await store.close();
     throw error;

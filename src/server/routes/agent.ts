@@ -27,6 +27,8 @@ export interface AgentRouteDeps {
   /** Rebuilds a tarball this replica does not have from the revision's pinned commit. */
   rebuildTarball: (service: Service) => Promise<void>;
   channels: PushChannels;
+  /** Kicks the service's agent, on whichever replica holds its channel. */
+  onServiceChange: (service: Service) => void;
 }
 
 export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
@@ -114,7 +116,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
       await recordServiceReport(db, service.id, request.body);
       // A service turning healthy may release services that depend on it: the agent should look again now.
       const after = await getServiceById(db, service.id).catch(() => undefined);
-      if (after?.status === 'healthy' && service.status !== 'healthy') deps.channels.kick(service.clusterId, service.id);
+      if (after?.status === 'healthy' && service.status !== 'healthy') deps.onServiceChange(after);
       return reply.code(204).send(null);
     },
   );
