@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
+import { testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { type GitServer, startGitServer } from '../../test/support/git-server.ts';
 import { capturedLogger } from '../controller/test-support.ts';
@@ -20,15 +21,7 @@ describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
   let admin: string;
   const { log, lines } = capturedLogger('info');
   const box = new SecretBox(randomBytes(32));
-  const options = (): FleetServerOptions => ({
-    databaseUrl: database.url,
-    host: '127.0.0.1',
-    port: 0,
-    log,
-    version: '0.0.0-test',
-    box,
-    cacheDir,
-  });
+  const options = (): FleetServerOptions => testServerOptions({ databaseUrl: database.url, cacheDir, log }, { box });
   let cacheDir: string;
   let repo: TestRepo;
   let gitServer: GitServer;

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { postgresRestart } from '../../scripts/postgres/postgres.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/databases.ts';
+import { testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { FleetClient } from '../client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../controller/test-support.ts';
@@ -34,15 +35,7 @@ describe('server replicas on PostgreSQL', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-replicas-'));
     repo = await createRepo({ 'web/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n' });
     const box = new SecretBox(randomBytes(32));
-    const options = (name: string) => ({
-      databaseUrl: database.url,
-      host: '127.0.0.1',
-      port: 0,
-      log,
-      version: '0.0.0-test',
-      box,
-      cacheDir: path.join(dir, name),
-    });
+    const options = (name: string) => testServerOptions({ databaseUrl: database.url, cacheDir: path.join(dir, name), log }, { box });
     first = await startFleetServer(options('first'));
     adminToken = first.adminToken!;
     second = await startFleetServer(options('second'));
