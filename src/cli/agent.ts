@@ -13,6 +13,7 @@ import { defaultCacheDir, Engine, serverEngineConfig } from '../engine.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { createLogger } from '../logger.ts';
 import { agentInstallCommand } from './agent-install.ts';
+import { runUntilSignalled } from './signals.ts';
 import { durationArg } from './options.ts';
 
 interface AgentRunFlags {
@@ -111,15 +112,8 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     healthIntervalMs: flags.healthInterval,
     syncTimeoutMs: flags.syncTimeout,
   });
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      log.info({ signal }, 'shutting down');
-      void agent
-        .stop()
-        .then(() => engine.close())
-        .then(resolve);
-    };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+  await runUntilSignalled(log, async () => {
+    await agent.stop();
+    await engine.close();
   });
 }

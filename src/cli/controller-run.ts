@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress, positiveIntegerArg } from './options.ts';
 import { startKluctlController, type Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger, type Logger } from '../logger.ts';
@@ -115,16 +116,9 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
     cacheMaxAgeMs: flags.cacheMaxAge,
     logger,
   });
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
-      void controller
-        .stop()
-        .then(() => engine.close())
-        .then(() => resolve());
-    };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+  await runUntilSignalled(logger, async () => {
+    await controller.stop();
+    await engine.close();
   });
 }
 

@@ -3,22 +3,15 @@
  * Plural's GlobalService. A change that would delete more than the server's share of one global service's copies is
  * held (the server names them); `--confirm` goes ahead.
  */
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import type { ApiGlobalService } from '../client/fleet-client.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
+import { addSourceFlags, rendererFromFlags, requiredSource, type SourceFlags } from './source-flags.ts';
 
-interface CreateFlags {
+interface CreateFlags extends SourceFlags {
   tag: Record<string, string>;
   distro?: string;
   serviceName?: string;
-  namespace: string;
-  repo: string;
-  ref: string;
-  folder?: string;
-  renderer?: 'auto' | 'kluctl' | 'kustomize' | 'raw';
-  target?: string;
-  arg: Record<string, string>;
-  config: Record<string, string>;
   output: FleetOutput;
 }
 
@@ -27,33 +20,24 @@ export function globalServiceCommand(): Command {
 
   command.addCommand(
     addFleetOutputFlag(
-      new Command('create')
-        .description('create a global service: a copy of the service goes to every selected cluster, now and later')
-        .argument('<name>')
-        .option('--tag <key=value>', 'select clusters with this tag (repeatable; all must match)', keyValueArg, {})
-        .option('--distro <distro>', 'select only clusters of this distro')
-        .option('--service-name <name>', 'name of the copies (default: the global service name)')
-        .requiredOption('--namespace <name>', 'namespace of the copies')
-        .requiredOption('--repo <url-or-id>', 'the git repository')
-        .requiredOption('--ref <ref>', 'branch, tag or commit')
-        .option('--folder <path>', 'folder of the repository')
-        .addOption(new Option('--renderer <kind>', 'how to render the folder').choices(['auto', 'kluctl', 'kustomize', 'raw']))
-        .option('--target <name>', 'kluctl: the target')
-        .option('--arg <name=value>', 'kluctl: an arg (repeatable)', keyValueArg, {})
-        .option('--config <key=value>', 'a configuration value (repeatable)', keyValueArg, {}),
+      addSourceFlags(
+        new Command('create')
+          .description('create a global service: a copy of the service goes to every selected cluster, now and later')
+          .argument('<name>')
+          .option('--tag <key=value>', 'select clusters with this tag (repeatable; all must match)', keyValueArg, {})
+          .option('--distro <distro>', 'select only clusters of this distro')
+          .option('--service-name <name>', 'name of the copies (default: the global service name)'),
+      ),
     ).action((name: string, flags: CreateFlags) =>
       withFleetClient(async (client) => {
-        const kind = flags.renderer ?? (flags.target || Object.keys(flags.arg).length > 0 ? 'kluctl' : 'auto');
         const created = await client.createGlobalService({
           name,
           tags: flags.tag,
           distro: flags.distro,
           template: {
             name: flags.serviceName ?? name,
-            namespace: flags.namespace,
-            repository: flags.repo,
-            git: { ref: flags.ref, folder: flags.folder ?? '' },
-            renderer: kind === 'kluctl' ? { kind, target: flags.target, args: flags.arg } : { kind },
+            ...requiredSource(flags),
+            renderer: rendererFromFlags(flags),
             configuration: flags.config,
           },
         });

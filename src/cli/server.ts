@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger } from '../logger.ts';
 import { defaultCacheDir } from '../engine.ts';
+import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { loadEncryptionKey } from '../server/encryption-key.ts';
 import { startFleetServer } from '../server/server.ts';
@@ -82,14 +83,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
   if (server.adminToken) {
     process.stderr.write(`\nFirst start: the admin API token (shown only now; keep it):\n\n  ${server.adminToken}\n\n`);
   }
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      log.info({ signal }, 'shutting down');
-      void server.close().then(resolve);
-    };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
-  });
+  await runUntilSignalled(log, () => server.close());
 }
 
 function shareArg(text: string): number {

@@ -3,21 +3,14 @@
  * as Plural's `plural cd services …`. `--wait` waits until the service is healthy at its newest revision and, on
  * timeout, says why not (status, errors, components not running).
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { type ApiService, type FleetClient } from '../client/fleet-client.ts';
 import { parseDuration } from '../duration.ts';
 import { sleep } from '../sleep.ts';
-import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
+import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
+import { addSourceFlags, rendererFromFlags, requiredSource, type SourceFlags } from './source-flags.ts';
 
-interface SourceFlags {
-  namespace?: string;
-  repo?: string;
-  ref?: string;
-  folder?: string;
-  renderer?: 'auto' | 'kluctl' | 'kustomize' | 'raw';
-  target?: string;
-  arg: Record<string, string>;
-  config: Record<string, string>;
+interface ServiceFlags extends SourceFlags {
   dependsOn: string[];
   protect?: boolean;
 }
@@ -41,15 +34,12 @@ export function serviceCommand(): Command {
           .argument('<name>')
           .requiredOption('--cluster <name>', 'the cluster that runs it'),
       ),
-    ).action((name: string, flags: SourceFlags & WaitFlags & { cluster: string }) =>
+    ).action((name: string, flags: ServiceFlags & WaitFlags & { cluster: string }) =>
       withFleetClient(async (client) => {
-        if (!flags.namespace || !flags.repo || !flags.ref) throw new Error('create needs --namespace, --repo and --ref');
         const created = await client.createService(flags.cluster, {
           name,
-          namespace: flags.namespace,
-          repository: flags.repo,
-          git: { ref: flags.ref, folder: flags.folder ?? '' },
-          renderer: renderer(flags),
+          ...requiredSource(flags),
+          renderer: rendererFromFlags(flags),
           configuration: flags.config,
           dependencies: flags.dependsOn,
           protect: flags.protect ?? false,
@@ -67,14 +57,14 @@ export function serviceCommand(): Command {
           .argument('<name>')
           .requiredOption('--cluster <name>'),
       ),
-    ).action((name: string, flags: SourceFlags & WaitFlags & { cluster: string }) =>
+    ).action((name: string, flags: ServiceFlags & WaitFlags & { cluster: string }) =>
       withFleetClient(async (client) => {
         const git = flags.ref !== undefined || flags.folder !== undefined ? { ref: flags.ref, folder: flags.folder } : undefined;
         const updated = await client.updateService(flags.cluster, name, {
           namespace: flags.namespace,
           repository: flags.repo,
           git,
-          renderer: flags.renderer || flags.target || Object.keys(flags.arg).length > 0 ? renderer(flags) : undefined,
+          renderer: flags.renderer || flags.target || Object.keys(flags.arg).length > 0 ? rendererFromFlags(flags) : undefined,
           configuration: Object.keys(flags.config).length > 0 ? flags.config : undefined,
           dependencies: flags.dependsOn.length > 0 ? flags.dependsOn : undefined,
           protect: flags.protect,
@@ -176,17 +166,7 @@ export function serviceCommand(): Command {
 }
 
 function withSource(command: Command): Command {
-  return command
-    .option('--namespace <name>', 'namespace of the service (default for objects without one)')
-    .option('--repo <url-or-id>', 'the git repository (see gantry repo add)')
-    .option('--ref <ref>', 'branch, tag or commit')
-    .option('--folder <path>', 'folder of the repository holding the service')
-    .addOption(
-      new Option('--renderer <kind>', 'how to render the folder (auto: by its files)').choices(['auto', 'kluctl', 'kustomize', 'raw']),
-    )
-    .option('--target <name>', 'kluctl: the target')
-    .option('--arg <name=value>', 'kluctl: an arg (repeatable)', keyValueArg, {})
-    .option('--config <key=value>', 'a configuration value (repeatable; replaces the whole configuration on update)', keyValueArg, {})
+  return addSourceFlags(command)
     .option(
       '--depends-on <service>',
       'a service of the same cluster that must be healthy first (repeatable)',
@@ -202,11 +182,6 @@ function withWait(command: Command): Command {
       .option('--wait', 'wait until the service is healthy at its newest revision')
       .option('--timeout <duration>', 'how long --wait waits', DEFAULT_TIMEOUT),
   );
-}
-
-function renderer(flags: SourceFlags) {
-  const kind = flags.renderer ?? (flags.target || Object.keys(flags.arg).length > 0 ? 'kluctl' : 'auto');
-  return kind === 'kluctl' ? { kind, target: flags.target, args: flags.arg } : { kind };
 }
 
 /** Prints the service, after waiting for it when asked. @throws Error saying why it is not healthy on timeout. */

@@ -76,7 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxDeleteShare: options.maxDeleteShare,
   });
   clusterRoutes(app, { db, globals });
-  globalServiceRoutes(app, { db, box: options.box, globals });
+  globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources });
   agentRoutes(app, {
     db,
     box: options.box,

@@ -30,6 +30,14 @@ export function requireUser(db: Kysely<Database>, roles: readonly Role[] = []): 
   };
 }
 
+/** Route options of the user API: anyone with a token reads (`readers`), admins write (`admins`). */
+export function userAccess(db: Kysely<Database>): {
+  readers: { onRequest: onRequestHookHandler[] };
+  admins: { onRequest: onRequestHookHandler[] };
+} {
+  return { readers: { onRequest: [requireUser(db, ['reader'])] }, admins: { onRequest: [requireUser(db)] } };
+}
+
 /** Agents: the deploy token of a cluster. */
 export function requireAgent(db: Kysely<Database>): onRequestHookHandler {
   return async (request) => {

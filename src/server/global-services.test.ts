@@ -2,7 +2,6 @@
  * Global services over real HTTP on SQLite and PostgreSQL: copies follow cluster tags and selectors, and a change
  * that would delete more than half of one global service's copies is held until confirmed.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { capturedLogger } from '../controller/test-support.ts';
-import { SecretBox } from '../store/secret-box.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
+import { testServerOptions } from '../../test/support/fleet.ts';
 
 describe.each(DATABASE_KINDS)('global services on %s', (kind) => {
   let database: TestDatabase;
@@ -42,15 +41,7 @@ describe.each(DATABASE_KINDS)('global services on %s', (kind) => {
     database = await createTestDatabase(kind);
     cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-global-test-'));
     repo = await createRepo({ 'web/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n' });
-    server = await startFleetServer({
-      databaseUrl: database.url,
-      host: '127.0.0.1',
-      port: 0,
-      log,
-      version: '0.0.0-test',
-      box: new SecretBox(randomBytes(32)),
-      cacheDir,
-    });
+    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }));
     await call('POST', '/v1/repositories', { url: repo.url });
     await call('POST', '/v1/clusters', { name: 'a', tags: { tier: 'web' } });
     await call('POST', '/v1/clusters', { name: 'b', tags: { tier: 'web' }, distro: 'k3s' });

@@ -2,7 +2,6 @@
  * The server on PostgreSQL survives a restart of the database: requests fail while it is down and succeed again,
  * with the data intact, once it is back, without restarting the server.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { postgresRestart } from '../../scripts/postgres/postgres.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/databases.ts';
 import { capturedLogger, waitFor } from '../controller/test-support.ts';
-import { SecretBox } from '../store/secret-box.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
+import { testServerOptions } from '../../test/support/fleet.ts';
 
 describe('fleet server on PostgreSQL', () => {
   let database: TestDatabase;
@@ -24,15 +23,7 @@ describe('fleet server on PostgreSQL', () => {
   beforeAll(async () => {
     database = await createTestDatabase('postgres');
     cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-pg-restart-'));
-    server = await startFleetServer({
-      databaseUrl: database.url,
-      host: '127.0.0.1',
-      port: 0,
-      log,
-      version: '0.0.0-test',
-      box: new SecretBox(randomBytes(32)),
-      cacheDir,
-    });
+    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }));
   });
 
   afterAll(async () => {

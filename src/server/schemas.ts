@@ -16,6 +16,9 @@ export const ErrorSchema = Type.Object({
   field: Type.Optional(Type.String({ description: 'the offending field, e.g. body.name, for bad input' })),
 });
 
+/** The error answers every route documents (see errors.ts). */
+export const ErrorResponses = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+
 export const ClusterSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -125,14 +128,19 @@ const Configuration = Type.Record(Type.String({ minLength: 1 }), Type.String(), 
   description: 'Values handed to the renderer (Kluctl args, templates); stored encrypted, given in clear only to the agent.',
 });
 
+/** What a service runs: its name, namespace and source (a global service's template is just this). */
+const ServiceSourceFields = {
+  name: Name,
+  namespace: Name,
+  repository: Type.String({ minLength: 1, description: 'repository id or URL' }),
+  git: GitSourceSchema,
+  renderer: Type.Optional(RendererSchema),
+  configuration: Type.Optional(Configuration),
+};
+
 export const NewServiceSchema = Type.Object(
   {
-    name: Name,
-    namespace: Name,
-    repository: Type.String({ minLength: 1, description: 'repository id or URL' }),
-    git: GitSourceSchema,
-    renderer: Type.Optional(RendererSchema),
-    configuration: Type.Optional(Configuration),
+    ...ServiceSourceFields,
     dependencies: Type.Optional(Type.Array(Name, { description: 'services of the same cluster that must be healthy first' })),
     protect: Type.Optional(Type.Boolean({ description: 'refuse deletion' })),
   },
@@ -245,17 +253,10 @@ export const ReportSchema = Type.Object(
 export const ServiceIdParams = Type.Object({ id: Type.String() });
 export const TarballQuery = Type.Object({ digest: Type.String({ pattern: '^[0-9a-f]{64}$' }) });
 
-const TemplateSchema = Type.Object(
-  {
-    name: Name,
-    namespace: Name,
-    repository: Type.String({ minLength: 1, description: 'repository id or URL' }),
-    git: GitSourceSchema,
-    renderer: Type.Optional(RendererSchema),
-    configuration: Type.Optional(Configuration),
-  },
-  { additionalProperties: false, description: "what each selected cluster's copy of the service is made from" },
-);
+const TemplateSchema = Type.Object(ServiceSourceFields, {
+  additionalProperties: false,
+  description: "what each selected cluster's copy of the service is made from",
+});
 
 export const NewGlobalServiceSchema = Type.Object(
   {

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { type GitCache, type GitRef } from '../source/git-cache.ts';
 import { prepareGitAccess } from '../source/git-credentials.ts';
-import { getRepository, repositoryCredentials } from '../store/repositories.ts';
+import { NotFoundError } from '../store/errors.ts';
+import { getRepository, type Repository, repositoryCredentials } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import type { ResolvedSource } from '../store/services.ts';
@@ -35,6 +36,18 @@ export class ServiceSources {
 
   constructor(options: ServiceSourcesOptions) {
     this.#options = options;
+  }
+
+  /**
+   * The repository a request names by id or URL.
+   * @throws HttpError 400 naming `field` when it is not registered.
+   */
+  async registeredRepository(idOrUrl: string, field: string): Promise<Repository> {
+    return await getRepository(this.#options.db, this.#options.box, idOrUrl).catch((error: unknown) => {
+      if (error instanceof NotFoundError)
+        throw new HttpError(400, `repository ${JSON.stringify(idOrUrl)} is not registered (gantry repo add)`, field);
+      throw error;
+    });
   }
 
   /**

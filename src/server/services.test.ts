@@ -2,7 +2,7 @@
  * Services, revisions and the agent's side of them over real HTTP, on SQLite and PostgreSQL, with a real git
  * repository as the source.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import { createRepo, git, type TestRepo } from '../../test/support/git-repo.ts';
 import { capturedLogger, waitFor } from '../controller/test-support.ts';
-import { SecretBox } from '../store/secret-box.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
+import { testServerOptions } from '../../test/support/fleet.ts';
 
 const CONFIGMAP = (value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  value: "${value}"\n`;
 
@@ -41,16 +41,7 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
     cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-services-test-'));
     repo = await createRepo({ 'apps/web/configmap.yaml': CONFIGMAP('one'), 'apps/api/README.md': 'docs only\n' });
     firstCommit = (await git(['-C', repo.remote, 'rev-parse', 'main'])).stdout.trim();
-    server = await startFleetServer({
-      databaseUrl: database.url,
-      host: '127.0.0.1',
-      port: 0,
-      log,
-      version: '0.0.0-test',
-      box: new SecretBox(randomBytes(32)),
-      cacheDir,
-      gitPollIntervalMs: 300,
-    });
+    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }, { gitPollIntervalMs: 300 }));
     admin = server.adminToken!;
     for (const name of ['dev', 'prod']) tokens[name] = (await call('POST', '/v1/clusters', admin, { name })).body.deployToken;
     expect((await call('POST', '/v1/repositories', admin, { url: repo.url })).body.health).toBe('PULLABLE');

@@ -2,7 +2,7 @@
  * A push webhook makes the server fetch the repository at once: the service's new revision does not wait for the
  * next poll (here ten minutes away).
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { FleetClient } from '../client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../controller/test-support.ts';
-import { SecretBox } from '../store/secret-box.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
+import { testServerOptions } from '../../test/support/fleet.ts';
 
 const SECRET = 'webhook-s3cret';
 
@@ -25,17 +25,12 @@ describe('the push webhook of the fleet server', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-webhook-'));
     repo = await createRepo({ 'web/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: "1"\n' });
-    server = await startFleetServer({
-      databaseUrl: path.join(dir, 'gantry.db'),
-      host: '127.0.0.1',
-      port: 0,
-      log,
-      version: '0.0.0-test',
-      box: new SecretBox(randomBytes(32)),
-      cacheDir: path.join(dir, 'cache'),
-      gitPollIntervalMs: 600_000,
-      webhookSecret: SECRET,
-    });
+    server = await startFleetServer(
+      testServerOptions(
+        { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'cache'), log },
+        { gitPollIntervalMs: 600_000, webhookSecret: SECRET },
+      ),
+    );
     client = new FleetClient({ server: server.url, token: server.adminToken! });
     await client.createCluster({ name: 'dev' });
     await client.createRepository({ url: repo.url });

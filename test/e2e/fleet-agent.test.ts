@@ -18,6 +18,7 @@ import { type FleetServer, type FleetServerOptions, startFleetServer } from '../
 import { SecretBox } from '../../src/store/secret-box.ts';
 import { kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
+import { testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 
 const suffix = randomBytes(3).toString('hex');
@@ -65,16 +66,11 @@ describe('the fleet agent', () => {
       'kluctl/app/configmap.yaml': greetingConfigMap('{{ args.greeting }}'),
     });
     const box = new SecretBox(randomBytes(32));
-    serverOptions = (port) => ({
-      databaseUrl: path.join(dir, 'gantry.db'),
-      host: '127.0.0.1',
-      port,
-      log,
-      version: '0.0.0-test',
-      box,
-      cacheDir: path.join(dir, 'server-cache'),
-      gitPollIntervalMs: 300,
-    });
+    serverOptions = (port) =>
+      testServerOptions(
+        { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
+        { box, port, gitPollIntervalMs: 300 },
+      );
     server = await startFleetServer(serverOptions(0));
     adminToken = server.adminToken!;
     client = new FleetClient({ server: server.url, token: adminToken });

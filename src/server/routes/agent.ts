@@ -16,7 +16,7 @@ import type { SecretBox } from '../../store/secret-box.ts';
 import { getServiceById, listServices, recordServiceReport, type Service, serviceConfiguration } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
-import { AgentServiceSchema, ClusterSchema, ErrorSchema, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
+import { AgentServiceSchema, ClusterSchema, ErrorResponses, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
 import type { PushChannels } from '../push-channels.ts';
 import type { TarballStore } from '../tarballs.ts';
 
@@ -35,7 +35,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
   const { db, box, tarballs } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const agents = { onRequest: [requireAgent(db)] };
-  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const errors = ErrorResponses;
   const tags = ['agent'];
 
   api.get('/v1/agent/cluster', { ...agents, schema: { tags, response: { 200: ClusterSchema, ...errors } } }, async (request) =>

@@ -9,14 +9,14 @@ import { createCluster, deleteCluster, getCluster, listClusters, rotateDeployTok
 import type { GlobalServices } from '../global-services.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
-import { requireUser } from '../auth.ts';
+import { userAccess } from '../auth.ts';
 import {
   ClusterNameParams,
   ClusterSchema,
   ConfirmQuery,
   CreatedClusterSchema,
   DeployTokenSchema,
-  ErrorSchema,
+  ErrorResponses,
   NewClusterSchema,
   RotateTokenSchema,
   TagsUpdateSchema,
@@ -25,9 +25,8 @@ import {
 export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; globals: GlobalServices }): void {
   const { db, globals } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const readers = { onRequest: [requireUser(db, ['reader'])] };
-  const admins = { onRequest: [requireUser(db)] };
-  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const { readers, admins } = userAccess(db);
+  const errors = ErrorResponses;
 
   api.get(
     '/v1/clusters',

@@ -10,17 +10,16 @@ import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import { listClusters } from '../../store/clusters.ts';
 import { getGlobalService, type GlobalService, listGlobalServices, type ServiceTemplate } from '../../store/global-services.ts';
-import { getRepository } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
 import { listServices } from '../../store/services.ts';
-import { requireUser } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { userAccess } from '../auth.ts';
 import type { GlobalServices } from '../global-services.ts';
+import type { ServiceSources } from '../service-sources.ts';
 import {
   ConfirmQuery,
   DeleteGlobalServiceQuery,
-  ErrorSchema,
+  ErrorResponses,
   GlobalServiceSchema,
   GlobalServiceUpdateSchema,
   NameParams,
@@ -29,21 +28,17 @@ import {
 
 type TemplateBody = Static<typeof NewGlobalServiceSchema>['template'];
 
-export function globalServiceRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox; globals: GlobalServices }): void {
-  const { db, box, globals } = deps;
+export function globalServiceRoutes(
+  app: FastifyInstance,
+  deps: { db: Kysely<Database>; box: SecretBox; globals: GlobalServices; sources: ServiceSources },
+): void {
+  const { db, box, globals, sources } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const readers = { onRequest: [requireUser(db, ['reader'])] };
-  const admins = { onRequest: [requireUser(db)] };
-  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const { readers, admins } = userAccess(db);
+  const errors = ErrorResponses;
   const tags = ['globalservices'];
   const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
-    const repository = await getRepository(db, box, body.repository).catch(() => {
-      throw new HttpError(
-        400,
-        `repository ${JSON.stringify(body.repository)} is not registered (gantry repo add)`,
-        'body.template.repository',
-      );
-    });
+    const repository = await sources.registeredRepository(body.repository, 'body.template.repository');
     return { ...body, repositoryId: repository.id, renderer: body.renderer ?? { kind: 'auto' } };
   };
   const show = async (global: GlobalService) => toApi(db, global);

@@ -10,10 +10,10 @@ import { Type } from 'typebox';
 import { createRepository, deleteRepository, getRepository, listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
-import { requireUser } from '../auth.ts';
+import { userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { RepositoryPoller } from '../repository-poller.ts';
-import { ErrorSchema, NewRepositorySchema, RepositoryParams, RepositorySchema } from '../schemas.ts';
+import { ErrorResponses, NewRepositorySchema, RepositoryParams, RepositorySchema } from '../schemas.ts';
 
 /** How long adding a repository waits for its first fetch before answering with health still unknown. */
 const FIRST_FETCH_WAIT_MS = 15_000;
@@ -21,9 +21,8 @@ const FIRST_FETCH_WAIT_MS = 15_000;
 export function repositoryRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox; poller: RepositoryPoller }): void {
   const { db, box, poller } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const readers = { onRequest: [requireUser(db, ['reader'])] };
-  const admins = { onRequest: [requireUser(db)] };
-  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const { readers, admins } = userAccess(db);
+  const errors = ErrorResponses;
   const tags = ['repositories'];
 
   api.get('/v1/repositories', { ...readers, schema: { tags, response: { 200: Type.Array(RepositorySchema), ...errors } } }, async () =>

@@ -28,12 +28,12 @@ import {
   type ServiceSpec,
   updateService,
 } from '../../store/services.ts';
-import { requireUser } from '../auth.ts';
+import { userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import {
   ClusterParams,
   DeleteServiceQuery,
-  ErrorSchema,
+  ErrorResponses,
   NewServiceSchema,
   RevisionSchema,
   RollbackSchema,
@@ -56,9 +56,8 @@ type ApiService = Static<typeof ServiceSchema>;
 export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): void {
   const { db, box, sources } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const readers = { onRequest: [requireUser(db, ['reader'])] };
-  const admins = { onRequest: [requireUser(db)] };
-  const errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const { readers, admins } = userAccess(db);
+  const errors = ErrorResponses;
   const tags = ['services'];
   const path = '/v1/clusters/:cluster/services/:name';
 
@@ -85,9 +84,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     async (request, reply) => {
       const cluster = await getCluster(db, request.params.cluster);
       const body = request.body;
-      const repository = await getRepository(db, box, body.repository).catch(() => {
-        throw new HttpError(400, `repository ${JSON.stringify(body.repository)} is not registered (gantry repo add)`, 'body.repository');
-      });
+      const repository = await sources.registeredRepository(body.repository, 'body.repository');
       const spec: ServiceSpec = {
         namespace: body.namespace,
         repositoryId: repository.id,
@@ -125,11 +122,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       const service = await findService(db, request.params);
       const body = request.body;
       const repositoryId = body.repository
-        ? (
-            await getRepository(db, box, body.repository).catch(() => {
-              throw new HttpError(400, `repository ${JSON.stringify(body.repository)} is not registered`, 'body.repository');
-            })
-          ).id
+        ? (await sources.registeredRepository(body.repository, 'body.repository')).id
         : service.spec.repositoryId;
       const spec: ServiceSpec = {
         namespace: body.namespace ?? service.spec.namespace,
