@@ -18,6 +18,7 @@ import { loginCommand } from './login.ts';
 import { pokeImagesCommand } from './poke-images.ts';
 import { pruneCommand } from './prune.ts';
 import { renderCommand } from './render.ts';
+import { replicaCommand } from './replica.ts';
 import { repoCommand } from './repo.ts';
 import { serverCommand } from './server.ts';
 import { serviceCommand } from './service.ts';
@@ -47,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     loginCommand(),
     clusterCommand(),
     repoCommand(),
+    replicaCommand(),
     serviceCommand(),
     globalServiceCommand(),
     agentCommand(),

@@ -12,6 +12,7 @@ import type {
   NewClusterBody,
   NewRepositoryBody,
   NewServiceBody,
+  ReplicaSchema,
   RepositorySchema,
   RevisionSchema,
   ServiceSchema,
@@ -20,6 +21,7 @@ import type {
 
 export type ApiCluster = Static<typeof ClusterSchema>;
 export type ApiRepository = Static<typeof RepositorySchema>;
+export type ApiReplica = Static<typeof ReplicaSchema>;
 export type ApiService = Static<typeof ServiceSchema>;
 export type ApiRevision = Static<typeof RevisionSchema>;
 export type ApiGlobalService = Static<typeof GlobalServiceSchema>;
@@ -94,6 +96,11 @@ export class FleetClient {
 
   async deleteRepository(idOrUrl: string): Promise<void> {
     await this.#call('DELETE', `/v1/repositories/${encodeURIComponent(idOrUrl)}`);
+  }
+
+  /** The server replicas that are up, each with the repositories it fetches. */
+  listReplicas(): Promise<ApiReplica[]> {
+    return this.#call('GET', '/v1/replicas');
   }
 
   listServices(cluster?: string): Promise<ApiService[]> {

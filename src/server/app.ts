@@ -16,12 +16,14 @@ import type { Service } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 import type { TarballStore } from './tarballs.ts';
 import type { PushChannels } from './push-channels.ts';
+import type { ReplicaSet } from './replica-set.ts';
 import { serviceRoutes } from './routes/services.ts';
 import { GlobalServices } from './global-services.ts';
 import { globalServiceRoutes } from './routes/global-services.ts';
 import { registerErrorHandlers } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
+import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 
 export interface AppOptions {
@@ -34,6 +36,7 @@ export interface AppOptions {
   /** A service changed (new revision, deletion): its agent should hear of it now. */
   onServiceChange: (service: Service) => void;
   channels: PushChannels;
+  replicas: ReplicaSet;
   /** See GlobalServiceDeps.maxDeleteShare. */
   maxDeleteShare: number;
   /** Turns on POST /hooks/git (GitHub, GitLab, Gitea pushes), checked against this secret, as the controller's. */
@@ -92,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   serviceRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
+  replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,

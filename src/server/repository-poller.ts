@@ -1,7 +1,8 @@
 /**
- * Keeps each git repository's health current: fetches every repository on an interval (and one at once when it is
- * added or a push webhook names it) through the engine's git cache, recording PULLABLE, or FAILED with git's error, as Plural's console does
- * for its GitRepository.
+ * Keeps each git repository's health current: fetches every repository this replica owns on an interval (and any
+ * one at once when it is added or a push webhook names it) through the engine's git cache, recording PULLABLE, or
+ * FAILED with git's error, as Plural's console does for its GitRepository. Repositories are spread over the live
+ * replicas by replica-set.ts, so each is fetched on the interval by one replica.
  */
 import type { Kysely } from 'kysely';
 import { normalizeRepoUrl } from '../gitops/repo-url.ts';
@@ -22,6 +23,8 @@ export interface RepositoryPollerOptions {
   log: Logger;
   /** Called after a successful fetch (new commits become revisions there). */
   onPulled: (repositoryId: string) => Promise<void>;
+  /** Whether this replica polls the repository on the interval (replica-set.ts); explicit polls always run. */
+  owns: (repositoryId: string) => boolean;
 }
 
 export class RepositoryPoller {
@@ -81,7 +84,9 @@ export class RepositoryPoller {
     while (!signal.aborted) {
       try {
         const repositories = await listRepositories(this.#options.db, this.#options.box);
-        for (const repository of repositories) await this.poll(repository.id, repository.url);
+        for (const repository of repositories) {
+          if (this.#options.owns(repository.id)) await this.poll(repository.id, repository.url);
+        }
       } catch (error) {
         if (!signal.aborted) this.#options.log.error({ err: error }, 'polling git repositories failed');
       }

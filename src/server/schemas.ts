@@ -102,6 +102,14 @@ export const RepositorySchema = Type.Object({
   createdAt: Time,
 });
 
+export const ReplicaSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String({ description: 'where the replica listens' }),
+  startedAt: Time,
+  heartbeatAt: Time,
+  repositories: Type.Array(Type.String(), { description: 'URLs of the git repositories this replica fetches on the interval' }),
+});
+
 export const RepositoryParams = Type.Object({ id: Type.String({ description: 'the id, or the URL (URL-encoded)' }) });
 
 export const RendererSchema = Type.Object(

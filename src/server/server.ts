@@ -11,6 +11,7 @@ import path from 'node:path';
 import { trackCommits } from './commit-tracker.ts';
 import { localKickBus, postgresKickBus } from './kick-bus.ts';
 import { PushChannels } from './push-channels.ts';
+import { ReplicaSet } from './replica-set.ts';
 import { RepositoryPoller } from './repository-poller.ts';
 import { ServiceSources } from './service-sources.ts';
 import { TarballStore } from './tarballs.ts';
@@ -36,6 +37,8 @@ export interface FleetServerOptions {
   maxDeleteShare?: number;
   /** Turns on the push webhook POST /hooks/git with this secret (see gitops/webhooks.ts). */
   webhookSecret?: string;
+  /** Milliseconds between this replica's heartbeats; repositories move off a replica silent for 3 of them. Default 10 s. */
+  heartbeatIntervalMs?: number;
 }
 
 export interface FleetServer {
@@ -46,6 +49,8 @@ export interface FleetServer {
   adminToken: string | undefined;
   /** The agents' push channels held by this replica. */
   channels: PushChannels;
+  /** This replica among the live ones. */
+  replicas: ReplicaSet;
   close(): Promise<void>;
 }
 
@@ -75,6 +80,11 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     throw error;
   });
   const onServiceChange = (service: Service) => bus.publish(service.clusterId, service.id);
+  const replicas = new ReplicaSet({
+    db: store.db,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? 10_000,
+    log: options.log.child({ component: 'replica-set' }),
+  });
   const poller = new RepositoryPoller({
     db: store.db,
     box: options.box,
@@ -86,16 +96,19 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
         { db: store.db, box: options.box, sources, log: options.log.child({ component: 'commit-tracker' }), onRevised: onServiceChange },
         repositoryId,
       ),
+    owns: (repositoryId) => replicas.owns(repositoryId),
   });
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     const adminToken = await ensureAdminToken(store.db);
-    const app = await buildApp({
+    app = await buildApp({
       store,
       box: options.box,
       poller,
       sources,
       tarballs,
       channels,
+      replicas,
       maxDeleteShare: options.maxDeleteShare ?? 0.5,
       webhookSecret: options.webhookSecret,
       onServiceChange,
@@ -103,24 +116,30 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       version: options.version,
     });
     await app.listen({ host: options.host, port: options.port });
-    poller.start();
     const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : options.port;
+    const url = `http://${options.host}:${typeof address === 'object' && address ? address.port : options.port}`;
+    await replicas.start(url);
+    poller.start();
+    const server = app;
     return {
-      url: `http://${options.host}:${port}`,
+      url,
       store,
       adminToken,
       channels,
+      replicas,
       close: async () => {
         channels.close();
-        await app.close();
+        await server.close();
         await bus.close();
         await poller.stop();
+        await replicas.stop();
         await engine.close();
         await store.close();
       },
     };
   } catch (error) {
+    await app?.close();
+    await replicas.stop();
     await bus.close();
     await engine.close();
     await store.close();

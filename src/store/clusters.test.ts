@@ -14,6 +14,7 @@ import {
 } from './clusters.ts';
 import { openStore, type Store } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
+import { MIGRATIONS } from './migrations.ts';
 
 describe.each(DATABASE_KINDS)('clusters on %s', (kind) => {
   let database: TestDatabase;
@@ -33,7 +34,7 @@ describe.each(DATABASE_KINDS)('clusters on %s', (kind) => {
     const again = await openStore(database.url);
     try {
       const ran = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(again.db);
-      expect(ran.rows.map((row) => row.name)).toEqual(['0001-initial-schema']);
+      expect(ran.rows.map((row) => row.name)).toEqual(Object.keys(MIGRATIONS).sort());
     } finally {
       await again.close();
     }

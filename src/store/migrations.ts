@@ -129,7 +129,18 @@ async function initialSchema(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+async function serverReplicas(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('server_replicas')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('started_at', 'text', (c) => c.notNull())
+    .addColumn('heartbeat_at', 'text', (c) => c.notNull())
+    .execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
+  '0002-server-replicas': { up: serverReplicas },
 };

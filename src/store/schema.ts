@@ -134,6 +134,19 @@ export interface ApiTokenTable {
   revoked_at: string | null;
 }
 
+/**
+ * A `gantry server` replica that is up: it beats every few seconds; one whose beat is older than a few intervals
+ * is taken for gone (see replicas.ts), so its git repositories pass to the others.
+ */
+export interface ServerReplicaTable {
+  /** Random per process start. */
+  id: string;
+  /** Where the replica listens, for operators. */
+  url: string;
+  started_at: string;
+  heartbeat_at: string;
+}
+
 export interface Database {
   clusters: ClusterTable;
   deploy_tokens: DeployTokenTable;
@@ -144,4 +157,5 @@ export interface Database {
   global_services: GlobalServiceTable;
   service_contexts: ServiceContextTable;
   api_tokens: ApiTokenTable;
+  server_replicas: ServerReplicaTable;
 }
