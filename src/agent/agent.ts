@@ -7,7 +7,8 @@
  * - health: components not yet running are looked at again every few seconds and reported as they change;
  * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once.
  * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
- * the sources on its disk, and picks up again when the server answers; reports are sent only when they change.
+ * the sources on its disk (also across its own restarts: desired-state.ts), and picks up again when the server
+ * answers; reports are sent only when they change.
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -18,6 +19,7 @@ import type { Logger } from '../logger.ts';
 import { sleep } from '../sleep.ts';
 import { GANTRY_VERSION } from '../version.ts';
 import { runPushChannel } from './push-channel.ts';
+import { DesiredState } from './desired-state.ts';
 import { SourceCache } from './source-cache.ts';
 import { Wakeup } from './wakeup.ts';
 import { deleteService, refreshComponents, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
@@ -79,7 +81,8 @@ export function startAgent(options: AgentOptions): RunningAgent {
   const { signal } = stopping;
   const sources = new SourceCache(path.join(options.dataDir, 'sources'));
   const states = new Map<string, ServiceState>();
-  let known: AgentService[] = [];
+  const desired = new DesiredState(path.join(options.dataDir, 'services.sealed'), options.token);
+  let known: AgentService[] | undefined;
   const cluster = options.engine.clusters.get(options.kubeConfig, options.kubeConfig.getCurrentContext());
   const context: SyncContext = {
     engine: options.engine,
@@ -98,16 +101,33 @@ export function startAgent(options: AgentOptions): RunningAgent {
   };
 
   const poll = async () => {
-    try {
-      known = await options.client.services(signal);
-    } catch (error) {
-      if (signal.aborted) return;
-      options.log.warn({ error: messageOf(error) }, 'cannot reach the server; keeping the last desired state');
+    const listed = await options.client.services(signal).catch((error: unknown) => {
+      if (!signal.aborted) options.log.warn({ error: messageOf(error) }, 'cannot reach the server; keeping the last desired state');
+      return undefined;
+    });
+    if (signal.aborted) return;
+    if (listed) {
+      known = listed;
+      await desired.save(listed).catch((error: unknown) => options.log.warn({ error: messageOf(error) }, 'cannot save the desired state'));
+    } else {
+      known ??= await loadDesiredState();
     }
-    for (const service of known) {
+    for (const service of known ?? []) {
       if (signal.aborted) return;
       await syncIfDue(service);
       await sendPending(service);
+    }
+  };
+
+  /** What the agent knew before it restarted, so the cluster keeps its desired state while the server is away. */
+  const loadDesiredState = async (): Promise<AgentService[]> => {
+    try {
+      const services = (await desired.load()) ?? [];
+      options.log.info({ services: services.length }, 'desired state read from disk');
+      return services;
+    } catch (error) {
+      options.log.warn({ error: messageOf(error) }, 'the desired state on disk is not used');
+      return [];
     }
   };
 
@@ -181,7 +201,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
 
   /** Components keep changing after a sync (pods start, volumes bind): report them as they settle. */
   const health = async () => {
-    for (const service of known) {
+    for (const service of known ?? []) {
       const state = states.get(service.id);
       const outcome = state?.outcome;
       if (signal.aborted || !state || !outcome || service.deleting) continue;

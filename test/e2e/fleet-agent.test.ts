@@ -4,7 +4,7 @@
  * commits, a render error, rollback, and deletion.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -243,7 +243,7 @@ describe('the fleet agent', () => {
     expect(server.channels.connected()).toBe(0);
   });
 
-  test('with the server away, the agent repairs drift from its disk; what changed meanwhile arrives when it returns', async () => {
+  test('with the server away, the agent repairs drift from its disk, also after it restarts; what changed meanwhile arrives when it returns', async () => {
     await agent.stop();
     agent = startAgent({ ...agentOptions(), pollIntervalMs: 500, jitterMs: 100, resyncIntervalMs: 1_000 });
     await waitFor('the restarted agent synced', async () => (await service('greeter')).status === 'healthy', 30_000);
@@ -253,6 +253,16 @@ describe('the fleet agent', () => {
     await kubectl(['delete', 'configmap', 'greeting', '-n', KLUCTL_NS]);
     await waitFor(
       'drift repaired without the server',
+      async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting').catch(() => undefined)) === 'polled',
+      30_000,
+    );
+    // The desired state it restarts from holds configuration values: on disk they are sealed.
+    expect(await readFile(path.join(dir, 'agent', 'services.sealed'), 'utf8')).not.toContain('eu-west');
+    await agent.stop();
+    agent = startAgent({ ...agentOptions(), pollIntervalMs: 500, jitterMs: 100, resyncIntervalMs: 1_000 });
+    await kubectl(['delete', 'configmap', 'greeting', '-n', KLUCTL_NS]);
+    await waitFor(
+      'drift repaired by the restarted agent without the server',
       async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting').catch(() => undefined)) === 'polled',
       30_000,
     );
