@@ -184,6 +184,12 @@ describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
     expect(await call('GET', '/readyz')).toEqual({ status: 200, body: 'ok' });
     const metrics = await call('GET', '/metrics');
     expect(metrics.body).toMatch(/gantry_server_requests_total\{method="POST",route="\/v1\/clusters",code="201"\} \d+/);
+    const clusters = (await call('GET', '/v1/clusters', admin)).body as Array<{ pingedAt: string | null }>;
+    const pinged = clusters.filter((cluster) => cluster.pingedAt !== null).length;
+    expect(metrics.body).toContain(`gantry_fleet_clusters{pinged="true"} ${pinged}`);
+    expect(metrics.body).toContain(`gantry_fleet_clusters{pinged="false"} ${clusters.length - pinged}`);
+    expect(metrics.body).toMatch(/gantry_fleet_services\{status="healthy"\} 0/);
+    expect(metrics.body).toContain('gantry_fleet_agent_channels 0');
   });
 
   test('never logs a token', () => {

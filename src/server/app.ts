@@ -21,6 +21,7 @@ import { serviceRoutes } from './routes/services.ts';
 import { GlobalServices } from './global-services.ts';
 import { globalServiceRoutes } from './routes/global-services.ts';
 import { registerErrorHandlers } from './errors.ts';
+import { registerFleetMetrics } from './fleet-metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
 import { replicaRoutes } from './routes/replicas.ts';
@@ -68,7 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
-  registerProbes(app, options.store);
+  registerProbes(app, options.store, options.channels);
   const { db } = options.store;
   const globals = new GlobalServices({
     db,
@@ -106,9 +107,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-function registerProbes(app: FastifyInstance, store: Store): void {
+function registerProbes(app: FastifyInstance, store: Store, channels: PushChannels): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  registerFleetMetrics(registry, { db: store.db, channels });
   const requests = new Counter({
     name: 'gantry_server_requests_total',
     help: 'API requests answered, by route and status code.',

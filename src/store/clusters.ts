@@ -180,3 +180,15 @@ function toCluster(row: Selectable<ClusterTable>): Cluster {
     createdAt: row.created_at,
   };
 }
+
+/** How many clusters there are, and how many agents pinged at or after `pingedSince`. */
+export async function countClusters(db: Kysely<Database>, pingedSince: Date): Promise<{ total: number; pinged: number }> {
+  const row = await db
+    .selectFrom('clusters')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('total'),
+      eb.fn.count<number | string>(eb.case().when('pinged_at', '>=', pingedSince.toISOString()).then(1).end()).as('pinged'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.total), pinged: Number(row.pinged) };
+}

@@ -428,3 +428,14 @@ function sameConfiguration(box: SecretBox, sealed: string | null, next: Record<s
   const keys = new Set([...Object.keys(current), ...Object.keys(next)]);
   return [...keys].every((key) => current[key] === next[key]);
 }
+
+/** Live (not deleted) services by status (stale, synced, healthy, failed); statuses with none are absent. */
+export async function countServicesByStatus(db: Kysely<Database>): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom('services')
+    .select((eb) => ['status', eb.fn.countAll<number | string>().as('count')])
+    .where('deleted_at', 'is', null)
+    .groupBy('status')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+}

@@ -159,6 +159,9 @@ describe('the fleet agent', () => {
     ]);
     expect(live.metadata.managedFields.map((field) => field.manager)).toContain(AGENT_FIELD_MANAGER);
     expect(live.metadata.labels['kluctl.io/discriminator']).toMatch(/^gantry-svc-[0-9a-f-]{36}$/);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toContain('gantry_fleet_services{status="healthy"} 1');
+    expect(metrics).toContain('gantry_fleet_agent_channels 1');
   });
 
   test('a pushed commit reaches the cluster as a new revision; a render error applies nothing and keeps it running', async () => {
