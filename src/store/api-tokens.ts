@@ -23,18 +23,33 @@ export async function createApiToken(db: Kysely<Database>, name: string, role: R
   const token = newToken(TOKEN_PREFIX);
   await db
     .insertInto('api_tokens')
-    .values({ id: randomUUID(), name, token_hash: hashToken(token), role, created_at: now.toISOString(), revoked_at: null })
+    .values(tokenRow(randomUUID(), name, role, token, now))
     .execute();
   return token;
 }
 
+/** The first admin token's id, the same on every replica, so replicas starting together on an empty database make one. */
+const FIRST_ADMIN_ID = 'first-admin';
+
 /**
  * Makes the first admin token when the database has no API token at all.
- * @returns the new token, or undefined when tokens exist already (later starts print nothing).
+ * @returns the new token, or undefined when tokens exist already or another replica made it first (later starts
+ *   print nothing).
  */
-export async function ensureAdminToken(db: Kysely<Database>): Promise<string | undefined> {
+export async function ensureAdminToken(db: Kysely<Database>, now = new Date()): Promise<string | undefined> {
   const existing = await db.selectFrom('api_tokens').select('id').limit(1).executeTakeFirst();
-  return existing ? undefined : await createApiToken(db, 'admin', 'admin');
+  if (existing) return undefined;
+  const token = newToken(TOKEN_PREFIX);
+  const inserted = await db
+    .insertInto('api_tokens')
+    .values(tokenRow(FIRST_ADMIN_ID, 'admin', 'admin', token, now))
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 ? token : undefined;
+}
+
+function tokenRow(id: string, name: string, role: Role, token: string, now: Date) {
+  return { id, name, token_hash: hashToken(token), role, created_at: now.toISOString(), revoked_at: null };
 }
 
 /** Who a token belongs to, or undefined for an unknown or revoked one. */
