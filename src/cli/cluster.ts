@@ -50,7 +50,7 @@ export function clusterCommand(): Command {
           const clusters = await client.listClusters();
           printFleet(flags.output, clusters, () =>
             formatTable(
-              ['NAME', 'HANDLE', 'TAGS', 'DISTRO', 'KUBERNETES', 'AGENT', 'PINGED'],
+              ['NAME', 'HANDLE', 'TAGS', 'DISTRO', 'KUBERNETES', 'AGENT', 'HEALTH', 'PINGED'],
               clusters.map((c) => [
                 c.name,
                 c.handle,
@@ -58,6 +58,7 @@ export function clusterCommand(): Command {
                 c.distro ?? '',
                 c.kubernetesVersion ?? '',
                 c.agentVersion ?? '',
+                c.health,
                 c.pingedAt ?? 'never',
               ]),
             ),
@@ -133,6 +134,7 @@ function formatCluster(cluster: ApiCluster): string {
     ['distro', cluster.distro ?? ''],
     ['kubernetes', cluster.kubernetesVersion ?? ''],
     ['agent', cluster.agentVersion ?? ''],
+    ['health', cluster.health],
     ['pinged', cluster.pingedAt ?? 'never'],
     ['created', cluster.createdAt],
   ];

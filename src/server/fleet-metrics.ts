@@ -4,13 +4,11 @@
  */
 import type { Kysely } from 'kysely';
 import { Gauge, type Registry } from 'prom-client';
-import { countClusters } from '../store/clusters.ts';
+import { CLUSTER_PING_HEALTHY_MS, countClusters } from '../store/clusters.ts';
 import type { Database } from '../store/schema.ts';
 import { countServicesByStatus } from '../store/services.ts';
 import type { PushChannels } from './push-channels.ts';
 
-/** An agent that pinged within this long counts as reporting (Plural's agent pings every 2 minutes). */
-const PINGED_WITHIN_MS = 5 * 60_000;
 const SERVICE_STATUSES = ['stale', 'synced', 'healthy', 'failed'];
 
 export function registerFleetMetrics(registry: Registry, deps: { db: Kysely<Database>; channels: PushChannels }): void {
@@ -29,7 +27,7 @@ export function registerFleetMetrics(registry: Registry, deps: { db: Kysely<Data
     labelNames: ['pinged'],
     registers: [registry],
     async collect() {
-      const counts = await countClusters(db, new Date(Date.now() - PINGED_WITHIN_MS));
+      const counts = await countClusters(db, new Date(Date.now() - CLUSTER_PING_HEALTHY_MS));
       this.set({ pinged: 'true' }, counts.pinged);
       this.set({ pinged: 'false' }, counts.total - counts.pinged);
     },

@@ -28,6 +28,9 @@ export const ClusterSchema = Type.Object({
   kubernetesVersion: Type.Union([Type.String(), Type.Null()], { description: 'as the agent last reported it' }),
   agentVersion: Type.Union([Type.String(), Type.Null()]),
   pingedAt: Type.Union([Time, Type.Null()]),
+  health: Type.Union([Type.Literal('HEALTHY'), Type.Literal('UNHEALTHY'), Type.Literal('UNKNOWN')], {
+    description: 'HEALTHY when the agent pinged in the last 5 minutes, UNKNOWN before its first ping',
+  }),
   createdAt: Time,
 });
 

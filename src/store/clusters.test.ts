@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import {
   clusterForDeployToken,
+  clusterHealth,
   createCluster,
   deleteCluster,
   getCluster,
@@ -99,6 +100,7 @@ describe.each(DATABASE_KINDS)('clusters on %s', (kind) => {
 
   test('records pings', async () => {
     const { cluster } = await createCluster(store.db, { name: 'pinged' });
+    expect((await getCluster(store.db, 'pinged')).health).toBe('UNKNOWN');
     const now = new Date('2026-11-24T12:00:00.000Z');
     await recordPing(store.db, cluster.id, { kubernetesVersion: '1.35.4', agentVersion: '0.1.0', distro: 'generic' }, now);
     expect(await getCluster(store.db, 'pinged')).toMatchObject({
@@ -106,6 +108,18 @@ describe.each(DATABASE_KINDS)('clusters on %s', (kind) => {
       agentVersion: '0.1.0',
       distro: 'generic',
       pingedAt: now.toISOString(),
+      health: 'UNHEALTHY', // a ping of a fixed past time
     });
+    await recordPing(store.db, cluster.id, { kubernetesVersion: '1.35.4', agentVersion: '0.1.0' });
+    expect((await getCluster(store.db, 'pinged')).health).toBe('HEALTHY');
+  });
+});
+
+describe('clusterHealth', () => {
+  const now = new Date('2026-11-24T12:00:00.000Z');
+  test('healthy up to five minutes after the last ping, unhealthy after, unknown before the first', () => {
+    expect(clusterHealth('2026-11-24T11:55:00.000Z', now)).toBe('HEALTHY');
+    expect(clusterHealth('2026-11-24T11:54:59.999Z', now)).toBe('UNHEALTHY');
+    expect(clusterHealth(null, now)).toBe('UNKNOWN');
   });
 });

@@ -20,7 +20,23 @@ export interface Cluster {
   agentVersion: string | null;
   /** ISO time of the agent's last ping, or null before the first. */
   pingedAt: string | null;
+  /** See clusterHealth. */
+  health: ClusterHealth;
   createdAt: string;
+}
+
+export type ClusterHealth = 'HEALTHY' | 'UNHEALTHY' | 'UNKNOWN';
+
+/**
+ * An agent that pinged within this long counts as up. Plural's console uses 4, 5 and 20 minutes in different places
+ * (fleet stats, the health filter, Cluster.healthy?); one threshold here: two of the agent's 2-minute pings missed.
+ */
+export const CLUSTER_PING_HEALTHY_MS = 5 * 60_000;
+
+/** HEALTHY when the agent pinged within CLUSTER_PING_HEALTHY_MS, UNHEALTHY after, UNKNOWN before its first ping. */
+export function clusterHealth(pingedAt: string | null, now = new Date()): ClusterHealth {
+  if (pingedAt === null) return 'UNKNOWN';
+  return now.getTime() - Date.parse(pingedAt) <= CLUSTER_PING_HEALTHY_MS ? 'HEALTHY' : 'UNHEALTHY';
 }
 
 export interface NewCluster {
@@ -177,6 +193,7 @@ function toCluster(row: Selectable<ClusterTable>): Cluster {
     kubernetesVersion: row.kubernetes_version,
     agentVersion: row.agent_version,
     pingedAt: row.pinged_at,
+    health: clusterHealth(row.pinged_at),
     createdAt: row.created_at,
   };
 }

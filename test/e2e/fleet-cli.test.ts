@@ -55,8 +55,8 @@ describe('gantry server and the cluster commands', () => {
     expect(text.stdout).toMatch(/cluster prod created\ndeploy token \(shown only now\):\n\n {2}gantry-deploy-\S+\n/);
 
     const list = await gantry(['cluster', 'list'], { env });
-    expect(list.stdout.split('\n')[0]).toMatch(/^NAME\s+HANDLE\s+TAGS\s+DISTRO\s+KUBERNETES\s+AGENT\s+PINGED$/);
-    expect(list.stdout).toMatch(/^dev\s+dev\s+tier=web,region=eu\s+never$/m);
+    expect(list.stdout.split('\n')[0]).toMatch(/^NAME\s+HANDLE\s+TAGS\s+DISTRO\s+KUBERNETES\s+AGENT\s+HEALTH\s+PINGED$/);
+    expect(list.stdout).toMatch(/^dev\s+dev\s+tier=web,region=eu\s+UNKNOWN\s+never$/m);
     expect((await gantry(['cluster', 'get', 'dev', '-o', 'yaml'], { env })).stdout).toContain('name: dev\n');
     expect((await gantry(['cluster', 'get', 'dev'], { env })).stdout).toMatch(/^tags:\s+tier=web,region=eu$/m);
 
