@@ -22,6 +22,7 @@ import { globalServiceRoutes } from './routes/global-services.ts';
 import { registerErrorHandlers } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
+import { contextRoutes } from './routes/contexts.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 
 export interface AppOptions {
@@ -92,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   serviceRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
+  contextRoutes(app, { db, onServiceChange: options.onServiceChange });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,
