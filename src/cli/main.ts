@@ -4,6 +4,7 @@
 import { Command } from 'commander';
 import { agentCommand } from './agent.ts';
 import { clusterCommand } from './cluster.ts';
+import { contextCommand } from './context.ts';
 import { controllerCommand } from './controller.ts';
 import { deleteCommand } from './delete.ts';
 import { deployCommand } from './deploy.ts';
@@ -51,6 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     replicaCommand(),
     serviceCommand(),
     globalServiceCommand(),
+    contextCommand(),
     agentCommand(),
   ]) {
     program.addCommand(command);

@@ -66,6 +66,7 @@ export function serviceCommand(): Command {
           git,
           renderer: flags.renderer || flags.target || Object.keys(flags.arg).length > 0 ? rendererFromFlags(flags) : undefined,
           configuration: Object.keys(flags.config).length > 0 ? flags.config : undefined,
+          contexts: flags.context.length > 0 ? flags.context : undefined,
           dependencies: flags.dependsOn.length > 0 ? flags.dependsOn : undefined,
           protect: flags.protect,
         });
@@ -229,6 +230,7 @@ function formatService(service: ApiService): string {
       `${service.revision.number} (${(service.revision.commit ?? '').slice(0, 12)}), applied: ${service.appliedRevision ?? 'none'}`,
     ],
     ['config', service.configuration.join(', ')],
+    ...(service.contexts.length > 0 ? [['contexts', service.contexts.join(', ')] as [string, string]] : []),
   ];
   const head = rows.map(([key, value]) => `${`${key}:`.padEnd(11)}${value}\n`).join('');
   const errors = service.errors.map((error) => `error (${error.source}): ${error.message}\n`).join('');

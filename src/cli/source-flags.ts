@@ -14,6 +14,7 @@ export interface SourceFlags {
   target?: string;
   arg: Record<string, string>;
   config: Record<string, string>;
+  context: string[];
 }
 
 export function addSourceFlags(command: Command): Command {
@@ -27,7 +28,13 @@ export function addSourceFlags(command: Command): Command {
     )
     .option('--target <name>', 'kluctl: the target')
     .option('--arg <name=value>', 'kluctl: an arg (repeatable)', keyValueArg, {})
-    .option('--config <key=value>', 'a configuration value (repeatable; replaces the whole configuration on update)', keyValueArg, {});
+    .option('--config <key=value>', 'a configuration value (repeatable; replaces the whole configuration on update)', keyValueArg, {})
+    .option(
+      '--context <name>',
+      'a service context to bind, read in Liquid templates as contexts.<name> (repeatable; replaces the bound ones on update)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    );
 }
 
 /** The renderer the flags ask for: kluctl when a target or args are given, else auto unless named. */
@@ -37,7 +44,17 @@ export function rendererFromFlags(flags: SourceFlags) {
 }
 
 /** The source a create needs. @throws Error naming the missing flags. */
-export function requiredSource(flags: SourceFlags): { namespace: string; repository: string; git: { ref: string; folder: string } } {
+export function requiredSource(flags: SourceFlags): {
+  namespace: string;
+  repository: string;
+  git: { ref: string; folder: string };
+  contexts?: string[];
+} {
   if (!flags.namespace || !flags.repo || !flags.ref) throw new Error('create needs --namespace, --repo and --ref');
-  return { namespace: flags.namespace, repository: flags.repo, git: { ref: flags.ref, folder: flags.folder ?? '' } };
+  return {
+    namespace: flags.namespace,
+    repository: flags.repo,
+    git: { ref: flags.ref, folder: flags.folder ?? '' },
+    ...(flags.context.length > 0 ? { contexts: flags.context } : {}),
+  };
 }

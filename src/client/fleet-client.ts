@@ -5,6 +5,7 @@
 import type { Static } from 'typebox';
 import type {
   ClusterSchema,
+  ContextUpsertBody,
   CreatedClusterSchema,
   GlobalServiceSchema,
   GlobalServiceUpdateBody,
@@ -15,6 +16,7 @@ import type {
   ReplicaSchema,
   RepositorySchema,
   RevisionSchema,
+  ServiceContextSchema,
   ServiceSchema,
   ServiceUpdateBody,
 } from '../server/schemas.ts';
@@ -26,6 +28,7 @@ export type ApiService = Static<typeof ServiceSchema>;
 export type ApiRevision = Static<typeof RevisionSchema>;
 export type ApiGlobalService = Static<typeof GlobalServiceSchema>;
 export type ApiCreatedCluster = Static<typeof CreatedClusterSchema>;
+export type ApiServiceContext = Static<typeof ServiceContextSchema>;
 
 /** The server answered with an error: its status, message and, for bad input, the offending field. */
 export class ApiError extends Error {
@@ -154,6 +157,23 @@ export class FleetClient {
       ...(options.confirm ? { confirm: 'true' } : {}),
     }).toString();
     await this.#call('DELETE', `/v1/globalservices/${encodeURIComponent(name)}${query ? `?${query}` : ''}`);
+  }
+
+  listContexts(): Promise<ApiServiceContext[]> {
+    return this.#call('GET', '/v1/contexts');
+  }
+
+  getContext(name: string): Promise<ApiServiceContext> {
+    return this.#call('GET', `/v1/contexts/${encodeURIComponent(name)}`);
+  }
+
+  /** Creates the context or replaces its configuration; bound services get a new revision when it changed. */
+  setContext(name: string, context: ContextUpsertBody): Promise<ApiServiceContext> {
+    return this.#call('PUT', `/v1/contexts/${encodeURIComponent(name)}`, context);
+  }
+
+  async deleteContext(name: string): Promise<void> {
+    await this.#call('DELETE', `/v1/contexts/${encodeURIComponent(name)}`);
   }
 
   /**

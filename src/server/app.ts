@@ -24,6 +24,7 @@ import { registerErrorHandlers } from './errors.ts';
 import { registerFleetMetrics } from './fleet-metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
+import { contextRoutes } from './routes/contexts.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 
@@ -97,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   serviceRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
+  contextRoutes(app, { db, onServiceChange: options.onServiceChange });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,

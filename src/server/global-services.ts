@@ -21,7 +21,15 @@ import {
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import { createService, listServices, markServiceDeleted, removeService, type Service, updateService } from '../store/services.ts';
+import {
+  createService,
+  listServices,
+  markServiceDeleted,
+  removeService,
+  type Service,
+  type ServiceSpec,
+  updateService,
+} from '../store/services.ts';
 import { HttpError } from './errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
@@ -148,12 +156,7 @@ export class GlobalServices {
           {
             clusterId: cluster.id,
             name: global.template.name,
-            spec: {
-              namespace: global.template.namespace,
-              repositoryId: global.template.repositoryId,
-              git: global.template.git,
-              renderer: global.template.renderer,
-            },
+            spec: copySpec(global.template),
             configuration: global.template.configuration,
             ownerId: global.id,
           },
@@ -174,17 +177,11 @@ export class GlobalServices {
   async #updateCopies(global: GlobalService): Promise<void> {
     const source = await this.#deps.sources.resolve(global.template.repositoryId, global.template.git);
     for (const { service } of await this.#copies(global)) {
-      const spec = {
-        namespace: global.template.namespace,
-        repositoryId: global.template.repositoryId,
-        git: global.template.git,
-        renderer: global.template.renderer,
-      };
       const { service: updated, revised } = await updateService(
         this.#deps.db,
         this.#deps.box,
         service.id,
-        { spec, configuration: global.template.configuration ?? {} },
+        { spec: copySpec(global.template), configuration: global.template.configuration ?? {} },
         source,
         {
           by: `globalservice/${global.name}`,
@@ -209,4 +206,10 @@ export class GlobalServices {
       return cluster ? [{ service, cluster }] : [];
     });
   }
+}
+
+/** The spec of a global service's copy on any cluster. */
+function copySpec(template: ServiceTemplate): ServiceSpec {
+  const { namespace, repositoryId, git, renderer, contexts } = template;
+  return { namespace, repositoryId, git, renderer, ...(contexts && contexts.length > 0 ? { contexts } : {}) };
 }

@@ -139,6 +139,18 @@ const Configuration = Type.Record(Type.String({ minLength: 1 }), Type.String(), 
   description: 'Values handed to the renderer (Kluctl args, templates); stored encrypted, given in clear only to the agent.',
 });
 
+/** Context names are used in Liquid as `contexts.<name>`, so they keep to letters, digits, - and _. */
+const ContextName = Type.String({
+  pattern: '^[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?$',
+  description: 'lower-case letters, digits, - and _',
+});
+
+const ContextNames = Type.Array(ContextName, {
+  uniqueItems: true,
+  maxItems: 50,
+  description: 'service contexts (gantry context set) bound into Liquid templates as contexts.<name>',
+});
+
 /** What a service runs: its name, namespace and source (a global service's template is just this). */
 const ServiceSourceFields = {
   name: Name,
@@ -147,6 +159,7 @@ const ServiceSourceFields = {
   git: GitSourceSchema,
   renderer: Type.Optional(RendererSchema),
   configuration: Type.Optional(Configuration),
+  contexts: Type.Optional(ContextNames),
 };
 
 export const NewServiceSchema = Type.Object(
@@ -171,6 +184,7 @@ export const ServiceUpdateSchema = Type.Object(
     ),
     renderer: Type.Optional(RendererSchema),
     configuration: Type.Optional(Configuration),
+    contexts: Type.Optional(ContextNames),
     dependencies: Type.Optional(Type.Array(Name)),
     protect: Type.Optional(Type.Boolean()),
   },
@@ -198,6 +212,7 @@ export const RevisionSchema = Type.Object({
   namespace: Type.String(),
   git: GitSourceSchema,
   renderer: RendererSchema,
+  contexts: Type.Array(Type.String()),
   message: Type.Union([Type.String(), Type.Null()]),
   createdBy: Type.Union([Type.String(), Type.Null()]),
   createdAt: Time,
@@ -212,6 +227,7 @@ export const ServiceSchema = Type.Object({
   git: GitSourceSchema,
   renderer: RendererSchema,
   configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+  contexts: Type.Array(Type.String(), { description: 'bound service contexts' }),
   dependencies: Type.Array(Type.String()),
   protect: Type.Boolean(),
   status: Type.Union([Type.Literal('stale'), Type.Literal('synced'), Type.Literal('healthy'), Type.Literal('failed')]),
@@ -233,11 +249,29 @@ export const DeleteServiceQuery = Type.Object({
   ),
 });
 
+const ContextConfiguration = Type.Record(Type.String({ minLength: 1 }), Type.Unknown(), {
+  description: 'any JSON object; stored as is (not secret: readers see it)',
+});
+
+/**
+ * The cluster as an agent's templates see it (`cluster` in Liquid), with Plural's names for the fields it binds;
+ * version is the Kubernetes version the agent last reported (Plural's currentVersion).
+ */
+const AgentClusterSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  handle: Type.String(),
+  tags: Type.Record(Type.String(), Type.String()),
+  distro: Type.Union([Type.String(), Type.Null()]),
+  version: Type.Union([Type.String(), Type.Null()]),
+});
+
 /** What an agent gets for each service of its cluster. */
 export const AgentServiceSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   namespace: Type.String(),
+  cluster: AgentClusterSchema,
   revision: Type.Object({
     id: Type.String(),
     number: Type.Integer(),
@@ -247,6 +281,8 @@ export const AgentServiceSchema = Type.Object({
   folder: Type.String(),
   renderer: RendererSchema,
   configuration: Type.Record(Type.String(), Type.String()),
+  /** The bound contexts' configuration by name; a context deleted since the revision was made is absent. */
+  contexts: Type.Record(Type.String(), ContextConfiguration),
   /** Dependencies not yet healthy on the cluster; the agent applies nothing until this is empty. */
   waitingFor: Type.Array(Type.String()),
   deleting: Type.Boolean(),
@@ -304,6 +340,7 @@ export const GlobalServiceSchema = Type.Object({
     git: GitSourceSchema,
     renderer: RendererSchema,
     configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+    contexts: Type.Array(Type.String()),
   }),
   services: Type.Array(Type.Object({ cluster: Type.String(), status: Type.String(), deleting: Type.Boolean() })),
   createdAt: Time,
@@ -318,3 +355,17 @@ export const DeleteGlobalServiceQuery = Type.Object({
   detach: Type.Optional(TrueOrFalse),
 });
 export const NameParams = Type.Object({ name: Type.String() });
+
+export const ContextParams = Type.Object({ name: ContextName });
+
+export const ContextUpsertSchema = Type.Object({ configuration: ContextConfiguration }, { additionalProperties: false });
+export type ContextUpsertBody = Static<typeof ContextUpsertSchema>;
+
+export const ServiceContextSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  configuration: ContextConfiguration,
+  boundBy: Type.Array(Type.String(), { description: 'services (cluster/name) and global services binding the context' }),
+  createdAt: Time,
+  updatedAt: Time,
+});

@@ -20,6 +20,8 @@ export interface ServiceTemplate {
   renderer: Renderer;
   /** Sealed in the database (the template's other fields are not secret). */
   configuration?: Record<string, string>;
+  /** Service contexts each copy binds. */
+  contexts?: string[];
 }
 
 export interface GlobalService {

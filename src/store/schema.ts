@@ -118,7 +118,7 @@ export interface GlobalServiceTable {
 export interface ServiceContextTable {
   id: string;
   name: string;
-  /** Encrypted JSON object. */
+  /** Plain JSON object: a context is shared, non-secret configuration (secrets belong in a service's own). */
   configuration: string;
   created_at: string;
   updated_at: string;

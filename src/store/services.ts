@@ -23,6 +23,11 @@ export interface ServiceSpec {
   repositoryId: string;
   git: { ref: string; folder: string };
   renderer: Renderer;
+  /**
+   * Names of the service contexts bound into its templates. Absent rather than empty, so specs stored before
+   * contexts existed compare equal to the same spec written now (an empty list would make a revision).
+   */
+  contexts?: string[];
 }
 
 /** STALE: a newer revision than the applied one, or objects out of sync; SYNCED: applied, not all ready yet. */
@@ -189,6 +194,18 @@ export async function updateService(
     return changed;
   });
   return { service: await getServiceById(db, serviceId), revised };
+}
+
+/**
+ * Adds a revision with the service's current content, for a change outside it that its agent must render again
+ * (a bound context's configuration changed).
+ */
+export async function reviseService(db: Kysely<Database>, serviceId: string, author: Author, now = new Date()): Promise<Service> {
+  await db.transaction().execute(async (trx) => {
+    const current = await revisionRow(trx, (await serviceRow(trx, serviceId)).revision_id);
+    await addRevision(trx, serviceId, { commit: current.commit_sha ?? '', digest: current.digest ?? '' }, author, now.toISOString());
+  });
+  return await getServiceById(db, serviceId);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * /v1/agent: what an agent may do with its cluster's deploy token, and nothing else: read its own cluster, ping
  * (Kubernetes and agent versions, as Plural's pingCluster), hold a push channel (push-channels.ts), list its
- * services with their configuration in clear,
+ * services with their configuration in clear and what their templates bind (the cluster, bound contexts),
  * download a service's tarball by digest, and report a service's components. A service of another cluster is a 403.
  */
 import { createReadStream } from 'node:fs';
@@ -12,6 +12,7 @@ import { Type } from 'typebox';
 import { getCluster, recordPing } from '../../store/clusters.ts';
 import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
+import { contextConfigurations } from '../../store/service-contexts.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
 import { getServiceById, listServices, recordServiceReport, type Service, serviceConfiguration } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
@@ -60,13 +61,23 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     '/v1/agent/services',
     { ...agents, schema: { tags, response: { 200: Type.Array(AgentServiceSchema), ...errors } } },
     async (request) => {
-      const services = await listServices(db, { clusterId: agentCluster(request).id });
+      const cluster = agentCluster(request);
+      const services = await listServices(db, { clusterId: cluster.id });
       const healthy = new Set(services.filter((s) => s.status === 'healthy').map((s) => s.name));
+      const templateCluster = {
+        id: cluster.id,
+        name: cluster.name,
+        handle: cluster.handle,
+        tags: cluster.tags,
+        distro: cluster.distro,
+        version: cluster.kubernetesVersion,
+      };
       return await Promise.all(
         services.map(async (service) => ({
           id: service.id,
           name: service.name,
           namespace: service.spec.namespace,
+          cluster: templateCluster,
           revision: {
             id: service.revision.id,
             number: service.revision.number,
@@ -76,6 +87,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
           folder: service.revision.spec.git.folder,
           renderer: service.revision.spec.renderer,
           configuration: await serviceConfiguration(db, box, service.id),
+          contexts: await contextConfigurations(db, service.revision.spec.contexts ?? []),
           waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
           deleting: service.deletedAt !== null,
         })),

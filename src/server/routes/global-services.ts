@@ -16,6 +16,7 @@ import { listServices } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { ServiceSources } from '../service-sources.ts';
+import { checkedContexts } from './contexts.ts';
 import {
   ConfirmQuery,
   DeleteGlobalServiceQuery,
@@ -39,6 +40,7 @@ export function globalServiceRoutes(
   const tags = ['globalservices'];
   const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
     const repository = await sources.registeredRepository(body.repository, 'body.template.repository');
+    await checkedContexts(db, body.contexts, 'body.template.contexts');
     return { ...body, repositoryId: repository.id, renderer: body.renderer ?? { kind: 'auto' } };
   };
   const show = async (global: GlobalService) => toApi(db, global);
@@ -108,7 +110,12 @@ async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Stati
     name: global.name,
     tags: global.tags,
     distro: global.distro,
-    template: { ...template, repository: repositoryId, configuration: Object.keys(configuration ?? {}).sort() },
+    template: {
+      ...template,
+      repository: repositoryId,
+      configuration: Object.keys(configuration ?? {}).sort(),
+      contexts: template.contexts ?? [],
+    },
     services: services
       .filter((service) => service.ownerId === global.id)
       .map((service) => ({

@@ -42,6 +42,7 @@ import {
   ServiceUpdateSchema,
 } from '../schemas.ts';
 import type { ServiceSources } from '../service-sources.ts';
+import { checkedContexts } from './contexts.ts';
 
 export interface ServiceRouteDeps {
   db: Kysely<Database>;
@@ -90,6 +91,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
         repositoryId: repository.id,
         git: body.git,
         renderer: checkedRenderer(body.renderer),
+        ...contextsField(await checkedContexts(db, body.contexts, 'body.contexts')),
       };
       const source = await sources.resolve(repository.id, spec.git, { fresh: true });
       const service = await createService(
@@ -129,6 +131,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
         repositoryId,
         git: { ...service.spec.git, ...body.git },
         renderer: body.renderer ? checkedRenderer(body.renderer) : service.spec.renderer,
+        ...contextsField((await checkedContexts(db, body.contexts, 'body.contexts')) ?? service.spec.contexts),
       };
       const source = await sources.resolve(repositoryId, spec.git, { fresh: true });
       const { service: updated, revised } = await updateService(
@@ -193,6 +196,11 @@ async function findService(db: Kysely<Database>, params: { cluster: string; name
   return await getService(db, cluster.id, params.name);
 }
 
+/** The spec's `contexts`, left out when there are none (see ServiceSpec.contexts). */
+function contextsField(contexts: string[] | undefined): { contexts?: string[] } {
+  return contexts && contexts.length > 0 ? { contexts } : {};
+}
+
 /** Kluctl's target and args belong to the kluctl renderer only. @throws HttpError 400 naming body.renderer. */
 function checkedRenderer(renderer: Renderer | undefined): Renderer {
   if (!renderer) return { kind: 'auto' };
@@ -219,6 +227,7 @@ async function toApiService(db: Kysely<Database>, box: SecretBox, service: Servi
     git: service.spec.git,
     renderer: service.spec.renderer,
     configuration: keys,
+    contexts: service.spec.contexts ?? [],
     dependencies: service.dependencies,
     protect: service.protect,
     status: service.status,
@@ -240,6 +249,7 @@ function toApiRevision(revision: Revision): Static<typeof RevisionSchema> {
     namespace: revision.spec.namespace,
     git: revision.spec.git,
     renderer: revision.spec.renderer,
+    contexts: revision.spec.contexts ?? [],
     message: revision.message,
     createdBy: revision.createdBy,
     createdAt: revision.createdAt,
