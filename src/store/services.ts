@@ -258,59 +258,95 @@ export async function rollbackService(
 }
 
 export async function listServices(db: Kysely<Database>, filter: { clusterId?: string; repositoryId?: string } = {}): Promise<Service[]> {
-  let query = db.selectFrom('services').select('id').orderBy('name');
+  let query = db.selectFrom('services').selectAll().orderBy('name');
   if (filter.clusterId) query = query.where('cluster_id', '=', filter.clusterId);
   if (filter.repositoryId) query = query.where('repository_id', '=', filter.repositoryId);
-  const ids = await query.execute();
-  return await Promise.all(ids.map((row) => getServiceById(db, row.id)));
+  return await servicesOf(db, await query.execute());
 }
 
 /** @throws NotFoundError */
 export async function getService(db: Kysely<Database>, clusterId: string, name: string): Promise<Service> {
-  const row = await db.selectFrom('services').select('id').where('cluster_id', '=', clusterId).where('name', '=', name).executeTakeFirst();
+  const row = await db.selectFrom('services').selectAll().where('cluster_id', '=', clusterId).where('name', '=', name).executeTakeFirst();
   if (!row) throw new NotFoundError('service', name);
-  return await getServiceById(db, row.id);
+  return (await servicesOf(db, [row]))[0]!;
 }
 
 /** @throws NotFoundError */
 export async function getServiceById(db: Kysely<Database>, id: string): Promise<Service> {
-  const row = await serviceRow(db, id);
-  const revision = await revisionRow(db, row.revision_id);
-  const components = await db
-    .selectFrom('service_components')
-    .selectAll()
-    .where('service_id', '=', id)
-    .orderBy('kind')
-    .orderBy('namespace')
-    .orderBy('name')
-    .execute();
-  return {
-    id: row.id,
-    clusterId: row.cluster_id,
-    name: row.name,
-    spec: JSON.parse(row.spec) as ServiceSpec,
-    dependencies: JSON.parse(row.dependencies) as string[],
-    protect: row.protect === 1,
-    ownerId: row.owner_id,
-    status: row.status as ServiceStatus,
-    errors: JSON.parse(row.errors) as ServiceError[],
-    revision: toRevision(revision),
-    appliedRevisionId: row.applied_revision_id,
-    components: components.map((c) => ({ ...c, state: c.state as ComponentState, synced: c.synced === 1 })),
-    deletedAt: row.deleted_at,
-    createdAt: row.created_at,
-  };
+  return (await servicesOf(db, [await serviceRow(db, id)]))[0]!;
 }
 
-/** The service's configuration in clear (for its agent only; values are sealed in the database). */
-export async function serviceConfiguration(db: Kysely<Database>, box: SecretBox, serviceId: string): Promise<Record<string, string>> {
-  const row = await serviceRow(db, serviceId);
-  return row.configuration === null ? {} : box.openJson<Record<string, string>>(row.configuration);
+/** Ids per `IN (…)` list: well under SQLite's 32,766 bound parameters and PostgreSQL's 65,535. */
+const IN_CHUNK = 1000;
+
+/** The services of `rows`, in their order, with their revisions and components read in a few queries. */
+async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<ServiceTable>>): Promise<Service[]> {
+  const revisionIds = rows.flatMap((row) => (row.revision_id === null ? [] : [row.revision_id]));
+  const [revisions, components] = await Promise.all([
+    inChunks(revisionIds, (ids) => db.selectFrom('revisions').selectAll().where('id', 'in', ids).execute()),
+    inChunks(
+      rows.map((row) => row.id),
+      (ids) =>
+        db
+          .selectFrom('service_components')
+          .selectAll()
+          .where('service_id', 'in', ids)
+          .orderBy('kind')
+          .orderBy('namespace')
+          .orderBy('name')
+          .execute(),
+    ),
+  ]);
+  const revisionById = new Map(revisions.map((revision) => [revision.id, revision]));
+  const componentsOf = Map.groupBy(components, (component) => component.service_id);
+  return rows.map((row) => {
+    const revision = row.revision_id === null ? undefined : revisionById.get(row.revision_id);
+    if (!revision) throw new Error(`service revision ${row.revision_id} is missing`);
+    return {
+      id: row.id,
+      clusterId: row.cluster_id,
+      name: row.name,
+      spec: JSON.parse(row.spec) as ServiceSpec,
+      dependencies: JSON.parse(row.dependencies) as string[],
+      protect: row.protect === 1,
+      ownerId: row.owner_id,
+      status: row.status as ServiceStatus,
+      errors: JSON.parse(row.errors) as ServiceError[],
+      revision: toRevision(revision),
+      appliedRevisionId: row.applied_revision_id,
+      components: (componentsOf.get(row.id) ?? []).map(({ service_id: _serviceId, ...c }) => ({
+        ...c,
+        state: c.state as ComponentState,
+        synced: c.synced === 1,
+      })),
+      deletedAt: row.deleted_at,
+      createdAt: row.created_at,
+    };
+  });
+}
+
+/** Runs `query` over `ids` in chunks of IN_CHUNK and concatenates the rows. */
+async function inChunks<T>(ids: readonly string[], query: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let start = 0; start < ids.length; start += IN_CHUNK) rows.push(...(await query(ids.slice(start, start + IN_CHUNK))));
+  return rows;
+}
+
+/** Each service's configuration in clear, by service id (for agents only; values are sealed in the database). */
+export async function serviceConfigurations(
+  db: Kysely<Database>,
+  box: SecretBox,
+  serviceIds: readonly string[],
+): Promise<Map<string, Record<string, string>>> {
+  const rows = await inChunks(serviceIds, (ids) =>
+    db.selectFrom('services').select(['id', 'configuration']).where('id', 'in', ids).execute(),
+  );
+  return new Map(rows.map((row) => [row.id, row.configuration === null ? {} : box.openJson<Record<string, string>>(row.configuration)]));
 }
 
 /** The configuration keys (never values) of a service, for readers. */
 export async function configurationKeys(db: Kysely<Database>, box: SecretBox, serviceId: string): Promise<string[]> {
-  return Object.keys(await serviceConfiguration(db, box, serviceId)).sort();
+  return Object.keys((await serviceConfigurations(db, box, [serviceId])).get(serviceId) ?? {}).sort();
 }
 
 export async function listRevisions(db: Kysely<Database>, serviceId: string): Promise<Revision[]> {

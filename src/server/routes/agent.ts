@@ -14,7 +14,7 @@ import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import { contextConfigurations } from '../../store/service-contexts.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
-import { getServiceById, listServices, recordServiceReport, type Service, serviceConfiguration } from '../../store/services.ts';
+import { getServiceById, listServices, recordServiceReport, type Service, serviceConfigurations } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import { AgentServiceSchema, ClusterSchema, ErrorResponses, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
@@ -72,26 +72,32 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
         distro: cluster.distro,
         version: cluster.kubernetesVersion,
       };
-      return await Promise.all(
-        services.map(async (service) => ({
-          id: service.id,
-          name: service.name,
-          namespace: service.spec.namespace,
-          cluster: templateCluster,
-          revision: {
-            id: service.revision.id,
-            number: service.revision.number,
-            commit: service.revision.commit,
-            digest: service.revision.digest ?? '',
-          },
-          folder: service.revision.spec.git.folder,
-          renderer: service.revision.spec.renderer,
-          configuration: await serviceConfiguration(db, box, service.id),
-          contexts: await contextConfigurations(db, service.revision.spec.contexts ?? []),
-          waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
-          deleting: service.deletedAt !== null,
-        })),
-      );
+      const [configurations, contexts] = await Promise.all([
+        serviceConfigurations(
+          db,
+          box,
+          services.map((service) => service.id),
+        ),
+        contextConfigurations(db, [...new Set(services.flatMap((service) => service.revision.spec.contexts ?? []))]),
+      ]);
+      return services.map((service) => ({
+        id: service.id,
+        name: service.name,
+        namespace: service.spec.namespace,
+        cluster: templateCluster,
+        revision: {
+          id: service.revision.id,
+          number: service.revision.number,
+          commit: service.revision.commit,
+          digest: service.revision.digest ?? '',
+        },
+        folder: service.revision.spec.git.folder,
+        renderer: service.revision.spec.renderer,
+        configuration: configurations.get(service.id) ?? {},
+        contexts: pick(contexts, service.revision.spec.contexts ?? []),
+        waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
+        deleting: service.deletedAt !== null,
+      }));
     },
   );
 
@@ -142,4 +148,9 @@ async function ownService(db: Kysely<Database>, request: FastifyRequest, id: str
   });
   if (service.clusterId !== agentCluster(request).id) throw new HttpError(403, `service ${id} belongs to another cluster`);
   return service;
+}
+
+/** The entries of `record` named in `names` (those it has). */
+function pick<T>(record: Record<string, T>, names: readonly string[]): Record<string, T> {
+  return Object.fromEntries(names.flatMap((name) => (name in record ? [[name, record[name] as T]] : [])));
 }
