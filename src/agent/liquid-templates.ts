@@ -23,7 +23,7 @@ export interface TemplateBindings {
   /** The agent's cluster: id, name, handle, tags, distro, and version (the Kubernetes version it last reported). */
   cluster: AgentService['cluster'];
   /** Each bound service context's configuration, by context name. */
-  contexts: Record<string, Record<string, unknown>>;
+  contexts: AgentService['contexts'];
   service: { id: string; name: string; namespace: string };
 }
 
@@ -55,7 +55,7 @@ export function templateBindings(service: AgentService): TemplateBindings {
   return {
     configuration: service.configuration,
     cluster: service.cluster,
-    contexts: service.contexts as Record<string, Record<string, unknown>>,
+    contexts: service.contexts,
     service: { id: service.id, name: service.name, namespace: service.namespace },
   };
 }
