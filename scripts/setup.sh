@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 # npm keeps its own copy of the lockfile in node_modules/.package-lock.json after every install, so a
 # lockfile newer than that copy means package-lock.json changed since the last install.
 needs_npm_install() {
+  # A linked node_modules (a git worktree sharing another checkout's) is that checkout's to install: npm ci here
+  # would empty it under the other checkout's feet.
+  [ -L node_modules ] && return 1
   [ ! -x node_modules/.bin/node ] && return 0
   [ ! -f node_modules/.package-lock.json ] && return 0
   [ -f package-lock.json ] && [ package-lock.json -nt node_modules/.package-lock.json ] && return 0

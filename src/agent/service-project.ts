@@ -1,7 +1,8 @@
 /**
  * What the engine renders for a service: its folder as a Kluctl project (target, args, and the configuration as
  * args), or, for kustomize and raw YAML, a one-item Kluctl project wrapped around the folder with the service's
- * namespace as overrideNamespace. Either way one engine renders, applies, waits and prunes, with the service's own
+ * namespace as overrideNamespace, its `*.liquid` files rendered into the copy (liquid-templates.ts; Kluctl projects
+ * have their own templating, with the configuration as args). Either way one engine renders, applies, waits and prunes, with the service's own
  * discriminator, in the agent's own cluster.
  */
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import type { AgentService } from '../client/agent-client.ts';
 import type { TargetRequest } from '../deploy/prepare.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
+import { renderLiquidTemplates, templateBindings } from './liquid-templates.ts';
 import { parseYaml, toYaml } from '../yaml.ts';
 
 export type RendererKind = 'kluctl' | 'kustomize' | 'raw';
@@ -32,6 +34,7 @@ export async function rendererFor(service: AgentService, sourceDir: string): Pro
 
 /**
  * The engine request for the service, writing the wrapper project into `workDir` for kustomize and raw.
+ * @throws TemplateError for a Liquid template that cannot be rendered (a render error: nothing is applied).
  * @param context the agent's kubeconfig context: a service deploys to the agent's cluster, whatever its project says.
  */
 export async function serviceRequest(
@@ -52,7 +55,9 @@ export async function serviceRequest(
   }
   await rm(workDir, { recursive: true, force: true });
   await mkdir(workDir, { recursive: true });
-  await cp(sourceDir, path.join(workDir, 'source'), { recursive: true });
+  const copy = path.join(workDir, 'source');
+  await cp(sourceDir, copy, { recursive: true });
+  await renderLiquidTemplates(copy, templateBindings(service), { manifestNames: renderer === 'raw' });
   const deployment = { deployments: [{ path: 'source' }], overrideNamespace: service.namespace };
   await writeFile(path.join(workDir, 'deployment.yaml'), toYaml(deployment));
   return { ...common, projectDir: workDir, args: {} };

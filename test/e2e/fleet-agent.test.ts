@@ -1,10 +1,10 @@
 /**
  * The fleet end to end in this process: a real server (SQLite), a real git repository, and the agent deploying
  * services into the local cluster with the engine: raw YAML and a Kluctl project with configuration as args, new
- * commits, a render error, rollback, and deletion.
+ * commits, a render error, rollback, Liquid templates with a service context, and deletion.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -25,6 +25,19 @@ const suffix = randomBytes(3).toString('hex');
 const RAW_NS = `fleet-raw-${suffix}`;
 const KLUCTL_NS = `fleet-kluctl-${suffix}`;
 const DEPS_NS = `fleet-deps-${suffix}`;
+const LIQUID_NS = `fleet-liquid-${suffix}`;
+
+const liquidConfigMap = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: templated
+data:
+  greeting: "{{ configuration.greeting }}"
+  cluster: "{{ cluster.name }}/{{ cluster.tags.tier }}"
+  version: "{{ cluster.version }}"
+  vpc: "{{ contexts.network.vpc }}"
+  namespace: "{{ service.namespace }}"
+`;
 
 const configMap = (name: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
@@ -64,6 +77,7 @@ describe('the fleet agent', () => {
       'kluctl/.kluctl.yaml': 'targets:\n  - name: edge\n    args:\n      greeting: hello\n',
       'kluctl/deployment.yaml': 'deployments:\n  - path: app\n',
       'kluctl/app/configmap.yaml': greetingConfigMap('{{ args.greeting }}'),
+      'liquid/configmap.yaml.liquid': liquidConfigMap,
     });
     const box = new SecretBox(randomBytes(32));
     serverOptions = (port) =>
@@ -102,7 +116,7 @@ describe('the fleet agent', () => {
     await engine?.close();
     await server?.close();
     await repo?.remove();
-    await kubectl(['delete', 'namespace', RAW_NS, KLUCTL_NS, DEPS_NS, '--ignore-not-found', '--wait=false']);
+    await kubectl(['delete', 'namespace', RAW_NS, KLUCTL_NS, DEPS_NS, LIQUID_NS, '--ignore-not-found', '--wait=false']);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -112,7 +126,7 @@ describe('the fleet agent', () => {
     });
     return (await response.json()) as {
       status: string;
-      revision: { number: number; id: string };
+      revision: { number: number; id: string; digest: string };
       appliedRevision: number | null;
       errors: Array<{ source: string; message: string }>;
       components: Array<{ kind: string; name: string; state: string; synced: boolean }>;
@@ -211,6 +225,48 @@ describe('the fleet agent', () => {
     await healthyAt('greeter', 1);
     expect(await configValue(KLUCTL_NS, 'greeting', 'greeting')).toBe('hello');
     expect(await configValue(KLUCTL_NS, 'greeting', 'region')).toBe('eu-west');
+  });
+
+  test('a raw service renders its .liquid files with configuration, cluster, contexts and service; a context update reaches the cluster', async () => {
+    await client.setClusterTags('local', { tier: 'web' });
+    await client.setContext('network', { configuration: { vpc: 'vpc-1' } });
+    await client.createService('local', {
+      name: 'templated',
+      namespace: LIQUID_NS,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'liquid' },
+      renderer: { kind: 'raw' },
+      configuration: { greeting: 'hi' },
+      contexts: ['network'],
+    });
+    await healthyAt('templated', 1);
+    const data = (await kubectlJson<{ data: Record<string, string> }>(['get', 'configmap', 'templated', '-n', LIQUID_NS])).data;
+    expect(data).toMatchObject({ greeting: 'hi', cluster: 'local/web', vpc: 'vpc-1', namespace: LIQUID_NS });
+    expect(data.version).toMatch(/^1\.\d+/);
+
+    await client.setContext('network', { configuration: { vpc: 'vpc-2' } });
+    const { revision } = await healthyAt('templated', 2);
+    expect(await configValue(LIQUID_NS, 'templated', 'vpc')).toBe('vpc-2');
+    // Templates are rendered into the wrapper project; the agent's source cache keeps the tarball's files as they were.
+    expect(await readdir(path.join(dir, 'agent', 'sources', revision.digest))).toEqual(['configmap.yaml.liquid']);
+  });
+
+  test('a bad template is a render error naming file and line; nothing is applied', async () => {
+    await repo.commit({
+      'liquid/configmap.yaml.liquid': `${liquidConfigMap}  extra: "new"\n`,
+      'liquid/broken.yaml.liquid': 'kind: ConfigMap\n{% if cluster.name %}\n',
+    });
+    const failed = await waitFor(
+      'the template error reported',
+      async () => {
+        const found = await service('templated');
+        return found.status === 'failed' ? found : undefined;
+      },
+      30_000,
+    );
+    expect(failed).toMatchObject({ appliedRevision: 2, revision: { number: 3 } });
+    expect(failed.errors[0]).toMatchObject({ source: 'render', message: expect.stringContaining('template broken.yaml.liquid:2:1:') });
+    expect(await configValue(LIQUID_NS, 'templated', 'extra')).toBeUndefined();
   });
 
   test('a dependency holds a service back until the dependency is healthy', async () => {

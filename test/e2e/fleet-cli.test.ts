@@ -2,7 +2,7 @@
  * `gantry server` as a process and the client commands a user types against it: login, cluster create, list,
  * get, token, delete, and their errors.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -127,6 +127,38 @@ describe('gantry server and the cluster commands', () => {
       expect((await gantry(['service', 'delete', 'web', '--cluster', 'svc-cluster', '--detach'], { env })).stderr).toBe(
         'service web detached\n',
       );
+    } finally {
+      await repo.remove();
+    }
+  });
+
+  test('sets, lists and shows contexts; a service binds one; a bound context is not deleted', async () => {
+    const repo = await createRepo({ 'app/configmap.yaml.liquid': 'kind: ConfigMap\n' });
+    try {
+      const file = path.join(dir, 'network.yaml');
+      await writeFile(file, 'vpc: vpc-1\nsubnets: [a, b]\n');
+      const set = await gantry(['context', 'set', 'network', '--from-file', file, '--set', 'region=eu', '-o', 'json'], { env });
+      expect(JSON.parse(set.stdout)).toMatchObject({ name: 'network', configuration: { vpc: 'vpc-1', subnets: ['a', 'b'], region: 'eu' } });
+      expect((await gantry(['context', 'set', 'empty'], { env })).stderr).toBe('error: set needs --from-file or --set key=value\n');
+
+      await gantry(['cluster', 'create', 'ctx-cluster'], { env });
+      await gantry(['repo', 'add', repo.url], { env });
+      const source = ['--cluster', 'ctx-cluster', '--namespace', 'app', '--repo', repo.url, '--ref', 'main', '--folder', 'app'];
+      const unknown = await gantry(['service', 'create', 'app', ...source, '--context', 'nowhere'], { env });
+      expect(unknown).toMatchObject({ code: 1, stderr: expect.stringContaining('(body.contexts.0)') });
+      const created = await gantry(['service', 'create', 'app', ...source, '--context', 'network'], { env });
+      expect(created.stdout).toMatch(/^contexts:\s+network$/m);
+
+      const list = await gantry(['context', 'list'], { env });
+      expect(list.stdout).toMatch(/^NAME\s+KEYS\s+BOUND BY\s+UPDATED\n/);
+      expect(list.stdout).toMatch(/^network\s+region,subnets,vpc\s+ctx-cluster\/app\s+\S+$/m);
+      expect((await gantry(['context', 'get', 'network', '-o', 'yaml'], { env })).stdout).toContain('vpc: vpc-1\n');
+      expect(await gantry(['context', 'delete', 'network'], { env })).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('context network is bound by service ctx-cluster/app'),
+      });
+      await gantry(['service', 'delete', 'app', '--cluster', 'ctx-cluster', '--detach'], { env });
+      expect((await gantry(['context', 'delete', 'network'], { env })).stderr).toBe('context network deleted\n');
     } finally {
       await repo.remove();
     }
