@@ -199,11 +199,11 @@ export class GlobalServices {
 
   /** The live (not being deleted) copies of the global service, with their clusters. */
   async #copies(global: GlobalService): Promise<Array<{ service: Service; cluster: Cluster }>> {
-    const clusters = await listClusters(this.#deps.db);
-    const services = (await listServices(this.#deps.db)).filter((service) => service.ownerId === global.id && service.deletedAt === null);
+    const [clusters, services] = await Promise.all([listClusters(this.#deps.db), listServices(this.#deps.db, { ownerId: global.id })]);
+    const byId = new Map(clusters.map((cluster) => [cluster.id, cluster]));
     return services.flatMap((service) => {
-      const cluster = clusters.find((c) => c.id === service.clusterId);
-      return cluster ? [{ service, cluster }] : [];
+      const cluster = byId.get(service.clusterId);
+      return cluster && service.deletedAt === null ? [{ service, cluster }] : [];
     });
   }
 }

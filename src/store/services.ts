@@ -257,10 +257,15 @@ export async function rollbackService(
   return await getServiceById(db, serviceId);
 }
 
-export async function listServices(db: Kysely<Database>, filter: { clusterId?: string; repositoryId?: string } = {}): Promise<Service[]> {
+/** Services by name, of one cluster, repository or global service (`ownerId`) when given. */
+export async function listServices(
+  db: Kysely<Database>,
+  filter: { clusterId?: string; repositoryId?: string; ownerId?: string } = {},
+): Promise<Service[]> {
   let query = db.selectFrom('services').selectAll().orderBy('name');
   if (filter.clusterId) query = query.where('cluster_id', '=', filter.clusterId);
   if (filter.repositoryId) query = query.where('repository_id', '=', filter.repositoryId);
+  if (filter.ownerId) query = query.where('owner_id', '=', filter.ownerId);
   return await servicesOf(db, await query.execute());
 }
 
