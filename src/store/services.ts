@@ -73,6 +73,8 @@ export interface Service {
   errors: ServiceError[];
   revision: Revision;
   appliedRevisionId: string | null;
+  /** The number of the applied revision, null before the agent's first report. */
+  appliedRevisionNumber: number | null;
   components: Component[];
   deletedAt: string | null;
   createdAt: string;
@@ -286,7 +288,9 @@ const IN_CHUNK = 1000;
 
 /** The services of `rows`, in their order, with their revisions and components read in a few queries. */
 async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<ServiceTable>>): Promise<Service[]> {
-  const revisionIds = rows.flatMap((row) => (row.revision_id === null ? [] : [row.revision_id]));
+  const revisionIds = [
+    ...new Set(rows.flatMap((row) => [row.revision_id, row.applied_revision_id]).filter((id): id is string => id !== null)),
+  ];
   const [revisions, components] = await Promise.all([
     inChunks(revisionIds, (ids) => db.selectFrom('revisions').selectAll().where('id', 'in', ids).execute()),
     inChunks(
@@ -319,6 +323,7 @@ async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<S
       errors: JSON.parse(row.errors) as ServiceError[],
       revision: toRevision(revision),
       appliedRevisionId: row.applied_revision_id,
+      appliedRevisionNumber: row.applied_revision_id === null ? null : (revisionById.get(row.applied_revision_id)?.number ?? null),
       components: (componentsOf.get(row.id) ?? []).map(({ service_id: _serviceId, ...c }) => ({
         ...c,
         state: c.state as ComponentState,
@@ -347,11 +352,6 @@ export async function serviceConfigurations(
     db.selectFrom('services').select(['id', 'configuration']).where('id', 'in', ids).execute(),
   );
   return new Map(rows.map((row) => [row.id, row.configuration === null ? {} : box.openJson<Record<string, string>>(row.configuration)]));
-}
-
-/** The configuration keys (never values) of a service, for readers. */
-export async function configurationKeys(db: Kysely<Database>, box: SecretBox, serviceId: string): Promise<string[]> {
-  return Object.keys((await serviceConfigurations(db, box, [serviceId])).get(serviceId) ?? {}).sort();
 }
 
 export async function listRevisions(db: Kysely<Database>, serviceId: string): Promise<Revision[]> {

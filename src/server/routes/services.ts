@@ -10,11 +10,11 @@ import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import { getCluster, listClusters } from '../../store/clusters.ts';
 import { ConflictError } from '../../store/errors.ts';
-import { getRepository } from '../../store/repositories.ts';
+import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
 import {
-  configurationKeys,
+  serviceConfigurations,
   createService,
   getService,
   listRevisions,
@@ -75,7 +75,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     async (request) => {
       const clusters = request.query.cluster ? [await getCluster(db, request.query.cluster)] : await listClusters(db);
       const services = (await Promise.all(clusters.map((cluster) => listServices(db, { clusterId: cluster.id })))).flat();
-      return await Promise.all(services.map((service) => toApiService(db, box, service)));
+      return await toApiServices(db, box, services);
     },
   );
 
@@ -212,32 +212,42 @@ function checkedRenderer(renderer: Renderer | undefined): Renderer {
 }
 
 async function toApiService(db: Kysely<Database>, box: SecretBox, service: Service): Promise<ApiService> {
-  const [cluster, repository, keys, revisions] = await Promise.all([
-    listClusters(db).then((all) => all.find((c) => c.id === service.clusterId)),
-    getRepository(db, box, service.spec.repositoryId),
-    configurationKeys(db, box, service.id),
-    service.appliedRevisionId ? listRevisions(db, service.id) : Promise.resolve([]),
+  return (await toApiServices(db, box, [service]))[0]!;
+}
+
+/** The API's view of services: their clusters, repositories and configuration keys read once for all. */
+async function toApiServices(db: Kysely<Database>, box: SecretBox, services: readonly Service[]): Promise<ApiService[]> {
+  const [clusters, repositories, configurations] = await Promise.all([
+    listClusters(db),
+    listRepositories(db, box),
+    serviceConfigurations(
+      db,
+      box,
+      services.map((service) => service.id),
+    ),
   ]);
-  return {
+  const clusterNames = new Map(clusters.map((cluster) => [cluster.id, cluster.name]));
+  const repositoryUrls = new Map(repositories.map((repository) => [repository.id, repository.url]));
+  return services.map((service) => ({
     id: service.id,
-    cluster: cluster?.name ?? service.clusterId,
+    cluster: clusterNames.get(service.clusterId) ?? service.clusterId,
     name: service.name,
     namespace: service.spec.namespace,
-    repository: { id: repository.id, url: repository.url },
+    repository: { id: service.spec.repositoryId, url: repositoryUrls.get(service.spec.repositoryId) ?? '' },
     git: service.spec.git,
     renderer: service.spec.renderer,
-    configuration: keys,
+    configuration: Object.keys(configurations.get(service.id) ?? {}).sort(),
     contexts: service.spec.contexts ?? [],
     dependencies: service.dependencies,
     protect: service.protect,
     status: service.status,
     errors: service.errors,
     revision: toApiRevision(service.revision),
-    appliedRevision: revisions.find((revision) => revision.id === service.appliedRevisionId)?.number ?? null,
+    appliedRevision: service.appliedRevisionNumber,
     components: service.components,
     deleting: service.deletedAt !== null,
     createdAt: service.createdAt,
-  };
+  }));
 }
 
 function toApiRevision(revision: Revision): Static<typeof RevisionSchema> {
