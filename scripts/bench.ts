@@ -22,14 +22,28 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { run } from '../src/exec.ts';
 import { benchController, type ControllerBenchResult } from './bench-controller.ts';
+import { benchFleet, type FleetBenchResult } from './bench-fleet.ts';
 import { clusterUp } from './cluster/cluster.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, only: { type: 'string' } } });
-const runs = Number(values.runs);
-if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, not '${values.runs}'`);
-if (values.only !== undefined && values.only !== 'cli' && values.only !== 'controller')
-  throw new Error(`--only takes cli or controller, not '${values.only}'`);
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '3' },
+    only: { type: 'string' },
+    agents: { type: 'string', default: '10000' },
+    window: { type: 'string', default: '90' },
+    interval: { type: 'string', default: '30' },
+    jitter: { type: 'string', default: '5' },
+    'fleet-part': { type: 'string' },
+  },
+});
+const runs = positive('runs');
+const halves = ['cli', 'controller', 'fleet'];
+if (values.only !== undefined && !halves.includes(values.only)) throw new Error(`--only takes ${halves.join(', ')}, not '${values.only}'`);
+const fleetPart = values['fleet-part'];
+if (fleetPart !== undefined && fleetPart !== 'load' && fleetPart !== 'apply')
+  throw new Error(`--fleet-part takes load or apply, not '${fleetPart}'`);
+const wanted = (half: string) => values.only === undefined || values.only === half;
 const started = performance.now();
 
 const state = await clusterUp({ report: (line) => console.error(`cluster: ${line}`) });
@@ -37,20 +51,30 @@ const bin = path.join(REPO_ROOT, '.cluster/bin');
 const env = { KUBECONFIG: state.kubeconfig, PATH: `${bin}:${process.env['PATH'] ?? ''}` };
 const kubectl = (args: string[]) => run(path.join(bin, 'kubectl'), args, { env });
 
-const cliReport = values.only === 'controller' ? undefined : await benchCli();
-const controllerReport =
-  values.only === 'cli'
-    ? undefined
-    : await benchController({
-        runs,
-        kubeconfig: state.kubeconfig,
-        kubectl: path.join(bin, 'kubectl'),
-        env: { PATH: env.PATH },
-        report: (line) => console.error(line),
-      });
+const controllerOptions = {
+  runs,
+  kubeconfig: state.kubeconfig,
+  kubectl: path.join(bin, 'kubectl'),
+  env: { PATH: env.PATH },
+  report: (line: string) => console.error(line),
+};
+const cliReport = wanted('cli') ? await benchCli() : undefined;
+const controllerReport = wanted('controller') ? await benchController(controllerOptions) : undefined;
+const fleetReport = wanted('fleet')
+  ? await benchFleet({
+      agents: positive('agents'),
+      windowS: positive('window'),
+      intervalS: positive('interval'),
+      jitterS: Number(values.jitter),
+      part: fleetPart,
+      controller: controllerOptions,
+      report: (line) => console.error(line),
+    })
+  : undefined;
 
 if (cliReport) console.log(cliReport);
-if (controllerReport) console.log(formatController(controllerReport));
+if (controllerReport) console.log(formatTable(controllerReport));
+if (fleetReport) console.log(formatTable(fleetReport));
 console.log(`\ntotal bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 /** The CLI half; returns its report table. */
@@ -121,19 +145,28 @@ async function benchCli(): Promise<string> {
   return lines.join('\n');
 }
 
-function formatController(result: ControllerBenchResult): string {
-  const figure = (value: number, unit: string) => `${value.toFixed(unit === 'MiB' ? 0 : 2)} ${unit}`;
+/** The report table of the controller or the fleet half. */
+function formatTable(result: ControllerBenchResult | FleetBenchResult): string {
+  const figure = (value: number | undefined, unit: string) =>
+    value === undefined ? '-' : `${value.toFixed(unit === 'MiB' || unit === '/s' ? 0 : unit === 'ms' ? 1 : 2)} ${unit}`;
   const lines = [
     `\n${result.title}\n`,
-    `${'measurement'.padEnd(34)}${'gantry'.padStart(11)}${'baseline'.padStart(11)}${'ratio'.padStart(8)}  baseline is`,
+    `${'measurement'.padEnd(44)}${'gantry'.padStart(11)}${'baseline'.padStart(11)}${'ratio'.padStart(8)}  baseline is`,
   ];
   for (const row of result.rows) {
     lines.push(
-      `${row.measurement.padEnd(34)}${figure(row.value, row.unit).padStart(11)}${figure(row.baseline, row.unit).padStart(11)}${(row.value / row.baseline).toFixed(2).padStart(8)}  ${row.baselineIs}`,
+      `${row.measurement.padEnd(44)}${figure(row.value, row.unit).padStart(11)}${figure(row.baseline, row.unit).padStart(11)}${(row.baseline === undefined ? '-' : (row.value / row.baseline).toFixed(2)).padStart(8)}  ${row.baselineIs ?? ''}`,
     );
   }
   if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));
   return lines.join('\n');
+}
+
+/** The value of flag `name` as a positive integer. */
+function positive(name: 'runs' | 'agents' | 'window' | 'interval'): number {
+  const value = Number(values[name]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, not '${values[name]}'`);
+  return value;
 }
 
 async function timed(action: () => Promise<unknown>): Promise<number> {
