@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
-import type { Database, RevisionTable, ServiceTable } from './schema.ts';
+import type { Database, RevisionTable, ServiceComponentTable, ServiceTable } from './schema.ts';
 import type { SecretBox } from './secret-box.ts';
 
 /** How the agent renders a service's folder; `auto` decides by the files it finds, as Plural does. */
@@ -240,12 +240,52 @@ export async function rollbackService(
   return await getServiceById(db, serviceId);
 }
 
+/**
+ * Three queries whatever the number of services (services, their current revisions, their components): an agent
+ * polls this for its cluster, and the commit tracker for every service of a repository (10,000 and more).
+ */
 export async function listServices(db: Kysely<Database>, filter: { clusterId?: string; repositoryId?: string } = {}): Promise<Service[]> {
-  let query = db.selectFrom('services').select('id').orderBy('name');
-  if (filter.clusterId) query = query.where('cluster_id', '=', filter.clusterId);
-  if (filter.repositoryId) query = query.where('repository_id', '=', filter.repositoryId);
-  const ids = await query.execute();
-  return await Promise.all(ids.map((row) => getServiceById(db, row.id)));
+  const { clusterId, repositoryId } = filter;
+  const [rows, revisions, components] = await Promise.all([
+    db
+      .selectFrom('services')
+      .selectAll()
+      .$if(clusterId !== undefined, (query) => query.where('cluster_id', '=', clusterId!))
+      .$if(repositoryId !== undefined, (query) => query.where('repository_id', '=', repositoryId!))
+      .orderBy('name')
+      .execute(),
+    db
+      .selectFrom('revisions')
+      .innerJoin('services', 'services.revision_id', 'revisions.id')
+      .selectAll('revisions')
+      .$if(clusterId !== undefined, (query) => query.where('services.cluster_id', '=', clusterId!))
+      .$if(repositoryId !== undefined, (query) => query.where('services.repository_id', '=', repositoryId!))
+      .execute(),
+    db
+      .selectFrom('service_components')
+      .innerJoin('services', 'services.id', 'service_components.service_id')
+      .selectAll('service_components')
+      .$if(clusterId !== undefined, (query) => query.where('services.cluster_id', '=', clusterId!))
+      .$if(repositoryId !== undefined, (query) => query.where('services.repository_id', '=', repositoryId!))
+      .orderBy('kind')
+      .orderBy('service_components.namespace')
+      .orderBy('service_components.name')
+      .execute(),
+  ]);
+  const revisionOf = new Map(revisions.map((revision) => [revision.id, revision]));
+  const componentsOf = Map.groupBy(components, (component) => component.service_id);
+  const services = await Promise.all(
+    rows.map(async (row) => {
+      const revision = row.revision_id === null ? undefined : revisionOf.get(row.revision_id);
+      if (revision) return toService(row, revision, componentsOf.get(row.id) ?? []);
+      // Revised (or deleted) between the queries: read it alone; a service gone meanwhile is left out.
+      return await getServiceById(db, row.id).catch((error: unknown) => {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      });
+    }),
+  );
+  return services.filter((service) => service !== undefined);
 }
 
 /** @throws NotFoundError */
@@ -267,6 +307,14 @@ export async function getServiceById(db: Kysely<Database>, id: string): Promise<
     .orderBy('namespace')
     .orderBy('name')
     .execute();
+  return toService(row, revision, components);
+}
+
+function toService(
+  row: Selectable<ServiceTable>,
+  revision: Selectable<RevisionTable>,
+  components: Array<Selectable<ServiceComponentTable>>,
+): Service {
   return {
     id: row.id,
     clusterId: row.cluster_id,
