@@ -17,8 +17,8 @@
  *
  * apply: the local clusters `dev` and `prod` (scripts/cluster), a server on SQLite and one `gantry agent run` per
  * cluster; a raw-YAML service of one ConfigMap on each from one file:// repository. Commit→applied on both
- * clusters (until both ConfigMaps have the committed value), 10 samples, p50 and p95 (of 10 samples, the slowest
- * but one… nearest rank: the slowest): by push (GitHub push event to the server's /hooks/git, the server kicks
+ * clusters (until both ConfigMaps have the committed value), 10 samples, p50 and p95 (nearest rank: of 10
+ * samples, the slowest): by push (GitHub push event to the server's /hooks/git, the server kicks
  * the agents over their channels) against the controller's commit→applied by webhook measured in the same run
  * (bench-controller.ts, on the local cluster), and by polling (no webhook, no channel: server git poll 5 s, agent
  * poll 5 s plus up to 1 s) against those two intervals. Then the dev agent's RSS idle, and its peak while applying
@@ -426,6 +426,9 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
   report('baseline: the controller’s commit→applied by webhook');
   const controllerWebhook = await benchControllerWebhook({ ...options.controller, runs: COMMIT_SAMPLES });
 
+  // The agents inherit this process's environment: the local clusters' bin folder first (its python3 has Jinja2
+  // and the other template modules), as the controller half gives its controller.
+  process.env['PATH'] = options.controller.env['PATH'];
   await mkdir(path.join(dir, 'logs'), { recursive: true });
   const kubeconfigs: Record<string, string> = {};
   for (const name of APPLY_CLUSTERS) {
