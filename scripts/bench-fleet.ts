@@ -180,6 +180,7 @@ async function benchLoad(
     const cores = (cpuSeconds(server.process.pid) - cpuBefore) / ((to - from) / 1000);
     const databaseCores = database.pid ? (cpuSeconds(database.pid) - databaseCpuBefore) / ((to - from) / 1000) : 0;
     const peak = rss.stop();
+    const heap = await heapText(server.url);
     const windows = await Promise.all(generators.map((generator) => generator.ask({ type: 'window', from, to })));
     const latencies = windows.flatMap((answer) => (answer.type === 'window' ? answer.latenciesMs : []));
     const errors = windows.reduce((sum, answer) => sum + (answer.type === 'window' ? answer.errors : 0), 0);
@@ -226,6 +227,7 @@ async function benchLoad(
       ],
       notes: [
         `${kind}: ${agents} agents polling every ${intervalS} s + up to ${jitterS} s (${offered.toFixed(0)} polls/s offered; Plural's 2 min + 15 s would be ${(agents / 127.5).toFixed(0)}/s), window ${windowS} s after all connected; ${latencies.length} polls, ${errors} errors; seeding took ${seeded.seconds.toFixed(0)} s`,
+        `${kind}: server memory at the end of the window (no forced GC): RSS ${mib(memoryOf(server.process.pid).rss)} MiB, ${heap}`,
         ...(database.pid
           ? [`${kind}: PostgreSQL's own CPU in the window: ${databaseCores.toFixed(2)} cores (not in the server's figure)`]
           : []),
@@ -486,14 +488,11 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
     const toMib = (bytes: number) => bytes / 1024 / 1024;
     return {
       rows: [
-        ...pRows(
-          'commit→applied ×2, push',
-          push,
-          percentile(controllerWebhook, 50),
-          percentile(controllerWebhook, 95),
-          'controller, webhook',
-        ),
-        ...pRows('commit→applied ×2, polling', polling, 10, 10, 'git poll 5 s + agent poll 5 s'),
+        ...pRows('commit→applied ×2, push', push, (p) => ({
+          baseline: percentile(controllerWebhook, p),
+          baselineIs: `controller, webhook, p${p}`,
+        })),
+        ...pRows('commit→applied ×2, polling', polling, () => ({ baseline: 10, baselineIs: 'git poll 5 s + agent poll 5 s' })),
         {
           measurement: 'agent RSS idle',
           value: toMib(idle.rss),
@@ -526,12 +525,9 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
   }
 }
 
-/** p50 and p95 rows of `samples` against the baseline's own p50 and p95. */
-function pRows(label: string, samples: number[], baseline50: number, baseline95: number, baselineIs: string): BenchRow[] {
-  return [
-    { measurement: `${label} p50`, value: percentile(samples, 50), baseline: baseline50, unit: 's', baselineIs: `${baselineIs} p50` },
-    { measurement: `${label} p95`, value: percentile(samples, 95), baseline: baseline95, unit: 's', baselineIs: `${baselineIs} p95` },
-  ];
+/** p50 and p95 rows of `samples` (seconds), each against the baseline `baselineOf` gives for that percentile. */
+function pRows(label: string, samples: number[], baselineOf: (p: 50 | 95) => { baseline: number; baselineIs: string }): BenchRow[] {
+  return ([50, 95] as const).map((p) => ({ measurement: `${label} p${p}`, value: percentile(samples, p), unit: 's', ...baselineOf(p) }));
 }
 
 /** The server and the two agents of the apply part, as detached processes with logs in `<dir>/logs`. */
@@ -766,6 +762,13 @@ async function timedAsync<T>(action: () => Promise<T>): Promise<{ value: T; seco
   const started = performance.now();
   const value = await action();
   return { value, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The V8 heap in use and allocated, from the server's /metrics, to tell memory in use from memory V8 keeps. */
+async function heapText(server: string): Promise<string> {
+  const metrics = await (await fetch(`${server}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+  return `V8 heap used ${mib(value('nodejs_heap_size_used_bytes'))} of ${mib(value('nodejs_heap_size_total_bytes'))} MiB`;
 }
 
 function mib(bytes: number): string {
