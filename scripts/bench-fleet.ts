@@ -180,7 +180,7 @@ async function benchLoad(
     const cores = (cpuSeconds(server.process.pid) - cpuBefore) / ((to - from) / 1000);
     const databaseCores = database.pid ? (cpuSeconds(database.pid) - databaseCpuBefore) / ((to - from) / 1000) : 0;
     const peak = rss.stop();
-    const heap = await heapText(server.url);
+    const heap = `RSS ${mib(memoryOf(server.process.pid).rss)} MiB, ${await heapText(server.url)}`;
     const windows = await Promise.all(generators.map((generator) => generator.ask({ type: 'window', from, to })));
     const latencies = windows.flatMap((answer) => (answer.type === 'window' ? answer.latenciesMs : []));
     const errors = windows.reduce((sum, answer) => sum + (answer.type === 'window' ? answer.errors : 0), 0);
@@ -192,8 +192,12 @@ async function benchLoad(
     );
     if (errors > 0) report(`${kind}: first poll error: ${JSON.stringify(windowError)}`);
 
+    // Every agent polls at once when kicked, and the PATCH's answer lists every copy: memory peaks here.
+    const kickRss = new RssSampler(server.process.pid, 200);
     const kick = await timeKick(server, seeded.value.adminToken, repository, generators, agents, report);
-    report(`${kind}: kick reached all ${agents} agents ${kick.toFixed(2)} s after the global service's PATCH was sent`);
+    const kickPeak = kickRss.stop();
+    const afterKick = `RSS ${mib(memoryOf(server.process.pid).rss)} MiB, ${await heapText(server.url)}`;
+    report(`${kind}: kicks reached the first agent ${kick.first.toFixed(2)} s and all ${agents} ${kick.last.toFixed(2)} s after the PATCH`);
 
     const label = `${agents} agents, ${kind}`;
     const perThousand = cores / (agents / 1000);
@@ -204,7 +208,7 @@ async function benchLoad(
         { measurement: `poll latency p99, ${label}`, value: percentile(latencies, 99), unit: 'ms' },
         {
           measurement: `kick to all, ${label}`,
-          value: kick,
+          value: kick.last,
           baseline: (intervalS + jitterS / 2) / 2,
           unit: 's',
           baselineIs: 'mean wait for the next poll',
@@ -224,10 +228,18 @@ async function benchLoad(
           unit: 'MiB',
           baselineIs: 'goal: 1 GiB',
         },
+        {
+          measurement: `server RSS peak, kick, ${kind}`,
+          value: kickPeak.rss / 1024 / 1024,
+          baseline: GOAL_RSS_MIB,
+          unit: 'MiB',
+          baselineIs: 'goal: 1 GiB',
+        },
       ],
       notes: [
         `${kind}: ${agents} agents polling every ${intervalS} s + up to ${jitterS} s (${offered.toFixed(0)} polls/s offered; Plural's 2 min + 15 s would be ${(agents / 127.5).toFixed(0)}/s), window ${windowS} s after all connected; ${latencies.length} polls, ${errors} errors; seeding took ${seeded.seconds.toFixed(0)} s`,
-        `${kind}: server memory at the end of the window (no forced GC): RSS ${mib(memoryOf(server.process.pid).rss)} MiB, ${heap}`,
+        `${kind}: kicks: the first ${kick.first.toFixed(2)} s, the last ${kick.last.toFixed(2)} s after the PATCH; the server writes one revision per copy in turn and kicks each as it is written`,
+        `${kind}: server memory at the end of the window (no forced GC): ${heap}; after the kick: ${afterKick}`,
         ...(database.pid
           ? [`${kind}: PostgreSQL's own CPU in the window: ${databaseCores.toFixed(2)} cores (not in the server's figure)`]
           : []),
@@ -339,7 +351,7 @@ async function seed(url: string, box: SecretBox, source: BenchSource, cacheDir: 
 
 /**
  * Arms every simulated agent, changes the global service's configuration through the API and waits until every
- * agent's socket got a kick; returns seconds from sending the PATCH to the last kick received.
+ * agent's socket got a kick; returns seconds from sending the PATCH to the first and to the last kick received.
  */
 async function timeKick(
   server: RunningServer,
@@ -348,7 +360,7 @@ async function timeKick(
   generators: Generator[],
   agents: number,
   report: (line: string) => void,
-): Promise<number> {
+): Promise<{ first: number; last: number }> {
   await Promise.all(generators.map((generator) => generator.ask({ type: 'arm' })));
   const client = new FleetClient({ server: server.url, token: adminToken });
   const sent = Date.now();
@@ -378,9 +390,11 @@ async function timeKick(
     const answers = await Promise.all(generators.map((generator) => generator.ask({ type: 'kicks' })));
     const received = answers.reduce((sum, answer) => sum + (answer.type === 'kicks' ? answer.received : 0), 0);
     if (received >= agents) {
-      const last = Math.max(...answers.map((answer) => (answer.type === 'kicks' ? answer.last : 0)));
+      const kicks = answers.flatMap((answer) => (answer.type === 'kicks' ? [answer] : []));
+      const first = Math.min(...kicks.map((answer) => answer.first));
+      const last = Math.max(...kicks.map((answer) => answer.last));
       report(`the PATCH ${await patched}`);
-      return (last - sent) / 1000;
+      return { first: (first - sent) / 1000, last: (last - sent) / 1000 };
     }
     if (Date.now() > deadline) throw new Error(`only ${received} of ${agents} agents kicked after 10 minutes`);
     if (Date.now() - lastReport > 5_000) {

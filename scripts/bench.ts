@@ -165,11 +165,11 @@ function formatTable(result: ControllerBenchResult | FleetBenchResult): string {
     baseline === undefined ? '-' : (value / baseline).toFixed(value / baseline < 0.1 ? 3 : 2);
   const lines = [
     `\n${result.title}\n`,
-    `${'measurement'.padEnd(44)}${'gantry'.padStart(11)}${'baseline'.padStart(11)}${'ratio'.padStart(8)}  baseline is`,
+    `${'measurement'.padEnd(44)}${'gantry'.padStart(13)}${'baseline'.padStart(13)}${'ratio'.padStart(8)}  baseline is`,
   ];
   for (const row of result.rows) {
     lines.push(
-      `${row.measurement.padEnd(44)}${figure(row.value, row.unit).padStart(11)}${figure(row.baseline, row.unit).padStart(11)}${ratio(row.value, row.baseline).padStart(8)}  ${row.baselineIs ?? ''}`,
+      `${row.measurement.padEnd(44)}${figure(row.value, row.unit).padStart(13)}${figure(row.baseline, row.unit).padStart(13)}${ratio(row.value, row.baseline).padStart(8)}  ${row.baselineIs ?? ''}`,
     );
   }
   if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));

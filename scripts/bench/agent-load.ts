@@ -25,7 +25,7 @@ export type LoadCommand =
 export type LoadAnswer =
   | { type: 'start'; connected: number; failed: number; firstError?: string }
   | { type: 'arm' }
-  | { type: 'kicks'; received: number; last: number }
+  | { type: 'kicks'; received: number; first: number; last: number }
   | { type: 'window'; latenciesMs: number[]; errors: number; firstError?: string }
   | { type: 'stop' };
 
@@ -154,7 +154,8 @@ class Load {
 
   kicks(): Extract<LoadAnswer, { type: 'kicks' }> {
     const kicked = this.agents.filter((agent) => agent.kickedAt > 0);
-    return { type: 'kicks', received: kicked.length, last: Math.max(0, ...kicked.map((agent) => agent.kickedAt)) };
+    const times = kicked.map((agent) => agent.kickedAt);
+    return { type: 'kicks', received: kicked.length, first: times.length > 0 ? Math.min(...times) : 0, last: Math.max(0, ...times) };
   }
 
   async stop(): Promise<void> {
@@ -175,7 +176,7 @@ async function answer(command: LoadCommand): Promise<LoadAnswer> {
       for (const agent of load?.agents ?? []) agent.kickedAt = 0;
       return { type: 'arm' };
     case 'kicks':
-      return load?.kicks() ?? { type: 'kicks', received: 0, last: 0 };
+      return load?.kicks() ?? { type: 'kicks', received: 0, first: 0, last: 0 };
     case 'window':
       return load?.window(command.from, command.to) ?? { type: 'window', latenciesMs: [], errors: 0 };
     case 'stop':

@@ -250,23 +250,23 @@ export async function listServices(db: Kysely<Database>, filter: { clusterId?: s
     db
       .selectFrom('services')
       .selectAll()
-      .$if(clusterId !== undefined, (query) => query.where('cluster_id', '=', clusterId!))
-      .$if(repositoryId !== undefined, (query) => query.where('repository_id', '=', repositoryId!))
+      .$if(Boolean(clusterId), (query) => query.where('cluster_id', '=', clusterId!))
+      .$if(Boolean(repositoryId), (query) => query.where('repository_id', '=', repositoryId!))
       .orderBy('name')
       .execute(),
     db
       .selectFrom('revisions')
       .innerJoin('services', 'services.revision_id', 'revisions.id')
       .selectAll('revisions')
-      .$if(clusterId !== undefined, (query) => query.where('services.cluster_id', '=', clusterId!))
-      .$if(repositoryId !== undefined, (query) => query.where('services.repository_id', '=', repositoryId!))
+      .$if(Boolean(clusterId), (query) => query.where('services.cluster_id', '=', clusterId!))
+      .$if(Boolean(repositoryId), (query) => query.where('services.repository_id', '=', repositoryId!))
       .execute(),
     db
       .selectFrom('service_components')
       .innerJoin('services', 'services.id', 'service_components.service_id')
       .selectAll('service_components')
-      .$if(clusterId !== undefined, (query) => query.where('services.cluster_id', '=', clusterId!))
-      .$if(repositoryId !== undefined, (query) => query.where('services.repository_id', '=', repositoryId!))
+      .$if(Boolean(clusterId), (query) => query.where('services.cluster_id', '=', clusterId!))
+      .$if(Boolean(repositoryId), (query) => query.where('services.repository_id', '=', repositoryId!))
       .orderBy('kind')
       .orderBy('service_components.namespace')
       .orderBy('service_components.name')
