@@ -11,8 +11,10 @@
  * (default 30 s) plus up to `--jitter` (5 s), i.e. about agents / 32.5 s polls per second (Plural's agent: 2 min
  * plus up to 15 s). Measured once all agents are connected, over a steady window of `--window` seconds (default
  * 90): polls per second held against the rate offered, p50/p99 poll latency as the agents see it, the server's
- * CPU (cores) and peak RSS; then the time from a PATCH of the global service's template (the server's real path:
- * one revision per copy, each kicking its cluster) until every agent's socket got its kick. Anchors: Plural's
+ * CPU (cores) and peak RSS (the server at its default git poll of 1 min: each fetch's pass over every service of
+ * the repository falls inside the window); then the time from a PATCH of the global service's template (the server's real path:
+ * one revision per copy, each kicking its cluster) until every agent's socket got its kick, with the server's RSS
+ * peak meanwhile (every agent polls at once when kicked). Anchors: Plural's
  * "1100 clusters with just over 3 CPU" (scaled per 1,000 clusters) and the goal of 1 GiB.
  *
  * apply: the local clusters `dev` and `prod` (scripts/cluster), a server on SQLite and one `gantry agent run` per
