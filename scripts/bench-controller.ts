@@ -36,7 +36,6 @@
  * install/crds are applied (server-side, a no-op when current) and left in place: other users of the cluster
  * need them.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { createHmac } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -46,6 +45,7 @@ import { KubeApiError, KubeClient, loadKubeConfig } from '../src/kube/client.ts'
 import { startController, WEBHOOK_SECRET, type RunningController } from '../test/support/controller.ts';
 import { startGitServer, type GitServer } from '../test/support/git-server.ts';
 import { git } from '../test/support/git-repo.ts';
+import { cpuSeconds, median, RssSampler, sampleFor } from './bench/measure.ts';
 import { REPO_ROOT } from './examples.ts';
 
 export interface ControllerBenchOptions {
@@ -67,10 +67,11 @@ export interface ControllerBenchOptions {
 export interface BenchRow {
   measurement: string;
   value: number;
-  baseline: number;
-  unit: 's' | 'MiB' | 'CPU s';
+  /** Absent for a figure nothing comparable exists for (a latency as such). */
+  baseline?: number;
+  unit: 's' | 'ms' | 'MiB' | 'CPU s' | 'cores' | '/s';
   /** What the baseline is. */
-  baselineIs: string;
+  baselineIs?: string;
 }
 
 export interface ControllerBenchResult {
@@ -103,6 +104,20 @@ export async function benchController(options: ControllerBenchOptions): Promise<
   }
 }
 
+/**
+ * Only the controller's commit→applied by webhook (`runs` samples, seconds), for the fleet half to compare its own
+ * commit→applied with, measured in the same run on the same machine.
+ */
+export async function benchControllerWebhook(options: ControllerBenchOptions): Promise<number[]> {
+  const bench = new ControllerBench(options);
+  try {
+    const { single, singleUrl } = await bench.prepare();
+    return await bench.webhookSamples(single, singleUrl);
+  } finally {
+    await bench.cleanUp();
+  }
+}
+
 class ControllerBench {
   private readonly options: ControllerBenchOptions;
   private readonly client: KubeClient;
@@ -118,8 +133,8 @@ class ControllerBench {
     this.client = new KubeClient(loadKubeConfig({ kubeconfig: options.kubeconfig }));
   }
 
-  async run(): Promise<ControllerBenchResult> {
-    const { runs } = this.options;
+  /** Makes the namespaces, the two repositories and their git server, and starts the first controller. */
+  async prepare(): Promise<{ single: BenchRepo; singleUrl: string; fleetUrl: string }> {
     this.scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-bench-controller-'));
     this.report('applying the CRDs and creating the namespaces');
     const crds = path.join(REPO_ROOT, 'install/crds');
@@ -146,11 +161,33 @@ class ControllerBench {
     this.controller = await this.startController('1s');
     // A previous run that died may have left deployments behind; with the controller up, their finalizers can run.
     await this.deleteAllDeployments();
-
-    // 1. no-op reconcile vs. a no-op CLI deploy.
-    this.report('no-op reconcile: deploying one KluctlDeployment');
+    this.report('deploying one KluctlDeployment');
     await this.applyDeployments([kluctlDeployment('single', singleUrl, { interval: '10m' })]);
     await this.waitAllReady(['single'], 180_000);
+    return { single, singleUrl, fleetUrl };
+  }
+
+  /** Commit→applied by webhook of the deployment `prepare` made, `runs` times; seconds. */
+  async webhookSamples(single: BenchRepo, singleUrl: string): Promise<number[]> {
+    const webhook: number[] = [];
+    for (let index = 0; index < this.options.runs; index++) {
+      const value = `webhook-${index + 1}`;
+      await single.commit(projectFiles(value), value);
+      const started = performance.now();
+      const response = await this.announcePush(singleUrl);
+      if (response.status !== 202) throw new Error(`the webhook answered ${response.status}: ${await response.text()}`);
+      await this.waitConfigMapValue('bench-single', value, 60_000);
+      webhook.push((performance.now() - started) / 1000);
+      this.report(`commit→applied by webhook ${index + 1}/${this.options.runs}: ${last(webhook).toFixed(2)} s`);
+    }
+    return webhook;
+  }
+
+  async run(): Promise<ControllerBenchResult> {
+    const { runs } = this.options;
+    const { single, singleUrl, fleetUrl } = await this.prepare();
+
+    // 1. no-op reconcile vs. a no-op CLI deploy.
     const reconcileSamples: number[] = [];
     const reportedDurations: number[] = [];
     for (let index = 0; index < runs; index++) {
@@ -172,17 +209,9 @@ class ControllerBench {
     }
 
     // 2. commit→applied.
-    const webhook: number[] = [];
+    const webhook = await this.webhookSamples(single, singleUrl);
     const cliChange: number[] = [];
     for (let index = 0; index < runs; index++) {
-      const value = `webhook-${index + 1}`;
-      await single.commit(projectFiles(value), value);
-      const started = performance.now();
-      const response = await this.announcePush(singleUrl);
-      if (response.status !== 202) throw new Error(`the webhook answered ${response.status}: ${await response.text()}`);
-      await this.waitConfigMapValue('bench-single', value, 60_000);
-      webhook.push((performance.now() - started) / 1000);
-      this.report(`commit→applied by webhook ${index + 1}/${runs}: ${last(webhook).toFixed(2)} s`);
       await writeFiles(cliProject, projectFiles(`cli-${index + 1}`));
       cliChange.push(await timed(() => this.gantryDeploy(cliProject)));
       this.report(`baseline, CLI deploy of a change ${index + 1}/${runs}: ${last(cliChange).toFixed(2)} s`);
@@ -202,7 +231,7 @@ class ControllerBench {
     }
     await this.deleteAllDeployments();
     this.report('stopping the first controller');
-    await this.controller.stop();
+    await this.controller?.stop();
 
     // 3. 100 KluctlDeployments on a fresh controller.
     this.controller = await this.startController('5s');
@@ -423,14 +452,7 @@ class ControllerBench {
 
   /** Posts a GitHub push event for `url`, signed with the controller's webhook secret. */
   private async announcePush(url: string): Promise<Response> {
-    const controller = this.controller!;
-    const body = JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: url, html_url: url } });
-    const signature = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`;
-    return fetch(controller.webhookUrl, {
-      method: 'POST',
-      body,
-      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature },
-    });
+    return announceGithubPush(this.controller!.webhookUrl, url, WEBHOOK_SECRET);
   }
 
   private async gantryDeploy(projectDir: string): Promise<void> {
@@ -564,6 +586,17 @@ class ControllerBench {
   }
 }
 
+/** Posts a GitHub push event of branch main of repository `url` to `hook`, signed with `secret`. */
+export async function announceGithubPush(hook: string, url: string, secret: string): Promise<Response> {
+  const body = JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: url, html_url: url } });
+  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  return fetch(hook, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature },
+  });
+}
+
 /** The bench's Kluctl project; `value` is the data of ConfigMap bench-<instance>. */
 function projectFiles(value: string): Record<string, string> {
   return {
@@ -691,105 +724,6 @@ function heapText(heap: Heap): string {
   return `heap used ${mib(heap.used)} of ${mib(heap.total)} MiB, external ${mib(heap.external)} MiB`;
 }
 
-interface Memory {
-  /** VmRSS of the process, bytes. */
-  rss: number;
-  /** VmRSS of the process and all its descendants, bytes. */
-  treeRss: number;
-}
-
-/** Samples the RSS of `pid` every `everyMs` and keeps the peaks. */
-class RssSampler {
-  current: Memory;
-  private peak: Memory;
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(pid: number, everyMs: number) {
-    this.current = memoryOf(pid);
-    this.peak = { ...this.current };
-    this.timer = setInterval(() => {
-      this.current = memoryOf(pid);
-      this.peak = { rss: Math.max(this.peak.rss, this.current.rss), treeRss: Math.max(this.peak.treeRss, this.current.treeRss) };
-    }, everyMs);
-  }
-
-  stop(): Memory {
-    clearInterval(this.timer);
-    return this.peak;
-  }
-}
-
-/** The median of samples taken every 250 ms for `ms`. */
-async function sampleFor(pid: number, ms: number): Promise<Memory> {
-  const samples: Memory[] = [];
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    samples.push(memoryOf(pid));
-    await sleep(250);
-  }
-  return { rss: median(samples.map((sample) => sample.rss)), treeRss: median(samples.map((sample) => sample.treeRss)) };
-}
-
-function memoryOf(pid: number): Memory {
-  const tree = processTree(pid);
-  const rss = (one: number) => {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readProc(`${one}/status`));
-    return match ? Number(match[1]) * 1024 : 0;
-  };
-  return { rss: rss(pid), treeRss: tree.reduce((sum, one) => sum + rss(one), 0) };
-}
-
-/**
- * CPU seconds (user + system) of `pid`, its live descendants, and its reaped children (git processes that ran
- * meanwhile). Jinja2 workers that exited after a sample would move their time into cutime, so the sum never drops.
- */
-function cpuSeconds(pid: number): number {
-  let ticks = 0;
-  for (const one of processTree(pid)) {
-    const fields = statFields(one);
-    if (!fields) continue;
-    // utime, stime (fields 14, 15) and, for the controller itself, cutime, cstime (16, 17); 1-based, comm is field 2.
-    ticks += Number(fields[11]) + Number(fields[12]);
-    if (one === pid) ticks += Number(fields[13]) + Number(fields[14]);
-  }
-  return ticks / 100;
-}
-
-/** `pid` and every descendant, from /proc/<pid>/stat. */
-function processTree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readProcDir()) {
-    const fields = statFields(entry);
-    if (!fields) continue;
-    const parent = Number(fields[1]);
-    children.set(parent, [...(children.get(parent) ?? []), entry]);
-  }
-  const tree = [pid];
-  for (let index = 0; index < tree.length; index++) tree.push(...(children.get(tree[index]!) ?? []));
-  return tree;
-}
-
-/** The fields of /proc/<pid>/stat after `comm` (field 3, state, is index 0). */
-function statFields(pid: number): string[] | undefined {
-  const stat = readProc(`${pid}/stat`);
-  const close = stat.lastIndexOf(')');
-  return close < 0 ? undefined : stat.slice(close + 2).split(' ');
-}
-
-/** A /proc file, or '' when the process is gone. */
-function readProc(relative: string): string {
-  try {
-    return readFileSync(`/proc/${relative}`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-function readProcDir(): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number);
-}
-
 async function writeFiles(dir: string, files: Record<string, string>): Promise<void> {
   for (const [file, content] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
@@ -806,11 +740,6 @@ async function timed(action: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await action();
   return (performance.now() - started) / 1000;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 function last(values: number[]): number {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: Gantry on the local cluster, every figure against a baseline measured in the same run and
- * reported as a ratio to it. Two halves (`--only cli` or `--only controller` runs one of them):
+ * reported as a ratio to it. Three parts (`--only cli|controller|fleet` runs one of them):
  *
  * cli: Gantry against `kubectl apply --server-side`. Workload: microservices-demo/3-templating-and-multi-env,
  * target `test`.
@@ -14,7 +14,17 @@
  * controller: the GitOps controller (`gantry controller run`): no-op reconcile time, commit→applied latency by
  * webhook and by polling, and time, CPU and memory for 100 KluctlDeployments; see bench-controller.ts.
  *
- * Each measurement is the median of `--runs` (default 3). Progress goes to stderr, the report to stdout at the end.
+ * fleet: the real `gantry server` and agents; see bench-fleet.ts. load: one server on SQLite and one on PostgreSQL
+ * with `--agents` (default 10,000) simulated agents (scripts/bench/agent-load.ts, child processes: real deploy
+ * tokens, real WebSockets, real polls) polling every `--interval` (30) + up to `--jitter` (5) seconds, measured over
+ * `--window` (90) seconds: polls per second held, p50/p99 poll latency, time for a kick to reach every agent,
+ * the server's CPU and RSS against Plural's "1100 clusters with just over 3 CPU" and the goal of 1 GiB. apply:
+ * commit→applied on the clusters dev and prod by push and by polling (p50, p95) against the controller's webhook
+ * path measured in the same run, and the agent's RSS idle and applying the microservices demo against Plural's
+ * agent's 600 MiB request. `--fleet-part load|apply` runs one part.
+ *
+ * Each measurement is the median of `--runs` (default 3), unless its row says p50/p95/p99. Progress goes to
+ * stderr, the report to stdout at the end.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,14 +32,28 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { run } from '../src/exec.ts';
 import { benchController, type ControllerBenchResult } from './bench-controller.ts';
+import { benchFleet, type FleetBenchResult } from './bench-fleet.ts';
 import { clusterUp } from './cluster/cluster.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, only: { type: 'string' } } });
-const runs = Number(values.runs);
-if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, not '${values.runs}'`);
-if (values.only !== undefined && values.only !== 'cli' && values.only !== 'controller')
-  throw new Error(`--only takes cli or controller, not '${values.only}'`);
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '3' },
+    only: { type: 'string' },
+    agents: { type: 'string', default: '10000' },
+    window: { type: 'string', default: '90' },
+    interval: { type: 'string', default: '30' },
+    jitter: { type: 'string', default: '5' },
+    'fleet-part': { type: 'string' },
+  },
+});
+const runs = positive('runs');
+const halves = ['cli', 'controller', 'fleet'];
+if (values.only !== undefined && !halves.includes(values.only)) throw new Error(`--only takes ${halves.join(', ')}, not '${values.only}'`);
+const fleetPart = values['fleet-part'];
+if (fleetPart !== undefined && fleetPart !== 'load' && fleetPart !== 'apply')
+  throw new Error(`--fleet-part takes load or apply, not '${fleetPart}'`);
+const wanted = (half: string) => values.only === undefined || values.only === half;
 const started = performance.now();
 
 const state = await clusterUp({ report: (line) => console.error(`cluster: ${line}`) });
@@ -37,20 +61,30 @@ const bin = path.join(REPO_ROOT, '.cluster/bin');
 const env = { KUBECONFIG: state.kubeconfig, PATH: `${bin}:${process.env['PATH'] ?? ''}` };
 const kubectl = (args: string[]) => run(path.join(bin, 'kubectl'), args, { env });
 
-const cliReport = values.only === 'controller' ? undefined : await benchCli();
-const controllerReport =
-  values.only === 'cli'
-    ? undefined
-    : await benchController({
-        runs,
-        kubeconfig: state.kubeconfig,
-        kubectl: path.join(bin, 'kubectl'),
-        env: { PATH: env.PATH },
-        report: (line) => console.error(line),
-      });
+const controllerOptions = {
+  runs,
+  kubeconfig: state.kubeconfig,
+  kubectl: path.join(bin, 'kubectl'),
+  env: { PATH: env.PATH },
+  report: (line: string) => console.error(line),
+};
+const cliReport = wanted('cli') ? await benchCli() : undefined;
+const controllerReport = wanted('controller') ? await benchController(controllerOptions) : undefined;
+const fleetReport = wanted('fleet')
+  ? await benchFleet({
+      agents: positive('agents'),
+      windowS: positive('window'),
+      intervalS: positive('interval'),
+      jitterS: Number(values.jitter),
+      part: fleetPart,
+      controller: controllerOptions,
+      report: (line) => console.error(line),
+    })
+  : undefined;
 
 if (cliReport) console.log(cliReport);
-if (controllerReport) console.log(formatController(controllerReport));
+if (controllerReport) console.log(formatTable(controllerReport));
+if (fleetReport) console.log(formatTable(fleetReport));
 console.log(`\ntotal bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 /** The CLI half; returns its report table. */
@@ -121,19 +155,32 @@ async function benchCli(): Promise<string> {
   return lines.join('\n');
 }
 
-function formatController(result: ControllerBenchResult): string {
-  const figure = (value: number, unit: string) => `${value.toFixed(unit === 'MiB' ? 0 : 2)} ${unit}`;
+/** The report table of the controller or the fleet half. */
+function formatTable(result: ControllerBenchResult | FleetBenchResult): string {
+  const figure = (value: number | undefined, unit: string) =>
+    value === undefined
+      ? '-'
+      : `${value.toFixed(unit === 'MiB' || unit === '/s' ? 0 : unit === 'ms' ? 1 : unit === 'cores' ? 3 : 2)} ${unit}`;
+  const ratio = (value: number, baseline: number | undefined) =>
+    baseline === undefined ? '-' : (value / baseline).toFixed(value / baseline < 0.1 ? 3 : 2);
   const lines = [
     `\n${result.title}\n`,
-    `${'measurement'.padEnd(34)}${'gantry'.padStart(11)}${'baseline'.padStart(11)}${'ratio'.padStart(8)}  baseline is`,
+    `${'measurement'.padEnd(44)}${'gantry'.padStart(13)}${'baseline'.padStart(13)}${'ratio'.padStart(8)}  baseline is`,
   ];
   for (const row of result.rows) {
     lines.push(
-      `${row.measurement.padEnd(34)}${figure(row.value, row.unit).padStart(11)}${figure(row.baseline, row.unit).padStart(11)}${(row.value / row.baseline).toFixed(2).padStart(8)}  ${row.baselineIs}`,
+      `${row.measurement.padEnd(44)}${figure(row.value, row.unit).padStart(13)}${figure(row.baseline, row.unit).padStart(13)}${ratio(row.value, row.baseline).padStart(8)}  ${row.baselineIs ?? ''}`,
     );
   }
   if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));
   return lines.join('\n');
+}
+
+/** The value of flag `name` as a positive integer. */
+function positive(name: 'runs' | 'agents' | 'window' | 'interval'): number {
+  const value = Number(values[name]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, not '${values[name]}'`);
+  return value;
 }
 
 async function timed(action: () => Promise<unknown>): Promise<number> {

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import { listServices, type Service, updateService } from '../store/services.ts';
+import { listServices, type ResolvedSource, type Service, updateService } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 export interface CommitTrackerOptions {
@@ -21,10 +21,19 @@ export interface CommitTrackerOptions {
 /** Brings every live service of `repositoryId` to its ref's newest commit; failures are logged per service. */
 export async function trackCommits(options: CommitTrackerOptions, repositoryId: string): Promise<void> {
   const services = await listServices(options.db, { repositoryId });
+  // Many services share a ref and folder (a global service's copies: one per cluster); each pair is checked out
+  // and packed once per pass, not once per service (10,000 copies were 10,000 git checkouts after every fetch).
+  const resolved = new Map<string, Promise<ResolvedSource>>();
+  const resolve = (git: { ref: string; folder: string }) => {
+    const key = JSON.stringify([git.ref, git.folder]);
+    const source = resolved.get(key) ?? options.sources.resolve(repositoryId, git);
+    resolved.set(key, source);
+    return source;
+  };
   for (const service of services) {
     if (service.deletedAt !== null) continue;
     try {
-      const source = await options.sources.resolve(repositoryId, service.spec.git);
+      const source = await resolve(service.spec.git);
       // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply.
       if (source.digest === service.revision.digest) continue;
       const { service: updated, revised } = await updateService(options.db, options.box, service.id, {}, source, {

@@ -57,8 +57,31 @@ async function openSqlite(path: string): Promise<Store> {
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  reuseStatements(database);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   return { db, kind: 'sqlite', close: () => db.destroy() };
+}
+
+/** Prepared statements kept per SQL text; the oldest is dropped beyond this many. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew, and better-sqlite3 frees a statement's native memory only when V8 collects the
+ * statement, while V8 does not count that memory: with 10,000 agents the server's RSS peaked 750 MiB higher, in
+ * statements waiting for a GC. The same SQL reuses its statement instead (the store never streams, so none is busy twice).
+ */
+function reuseStatements(database: SqliteDatabase.Database): void {
+  const prepare = database.prepare.bind(database);
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  database.prepare = ((source: string) => {
+    let statement = statements.get(source);
+    if (!statement) {
+      statement = prepare(source);
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      statements.set(source, statement);
+    }
+    return statement;
+  }) as typeof database.prepare;
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {

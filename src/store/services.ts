@@ -280,7 +280,9 @@ export async function getService(db: Kysely<Database>, clusterId: string, name: 
 
 /** @throws NotFoundError */
 export async function getServiceById(db: Kysely<Database>, id: string): Promise<Service> {
-  return (await servicesOf(db, [await serviceRow(db, id)]))[0]!;
+  const [service] = await servicesOf(db, [await serviceRow(db, id)]);
+  if (!service) throw new NotFoundError('service', id);
+  return service;
 }
 
 /** Ids per `IN (…)` list: well under SQLite's 32,766 bound parameters and PostgreSQL's 65,535. */
@@ -308,10 +310,11 @@ async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<S
   ]);
   const revisionById = new Map(revisions.map((revision) => [revision.id, revision]));
   const componentsOf = Map.groupBy(components, (component) => component.service_id);
-  return rows.map((row) => {
+  return rows.flatMap((row) => {
     const revision = row.revision_id === null ? undefined : revisionById.get(row.revision_id);
-    if (!revision) throw new Error(`service revision ${row.revision_id} is missing`);
-    return {
+    // Deleted between the queries (its revisions went with it): left out, as if read a moment later.
+    if (!revision) return [];
+    const service: Service = {
       id: row.id,
       clusterId: row.cluster_id,
       name: row.name,
@@ -332,6 +335,7 @@ async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<S
       deletedAt: row.deleted_at,
       createdAt: row.created_at,
     };
+    return [service];
   });
 }
 

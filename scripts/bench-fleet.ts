@@ -1,0 +1,792 @@
+/**
+ * The fleet half of `npm run bench` (`--only fleet`): the real `gantry server` process and real agents. Two parts
+ * (`--fleet-part load|apply` runs one):
+ *
+ * load: one server on SQLite (a data folder) and one on PostgreSQL (a fresh database on the project's PostgreSQL,
+ * scripts/postgres), each with `--agents` simulated agents (default 10,000; scripts/bench/agent-load.ts, in child
+ * processes of at most 5,000 agents each, so the server's CPU and RSS from /proc are its own). Seeded through the
+ * store modules before the server starts: one cluster per agent with its deploy token, tagged `bench: load`, and
+ * three services each from one local file:// repository — two plain ones and the copy of a global service that
+ * selects every cluster. Every agent holds its push channel and polls /v1/agent/services every `--interval`
+ * (default 30 s) plus up to `--jitter` (5 s), i.e. about agents / 32.5 s polls per second (Plural's agent: 2 min
+ * plus up to 15 s). Measured once all agents are connected, over a steady window of `--window` seconds (default
+ * 90): polls per second held against the rate offered, p50/p99 poll latency as the agents see it, the server's
+ * CPU (cores) and peak RSS (the server at its default git poll of 1 min: each fetch's pass over every service of
+ * the repository falls inside the window); then the time from a PATCH of the global service's template (the server's real path:
+ * one revision per copy, each kicking its cluster) until every agent's socket got its kick, with the server's RSS
+ * peak meanwhile (every agent polls at once when kicked). Anchors: Plural's
+ * "1100 clusters with just over 3 CPU" (scaled per 1,000 clusters) and the goal of 1 GiB.
+ *
+ * apply: the local clusters `dev` and `prod` (scripts/cluster), a server on SQLite and one `gantry agent run` per
+ * cluster; a raw-YAML service of one ConfigMap on each from one file:// repository. Commit→applied on both
+ * clusters (until both ConfigMaps have the committed value), 10 samples, p50 and p95 (nearest rank: of 10
+ * samples, the slowest): by push (GitHub push event to the server's /hooks/git, the server kicks
+ * the agents over their channels) against the controller's commit→applied by webhook measured in the same run
+ * (bench-controller.ts, on the local cluster), and by polling (no webhook, no channel: server git poll 5 s, agent
+ * poll 5 s plus up to 1 s) against those two intervals. Then the dev agent's RSS idle, and its peak while applying
+ * the microservices demo (3-templating-and-multi-env, target test; as `npm run demo`) until healthy, against
+ * Plural's agent's memory request of 600 MiB.
+ *
+ * Everything started (servers, agents, generators, the PostgreSQL database, temporary folders) is stopped and
+ * removed again, on failure too; the clusters are left running as the other halves leave theirs.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { FleetClient } from '../src/client/fleet-client.ts';
+import { run } from '../src/exec.ts';
+import { KubeApiError, KubeClient, loadKubeConfig } from '../src/kube/client.ts';
+import { sleep } from '../src/sleep.ts';
+import { ensureAdminToken } from '../src/store/api-tokens.ts';
+import { createCluster } from '../src/store/clusters.ts';
+import { openStore } from '../src/store/database.ts';
+import { createGlobalService } from '../src/store/global-services.ts';
+import { createRepository } from '../src/store/repositories.ts';
+import { SecretBox } from '../src/store/secret-box.ts';
+import { createService, type ServiceSpec } from '../src/store/services.ts';
+import { TarballStore } from '../src/server/tarballs.ts';
+import { git } from '../test/support/git-repo.ts';
+import type { LoadAnswer, LoadCommand } from './bench/agent-load.ts';
+import { cpuSeconds, memoryOf, percentile, RssSampler, sampleFor } from './bench/measure.ts';
+import { announceGithubPush, benchControllerWebhook, type BenchRow, type ControllerBenchOptions } from './bench-controller.ts';
+import { clusterUp } from './cluster/cluster.ts';
+import { clusterLayout } from './cluster/layout.ts';
+import { freePorts } from './cluster/ports.ts';
+import { type ComponentProcess, isRunning, startComponent, stopComponent } from './cluster/processes.ts';
+import { waitUntil } from './cluster/readiness.ts';
+import { databaseUrl, postgresUp } from './postgres/postgres.ts';
+import { findExamples, REPO_ROOT } from './examples.ts';
+
+export interface FleetBenchOptions {
+  /** Simulated agents per server. */
+  agents: number;
+  intervalS: number;
+  jitterS: number;
+  windowS: number;
+  part: 'load' | 'apply' | undefined;
+  /** For the controller's webhook baseline (the local cluster). */
+  controller: ControllerBenchOptions;
+  report: (line: string) => void;
+}
+
+export interface FleetBenchResult {
+  title: string;
+  rows: BenchRow[];
+  notes: string[];
+}
+
+const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
+const GANTRY = path.join(REPO_ROOT, 'bin/gantry.js');
+/** Simulated agents per generator process: 5,000 sockets and a small HTTP pool stay well under 20,000 files. */
+const AGENTS_PER_GENERATOR = 5_000;
+const HTTP_CONNECTIONS_PER_GENERATOR = 32;
+/** Plural's published figure: "Managing 1100 Kubernetes clusters with just over 3cpu". */
+const PLURAL_CPU_PER_1000 = 3 / 1.1;
+const PLURAL_AGENT_REQUEST_MIB = 600;
+const GOAL_RSS_MIB = 1024;
+const COMMIT_SAMPLES = 10;
+const WEBHOOK_SECRET = 'gantry-bench-fleet';
+const WORKLOAD_NS = 'gantry-bench-fleet';
+const DEMO_PROJECT = 'microservices-demo/3-templating-and-multi-env';
+const APPLY_CLUSTERS = ['dev', 'prod'] as const;
+
+export async function benchFleet(options: FleetBenchOptions): Promise<FleetBenchResult> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-bench-fleet-'));
+  const report = (line: string) => options.report(`fleet bench: ${line}`);
+  const rows: BenchRow[] = [];
+  const notes: string[] = [];
+  try {
+    if (options.part !== 'apply') {
+      for (const kind of ['sqlite', 'postgres'] as const) {
+        const figures = await benchLoad(kind, options, path.join(scratch, kind), report);
+        rows.push(...figures.rows);
+        notes.push(...figures.notes);
+      }
+    }
+    if (options.part !== 'load') {
+      const figures = await benchApply(options, path.join(scratch, 'apply'), report);
+      rows.push(...figures.rows);
+      notes.push(...figures.notes);
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return { title: 'gantry server and agents (measured on this machine, alone or not)', rows, notes };
+}
+
+// ---------------------------------------------------------------- load
+
+interface Figures {
+  rows: BenchRow[];
+  notes: string[];
+}
+
+async function benchLoad(
+  kind: 'sqlite' | 'postgres',
+  options: FleetBenchOptions,
+  dir: string,
+  report: (line: string) => void,
+): Promise<Figures> {
+  const { agents, intervalS, jitterS, windowS } = options;
+  await mkdir(path.join(dir, 'logs'), { recursive: true });
+  const database = await benchDatabase(kind, dir);
+  const generators: Generator[] = [];
+  let server: RunningServer | undefined;
+  try {
+    const repository = await loadRepository(path.join(dir, 'git'));
+    const key = SecretBox.generateKey();
+    const box = SecretBox.fromBase64(key, 'bench');
+    const keyFile = path.join(dir, 'encryption.key');
+    await writeFile(keyFile, key, { mode: 0o600 });
+    report(`${kind}: seeding ${agents} clusters with a deploy token and 3 services each`);
+    const seeded = await timedAsync(() => seed(database.url, box, repository, path.join(dir, 'cache'), agents));
+    report(`${kind}: seeded in ${seeded.seconds.toFixed(1)} s`);
+    // The default git poll (1 min): each fetch makes the server check every service of the repository.
+    server = await startServer(kind, database, keyFile, dir, []);
+    report(`${kind}: server pid ${server.process.pid} at ${server.url}; idle RSS ${mib(memoryOf(server.process.pid).rss)} MiB`);
+
+    const tokens = seeded.value.tokens;
+    for (let start = 0; start < tokens.length; start += AGENTS_PER_GENERATOR) generators.push(new Generator());
+    const started = performance.now();
+    const answers = await Promise.all(
+      generators.map((generator, index) =>
+        generator.ask({
+          type: 'start',
+          server: server!.url,
+          tokens: tokens.slice(index * AGENTS_PER_GENERATOR, (index + 1) * AGENTS_PER_GENERATOR),
+          intervalMs: intervalS * 1000,
+          jitterMs: jitterS * 1000,
+          httpConnections: HTTP_CONNECTIONS_PER_GENERATOR,
+        }),
+      ),
+    );
+    const failed = answers.reduce((sum, answer) => sum + (answer.type === 'start' ? answer.failed : 0), 0);
+    const firstError = answers.find((answer) => answer.type === 'start' && answer.firstError);
+    if (failed > 0) throw new Error(`${failed} of ${agents} push channels not opened: ${JSON.stringify(firstError)}`);
+    report(`${kind}: ${agents} push channels open after ${((performance.now() - started) / 1000).toFixed(1)} s; polling`);
+
+    // The polls start spread over the first interval, so the load is steady at once; a few seconds let the
+    // connection pools and the JIT settle.
+    await sleep(5_000);
+    const from = Date.now();
+    const cpuBefore = cpuSeconds(server.process.pid);
+    const databaseCpuBefore = database.pid ? cpuSeconds(database.pid) : 0;
+    const rss = new RssSampler(server.process.pid, 1_000);
+    for (let elapsed = 0; elapsed < windowS; elapsed += 15) {
+      await sleep(Math.min(15, windowS - elapsed) * 1000);
+      report(`${kind}: window ${Math.min(windowS, elapsed + 15)}/${windowS} s, server RSS ${mib(rss.current.rss)} MiB`);
+    }
+    const to = Date.now();
+    const cores = (cpuSeconds(server.process.pid) - cpuBefore) / ((to - from) / 1000);
+    const databaseCores = database.pid ? (cpuSeconds(database.pid) - databaseCpuBefore) / ((to - from) / 1000) : 0;
+    const peak = rss.stop();
+    const heap = `RSS ${mib(memoryOf(server.process.pid).rss)} MiB, ${await heapText(server.url)}`;
+    const windows = await Promise.all(generators.map((generator) => generator.ask({ type: 'window', from, to })));
+    const latencies = windows.flatMap((answer) => (answer.type === 'window' ? answer.latenciesMs : []));
+    const errors = windows.reduce((sum, answer) => sum + (answer.type === 'window' ? answer.errors : 0), 0);
+    const windowError = windows.find((answer) => answer.type === 'window' && answer.firstError);
+    const pollRate = latencies.length / ((to - from) / 1000);
+    const offered = agents / (intervalS + jitterS / 2);
+    report(
+      `${kind}: ${pollRate.toFixed(0)} polls/s (offered ${offered.toFixed(0)}), p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ${errors} errors, ${cores.toFixed(2)} cores, RSS peak ${mib(peak.rss)} MiB`,
+    );
+    if (errors > 0) report(`${kind}: first poll error: ${JSON.stringify(windowError)}`);
+
+    // Every agent polls at once when kicked, and the PATCH's answer lists every copy: memory peaks here.
+    const kickRss = new RssSampler(server.process.pid, 200);
+    const kick = await timeKick(server, seeded.value.adminToken, repository, generators, agents, report);
+    const kickPeak = kickRss.stop();
+    const afterKick = `RSS ${mib(memoryOf(server.process.pid).rss)} MiB, ${await heapText(server.url)}`;
+    report(`${kind}: kicks reached the first agent ${kick.first.toFixed(2)} s and all ${agents} ${kick.last.toFixed(2)} s after the PATCH`);
+
+    const label = `${agents} agents, ${kind}`;
+    const perThousand = cores / (agents / 1000);
+    return {
+      rows: [
+        { measurement: `polls held, ${label}`, value: pollRate, baseline: offered, unit: '/s', baselineIs: 'polls offered' },
+        { measurement: `poll latency p50, ${label}`, value: percentile(latencies, 50), unit: 'ms' },
+        { measurement: `poll latency p99, ${label}`, value: percentile(latencies, 99), unit: 'ms' },
+        {
+          measurement: `kick to all, ${label}`,
+          value: kick.last,
+          baseline: (intervalS + jitterS / 2) / 2,
+          unit: 's',
+          baselineIs: 'mean wait for the next poll',
+        },
+        {
+          measurement: `server CPU per 1,000, ${kind}`,
+          value: perThousand,
+          baseline: PLURAL_CPU_PER_1000,
+          unit: 'cores',
+          baselineIs: "Plural's 3 CPU / 1100 clusters",
+        },
+        { measurement: `server CPU, ${label}`, value: cores, baseline: 1, unit: 'cores', baselineIs: 'goal: under one core' },
+        {
+          measurement: `server RSS peak, ${label}`,
+          value: peak.rss / 1024 / 1024,
+          baseline: GOAL_RSS_MIB,
+          unit: 'MiB',
+          baselineIs: 'goal: 1 GiB',
+        },
+        {
+          measurement: `server RSS peak, kick, ${kind}`,
+          value: kickPeak.rss / 1024 / 1024,
+          baseline: GOAL_RSS_MIB,
+          unit: 'MiB',
+          baselineIs: 'goal: 1 GiB',
+        },
+      ],
+      notes: [
+        `${kind}: ${agents} agents polling every ${intervalS} s + up to ${jitterS} s (${offered.toFixed(0)} polls/s offered; Plural's 2 min + 15 s would be ${(agents / 127.5).toFixed(0)}/s), window ${windowS} s after all connected; ${latencies.length} polls, ${errors} errors; seeding took ${seeded.seconds.toFixed(0)} s`,
+        `${kind}: kicks: the first ${kick.first.toFixed(2)} s, the last ${kick.last.toFixed(2)} s after the PATCH; the server writes one revision per copy in turn and kicks each as it is written`,
+        `${kind}: server memory at the end of the window (no forced GC): ${heap}; after the kick: ${afterKick}`,
+        ...(database.pid
+          ? [`${kind}: PostgreSQL's own CPU in the window: ${databaseCores.toFixed(2)} cores (not in the server's figure)`]
+          : []),
+      ],
+    };
+  } finally {
+    await Promise.all(generators.map((generator) => generator.stop()));
+    if (server) await stopComponent(server.process, 15_000);
+    await database.drop();
+  }
+}
+
+/** A database for one server: a SQLite file in `dir`, or a new database on the project's PostgreSQL. */
+interface BenchDatabase {
+  kind: 'sqlite' | 'postgres';
+  url: string;
+  /** The PostgreSQL server's pid (its CPU is noted apart), when on PostgreSQL. */
+  pid?: number;
+  drop(): Promise<void>;
+}
+
+async function benchDatabase(kind: 'sqlite' | 'postgres', dir: string): Promise<BenchDatabase> {
+  if (kind === 'sqlite') return { kind, url: path.join(dir, 'data', 'gantry.db'), drop: async () => undefined };
+  const state = await postgresUp();
+  const name = `bench_${Date.now().toString(36)}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: state.url });
+    await client.connect();
+    await client.query(statement).finally(() => client.end());
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  return {
+    kind,
+    url: databaseUrl(state, name),
+    pid: state.process.pid,
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+/** A bare repository with three folders of one ConfigMap each: `a`, `b` (plain services) and `global`. */
+async function loadRepository(dir: string): Promise<BenchSource> {
+  const files: Record<string, string> = {};
+  for (const folder of ['a', 'b', 'global']) files[`${folder}/configmap.yaml`] = configMap(`load-${folder}`, 'rev-0');
+  return await BenchSource.create(dir, files);
+}
+
+interface Seeded {
+  adminToken: string;
+  tokens: string[];
+}
+
+/**
+ * Fills the database through the store modules: the admin token, the repository, the global service, and per
+ * cluster its deploy token and three services at the repository's commit (tarballs packed into the server's
+ * cache, so the revisions are as the server would make them).
+ */
+async function seed(url: string, box: SecretBox, source: BenchSource, cacheDir: string, count: number): Promise<Seeded> {
+  const store = await openStore(url);
+  try {
+    const { db } = store;
+    const adminToken = await ensureAdminToken(db);
+    if (!adminToken) throw new Error('the bench database already has an admin token');
+    const repository = await createRepository(db, box, { url: source.url });
+    const tarballs = new TarballStore(path.join(cacheDir, 'fleet', 'tarballs'));
+    const digests = new Map<string, string>();
+    for (const folder of ['a', 'b', 'global']) digests.set(folder, await tarballs.pack(path.join(source.work, folder)));
+    const spec = (folder: string): ServiceSpec => ({
+      namespace: WORKLOAD_NS,
+      repositoryId: repository.id,
+      git: { ref: 'main', folder },
+      renderer: { kind: 'raw' },
+    });
+    const global = await createGlobalService(db, box, {
+      name: 'bench-global',
+      tags: { bench: 'load' },
+      template: { name: 'global', ...spec('global'), configuration: { revision: '0' } },
+    });
+    const tokens: string[] = new Array(count);
+    const seedOne = async (index: number) => {
+      const { cluster, deployToken } = await createCluster(db, { name: `load-${index}`, tags: { bench: 'load' } });
+      tokens[index] = deployToken;
+      for (const folder of ['a', 'b', 'global']) {
+        await createService(
+          db,
+          box,
+          {
+            clusterId: cluster.id,
+            name: folder,
+            spec: spec(folder),
+            ...(folder === 'global' ? { ownerId: global.id, configuration: { revision: '0' } } : {}),
+          },
+          { commit: source.head, digest: digests.get(folder)! },
+          { by: 'bench' },
+        );
+      }
+    };
+    // A few at a time: PostgreSQL's pool has 10 connections; SQLite serialises them anyway.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < count) await seedOne(next++);
+      }),
+    );
+    return { adminToken, tokens };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Arms every simulated agent, changes the global service's configuration through the API and waits until every
+ * agent's socket got a kick; returns seconds from sending the PATCH to the first and to the last kick received.
+ */
+async function timeKick(
+  server: RunningServer,
+  adminToken: string,
+  source: BenchSource,
+  generators: Generator[],
+  agents: number,
+  report: (line: string) => void,
+): Promise<{ first: number; last: number }> {
+  await Promise.all(generators.map((generator) => generator.ask({ type: 'arm' })));
+  const client = new FleetClient({ server: server.url, token: adminToken });
+  const sent = Date.now();
+  const patched = client
+    .updateGlobalService(
+      'bench-global',
+      {
+        template: {
+          name: 'global',
+          namespace: WORKLOAD_NS,
+          repository: source.url,
+          git: { ref: 'main', folder: 'global' },
+          renderer: { kind: 'raw' },
+          configuration: { revision: '1' },
+        },
+      },
+      false,
+    )
+    // The answer lists the copies (routes/global-services.ts) and may take longer than the kicks, or time out.
+    .then(
+      () => `answered after ${((Date.now() - sent) / 1000).toFixed(2)} s`,
+      (error: Error) => `failed after ${((Date.now() - sent) / 1000).toFixed(2)} s: ${error.message}`,
+    );
+  const deadline = sent + 10 * 60_000;
+  let lastReport = Date.now();
+  for (;;) {
+    const answers = await Promise.all(generators.map((generator) => generator.ask({ type: 'kicks' })));
+    const received = answers.reduce((sum, answer) => sum + (answer.type === 'kicks' ? answer.received : 0), 0);
+    if (received >= agents) {
+      const kicks = answers.flatMap((answer) => (answer.type === 'kicks' ? [answer] : []));
+      const first = Math.min(...kicks.map((answer) => answer.first));
+      const last = Math.max(...kicks.map((answer) => answer.last));
+      report(`the PATCH ${await patched}`);
+      return { first: (first - sent) / 1000, last: (last - sent) / 1000 };
+    }
+    if (Date.now() > deadline) throw new Error(`only ${received} of ${agents} agents kicked after 10 minutes`);
+    if (Date.now() - lastReport > 5_000) {
+      lastReport = Date.now();
+      report(`kick: ${received}/${agents} agents after ${((Date.now() - sent) / 1000).toFixed(0)} s`);
+    }
+    await sleep(200);
+  }
+}
+
+/** One load-generator child process (scripts/bench/agent-load.ts); commands are answered in order. */
+class Generator {
+  readonly #child: ChildProcess;
+  readonly #waiting: Array<(answer: LoadAnswer) => void> = [];
+  readonly #exited: Promise<void>;
+
+  constructor() {
+    this.#child = fork(path.join(REPO_ROOT, 'scripts/bench/agent-load.ts'), [], {
+      execPath: NODE,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.#child.on('message', (answer: LoadAnswer) => this.#waiting.shift()?.(answer));
+    this.#exited = new Promise((resolve) => this.#child.once('exit', () => resolve()));
+  }
+
+  ask(command: LoadCommand): Promise<LoadAnswer> {
+    return new Promise((resolve, reject) => {
+      if (!this.#child.connected) return reject(new Error('the load generator exited'));
+      this.#waiting.push(resolve);
+      this.#child.send(command);
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.#child.connected) await this.ask({ type: 'stop' }).catch(() => undefined);
+    const killed = setTimeout(() => this.#child.kill('SIGKILL'), 10_000);
+    await this.#exited;
+    clearTimeout(killed);
+  }
+}
+
+// ---------------------------------------------------------------- apply
+
+async function benchApply(options: FleetBenchOptions, dir: string, report: (line: string) => void): Promise<Figures> {
+  report('baseline: the controller’s commit→applied by webhook');
+  const controllerWebhook = await benchControllerWebhook({ ...options.controller, runs: COMMIT_SAMPLES });
+
+  // The agents inherit this process's environment: the local clusters' bin folder first (its python3 has Jinja2
+  // and the other template modules), as the controller half gives its controller.
+  process.env['PATH'] = options.controller.env['PATH'];
+  await mkdir(path.join(dir, 'logs'), { recursive: true });
+  const kubeconfigs: Record<string, string> = {};
+  for (const name of APPLY_CLUSTERS) {
+    const state = await clusterUp({ layout: clusterLayout(name), report: (line) => report(`cluster ${name}: ${line}`) });
+    kubeconfigs[name] = state.kubeconfig;
+  }
+  const source = await applyRepository(path.join(dir, 'git'));
+  const database: BenchDatabase = { kind: 'sqlite', url: path.join(dir, 'data', 'gantry.db'), drop: async () => undefined };
+  const keyFile = path.join(dir, 'encryption.key');
+  await writeFile(keyFile, SecretBox.generateKey(), { mode: 0o600 });
+  const secretFile = path.join(dir, 'webhook-secret');
+  await writeFile(secretFile, WEBHOOK_SECRET);
+  const fleet = new ApplyFleet(dir, kubeconfigs, report);
+  try {
+    // Push: the webhook tells the server, the server kicks the agents; the polls (10 min) never help.
+    await fleet.startServer(database, keyFile, ['--webhook-secret-file', secretFile, '--git-poll-interval', '1h']);
+    await fleet.register(source);
+    await fleet.startAgents(['--poll-interval', '10m', '--poll-jitter', '0s']);
+    await fleet.waitApplied('rev-0', 300_000);
+    const push: number[] = [];
+    for (let index = 0; index < COMMIT_SAMPLES; index++) {
+      const value = `push-${index + 1}`;
+      await source.commit({ 'bench/configmap.yaml': configMap('bench', value) }, value);
+      const started = performance.now();
+      const response = await announceGithubPush(`${fleet.url}/hooks/git`, source.url, WEBHOOK_SECRET);
+      if (!response.ok) throw new Error(`the server's webhook answered ${response.status}: ${await response.text()}`);
+      await fleet.waitApplied(value, 60_000);
+      push.push((performance.now() - started) / 1000);
+      report(`commit→applied on both clusters by push ${index + 1}/${COMMIT_SAMPLES}: ${push.at(-1)!.toFixed(2)} s`);
+    }
+
+    // Polling: no webhook, no channel; the server fetches every 5 s, the agents poll every 5 s + up to 1 s.
+    await fleet.stopAll();
+    await fleet.startServer(database, keyFile, ['--git-poll-interval', '5s']);
+    await fleet.startAgents(['--poll-interval', '5s', '--poll-jitter', '1s', '--no-push-channel']);
+    const polling: number[] = [];
+    for (let index = 0; index < COMMIT_SAMPLES; index++) {
+      await sleep(Math.random() * 5_000);
+      const value = `poll-${index + 1}`;
+      await source.commit({ 'bench/configmap.yaml': configMap('bench', value) }, value);
+      const started = performance.now();
+      await fleet.waitApplied(value, 60_000);
+      polling.push((performance.now() - started) / 1000);
+      report(`commit→applied on both clusters by polling ${index + 1}/${COMMIT_SAMPLES}: ${polling.at(-1)!.toFixed(2)} s`);
+    }
+
+    const agent = fleet.agentPid('dev');
+    const idle = await sampleFor(agent, 3_000);
+    report(`dev agent idle: RSS ${mib(idle.rss)} MiB (tree ${mib(idle.treeRss)} MiB); applying the microservices demo`);
+    const sampler = new RssSampler(agent, 200);
+    const demo = await timedAsync(() => fleet.applyDemo(source));
+    const applying = sampler.stop();
+    report(`demo healthy after ${demo.seconds.toFixed(1)} s; agent RSS peak ${mib(applying.rss)} MiB (tree ${mib(applying.treeRss)} MiB)`);
+
+    const toMib = (bytes: number) => bytes / 1024 / 1024;
+    return {
+      rows: [
+        ...pRows('commit→applied ×2, push', push, (p) => ({
+          baseline: percentile(controllerWebhook, p),
+          baselineIs: `controller, webhook, p${p}`,
+        })),
+        ...pRows('commit→applied ×2, polling', polling, () => ({ baseline: 10, baselineIs: 'git poll 5 s + agent poll 5 s' })),
+        {
+          measurement: 'agent RSS idle',
+          value: toMib(idle.rss),
+          baseline: PLURAL_AGENT_REQUEST_MIB,
+          unit: 'MiB',
+          baselineIs: "Plural agent's memory request",
+        },
+        {
+          measurement: 'agent RSS peak, applying demo',
+          value: toMib(applying.rss),
+          baseline: PLURAL_AGENT_REQUEST_MIB,
+          unit: 'MiB',
+          baselineIs: "Plural agent's memory request",
+        },
+        {
+          measurement: 'agent tree RSS peak, demo',
+          value: toMib(applying.treeRss),
+          baseline: PLURAL_AGENT_REQUEST_MIB,
+          unit: 'MiB',
+          baselineIs: "Plural agent's memory request",
+        },
+      ],
+      notes: [
+        `commit→applied: ${COMMIT_SAMPLES} samples each, on both dev and prod; controller by webhook (local cluster): ${controllerWebhook.map((s) => s.toFixed(2)).join(', ')} s`,
+        `the microservices demo (${DEMO_PROJECT}, target test) became healthy ${demo.seconds.toFixed(1)} s after its service was created; agent tree RSS includes the Jinja2 workers`,
+      ],
+    };
+  } finally {
+    await fleet.cleanUp();
+  }
+}
+
+/** p50 and p95 rows of `samples` (seconds), each against the baseline `baselineOf` gives for that percentile. */
+function pRows(label: string, samples: number[], baselineOf: (p: 50 | 95) => { baseline: number; baselineIs: string }): BenchRow[] {
+  return ([50, 95] as const).map((p) => ({ measurement: `${label} p${p}`, value: percentile(samples, p), unit: 's', ...baselineOf(p) }));
+}
+
+/** The server and the two agents of the apply part, as detached processes with logs in `<dir>/logs`. */
+class ApplyFleet {
+  url = '';
+  #adminToken = '';
+  #server: ComponentProcess | undefined;
+  readonly #agents = new Map<string, ComponentProcess>();
+  readonly #dir: string;
+  readonly #kubeconfigs: Record<string, string>;
+  readonly #kube: Map<string, KubeClient>;
+  readonly #report: (line: string) => void;
+
+  constructor(dir: string, kubeconfigs: Record<string, string>, report: (line: string) => void) {
+    this.#dir = dir;
+    this.#kubeconfigs = kubeconfigs;
+    this.#report = report;
+    this.#kube = new Map(Object.entries(kubeconfigs).map(([name, file]) => [name, new KubeClient(loadKubeConfig({ kubeconfig: file }))]));
+  }
+
+  async startServer(database: BenchDatabase, keyFile: string, extra: string[]): Promise<void> {
+    const server = await startServer('apply', database, keyFile, this.#dir, extra);
+    this.url = server.url;
+    this.#server = server.process;
+    this.#adminToken ||= server.adminToken ?? '';
+  }
+
+  /** Registers the clusters (writing their tokens), the repository and a ConfigMap service on each. */
+  async register(source: BenchSource): Promise<void> {
+    const client = this.#client();
+    await client.createRepository({ url: source.url });
+    for (const name of APPLY_CLUSTERS) {
+      const { deployToken } = await client.createCluster({ name, tags: {} });
+      await writeFile(path.join(this.#dir, `${name}.token`), deployToken, { mode: 0o600 });
+      await client.createService(name, {
+        name: 'bench',
+        namespace: WORKLOAD_NS,
+        repository: source.url,
+        git: { ref: 'main', folder: 'bench' },
+        renderer: { kind: 'raw' },
+      });
+    }
+  }
+
+  async startAgents(extra: string[]): Promise<void> {
+    for (const name of APPLY_CLUSTERS) {
+      const args = [
+        GANTRY,
+        'agent',
+        'run',
+        '--server',
+        this.url,
+        '--token-file',
+        path.join(this.#dir, `${name}.token`),
+        '--kubeconfig',
+        this.#kubeconfigs[name]!,
+        '--data-dir',
+        path.join(this.#dir, 'agents', name),
+        '--cache-dir',
+        path.join(this.#dir, 'agents', name, 'cache'),
+        ...extra,
+      ];
+      this.#agents.set(name, startComponent(`agent-${name}`, NODE, args, path.join(this.#dir, 'logs')));
+    }
+  }
+
+  agentPid(name: string): number {
+    return this.#agents.get(name)!.pid;
+  }
+
+  /** Waits until the bench ConfigMap has `value` on both clusters. */
+  async waitApplied(value: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const pending = new Set<string>(APPLY_CLUSTERS);
+    while (pending.size > 0) {
+      for (const name of [...pending]) {
+        const configMap = await this.#kube
+          .get(name)!
+          .request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${WORKLOAD_NS}/configmaps/bench`)
+          .catch(notFound);
+        if (configMap?.data?.['value'] === value) pending.delete(name);
+      }
+      if (pending.size === 0) return;
+      for (const [name, agent] of this.#agents)
+        if (!isRunning(agent)) throw new Error(`the agent of ${name} exited; see ${this.#dir}/logs`);
+      if (Date.now() > deadline) throw new Error(`ConfigMap bench=${value} not applied on ${[...pending].join(', ')} in time`);
+      await sleep(50);
+    }
+  }
+
+  /** Creates the microservices demo's service on dev and waits until it is healthy at its revision. */
+  async applyDemo(source: BenchSource): Promise<void> {
+    const client = this.#client();
+    await client.createService('dev', {
+      name: 'ms-demo',
+      namespace: 'ms-demo-test',
+      repository: source.url,
+      git: { ref: 'main', folder: DEMO_PROJECT },
+      renderer: { kind: 'kluctl', target: 'test' },
+    });
+    const deadline = Date.now() + 10 * 60_000;
+    for (;;) {
+      const service = await client.getService('dev', 'ms-demo');
+      if (service.status === 'healthy' && service.appliedRevision === service.revision.number) return;
+      if (Date.now() > deadline) throw new Error(`the demo is ${service.status} after 10 minutes: ${JSON.stringify(service.errors)}`);
+      await sleep(500);
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    for (const agent of this.#agents.values()) await stopComponent(agent, 15_000);
+    this.#agents.clear();
+    if (this.#server) await stopComponent(this.#server, 15_000);
+    this.#server = undefined;
+  }
+
+  /** Deletes the services (the agents delete their objects), then stops everything; never throws. */
+  async cleanUp(): Promise<void> {
+    try {
+      if (this.#server && isRunning(this.#server)) {
+        const client = this.#client();
+        for (const service of await client.listServices()) await client.deleteService(service.cluster, service.name, false);
+        const deadline = Date.now() + 3 * 60_000;
+        while ((await client.listServices()).length > 0 && Date.now() < deadline) await sleep(1_000);
+      }
+    } catch (error) {
+      this.#report(`cleanup: deleting the services failed: ${(error as Error).message}`);
+    }
+    await this.stopAll();
+  }
+
+  #client(): FleetClient {
+    return new FleetClient({ server: this.url, token: this.#adminToken });
+  }
+}
+
+/** A repository with the bench ConfigMap service (`bench/`) and a copy of Kluctl's examples (for the demo). */
+async function applyRepository(dir: string): Promise<BenchSource> {
+  const source = await BenchSource.create(dir, { 'bench/configmap.yaml': configMap('bench', 'rev-0') });
+  await cp(findExamples(), source.work, { recursive: true });
+  await run('chmod', ['-R', 'u+w', source.work]);
+  await source.commit({}, 'Kluctl examples');
+  return source;
+}
+
+// ---------------------------------------------------------------- shared
+
+interface RunningServer {
+  url: string;
+  process: ComponentProcess;
+  /** Printed at the first start on an empty database. */
+  adminToken: string | undefined;
+}
+
+/** Starts `gantry server` (logs in `<dir>/logs/server-<name>.log`) and waits until /readyz answers. */
+async function startServer(name: string, database: BenchDatabase, keyFile: string, dir: string, extra: string[]): Promise<RunningServer> {
+  const { port } = await freePorts(['port']);
+  const url = `http://127.0.0.1:${port}`;
+  const where = database.kind === 'sqlite' ? ['--data-dir', path.dirname(database.url)] : ['--database-url', database.url];
+  const args = [
+    GANTRY,
+    'server',
+    '--listen',
+    `127.0.0.1:${port}`,
+    ...where,
+    '--encryption-key-file',
+    keyFile,
+    '--cache-dir',
+    path.join(dir, 'cache'),
+    ...extra,
+  ];
+  const logs = path.join(dir, 'logs');
+  await mkdir(logs, { recursive: true });
+  const process = startComponent(`server-${name}`, NODE, args, logs);
+  const log = path.join(logs, `server-${name}.log`);
+  await waitUntil(
+    { what: 'gantry server /readyz', log, alive: () => isRunning(process) },
+    120_000,
+    async () => (await fetch(`${url}/readyz`)).ok,
+  );
+  const printed = /^\s+(gantry-api-\S+)$/m.exec(await run('cat', [log]).then((result) => result.stdout))?.[1];
+  return { url, process, adminToken: printed };
+}
+
+/** A bare git repository (file://) and a work tree to commit into. */
+class BenchSource {
+  readonly url: string;
+  readonly work: string;
+  /** The sha of the last commit. */
+  head = '';
+
+  private constructor(bare: string, work: string) {
+    this.url = `file://${bare}`;
+    this.work = work;
+  }
+
+  static async create(dir: string, files: Record<string, string>): Promise<BenchSource> {
+    const bare = path.join(dir, 'source.git');
+    const work = path.join(dir, 'work');
+    await git(['init', '--quiet', '--bare', '--initial-branch=main', bare]);
+    await git(['init', '--quiet', '--initial-branch=main', work]);
+    await git(['remote', 'add', 'origin', bare], { cwd: work });
+    const source = new BenchSource(bare, work);
+    await source.commit(files, 'initial');
+    return source;
+  }
+
+  /** Writes `files`, commits everything and pushes; keeps the new commit's sha. */
+  async commit(files: Record<string, string>, message: string): Promise<void> {
+    for (const [file, content] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(this.work, file)), { recursive: true });
+      await writeFile(path.join(this.work, file), content);
+    }
+    const as = ['-c', 'user.name=Gantry Bench', '-c', 'user.email=bench@gantry.dev'];
+    await git([...as, 'add', '--all'], { cwd: this.work });
+    await git([...as, 'commit', '--quiet', '--allow-empty', '-m', message], { cwd: this.work });
+    await git(['push', '--quiet', 'origin', 'HEAD:main'], { cwd: this.work });
+    this.head = (await git(['rev-parse', 'HEAD'], { cwd: this.work })).stdout.trim();
+  }
+}
+
+function configMap(name: string, value: string): string {
+  return `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
+}
+
+function notFound(error: unknown): undefined {
+  if (error instanceof KubeApiError && error.status === 404) return undefined;
+  throw error;
+}
+
+async function timedAsync<T>(action: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const started = performance.now();
+  const value = await action();
+  return { value, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The V8 heap in use and allocated, from the server's /metrics, to tell memory in use from memory V8 keeps. */
+async function heapText(server: string): Promise<string> {
+  const metrics = await (await fetch(`${server}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+  return `V8 heap used ${mib(value('nodejs_heap_size_used_bytes'))} of ${mib(value('nodejs_heap_size_total_bytes'))} MiB`;
+}
+
+function mib(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(0);
+}
