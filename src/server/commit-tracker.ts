@@ -1,7 +1,8 @@
 /**
  * New commits become revisions: after each fetch of a repository, every service sourced from it resolves its ref
  * again; when the folder's tarball changed, a revision by `git` is added, which its agent then applies.
- * A service pinned to a commit (after a rollback) does not move.
+ * A service pinned to a commit (after a rollback) does not move. A helm service whose valuesFiles come from the
+ * repository gets its wrapper project rebuilt with the new values.
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
@@ -24,7 +25,7 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
   for (const service of services) {
     if (service.deletedAt !== null) continue;
     try {
-      const source = await options.sources.resolve(repositoryId, service.spec.git);
+      const source = await options.sources.resolveSpec(service.spec);
       // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply.
       if (source.digest === service.revision.digest) continue;
       const { service: updated, revised } = await updateService(options.db, options.box, service.id, {}, source, {

@@ -17,6 +17,7 @@ import {
   listGlobalServices,
   selects,
   type ServiceTemplate,
+  templateSpec,
   updateGlobalService,
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
@@ -50,9 +51,14 @@ export class GlobalServices {
 
   /** Creates the global service and its copies. @throws HttpError 400 naming the field of a bad template source. */
   async create(input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate }): Promise<GlobalService> {
-    await this.#deps.sources.resolve(input.template.repositoryId, input.template.git, {
+    await this.#deps.sources.resolveSpec(templateSpec(input.template), {
       fresh: true,
-      fields: { repository: 'body.template.repository', ref: 'body.template.git.ref', folder: 'body.template.git.folder' },
+      fields: {
+        repository: 'body.template.repository',
+        ref: 'body.template.git.ref',
+        folder: 'body.template.git.folder',
+        helm: 'body.template.helm',
+      },
     });
     const global = await createGlobalService(this.#deps.db, this.#deps.box, input);
     await this.#apply(await this.#plan([global], await listClusters(this.#deps.db)));
@@ -141,19 +147,15 @@ export class GlobalServices {
   async #apply(plan: Plan): Promise<void> {
     for (const { global, cluster } of plan.create) {
       try {
-        const source = await this.#deps.sources.resolve(global.template.repositoryId, global.template.git);
+        const spec = templateSpec(global.template);
+        const source = await this.#deps.sources.resolveSpec(spec);
         const service = await createService(
           this.#deps.db,
           this.#deps.box,
           {
             clusterId: cluster.id,
             name: global.template.name,
-            spec: {
-              namespace: global.template.namespace,
-              repositoryId: global.template.repositoryId,
-              git: global.template.git,
-              renderer: global.template.renderer,
-            },
+            spec,
             configuration: global.template.configuration,
             ownerId: global.id,
           },
@@ -172,14 +174,9 @@ export class GlobalServices {
   }
 
   async #updateCopies(global: GlobalService): Promise<void> {
-    const source = await this.#deps.sources.resolve(global.template.repositoryId, global.template.git);
+    const spec = templateSpec(global.template);
+    const source = await this.#deps.sources.resolveSpec(spec);
     for (const { service } of await this.#copies(global)) {
-      const spec = {
-        namespace: global.template.namespace,
-        repositoryId: global.template.repositoryId,
-        git: global.template.git,
-        renderer: global.template.renderer,
-      };
       const { service: updated, revised } = await updateService(
         this.#deps.db,
         this.#deps.box,

@@ -22,6 +22,8 @@ export interface RepositoryPollerOptions {
   log: Logger;
   /** Called after a successful fetch (new commits become revisions there). */
   onPulled: (repositoryId: string) => Promise<void>;
+  /** Called after each round over every repository (helm version ranges are resolved again there). */
+  onRound?: () => Promise<void>;
 }
 
 export class RepositoryPoller {
@@ -82,6 +84,7 @@ export class RepositoryPoller {
       try {
         const repositories = await listRepositories(this.#options.db, this.#options.box);
         for (const repository of repositories) await this.poll(repository.id, repository.url);
+        await this.#options.onRound?.();
       } catch (error) {
         if (!signal.aborted) this.#options.log.error({ err: error }, 'polling git repositories failed');
       }

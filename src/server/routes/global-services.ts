@@ -16,6 +16,7 @@ import { listServices } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { ServiceSources } from '../service-sources.ts';
+import { checkedSpec } from '../service-specs.ts';
 import {
   ConfirmQuery,
   DeleteGlobalServiceQuery,
@@ -37,10 +38,11 @@ export function globalServiceRoutes(
   const { readers, admins } = userAccess(db);
   const errors = ErrorResponses;
   const tags = ['globalservices'];
-  const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
-    const repository = await sources.registeredRepository(body.repository, 'body.template.repository');
-    return { ...body, repositoryId: repository.id, renderer: body.renderer ?? { kind: 'auto' } };
-  };
+  const template = async (body: TemplateBody): Promise<ServiceTemplate> => ({
+    name: body.name,
+    ...(await checkedSpec(sources, body, body.name, 'body.template')),
+    ...(body.configuration ? { configuration: body.configuration } : {}),
+  });
   const show = async (global: GlobalService) => toApi(db, global);
 
   api.get('/v1/globalservices', { ...readers, schema: { tags, response: { 200: Type.Array(GlobalServiceSchema), ...errors } } }, async () =>
@@ -102,13 +104,19 @@ export function globalServiceRoutes(
 
 async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Static<typeof GlobalServiceSchema>> {
   const [clusters, services] = await Promise.all([listClusters(db), listServices(db)]);
-  const { configuration, repositoryId, ...template } = global.template;
+  const { configuration, repositoryId, git, helm, ...template } = global.template;
   return {
     id: global.id,
     name: global.name,
     tags: global.tags,
     distro: global.distro,
-    template: { ...template, repository: repositoryId, configuration: Object.keys(configuration ?? {}).sort() },
+    template: {
+      ...template,
+      repository: repositoryId ?? null,
+      git: git ?? null,
+      helm: helm ?? null,
+      configuration: Object.keys(configuration ?? {}).sort(),
+    },
     services: services
       .filter((service) => service.ownerId === global.id)
       .map((service) => ({
