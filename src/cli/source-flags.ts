@@ -61,7 +61,12 @@ export function addSourceFlags(command: Command): Command {
       repeatable,
       [],
     )
-    .option('--set <path=value>', 'helm: a value, path dotted, value as YAML (repeatable, over --values-file)', repeatable, [])
+    .option(
+      '--set <path=value>',
+      'helm: a value at a dotted path; true, false, null and integers are typed (repeatable, over --values-file)',
+      repeatable,
+      [],
+    )
     .option('--git-values-file <path>', 'helm: a values file in the git folder (repeatable; needs --repo and --ref)', repeatable, [])
     .option('--release <name>', 'helm: the release name (default: the service name)');
 }
@@ -101,12 +106,17 @@ async function valuesFromFlags(flags: SourceFlags): Promise<Values | undefined> 
   for (const assignment of flags.set) {
     const separator = assignment.indexOf('=');
     if (separator <= 0) throw new InvalidArgumentError(`--set '${assignment}' is not path=value`);
-    const text = assignment.slice(separator + 1);
-    // As helm's --set: true, 3 and null are typed; anything YAML would make a map or list of stays a string.
-    const parsed: unknown = text === '' ? '' : parseYaml(text, '--set');
-    setPath(values, assignment.slice(0, separator), typeof parsed === 'object' && parsed !== null ? text : parsed);
+    setPath(values, assignment.slice(0, separator), setValue(assignment.slice(separator + 1)));
   }
   return values;
+}
+
+/** A --set value typed as helm's strvals types it: true/false, null and integers; anything else is a string. */
+function setValue(text: string): unknown {
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (text === 'null') return null;
+  if (/^-?\d+$/.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
+  return text;
 }
 
 /** The source a create needs: git, helm, or helm with values files from git. @throws Error naming the missing flags. */

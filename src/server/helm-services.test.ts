@@ -202,6 +202,21 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
     expect(parseYaml(await readFile(path.join(after, 'greeter/helm-values.yaml'), 'utf8'), 'v')).toEqual({ value: 'changed', replicas: 3 });
   });
 
+  test('an update moves a service between helm and git, null dropping the other source', async () => {
+    expect((await call('PATCH', '/v1/clusters/dev/services/from-git', admin, { git: null })).body).toMatchObject({
+      field: 'body.helm.valuesFiles',
+    });
+    const toGit = await call('PATCH', '/v1/clusters/dev/services/hello', admin, {
+      helm: null,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'values' },
+    });
+    expect(toGit.body).toMatchObject({ helm: null, git: { ref: 'main', folder: 'values' }, renderer: { kind: 'auto' } });
+    expect(toGit.body.revision).toMatchObject({ number: 5, chartVersion: null, commit: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    const toHelm = await call('PATCH', '/v1/clusters/dev/services/hello', admin, { git: null, helm: helm() });
+    expect(toHelm.body).toMatchObject({ repository: null, git: null, renderer: { kind: 'helm' }, revision: { number: 6, commit: null } });
+  });
+
   test('a global service template may be a helm source; its copies are helm services', async () => {
     const bad = await call('POST', '/v1/globalservices', admin, {
       name: 'cm',

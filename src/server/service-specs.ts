@@ -18,7 +18,7 @@ export interface SourceInput {
 }
 
 /**
- * The checked spec. The renderer of a helm source is `helm` (the default), of a git one `auto` by default; the
+ * The checked spec. The renderer of a helm source is `helm` (`auto` or none become it), of a git one `auto` by default; the
  * release defaults to `name`.
  * @param prefix where the request holds these fields: `body` or `body.template`.
  * @throws HttpError 400 naming the field of a missing or conflicting part, or of an unregistered repository.
@@ -67,7 +67,8 @@ function checkedRenderer(renderer: Renderer | undefined, isHelm: boolean, prefix
     throw new HttpError(400, `target and args apply to the kluctl renderer, not ${renderer.kind}`, `${prefix}.renderer`);
   }
   if (isHelm) {
-    if (renderer && renderer.kind !== 'helm')
+    // `auto` decides by the source, and a chart is rendered by helm.
+    if (renderer && renderer.kind !== 'helm' && renderer.kind !== 'auto')
       throw new HttpError(400, `a helm source is rendered by helm, not ${renderer.kind}`, `${prefix}.renderer`);
     return { kind: 'helm' };
   }
