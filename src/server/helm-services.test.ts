@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { extract } from 'tar';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { configMapTemplate, startChartRepository, type ChartRepository, type TestChart } from '../../test/support/chart-server.ts';
+import {
+  configMapTemplate,
+  startChartRepository,
+  startOciRegistry,
+  type ChartRepository,
+  type OciRegistry,
+  type TestChart,
+} from '../../test/support/chart-server.ts';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import { testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
@@ -23,6 +30,7 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
   let database: TestDatabase;
   let server: FleetServer;
   let charts: ChartRepository;
+  let registry: OciRegistry;
   let repo: TestRepo;
   let scratch: string;
   let admin: string;
@@ -60,8 +68,10 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
   beforeAll(async () => {
     database = await createTestDatabase(kind);
     scratch = await mkdtemp(path.join(tmpdir(), 'gantry-helm-services-test-'));
-    charts = await startChartRepository();
+    [charts, registry] = await Promise.all([startChartRepository(), startOciRegistry()]);
     await charts.publish(chart('1.0.0'), chart('1.1.0'), chart('2.0.0-rc.1'));
+    await registry.push(chart('0.1.0'), 'charts');
+    await registry.push(chart('0.2.0'), 'charts');
     repo = await createRepo({ 'values/base.yaml': 'value: from-git\nreplicas: 2\n' });
     server = await startFleetServer(
       testServerOptions({ databaseUrl: database.url, cacheDir: path.join(scratch, 'cache'), log }, { gitPollIntervalMs: 300 }),
@@ -73,7 +83,7 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
 
   afterAll(async () => {
     await server?.close();
-    await charts?.close();
+    await Promise.all([charts?.close(), registry?.close()]);
     await repo?.remove();
     await database?.drop();
     await rm(scratch, { recursive: true, force: true });
@@ -137,6 +147,24 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
     expect(await readFile(path.join(dir, `.helm-charts/http_${port}_127.0.0.1/charts/hello/1.1.0/Chart.yaml`), 'utf8')).toContain(
       'version: 1.1.0',
     );
+  });
+
+  test('an OCI chart: the registry path and the chart name, its tags as versions', async () => {
+    const created = await create({ name: 'oci', helm: { url: `${registry.url}/charts`, chart: 'hello', version: '>=0.1 <1' } });
+    expect(created.body).toMatchObject({ revision: { chartVersion: '0.2.0' } });
+    const dir = await tarballFiles('oci');
+    expect(parseYaml(await readFile(path.join(dir, 'oci/helm-chart.yaml'), 'utf8'), 'c')).toEqual({
+      helmChart: { repo: `${registry.url}/charts/hello`, chartVersion: '0.2.0', releaseName: 'oci', namespace: 'web' },
+    });
+    const port = new URL(registry.url.replace('oci://', 'http://')).port;
+    expect(await readFile(path.join(dir, `.helm-charts/oci_${port}_127.0.0.1/charts/hello/0.2.0/Chart.yaml`), 'utf8')).toContain(
+      'version: 0.2.0',
+    );
+    expect(await create({ name: 'oci', helm: { url: `${registry.url}/charts`, chart: 'nope', version: '0.1.0' } })).toMatchObject({
+      status: 400,
+      body: { field: 'body.helm.chart' },
+    });
+    expect((await call('DELETE', '/v1/clusters/dev/services/oci?detach=true', admin)).status).toBe(204);
   });
 
   test('a new release in range becomes a revision by helm; values changes make revisions, identical ones none', async () => {

@@ -55,10 +55,10 @@ export async function resolveChartVersion(helm: HelmSpec, charts: ChartTools, fi
     throw new HttpError(400, `${JSON.stringify(helm.version)} is not a version or range: ${(error as Error).message}`, `${field}.version`);
   }
   if (newest === undefined) {
-    const known = versions.slice(-10).join(', ') || 'none';
+    const known = versions.slice(0, 10).join(', ') || 'none';
     throw new HttpError(
       400,
-      `chart ${helm.chart} has no version matching ${JSON.stringify(helm.version)} (latest: ${known})`,
+      `chart ${helm.chart} has no version matching ${JSON.stringify(helm.version)} (versions: ${known}${versions.length > 10 ? ', …' : ''})`,
       `${field}.version`,
     );
   }

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { type AgentOptions, type RunningAgent, startAgent } from '../../src/agent/agent.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
 import { type ApiService, FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
@@ -34,6 +34,7 @@ describe('a helm service applied by the fleet agent', () => {
   let charts: ChartRepository;
   let engine: Engine;
   let agent: RunningAgent;
+  let agentOptions: () => AgentOptions;
   let client: FleetClient;
   let cliEnv: Record<string, string>;
   const { log } = capturedLogger('info');
@@ -49,7 +50,7 @@ describe('a helm service applied by the fleet agent', () => {
     cliEnv = { GANTRY_SERVER: server.url, GANTRY_TOKEN: server.adminToken!, XDG_CONFIG_HOME: path.join(dir, 'config') };
     const { deployToken } = await client.createCluster({ name: 'local' });
     engine = new Engine(testConfig());
-    agent = startAgent({
+    agentOptions = () => ({
       client: new AgentClient({ server: server.url, token: deployToken }),
       token: deployToken,
       pushChannel: true,
@@ -64,6 +65,7 @@ describe('a helm service applied by the fleet agent', () => {
       healthIntervalMs: 1_000,
       syncTimeoutMs: 60_000,
     });
+    agent = startAgent(agentOptions());
     await waitFor('the push channel', () => server.channels.connected() === 1);
   }, 120_000);
 
@@ -113,13 +115,18 @@ describe('a helm service applied by the fleet agent', () => {
     expect(await configMapData()).toEqual({ chartVersion: '1.0.0', value: '{{ .Release.Name }} one' });
   });
 
-  test('changing values (and the version) makes a new revision that reaches the cluster', async () => {
+  test('changing values (and the version) makes a new revision that reaches the cluster, the chart repository gone', async () => {
+    // The agent is away while the server resolves and pulls; then the repository goes: the agent renders from the
+    // tarball alone.
+    await agent.stop();
     const updated = await gantry(
       ['service', 'update', 'hello', '--cluster', 'local', '--chart-version', '1.1.0', '--set', 'value=two', '-o', 'json'],
       { env: cliEnv },
     );
     expect(updated, updated.stderr).toMatchObject({ code: 0 });
     expect(JSON.parse(updated.stdout)).toMatchObject({ helm: { version: '1.1.0', values: { value: 'two' } }, revision: { number: 2 } });
+    await charts.close();
+    agent = startAgent(agentOptions());
     await healthyAt(2);
     expect(await configMapData()).toEqual({ chartVersion: '1.1.0', value: 'two' });
 
