@@ -76,8 +76,6 @@ export interface HelmProjectInput {
   helm: HelmSpec;
   /** The resolved chart version. */
   chartVersion: string;
-  /** The release name (the spec's, else the service's name). */
-  release: string;
   namespace: string;
   /** The git folder valuesFiles are read from, when the spec has them. */
   valuesDir?: string;
@@ -112,19 +110,19 @@ export async function packHelmProject(input: HelmProjectInput, charts: ChartTool
  */
 async function writeHelmProject(projectDir: string, input: HelmProjectInput, values: Values): Promise<void> {
   const source = chartSourceOf(input.helm, input.chartVersion);
-  const itemDir = path.join(projectDir, input.release);
+  const itemDir = path.join(projectDir, input.helm.release);
   const chart = {
     helmChart: {
       repo: source.repo,
       ...(source.kind === 'helm-repo' ? { chartName: source.chartName } : {}),
       chartVersion: input.chartVersion,
-      releaseName: input.release,
+      releaseName: input.helm.release,
       namespace: input.namespace,
     },
   };
   await writeFile(
     path.join(projectDir, 'deployment.yaml'),
-    toYaml({ deployments: [{ path: input.release }], overrideNamespace: input.namespace }),
+    toYaml({ deployments: [{ path: input.helm.release }], overrideNamespace: input.namespace }),
   );
   await mkdir(itemDir, { recursive: true });
   await writeFile(path.join(itemDir, 'helm-chart.yaml'), toYaml(chart));

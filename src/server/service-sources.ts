@@ -82,7 +82,7 @@ export class ServiceSources {
     const chartVersion = await this.chartVersion(helm, options.fields);
     const pack = (valuesDir?: string) =>
       packHelmProject(
-        { helm, chartVersion, release: helm.release, namespace: spec.namespace, valuesDir },
+        { helm, chartVersion, namespace: spec.namespace, valuesDir },
         this.#options.charts,
         this.#options.tarballs,
         (options.fields ?? DEFAULT_FIELDS).helm,
