@@ -153,7 +153,7 @@ class ControllerBench {
     const gitRoot = path.join(this.scratch, 'git');
     await mkdir(gitRoot);
     const single = await BenchRepo.create(gitRoot, 'single', projectFiles('rev-0'));
-    const fleet = await BenchRepo.create(gitRoot, 'fleet', projectFiles('rev-0'));
+    await BenchRepo.create(gitRoot, 'fleet', projectFiles('rev-0'));
     this.server = await startGitServer(gitRoot);
     const singleUrl = this.server.url('single.git');
     const fleetUrl = this.server.url('fleet.git');

@@ -2,7 +2,8 @@
  * What the engine renders for a service: its folder as a Kluctl project (target, args, and the configuration as
  * args), or, for kustomize and raw YAML, a one-item Kluctl project wrapped around the folder with the service's
  * namespace as overrideNamespace, its `*.liquid` files rendered into the copy (liquid-templates.ts; Kluctl projects
- * have their own templating, with the configuration as args). Either way one engine renders, applies, waits and prunes, with the service's own
+ * have their own templating, with the configuration as args); a helm service's tarball is already such a Kluctl
+ * project. Either way one engine renders, applies, waits and prunes, with the service's own
  * discriminator, in the agent's own cluster.
  */
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -24,8 +25,12 @@ export function serviceDiscriminator(service: { id: string }): string {
   return `gantry-svc-${service.id}`;
 }
 
-/** The renderer a service's folder gets: the one asked for, or the one its files call for (`auto`). */
+/**
+ * The renderer a service's folder gets: the one asked for, or the one its files call for (`auto`). A helm service's
+ * tarball is a Kluctl project the server built around the pre-pulled chart (server/helm-sources.ts): no target.
+ */
 export async function rendererFor(service: AgentService, sourceDir: string): Promise<RendererKind> {
+  if (service.renderer.kind === 'helm') return 'kluctl';
   if (service.renderer.kind !== 'auto') return service.renderer.kind;
   if ((await anyExists(sourceDir, KLUCTL_PROJECT_FILES)) || (await hasKluctlDeployment(sourceDir))) return 'kluctl';
   if (await anyExists(sourceDir, KUSTOMIZE_FILES)) return 'kustomize';

@@ -36,7 +36,7 @@ export function globalServiceCommand(): Command {
           distro: flags.distro,
           template: {
             name: flags.serviceName ?? name,
-            ...requiredSource(flags),
+            ...(await requiredSource(flags)),
             renderer: rendererFromFlags(flags),
             configuration: flags.config,
           },
@@ -102,7 +102,10 @@ function formatGlobalService(global: ApiGlobalService): string {
     ['name', global.name],
     ['selector', selector(global)],
     ['service', `${global.template.namespace}/${global.template.name}`],
-    ['source', `${global.template.git.ref} ${global.template.git.folder}`],
+    ...(global.template.git ? [['source', `${global.template.git.ref} ${global.template.git.folder}`] as [string, string]] : []),
+    ...(global.template.helm
+      ? [['chart', `${global.template.helm.chart} ${global.template.helm.version} from ${global.template.helm.url}`] as [string, string]]
+      : []),
     ['clusters', global.services.map((s) => `${s.cluster} (${s.deleting ? 'deleting' : s.status})`).join(', ')],
   ];
   return rows.map(([key, value]) => `${`${key}:`.padEnd(10)}${value}\n`).join('');

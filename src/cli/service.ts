@@ -8,7 +8,7 @@ import { type ApiService, type FleetClient } from '../client/fleet-client.ts';
 import { parseDuration } from '../duration.ts';
 import { sleep } from '../sleep.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
-import { addSourceFlags, rendererFromFlags, requiredSource, type SourceFlags } from './source-flags.ts';
+import { addSourceFlags, helmFromFlags, rendererFromFlags, requiredSource, type SourceFlags } from './source-flags.ts';
 
 interface ServiceFlags extends SourceFlags {
   dependsOn: string[];
@@ -30,7 +30,7 @@ export function serviceCommand(): Command {
     withWait(
       withSource(
         new Command('create')
-          .description('create a service on a cluster: its source is a folder at a git ref; a new revision starts at once')
+          .description('create a service on a cluster: its source is a folder at a git ref or a Helm chart; a new revision starts at once')
           .argument('<name>')
           .requiredOption('--cluster <name>', 'the cluster that runs it'),
       ),
@@ -38,7 +38,7 @@ export function serviceCommand(): Command {
       withFleetClient(async (client) => {
         const created = await client.createService(flags.cluster, {
           name,
-          ...requiredSource(flags),
+          ...(await requiredSource(flags)),
           renderer: rendererFromFlags(flags),
           configuration: flags.config,
           dependencies: flags.dependsOn,
@@ -64,6 +64,7 @@ export function serviceCommand(): Command {
           namespace: flags.namespace,
           repository: flags.repo,
           git,
+          helm: await helmFromFlags(flags),
           renderer: flags.renderer || flags.target || Object.keys(flags.arg).length > 0 ? rendererFromFlags(flags) : undefined,
           configuration: Object.keys(flags.config).length > 0 ? flags.config : undefined,
           contexts: flags.context.length > 0 ? flags.context : undefined,
@@ -121,11 +122,12 @@ export function serviceCommand(): Command {
         const revisions = await client.listRevisions(flags.cluster, name);
         printFleet(flags.output, revisions, () =>
           formatTable(
-            ['REVISION', 'COMMIT', 'REF', 'CREATED', 'BY', 'MESSAGE'],
+            ['REVISION', 'COMMIT', 'REF', 'CHART', 'CREATED', 'BY', 'MESSAGE'],
             revisions.map((r) => [
               String(r.number),
               (r.commit ?? '').slice(0, 12),
-              r.git.ref,
+              r.git?.ref ?? '',
+              r.helm ? `${r.helm.chart} ${r.chartVersion ?? r.helm.version}` : '',
               r.createdAt,
               r.createdBy ?? '',
               r.message ?? '',
@@ -222,7 +224,7 @@ function formatService(service: ApiService): string {
     ['cluster', service.cluster],
     ['name', service.name],
     ['namespace', service.namespace],
-    ['source', `${service.repository.url} ${service.git.ref}${service.git.folder ? ` ${service.git.folder}` : ''}`],
+    ...sourceRows(service),
     ['renderer', [service.renderer.kind, service.renderer.target].filter(Boolean).join(' target ')],
     ['status', service.status + (service.deleting ? ' (deleting)' : '')],
     [
@@ -242,6 +244,19 @@ function formatService(service: ApiService): string {
           service.components.map((c) => [c.kind, c.namespace, c.name, c.state, c.synced ? 'yes' : 'no']),
         )}`;
   return head + errors + components;
+}
+
+/** Where the service comes from: the repository's folder, the chart and its resolved version, or both. */
+function sourceRows(service: ApiService): Array<[string, string]> {
+  const rows: Array<[string, string]> = [];
+  const { repository, git, helm } = service;
+  if (repository && git) rows.push(['source', `${repository.url} ${git.ref}${git.folder ? ` ${git.folder}` : ''}`]);
+  if (helm) {
+    const version = service.revision.chartVersion ?? helm.version;
+    const range = version === helm.version ? '' : ` (${helm.version})`;
+    rows.push(['chart', `${helm.chart} ${version}${range} from ${helm.url}, release ${helm.release ?? service.name}`]);
+  }
+  return rows;
 }
 
 function positiveInteger(value: string): number {

@@ -12,7 +12,7 @@ import type { Logger } from '../logger.ts';
 import type { Store } from '../store/database.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import type { RepositoryPoller } from './repository-poller.ts';
-import type { Service } from '../store/services.ts';
+import { pinnedSpec, type Service } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 import type { TarballStore } from './tarballs.ts';
 import type { PushChannels } from './push-channels.ts';
@@ -89,10 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     channels: options.channels,
     onServiceChange: options.onServiceChange,
     rebuildTarball: async (service) => {
-      await options.sources.resolve(service.revision.spec.repositoryId, {
-        ref: service.revision.commit ?? service.revision.spec.git.ref,
-        folder: service.revision.spec.git.folder,
-      });
+      await options.sources.resolveSpec(pinnedSpec(service.revision.spec, service.revision));
     },
   });
   serviceRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });

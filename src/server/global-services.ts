@@ -17,19 +17,12 @@ import {
   listGlobalServices,
   selects,
   type ServiceTemplate,
+  templateSpec,
   updateGlobalService,
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import {
-  createService,
-  listServices,
-  markServiceDeleted,
-  removeService,
-  type Service,
-  type ServiceSpec,
-  updateService,
-} from '../store/services.ts';
+import { createService, listServices, markServiceDeleted, removeService, type Service, updateService } from '../store/services.ts';
 import { HttpError } from './errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
@@ -58,9 +51,14 @@ export class GlobalServices {
 
   /** Creates the global service and its copies. @throws HttpError 400 naming the field of a bad template source. */
   async create(input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate }): Promise<GlobalService> {
-    await this.#deps.sources.resolve(input.template.repositoryId, input.template.git, {
+    await this.#deps.sources.resolveSpec(templateSpec(input.template), {
       fresh: true,
-      fields: { repository: 'body.template.repository', ref: 'body.template.git.ref', folder: 'body.template.git.folder' },
+      fields: {
+        repository: 'body.template.repository',
+        ref: 'body.template.git.ref',
+        folder: 'body.template.git.folder',
+        helm: 'body.template.helm',
+      },
     });
     const global = await createGlobalService(this.#deps.db, this.#deps.box, input);
     await this.#apply(await this.#plan([global], await listClusters(this.#deps.db)));
@@ -149,14 +147,15 @@ export class GlobalServices {
   async #apply(plan: Plan): Promise<void> {
     for (const { global, cluster } of plan.create) {
       try {
-        const source = await this.#deps.sources.resolve(global.template.repositoryId, global.template.git);
+        const spec = templateSpec(global.template);
+        const source = await this.#deps.sources.resolveSpec(spec);
         const service = await createService(
           this.#deps.db,
           this.#deps.box,
           {
             clusterId: cluster.id,
             name: global.template.name,
-            spec: copySpec(global.template),
+            spec,
             configuration: global.template.configuration,
             ownerId: global.id,
           },
@@ -175,13 +174,14 @@ export class GlobalServices {
   }
 
   async #updateCopies(global: GlobalService): Promise<void> {
-    const source = await this.#deps.sources.resolve(global.template.repositoryId, global.template.git);
+    const spec = templateSpec(global.template);
+    const source = await this.#deps.sources.resolveSpec(spec);
     for (const { service } of await this.#copies(global)) {
       const { service: updated, revised } = await updateService(
         this.#deps.db,
         this.#deps.box,
         service.id,
-        { spec: copySpec(global.template), configuration: global.template.configuration ?? {} },
+        { spec, configuration: global.template.configuration ?? {} },
         source,
         {
           by: `globalservice/${global.name}`,
@@ -206,10 +206,4 @@ export class GlobalServices {
       return cluster && service.deletedAt === null ? [{ service, cluster }] : [];
     });
   }
-}
-
-/** The spec of a global service's copy on any cluster. */
-function copySpec(template: ServiceTemplate): ServiceSpec {
-  const { namespace, repositoryId, git, renderer, contexts } = template;
-  return { namespace, repositoryId, git, renderer, ...(contexts && contexts.length > 0 ? { contexts } : {}) };
 }

@@ -25,6 +25,8 @@ export interface RepositoryPollerOptions {
   onPulled: (repositoryId: string) => Promise<void>;
   /** Whether this replica polls the repository on the interval (replica-set.ts); explicit polls always run. */
   owns: (repositoryId: string) => boolean;
+  /** Called after each round over every repository (helm version ranges are resolved again there). */
+  onRound?: () => Promise<void>;
 }
 
 export class RepositoryPoller {
@@ -87,6 +89,7 @@ export class RepositoryPoller {
         for (const repository of repositories) {
           if (this.#options.owns(repository.id)) await this.poll(repository.id, repository.url);
         }
+        await this.#options.onRound?.();
       } catch (error) {
         if (!signal.aborted) this.#options.log.error({ err: error }, 'polling git repositories failed');
       }

@@ -117,9 +117,10 @@ export const RepositoryParams = Type.Object({ id: Type.String({ description: 'th
 
 export const RendererSchema = Type.Object(
   {
-    kind: Type.Union([Type.Literal('auto'), Type.Literal('kluctl'), Type.Literal('kustomize'), Type.Literal('raw')], {
+    kind: Type.Union([Type.Literal('auto'), Type.Literal('kluctl'), Type.Literal('kustomize'), Type.Literal('raw'), Type.Literal('helm')], {
       description:
-        'auto: a Kluctl project when the folder has .kluctl.yaml or deployment.yaml, else kustomize with kustomization.yaml, else raw YAML',
+        'auto: a Kluctl project when the folder has .kluctl.yaml or deployment.yaml, else kustomize with kustomization.yaml, else raw YAML; ' +
+        'helm: the service has a helm source (the default then)',
     }),
     target: Type.Optional(Type.String({ description: 'kluctl: the target to deploy' })),
     args: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'kluctl: args, as -a name=value' })),
@@ -131,6 +132,27 @@ const GitSourceSchema = Type.Object(
   {
     ref: Type.String({ minLength: 1, description: 'branch, tag or commit sha' }),
     folder: Type.String({ description: 'folder of the repository holding the service, "" for the root' }),
+  },
+  { additionalProperties: false },
+);
+
+/** A Helm chart as a service's source, as Plural's ServiceDeployment helm spec. */
+const HelmSourceSchema = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^(https?|oci)://.+',
+      description: 'a Helm repository (https://; http:// for local ones) or an OCI registry path (oci://host/path, the chart below it)',
+    }),
+    chart: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'the chart name' }),
+    version: Type.String({
+      minLength: 1,
+      description: 'an exact version, or a semver range (^1.2, ~1.2.3, >=1 <2) resolved to the newest matching version',
+    }),
+    values: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'values, merged over valuesFiles' })),
+    valuesFiles: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'values files in the git folder, merged in order; needs git' }),
+    ),
+    release: Type.Optional(Name),
   },
   { additionalProperties: false },
 );
@@ -151,12 +173,16 @@ const ContextNames = Type.Array(ContextName, {
   description: 'service contexts (gantry context set) bound into Liquid templates as contexts.<name>',
 });
 
-/** What a service runs: its name, namespace and source (a global service's template is just this). */
+/**
+ * What a service runs: its name, namespace and source (a global service's template is just this). The source is
+ * `repository` + `git`, or `helm`, or both when helm.valuesFiles come from git (Plural's helm+git services).
+ */
 const ServiceSourceFields = {
   name: Name,
   namespace: Name,
-  repository: Type.String({ minLength: 1, description: 'repository id or URL' }),
-  git: GitSourceSchema,
+  repository: Type.Optional(Type.String({ minLength: 1, description: 'repository id or URL; with git' })),
+  git: Type.Optional(GitSourceSchema),
+  helm: Type.Optional(HelmSourceSchema),
   renderer: Type.Optional(RendererSchema),
   configuration: Type.Optional(Configuration),
   contexts: Type.Optional(ContextNames),
@@ -177,10 +203,21 @@ export const ServiceUpdateSchema = Type.Object(
     namespace: Type.Optional(Name),
     repository: Type.Optional(Type.String({ minLength: 1 })),
     git: Type.Optional(
-      Type.Object(
-        { ref: Type.Optional(Type.String({ minLength: 1 })), folder: Type.Optional(Type.String()) },
-        { additionalProperties: false },
+      Type.Union(
+        [
+          Type.Object(
+            { ref: Type.Optional(Type.String({ minLength: 1 })), folder: Type.Optional(Type.String()) },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ],
+        { description: 'merged into the current git source; null drops git (and the repository)' },
       ),
+    ),
+    helm: Type.Optional(
+      Type.Union([Type.Partial(HelmSourceSchema, { additionalProperties: false }), Type.Null()], {
+        description: 'merged into the current helm source (values replace the old ones); null drops helm',
+      }),
     ),
     renderer: Type.Optional(RendererSchema),
     configuration: Type.Optional(Configuration),
@@ -209,8 +246,10 @@ export const RevisionSchema = Type.Object({
   number: Type.Integer(),
   commit: Type.Union([Type.String(), Type.Null()]),
   digest: Type.Union([Type.String(), Type.Null()], { description: 'sha256 of the source tarball' }),
+  chartVersion: Type.Union([Type.String(), Type.Null()], { description: "the chart version a helm source's version resolved to" }),
   namespace: Type.String(),
-  git: GitSourceSchema,
+  git: Type.Union([GitSourceSchema, Type.Null()]),
+  helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,
   contexts: Type.Array(Type.String()),
   message: Type.Union([Type.String(), Type.Null()]),
@@ -223,8 +262,9 @@ export const ServiceSchema = Type.Object({
   cluster: Type.String(),
   name: Type.String(),
   namespace: Type.String(),
-  repository: Type.Object({ id: Type.String(), url: Type.String() }),
-  git: GitSourceSchema,
+  repository: Type.Union([Type.Object({ id: Type.String(), url: Type.String() }), Type.Null()]),
+  git: Type.Union([GitSourceSchema, Type.Null()]),
+  helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,
   configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
   contexts: Type.Array(Type.String(), { description: 'bound service contexts' }),
@@ -336,8 +376,9 @@ export const GlobalServiceSchema = Type.Object({
   template: Type.Object({
     name: Type.String(),
     namespace: Type.String(),
-    repository: Type.String({ description: 'repository id' }),
-    git: GitSourceSchema,
+    repository: Type.Union([Type.String({ description: 'repository id' }), Type.Null()]),
+    git: Type.Union([GitSourceSchema, Type.Null()]),
+    helm: Type.Union([HelmSourceSchema, Type.Null()]),
     renderer: RendererSchema,
     configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
     contexts: Type.Array(Type.String()),

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import type { Service } from '../store/services.ts';
 import path from 'node:path';
+import { trackCharts } from './chart-tracker.ts';
 import { trackCommits } from './commit-tracker.ts';
 import { localKickBus, postgresKickBus } from './kick-bus.ts';
 import { PushChannels } from './push-channels.ts';
@@ -31,7 +32,7 @@ export interface FleetServerOptions {
   box: SecretBox;
   /** Git mirrors and snapshots (see EngineConfig.cacheDir). */
   cacheDir: string;
-  /** Milliseconds between fetches of every git repository. Default 60 s. */
+  /** Milliseconds between fetches of every git repository (and looks at helm version ranges). Default 60 s. */
   gitPollIntervalMs?: number;
   /** A change deleting more than this share (0..1) of one global service's copies is held until confirmed. Default 0.5. */
   maxDeleteShare?: number;
@@ -67,7 +68,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     }),
   );
   const tarballs = new TarballStore(path.join(options.cacheDir, 'fleet', 'tarballs'));
-  const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, tarballs });
+  const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, charts: engine.charts, tarballs });
   const channels = new PushChannels();
   const kick = (clusterId: string, serviceId: string) => channels.kick(clusterId, serviceId);
   const bus = await (
@@ -97,6 +98,15 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
         repositoryId,
       ),
     owns: (repositoryId) => replicas.owns(repositoryId),
+    onRound: () =>
+      trackCharts({
+        db: store.db,
+        box: options.box,
+        sources,
+        log: options.log.child({ component: 'chart-tracker' }),
+        onRevised: onServiceChange,
+        owns: (url) => replicas.owns(url),
+      }),
   });
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {

@@ -1,24 +1,29 @@
 /**
- * Turns a service's source (a repository and `git: {ref, folder}`, Plural's fields) into what a revision pins:
- * the commit the ref points to and the digest of the folder's tarball. A ref is a branch, else a tag, or a full
- * commit sha.
+ * Turns a service's source into what a revision pins: for a folder of a repository (`git: {ref, folder}`,
+ * Plural's fields) the commit the ref points to and the digest of the folder's tarball (a ref is a branch, else a
+ * tag, or a full commit sha); for a Helm chart the version it resolves to and the digest of the Kluctl project
+ * built around it (helm-sources.ts), with valuesFiles read from the git folder when the service has one.
  */
 import path from 'node:path';
 import type { Kysely } from 'kysely';
+import type { ChartTools } from '../helm/helm-cli.ts';
 import { type GitCache, type GitRef } from '../source/git-cache.ts';
 import { prepareGitAccess } from '../source/git-credentials.ts';
 import { NotFoundError } from '../store/errors.ts';
 import { getRepository, type Repository, repositoryCredentials } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import type { ResolvedSource } from '../store/services.ts';
+import type { HelmSpec, ResolvedSource, ServiceSpec } from '../store/services.ts';
 import { HttpError } from './errors.ts';
+import { packHelmProject, resolveChartVersion } from './helm-sources.ts';
 import type { TarballStore } from './tarballs.ts';
 
 export interface ServiceSourcesOptions {
   db: Kysely<Database>;
   box: SecretBox;
   git: GitCache;
+  /** The engine's helm and chart cache: charts are pulled once per version into it. */
+  charts: ChartTools;
   tarballs: TarballStore;
 }
 
@@ -27,9 +32,23 @@ export interface SourceFields {
   repository: string;
   ref: string;
   folder: string;
+  /** The helm source; its parts are `<helm>.url`, `<helm>.version`, … */
+  helm: string;
 }
 
-const DEFAULT_FIELDS: SourceFields = { repository: 'body.repository', ref: 'body.git.ref', folder: 'body.git.folder' };
+const DEFAULT_FIELDS: SourceFields = { repository: 'body.repository', ref: 'body.git.ref', folder: 'body.git.folder', helm: 'body.helm' };
+
+/** How a source is resolved (see ServiceSources.resolve). */
+export interface ResolveOptions {
+  /**
+   * Fetch the repository first (an API request must see what was just pushed); otherwise the mirror the last poll
+   * fetched serves.
+   */
+  fresh: boolean;
+  /** Where the request named each part, for errors (e.g. `body.git.ref`). */
+  fields?: SourceFields;
+  signal?: AbortSignal;
+}
 
 export class ServiceSources {
   readonly #options: ServiceSourcesOptions;
@@ -51,19 +70,67 @@ export class ServiceSources {
   }
 
   /**
+   * Resolves the spec's source, git or helm (see the file's comment).
+   * @throws HttpError 400 naming the field: see resolve and resolveChartVersion/packHelmProject in helm-sources.ts.
+   */
+  async resolveSpec(spec: ServiceSpec, options: ResolveOptions = { fresh: false }): Promise<ResolvedSource> {
+    const { helm, git, repositoryId } = spec;
+    if (!helm) {
+      if (!git || repositoryId === undefined) throw new Error('a service spec needs git (with a repository) or helm');
+      return await this.resolve(repositoryId, git, options);
+    }
+    const chartVersion = await this.chartVersion(helm, options.fields);
+    const pack = (valuesDir?: string) =>
+      packHelmProject(
+        { helm, chartVersion, namespace: spec.namespace, valuesDir },
+        this.#options.charts,
+        this.#options.tarballs,
+        (options.fields ?? DEFAULT_FIELDS).helm,
+      );
+    if (!git || repositoryId === undefined) return { commit: '', digest: await pack(), chartVersion };
+    return await this.#withFolder(repositoryId, git, options, async (folder, commit) => ({
+      commit,
+      digest: await pack(folder),
+      chartVersion,
+    }));
+  }
+
+  /** The chart version the helm source's version (or range) resolves to now. @throws HttpError 400 (see resolveChartVersion). */
+  async chartVersion(helm: HelmSpec, fields: SourceFields = DEFAULT_FIELDS): Promise<string> {
+    return await resolveChartVersion(helm, this.#options.charts, fields.helm);
+  }
+
+  /**
    * Resolves the ref, checks the folder out and packs it.
-   * @param options.fresh fetch the repository first (an API request must see what was just pushed); otherwise the
-   *   mirror the last poll fetched serves.
-   * @param options.fields where the request named each part, for errors (e.g. `body.git.ref`).
    * @throws HttpError 400 naming the field: the repository cannot be fetched, the ref or the folder does not exist.
    */
   async resolve(
     repositoryId: string,
     git: { ref: string; folder: string },
-    options: { fresh: boolean; fields?: SourceFields; signal?: AbortSignal } = { fresh: false },
+    options: ResolveOptions = { fresh: false },
   ): Promise<ResolvedSource> {
+    const fields = options.fields ?? DEFAULT_FIELDS;
+    return await this.#withFolder(repositoryId, git, options, async (folder, commit) => {
+      const digest = await this.#options.tarballs.pack(folder).catch(() => {
+        throw new HttpError(
+          400,
+          `folder ${JSON.stringify(git.folder)} does not exist or is empty at ${commit.slice(0, 12)}`,
+          fields.folder,
+        );
+      });
+      return { commit, digest };
+    });
+  }
+
+  /** Fetches (or not, see ResolveOptions.fresh), checks the ref out and hands `use` the folder in the checkout. */
+  async #withFolder<T>(
+    repositoryId: string,
+    git: { ref: string; folder: string },
+    options: ResolveOptions,
+    use: (folder: string, commit: string) => Promise<T>,
+  ): Promise<T> {
     const { signal, fields = DEFAULT_FIELDS } = options;
-    const { db, box, tarballs } = this.#options;
+    const { db, box } = this.#options;
     const repository = await getRepository(db, box, repositoryId);
     const credentials = await repositoryCredentials(db, box, repository.id);
     const access = credentials && (await prepareGitAccess(credentials));
@@ -82,14 +149,7 @@ export class ServiceSources {
       if (folder !== checkout.dir && !folder.startsWith(`${checkout.dir}${path.sep}`)) {
         throw new HttpError(400, `folder ${JSON.stringify(git.folder)} leaves the repository`, fields.folder);
       }
-      const digest = await tarballs.pack(folder).catch(() => {
-        throw new HttpError(
-          400,
-          `folder ${JSON.stringify(git.folder)} does not exist or is empty at ${checkout.commit.slice(0, 12)} of ${repository.url}`,
-          fields.folder,
-        );
-      });
-      return { commit: checkout.commit, digest };
+      return await use(folder, checkout.commit);
     } finally {
       await access?.cleanup();
     }
@@ -107,4 +167,19 @@ export class ServiceSources {
     }
     throw failure;
   }
+}
+
+/**
+ * `resolveSpec` for one pass of a tracker: specs with the same source (a global service's copies, one per cluster)
+ * are resolved, checked out and packed once, not once per service (10,000 copies were 10,000 checkouts a fetch).
+ */
+export function resolverForOnePass(sources: ServiceSources): (spec: ServiceSpec) => Promise<ResolvedSource> {
+  const resolved = new Map<string, Promise<ResolvedSource>>();
+  return (spec) => {
+    // The namespace is in a helm wrapper project, not in a git folder's tarball.
+    const key = JSON.stringify([spec.repositoryId, spec.git, spec.helm, spec.helm ? spec.namespace : undefined]);
+    const source = resolved.get(key) ?? sources.resolveSpec(spec);
+    resolved.set(key, source);
+    return source;
+  };
 }

@@ -9,19 +9,19 @@ import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, GlobalServiceTable } from './schema.ts';
 import type { SecretBox } from './secret-box.ts';
-import type { Renderer } from './services.ts';
+import type { ServiceSpec } from './services.ts';
 
-/** What each cluster's copy of the service is made from. */
-export interface ServiceTemplate {
+/** What each cluster's copy of the service is made from: its name, its spec (git or helm source) and configuration. */
+export interface ServiceTemplate extends ServiceSpec {
   name: string;
-  namespace: string;
-  repositoryId: string;
-  git: { ref: string; folder: string };
-  renderer: Renderer;
   /** Sealed in the database (the template's other fields are not secret). */
   configuration?: Record<string, string>;
-  /** Service contexts each copy binds. */
-  contexts?: string[];
+}
+
+/** The spec of each copy of the template (no empty contexts list: see ServiceSpec.contexts). */
+export function templateSpec(template: ServiceTemplate): ServiceSpec {
+  const { name: _name, configuration: _configuration, contexts, ...spec } = template;
+  return contexts && contexts.length > 0 ? { ...spec, contexts } : spec;
 }
 
 export interface GlobalService {

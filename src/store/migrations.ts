@@ -139,8 +139,14 @@ async function serverReplicas(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+/** Revisions of helm services record the chart version their version (range) resolved to. */
+async function revisionChartVersion(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('revisions').addColumn('chart_version', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
   '0002-server-replicas': { up: serverReplicas },
+  '0003-revision-chart-version': { up: revisionChartVersion },
 };

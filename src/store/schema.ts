@@ -82,6 +82,8 @@ export interface RevisionTable {
   commit_sha: string | null;
   /** sha256 of the source tarball the agent downloads. */
   digest: string | null;
+  /** The version a helm source's chart version (or range) resolved to; null for git sources. */
+  chart_version: string | null;
   spec: string;
   configuration: string | null;
   message: string | null;

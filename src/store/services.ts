@@ -13,15 +13,40 @@ import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
 import type { SecretBox } from './secret-box.ts';
 
-/** How the agent renders a service's folder; `auto` decides by the files it finds, as Plural does. */
+/**
+ * How the agent renders a service's folder; `auto` decides by the files it finds, as Plural does; `helm` is a
+ * chart source, whose tarball the server builds as a Kluctl project around the pre-pulled chart.
+ */
 export type Renderer =
-  { kind: 'auto' } | { kind: 'raw' } | { kind: 'kustomize' } | { kind: 'kluctl'; target?: string; args?: Record<string, unknown> };
+  | { kind: 'auto' }
+  | { kind: 'raw' }
+  | { kind: 'kustomize' }
+  | { kind: 'helm' }
+  | { kind: 'kluctl'; target?: string; args?: Record<string, unknown> };
 
-/** What a revision fixes besides its commit: the source folder and how to render it. */
+/** A Helm chart as a service's source, as Plural's ServiceDeployment helm spec (url, chart, version, values, valuesFiles). */
+export interface HelmSpec {
+  /** A Helm repository (http:// or https://) or an OCI registry path (oci://host/path, the chart below it). */
+  url: string;
+  chart: string;
+  /** An exact version, or a semver range resolved to the newest version matching it (Masterminds' rules, as Helm). */
+  version: string;
+  values?: Record<string, unknown>;
+  /** Paths in the service's git folder, merged in order under `values`; only with `git`. */
+  valuesFiles?: string[];
+  /** The Helm release name (the API defaults it to the service's name). */
+  release: string;
+}
+
+/**
+ * What a revision fixes besides its commit: the source and how to render it. The source is a folder of a git
+ * repository (`repositoryId` + `git`), a Helm chart (`helm`), or a chart whose valuesFiles come from git (all three).
+ */
 export interface ServiceSpec {
   namespace: string;
-  repositoryId: string;
-  git: { ref: string; folder: string };
+  repositoryId?: string;
+  git?: { ref: string; folder: string };
+  helm?: HelmSpec;
   renderer: Renderer;
   /**
    * Names of the service contexts bound into its templates. Absent rather than empty, so specs stored before
@@ -55,6 +80,8 @@ export interface Revision {
   number: number;
   commit: string | null;
   digest: string | null;
+  /** The chart version a helm service's version resolved to. */
+  chartVersion: string | null;
   spec: ServiceSpec;
   message: string | null;
   createdBy: string | null;
@@ -90,10 +117,11 @@ export interface NewService {
   ownerId?: string | null;
 }
 
-/** What a new revision records: the source's resolved commit and its tarball's digest. */
+/** What a new revision records: the source's resolved commit ('' without git), its tarball's digest, the chart version. */
 export interface ResolvedSource {
   commit: string;
   digest: string;
+  chartVersion?: string;
 }
 
 export interface Author {
@@ -122,7 +150,7 @@ export async function createService(
           cluster_id: input.clusterId,
           name: input.name,
           namespace: input.spec.namespace,
-          repository_id: input.spec.repositoryId,
+          repository_id: input.spec.repositoryId ?? null,
           spec: JSON.stringify(input.spec),
           configuration: sealConfiguration(box, input.configuration),
           dependencies: JSON.stringify(input.dependencies ?? []),
@@ -179,7 +207,7 @@ export async function updateService(
       .set({
         spec: JSON.stringify(spec),
         namespace: spec.namespace,
-        repository_id: spec.repositoryId,
+        repository_id: spec.repositoryId ?? null,
         ...(configurationChanged ? { configuration } : {}),
         ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
         ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
@@ -190,8 +218,9 @@ export async function updateService(
     const changed =
       configurationChanged ||
       current.spec !== JSON.stringify(spec) ||
-      current.commit_sha !== source.commit ||
-      current.digest !== source.digest;
+      current.commit_sha !== (source.commit || null) ||
+      current.digest !== source.digest ||
+      current.chart_version !== (source.chartVersion ?? null);
     if (changed) await addRevision(trx, serviceId, source, author, time);
     return changed;
   });
@@ -205,14 +234,20 @@ export async function updateService(
 export async function reviseService(db: Kysely<Database>, serviceId: string, author: Author, now = new Date()): Promise<Service> {
   await db.transaction().execute(async (trx) => {
     const current = await revisionRow(trx, (await serviceRow(trx, serviceId)).revision_id);
-    await addRevision(trx, serviceId, { commit: current.commit_sha ?? '', digest: current.digest ?? '' }, author, now.toISOString());
+    await addRevision(
+      trx,
+      serviceId,
+      { commit: current.commit_sha ?? '', digest: current.digest ?? '', chartVersion: current.chart_version ?? undefined },
+      author,
+      now.toISOString(),
+    );
   });
   return await getServiceById(db, serviceId);
 }
 
 /**
- * Adds a revision with the content of revision `number` (spec, configuration, commit, digest) and pins the
- * service's ref to that commit.
+ * Adds a revision with the content of revision `number` (spec, configuration, commit, digest, chart version) and
+ * pins the service's ref to that commit and its chart version to that version (see pinnedSpec).
  * @throws NotFoundError when the service has no such revision.
  */
 export async function rollbackService(
@@ -231,14 +266,13 @@ export async function rollbackService(
       .where('number', '=', number)
       .executeTakeFirst();
     if (!old) throw new NotFoundError('revision', String(number));
-    const spec = JSON.parse(old.spec) as ServiceSpec;
-    const pinned: ServiceSpec = old.commit_sha ? { ...spec, git: { ...spec.git, ref: old.commit_sha } } : spec;
+    const pinned = pinnedSpec(JSON.parse(old.spec) as ServiceSpec, toRevision(old));
     await trx
       .updateTable('services')
       .set({
         spec: JSON.stringify(pinned),
         namespace: pinned.namespace,
-        repository_id: pinned.repositoryId,
+        repository_id: pinned.repositoryId ?? null,
         configuration: old.configuration,
         updated_at: time,
       })
@@ -247,7 +281,7 @@ export async function rollbackService(
     await addRevision(
       trx,
       serviceId,
-      { commit: old.commit_sha ?? '', digest: old.digest ?? '' },
+      { commit: old.commit_sha ?? '', digest: old.digest ?? '', chartVersion: old.chart_version ?? undefined },
       { by: author.by, message: author.message ?? `rollback to revision ${number}` },
       time,
       {
@@ -257,6 +291,18 @@ export async function rollbackService(
     );
   });
   return await getServiceById(db, serviceId);
+}
+
+/**
+ * `spec` fixed to what `revision` resolved: the git ref to its commit, a helm version (range) to its chart version,
+ * so that the source no longer moves (rollback) and its tarball can be built again byte for byte.
+ */
+export function pinnedSpec(spec: ServiceSpec, revision: Pick<Revision, 'commit' | 'chartVersion'>): ServiceSpec {
+  return {
+    ...spec,
+    ...(spec.git && revision.commit ? { git: { ...spec.git, ref: revision.commit } } : {}),
+    ...(spec.helm && revision.chartVersion ? { helm: { ...spec.helm, version: revision.chartVersion } } : {}),
+  };
 }
 
 /** Services by name, of one cluster, repository or global service (`ownerId`) when given. */
@@ -446,6 +492,7 @@ async function addRevision(
       number: Number(last?.last ?? 0) + 1,
       commit_sha: source.commit || null,
       digest: source.digest || null,
+      chart_version: source.chartVersion ?? null,
       spec: content?.spec ?? service.spec,
       configuration: content ? content.configuration : service.configuration,
       message: author.message ?? null,
@@ -474,6 +521,7 @@ function toRevision(row: Selectable<RevisionTable>): Revision {
     number: row.number,
     commit: row.commit_sha,
     digest: row.digest,
+    chartVersion: row.chart_version,
     spec: JSON.parse(row.spec) as ServiceSpec,
     message: row.message,
     createdBy: row.created_by,

@@ -91,7 +91,8 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
           commit: service.revision.commit,
           digest: service.revision.digest ?? '',
         },
-        folder: service.revision.spec.git.folder,
+        // A helm service's tarball is the wrapper project, whatever folder its valuesFiles came from.
+        folder: service.revision.spec.helm ? '' : (service.revision.spec.git?.folder ?? ''),
         renderer: service.revision.spec.renderer,
         configuration: configurations.get(service.id) ?? {},
         contexts: pick(contexts, service.revision.spec.contexts ?? []),

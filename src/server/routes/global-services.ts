@@ -16,6 +16,7 @@ import { listServices } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { ServiceSources } from '../service-sources.ts';
+import { checkedSpec } from '../service-specs.ts';
 import { checkedContexts } from './contexts.ts';
 import {
   ConfirmQuery,
@@ -39,9 +40,12 @@ export function globalServiceRoutes(
   const errors = ErrorResponses;
   const tags = ['globalservices'];
   const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
-    const repository = await sources.registeredRepository(body.repository, 'body.template.repository');
     await checkedContexts(db, body.contexts, 'body.template.contexts');
-    return { ...body, repositoryId: repository.id, renderer: body.renderer ?? { kind: 'auto' } };
+    return {
+      name: body.name,
+      ...(await checkedSpec(sources, body, body.name, 'body.template')),
+      ...(body.configuration ? { configuration: body.configuration } : {}),
+    };
   };
   const show = async (global: GlobalService) => toApi(db, global);
 
@@ -104,7 +108,7 @@ export function globalServiceRoutes(
 
 async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Static<typeof GlobalServiceSchema>> {
   const [clusters, services] = await Promise.all([listClusters(db), listServices(db)]);
-  const { configuration, repositoryId, ...template } = global.template;
+  const { configuration, repositoryId, git, helm, ...template } = global.template;
   return {
     id: global.id,
     name: global.name,
@@ -112,7 +116,9 @@ async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Stati
     distro: global.distro,
     template: {
       ...template,
-      repository: repositoryId,
+      repository: repositoryId ?? null,
+      git: git ?? null,
+      helm: helm ?? null,
       configuration: Object.keys(configuration ?? {}).sort(),
       contexts: template.contexts ?? [],
     },

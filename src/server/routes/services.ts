@@ -1,7 +1,8 @@
 /**
  * Services of a cluster: /v1/clusters/{cluster}/services/{name}, with their revisions and rollback, and
- * /v1/services to list across clusters. Each write resolves the source (ref → commit, folder → tarball) before
- * anything is stored, so a bad ref or folder is a 400 naming the field and no revision.
+ * /v1/services to list across clusters. Each write resolves the source (ref → commit, folder → tarball; helm
+ * version → chart version, chart → wrapper project tarball) before anything is stored, so a bad ref, folder,
+ * chart or version is a 400 naming the field and no revision.
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -22,14 +23,12 @@ import {
   markServiceDeleted,
   removeService,
   rollbackService,
-  type Renderer,
   type Revision,
   type Service,
   type ServiceSpec,
   updateService,
 } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
 import {
   ClusterParams,
   DeleteServiceQuery,
@@ -39,9 +38,11 @@ import {
   RollbackSchema,
   ServiceParams,
   ServiceSchema,
+  type ServiceUpdateBody,
   ServiceUpdateSchema,
 } from '../schemas.ts';
 import type { ServiceSources } from '../service-sources.ts';
+import { checkedSpec, type SourceInput } from '../service-specs.ts';
 import { checkedContexts } from './contexts.ts';
 
 export interface ServiceRouteDeps {
@@ -85,15 +86,9 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     async (request, reply) => {
       const cluster = await getCluster(db, request.params.cluster);
       const body = request.body;
-      const repository = await sources.registeredRepository(body.repository, 'body.repository');
-      const spec: ServiceSpec = {
-        namespace: body.namespace,
-        repositoryId: repository.id,
-        git: body.git,
-        renderer: checkedRenderer(body.renderer),
-        ...contextsField(await checkedContexts(db, body.contexts, 'body.contexts')),
-      };
-      const source = await sources.resolve(repository.id, spec.git, { fresh: true });
+      await checkedContexts(db, body.contexts, 'body.contexts');
+      const spec = await checkedSpec(sources, body, body.name, 'body');
+      const source = await sources.resolveSpec(spec, { fresh: true });
       const service = await createService(
         db,
         box,
@@ -123,17 +118,9 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     async (request) => {
       const service = await findService(db, request.params);
       const body = request.body;
-      const repositoryId = body.repository
-        ? (await sources.registeredRepository(body.repository, 'body.repository')).id
-        : service.spec.repositoryId;
-      const spec: ServiceSpec = {
-        namespace: body.namespace ?? service.spec.namespace,
-        repositoryId,
-        git: { ...service.spec.git, ...body.git },
-        renderer: body.renderer ? checkedRenderer(body.renderer) : service.spec.renderer,
-        ...contextsField((await checkedContexts(db, body.contexts, 'body.contexts')) ?? service.spec.contexts),
-      };
-      const source = await sources.resolve(repositoryId, spec.git, { fresh: true });
+      await checkedContexts(db, body.contexts, 'body.contexts');
+      const spec = await checkedSpec(sources, mergedSource(service.spec, body), service.name, 'body');
+      const source = await sources.resolveSpec(spec, { fresh: true });
       const { service: updated, revised } = await updateService(
         db,
         box,
@@ -196,19 +183,22 @@ async function findService(db: Kysely<Database>, params: { cluster: string; name
   return await getService(db, cluster.id, params.name);
 }
 
-/** The spec's `contexts`, left out when there are none (see ServiceSpec.contexts). */
-function contextsField(contexts: string[] | undefined): { contexts?: string[] } {
-  return contexts && contexts.length > 0 ? { contexts } : {};
-}
-
-/** Kluctl's target and args belong to the kluctl renderer only. @throws HttpError 400 naming body.renderer. */
-function checkedRenderer(renderer: Renderer | undefined): Renderer {
-  if (!renderer) return { kind: 'auto' };
-  const extra = renderer as { target?: unknown; args?: unknown };
-  if (renderer.kind !== 'kluctl' && (extra.target !== undefined || extra.args !== undefined)) {
-    throw new HttpError(400, `target and args apply to the kluctl renderer, not ${renderer.kind}`, 'body.renderer');
-  }
-  return renderer;
+/**
+ * The update's source fields merged over the current spec: git and helm merge field by field (helm values are
+ * replaced whole), null drops one; the renderer is kept unless the update names one or helm comes or goes.
+ */
+function mergedSource(current: ServiceSpec, body: ServiceUpdateBody): SourceInput {
+  const git = body.git === null ? undefined : body.git || current.git ? { ...current.git, ...body.git } : undefined;
+  const helm = body.helm === null ? undefined : body.helm || current.helm ? { ...current.helm, ...body.helm } : undefined;
+  const helmChanged = (helm === undefined) !== (current.helm === undefined);
+  return {
+    namespace: body.namespace ?? current.namespace,
+    repository: body.repository ?? (git ? current.repositoryId : undefined),
+    git,
+    helm,
+    renderer: body.renderer ?? (helmChanged ? undefined : current.renderer),
+    contexts: body.contexts ?? current.contexts,
+  };
 }
 
 async function toApiService(db: Kysely<Database>, box: SecretBox, service: Service): Promise<ApiService> {
@@ -233,8 +223,12 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     cluster: clusterNames.get(service.clusterId) ?? service.clusterId,
     name: service.name,
     namespace: service.spec.namespace,
-    repository: { id: service.spec.repositoryId, url: repositoryUrls.get(service.spec.repositoryId) ?? '' },
-    git: service.spec.git,
+    repository:
+      service.spec.repositoryId === undefined
+        ? null
+        : { id: service.spec.repositoryId, url: repositoryUrls.get(service.spec.repositoryId) ?? '' },
+    git: service.spec.git ?? null,
+    helm: service.spec.helm ?? null,
     renderer: service.spec.renderer,
     configuration: Object.keys(configurations.get(service.id) ?? {}).sort(),
     contexts: service.spec.contexts ?? [],
@@ -256,8 +250,10 @@ function toApiRevision(revision: Revision): Static<typeof RevisionSchema> {
     number: revision.number,
     commit: revision.commit,
     digest: revision.digest,
+    chartVersion: revision.chartVersion,
     namespace: revision.spec.namespace,
-    git: revision.spec.git,
+    git: revision.spec.git ?? null,
+    helm: revision.spec.helm ?? null,
     renderer: revision.spec.renderer,
     contexts: revision.spec.contexts ?? [],
     message: revision.message,

@@ -1,0 +1,81 @@
+/**
+ * A service's spec from what a request gives (a service, a service update merged over the current spec, or a
+ * global service's template), checked for the combinations the API allows: a repository's folder
+ * (`repository` + `git`), a Helm chart (`helm`), or a chart whose valuesFiles come from a git folder (all three,
+ * as Plural's helm+git services). Errors are 400s naming the request's field.
+ */
+import type { HelmSpec, Renderer, ServiceSpec } from '../store/services.ts';
+import { HttpError } from './errors.ts';
+import type { ServiceSources } from './service-sources.ts';
+
+/** The source and renderer fields of a request, as given (helm may be partial after merging an update). */
+export interface SourceInput {
+  namespace: string;
+  repository?: string;
+  git?: { ref?: string; folder?: string };
+  helm?: Partial<HelmSpec>;
+  renderer?: Renderer;
+  /** Names of existing service contexts (checkedContexts in routes/contexts.ts). */
+  contexts?: string[];
+}
+
+/**
+ * The checked spec. The renderer of a helm source is `helm` (`auto` or none become it), of a git one `auto` by default; the
+ * release defaults to `name`.
+ * @param prefix where the request holds these fields: `body` or `body.template`.
+ * @throws HttpError 400 naming the field of a missing or conflicting part, or of an unregistered repository.
+ */
+export async function checkedSpec(sources: ServiceSources, input: SourceInput, name: string, prefix: string): Promise<ServiceSpec> {
+  const { helm, git, repository } = input;
+  const fail = (field: string, message: string): never => {
+    throw new HttpError(400, message, `${prefix}.${field}`);
+  };
+  if (git && repository === undefined) fail('repository', 'git needs the repository it is a folder of');
+  if (repository !== undefined && !git) fail('git', 'a repository needs git: {ref, folder}');
+  if (!helm && !git) fail('git', 'a service needs a source: repository and git, or helm');
+  if (git?.ref === undefined && git) fail('git.ref', 'git needs a ref');
+  if (helm && git && !helm.valuesFiles?.length)
+    fail('git', 'with helm, git only holds helm.valuesFiles: give valuesFiles or leave git and repository out');
+  if (helm?.valuesFiles?.length && !git) fail('helm.valuesFiles', 'valuesFiles are read from a git folder: give repository and git');
+  const renderer = checkedRenderer(input.renderer, helm !== undefined, prefix);
+  const spec: ServiceSpec = { namespace: input.namespace, renderer };
+  if (git && repository !== undefined) {
+    spec.repositoryId = (await sources.registeredRepository(repository, `${prefix}.repository`)).id;
+    spec.git = { ref: git.ref as string, folder: git.folder ?? '' };
+  }
+  if (helm) spec.helm = completeHelm(helm, name, prefix);
+  // Left out when empty: see ServiceSpec.contexts.
+  if (input.contexts?.length) spec.contexts = input.contexts;
+  return spec;
+}
+
+/** A helm source with every required part (an update may have merged a partial one). */
+function completeHelm(helm: Partial<HelmSpec>, name: string, prefix: string): HelmSpec {
+  for (const field of ['url', 'chart', 'version'] as const) {
+    if (!helm[field]) throw new HttpError(400, `helm needs ${field}`, `${prefix}.helm.${field}`);
+  }
+  return {
+    url: helm.url as string,
+    chart: helm.chart as string,
+    version: helm.version as string,
+    ...(helm.values ? { values: helm.values } : {}),
+    ...(helm.valuesFiles?.length ? { valuesFiles: helm.valuesFiles } : {}),
+    release: helm.release ?? name,
+  };
+}
+
+/** Kluctl's target and args belong to the kluctl renderer only; `helm` to helm sources, which take no other. */
+function checkedRenderer(renderer: Renderer | undefined, isHelm: boolean, prefix: string): Renderer {
+  const extra = renderer as { target?: unknown; args?: unknown } | undefined;
+  if (renderer && renderer.kind !== 'kluctl' && (extra?.target !== undefined || extra?.args !== undefined)) {
+    throw new HttpError(400, `target and args apply to the kluctl renderer, not ${renderer.kind}`, `${prefix}.renderer`);
+  }
+  if (isHelm) {
+    // `auto` decides by the source, and a chart is rendered by helm.
+    if (renderer && renderer.kind !== 'helm' && renderer.kind !== 'auto')
+      throw new HttpError(400, `a helm source is rendered by helm, not ${renderer.kind}`, `${prefix}.renderer`);
+    return { kind: 'helm' };
+  }
+  if (renderer?.kind === 'helm') throw new HttpError(400, 'the helm renderer needs a helm source', `${prefix}.helm`);
+  return renderer ?? { kind: 'auto' };
+}
