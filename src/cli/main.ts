@@ -16,6 +16,7 @@ import { helmUpdateCommand } from './helm-update.ts';
 import { listImagesCommand } from './list-images.ts';
 import { listTargetsCommand } from './list-targets.ts';
 import { loginCommand } from './login.ts';
+import { operatorCommand } from './operator.ts';
 import { pokeImagesCommand } from './poke-images.ts';
 import { pruneCommand } from './prune.ts';
 import { renderCommand } from './render.ts';
@@ -54,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     globalServiceCommand(),
     contextCommand(),
     agentCommand(),
+    operatorCommand(),
   ]) {
     program.addCommand(command);
   }

@@ -1,0 +1,199 @@
+/**
+ * The fleet's resources (deployments.gantry.dev/v1alpha1), the GitOps front end of `gantry server`: each is
+ * reconciled by `gantry operator run` into the server's API. Field names and shapes are Plural's
+ * (pluralsh/console go/controller/api/v1alpha1: gitrepository_types.go, cluster_types.go,
+ * servicedeployment_types.go), so a Plural manifest works after changing only its apiVersion; fields Gantry does
+ * not act on yet are accepted and dropped by the API server's pruning, as any unknown field. One extension:
+ * ServiceDeployment's `renderer` names Gantry's Kluctl renderer with target and args.
+ *
+ * These schemas are the single source of the CRDs' openAPIV3Schema (scripts/generate-install.ts) and of the types.
+ */
+import { Type, type Static } from 'typebox';
+import type { NamespacedObjectMeta, ObjectMeta } from '../kube/object.ts';
+import { Condition } from './kluctl-deployment.ts';
+
+export const FLEET_GROUP = 'deployments.gantry.dev';
+export const FLEET_VERSION = 'v1alpha1';
+export const FLEET_API_VERSION = `${FLEET_GROUP}/${FLEET_VERSION}`;
+/** Held by resources whose server object the operator created, until that object is deleted (or detached). */
+export const FLEET_FINALIZER = 'deployments.gantry.dev/finalizer';
+
+/** Condition types every fleet resource carries, as Plural's do. */
+export const CONDITIONS = { ready: 'Ready', synchronized: 'Synchronized', readonly: 'Readonly' } as const;
+
+const Name = (description: string) => Type.String({ minLength: 1, description });
+
+export const ObjectReferenceSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(
+      Type.String({ description: 'Of the referent; for a repositoryRef, source.toolkit.fluxcd.io/v1 names a Flux GitRepository.' }),
+    ),
+    kind: Type.Optional(Type.String({ description: 'Of the referent (Cluster, GitRepository).' })),
+    name: Name('Name of the referent.'),
+    namespace: Type.Optional(Type.String({ description: "Namespace of the referent; default the referring resource's." })),
+  },
+  { description: 'A reference to another resource, as corev1.ObjectReference.' },
+);
+export type ObjectReference = Static<typeof ObjectReferenceSchema>;
+
+export const SecretReferenceSchema = Type.Object(
+  {
+    name: Name('Name of the Secret.'),
+    namespace: Type.Optional(Type.String({ description: "Namespace of the Secret; default the referring resource's." })),
+  },
+  { description: 'A Secret, as corev1.SecretReference.' },
+);
+export type SecretReference = Static<typeof SecretReferenceSchema>;
+
+/** The status fields every fleet resource has (Plural's common status). */
+const commonStatus = {
+  id: Type.Optional(Type.String({ description: "The server object's id." })),
+  sha: Type.Optional(Type.String({ description: 'sha256 of the attributes last sent to the server; a change sends them again.' })),
+  readonly: Type.Optional(Type.Boolean({ description: 'Adopted read-only: the server object was made elsewhere and is never changed.' })),
+  conditions: Type.Optional(Type.Array(Condition, { description: 'Ready, Synchronized and Readonly.' })),
+};
+
+export const GitRepositorySpecSchema = Type.Object({
+  url: Type.String({ minLength: 1, description: 'https://, ssh://, git@host:path or file:// URL of the repository.' }),
+  credentialsRef: Type.Optional(
+    Type.Object(
+      { ...SecretReferenceSchema.properties },
+      {
+        description: 'A Secret with username and password, or privateKey (and known_hosts); sent to the server, which keeps it encrypted.',
+      },
+    ),
+  ),
+});
+export type GitRepositorySpec = Static<typeof GitRepositorySpecSchema>;
+
+export const GitRepositoryStatusSchema = Type.Object({
+  ...commonStatus,
+  health: Type.Optional(Type.String({ description: 'PULLABLE or FAILED, as the server last fetched it.' })),
+  message: Type.Optional(Type.String({ description: "The server's last fetch error." })),
+});
+export type GitRepositoryStatus = Static<typeof GitRepositoryStatusSchema>;
+
+export const ClusterSpecSchema = Type.Object({
+  handle: Type.Optional(
+    Type.String({
+      pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$',
+      description: "The server cluster's handle; default metadata.name. An existing cluster with this handle is adopted read-only.",
+    }),
+  ),
+  tags: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Cluster tags, which global services select on.' })),
+  distro: Type.Optional(Type.String({ description: 'Kubernetes distribution (global services may select on it).' })),
+});
+export type ClusterSpec = Static<typeof ClusterSpecSchema>;
+
+export const ClusterStatusSchema = Type.Object({
+  ...commonStatus,
+  currentVersion: Type.Optional(Type.String({ description: 'Kubernetes version, as its agent reported it.' })),
+  pingedAt: Type.Optional(Type.String({ description: 'Last ping of its agent.' })),
+  health: Type.Optional(Type.String({ description: 'HEALTHY, UNHEALTHY or UNKNOWN.' })),
+});
+export type ClusterStatus = Static<typeof ClusterStatusSchema>;
+
+const RendererSpec = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('auto'), Type.Literal('kluctl'), Type.Literal('kustomize'), Type.Literal('raw'), Type.Literal('helm')], {
+      description: 'Gantry extension: how the agent renders the source (default auto, as Plural detects it).',
+    }),
+    target: Type.Optional(Type.String({ description: 'kluctl: the target.' })),
+    args: Type.Optional(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'kluctl: args.' })),
+  },
+  { description: 'Gantry extension: the renderer, e.g. {kind: kluctl, target: prod}.' },
+);
+
+export const ServiceDeploymentSpecSchema = Type.Object({
+  name: Type.Optional(Type.String({ description: 'The service name on its cluster; default metadata.name.' })),
+  namespace: Type.String({ minLength: 1, description: 'Namespace the service deploys into.' }),
+  clusterRef: Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The Cluster resource the service runs on.' }),
+  repositoryRef: Type.Optional(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The GitRepository (Gantry or Flux) holding the source.' }),
+  ),
+  git: Type.Optional(
+    Type.Object(
+      {
+        ref: Type.String({ minLength: 1, description: 'Branch, tag or commit.' }),
+        folder: Type.String({ description: 'Folder of the repository holding the service.' }),
+      },
+      { description: 'Where in the repository the service is.' },
+    ),
+  ),
+  helm: Type.Optional(
+    Type.Object(
+      {
+        url: Type.Optional(Type.String({ description: 'Helm repository (https://) or OCI registry path (oci://).' })),
+        chart: Type.Optional(Type.String()),
+        version: Type.Optional(Type.String({ description: 'Exact version or semver range.' })),
+        values: Type.Optional(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'Helm values.' })),
+        valuesFiles: Type.Optional(Type.Array(Type.String(), { description: 'Values files in the git folder.' })),
+        release: Type.Optional(Type.String({ description: 'Release name; default the service name.' })),
+      },
+      { description: 'A Helm chart as source (Plural helm spec).' },
+    ),
+  ),
+  kustomize: Type.Optional(
+    Type.Object(
+      { path: Type.String({ description: 'Folder of the kustomization, below git.folder.' }) },
+      { description: 'Render with kustomize.' },
+    ),
+  ),
+  renderer: Type.Optional(RendererSpec),
+  configuration: Type.Optional(
+    Type.Record(Type.String(), Type.String(), { description: 'Configuration values (args of a Kluctl project, Liquid bindings).' }),
+  ),
+  configurationRef: Type.Optional(
+    Type.Object(
+      { ...SecretReferenceSchema.properties },
+      { description: 'A Secret whose keys are configuration values (over `configuration`).' },
+    ),
+  ),
+  contexts: Type.Optional(Type.Array(Type.String(), { description: 'Service contexts bound into its templates.' })),
+  dependencies: Type.Optional(
+    Type.Array(Type.Object({ name: Type.String({ description: 'A service on the same cluster.' }) }), {
+      description: 'Services that must be healthy before this one is applied.',
+    }),
+  ),
+  protect: Type.Optional(Type.Boolean({ description: 'Refuse deletion of the service.' })),
+  detach: Type.Optional(
+    Type.Boolean({ description: 'On deletion of this resource, forget the service but leave its objects in the cluster.' }),
+  ),
+});
+export type ServiceDeploymentSpec = Static<typeof ServiceDeploymentSpecSchema>;
+
+export const ServiceDeploymentStatusSchema = Type.Object({
+  ...commonStatus,
+  revision: Type.Optional(Type.Integer({ description: "The service's newest revision." })),
+  appliedRevision: Type.Optional(Type.Integer({ description: 'The revision its agent last applied.' })),
+  errors: Type.Optional(
+    Type.Array(Type.Object({ source: Type.String(), message: Type.String() }), { description: 'Errors its agent reported.' }),
+  ),
+  components: Type.Optional(
+    Type.Array(
+      Type.Object({
+        group: Type.String(),
+        version: Type.String(),
+        kind: Type.String(),
+        namespace: Type.String(),
+        name: Type.String(),
+        state: Type.String({ description: 'RUNNING, PENDING or FAILED.' }),
+        synced: Type.Boolean(),
+      }),
+      { description: 'The objects of the service, as its agent reported them.' },
+    ),
+  ),
+});
+export type ServiceDeploymentStatus = Static<typeof ServiceDeploymentStatusSchema>;
+
+/** A fleet resource as the operator reads it (spec unchecked until validated against its schema). */
+export interface FleetResource<Spec, Status> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { name: string };
+  spec: Spec;
+  status?: Status;
+}
+export type GitRepositoryResource = FleetResource<GitRepositorySpec, GitRepositoryStatus>;
+export type ClusterResource = FleetResource<ClusterSpec, ClusterStatus> & { metadata: NamespacedObjectMeta };
+export type ServiceDeploymentResource = FleetResource<ServiceDeploymentSpec, ServiceDeploymentStatus> & { metadata: NamespacedObjectMeta };

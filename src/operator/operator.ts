@@ -1,0 +1,131 @@
+/**
+ * The deployment operator: one controller per fleet kind in the management cluster (watch, work queue, leader
+ * election of the controller framework in src/controller), each reconciling its resources into the server's API
+ * with fleet-object.ts. A ServiceDeployment also watches the Clusters, GitRepositories and Secrets it references,
+ * so a reference that was not ready is taken up as soon as it is. `gantry operator run` is a thin shell over it.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { FLEET_GROUP, FLEET_VERSION, type ObjectReference, type ServiceDeploymentSpec } from '../api/fleet.ts';
+import type { FleetClient } from '../client/fleet-client.ts';
+import type { LeaderElectionSettings } from '../controller/leader-election.ts';
+import { runController, type ControllerHandle, type ExtraWatch } from '../controller/manager.ts';
+import { splitKey } from '../controller/watcher.ts';
+import { Cluster } from '../kube/cluster.ts';
+import { KubeClient } from '../kube/client.ts';
+import type { KubeObject } from '../kube/object.ts';
+import type { Logger } from '../logger.ts';
+import { clusterKind } from './cluster.ts';
+import { type FleetKind, reconcileFleetObject } from './fleet-object.ts';
+import { gitRepositoryKind } from './git-repository.ts';
+import { serviceDeploymentKind } from './service-deployment.ts';
+
+export const OPERATOR_FIELD_MANAGER = 'gantry-operator';
+
+export interface OperatorOptions {
+  /** The management cluster, at the context the operator runs against. */
+  kubeConfig: KubeConfig;
+  /** A client of the server with an admin API token. */
+  client: FleetClient;
+  /** Resources reconciled in parallel, per kind. */
+  workers: number;
+  /** How often a synced resource's status is read again from the server, in ms (Plural requeues every 30 s to 2 min). */
+  statusIntervalMs: number;
+  /** Elect a leader per kind through Leases `gantry-operator-<kind>` in this namespace; none: always reconcile. */
+  leaderElection?: Omit<LeaderElectionSettings, 'name'>;
+  log: Logger;
+}
+
+export interface RunningOperator {
+  controllers: ControllerHandle[];
+  /** Resolves once every watch listed its objects. */
+  waitForSync(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface KindController {
+  plural: string;
+  kind: FleetKind<any, any, any, any>;
+  extraWatches?: ExtraWatch[];
+}
+
+/** Starts a controller per kind. @throws Error when the cluster does not serve the fleet's CRDs (install them first). */
+export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
+  const cluster = new Cluster(new KubeClient(options.kubeConfig));
+  const { client } = options;
+  const kinds: KindController[] = [
+    { plural: 'gitrepositories', kind: gitRepositoryKind(client, cluster) },
+    { plural: 'clusters', kind: clusterKind(client, cluster, OPERATOR_FIELD_MANAGER) },
+    { plural: 'servicedeployments', kind: serviceDeploymentKind(client, cluster), extraWatches: serviceDeploymentWatches() },
+  ];
+  const controllers: ControllerHandle[] = [];
+  try {
+    for (const { plural, kind, extraWatches } of kinds) {
+      const resource = { group: FLEET_GROUP, version: FLEET_VERSION, kind: kind.kind };
+      const log = options.log.child({ controller: plural });
+      controllers.push(
+        await runController({
+          cluster,
+          resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural },
+          name: kind.kind.toLowerCase(),
+          workers: options.workers,
+          ...(options.leaderElection ? { leaderElection: { ...options.leaderElection, name: `gantry-operator-${plural}` } } : {}),
+          logger: log,
+          extraWatches,
+          // Status patches are the operator's own: only spec, metadata (finalizers, deletion) and references matter.
+          updateFilter: (object, previous) =>
+            JSON.stringify(object['spec']) !== JSON.stringify(previous['spec']) ||
+            JSON.stringify(object.metadata) !== JSON.stringify(previous.metadata),
+          reconcile: async (_key, object, _signal, context) =>
+            object
+              ? await reconcileFleetObject(kind, object, {
+                  cluster,
+                  client,
+                  fieldManager: OPERATOR_FIELD_MANAGER,
+                  resource,
+                  log: context.log,
+                  statusIntervalMs: options.statusIntervalMs,
+                })
+              : undefined,
+        }),
+      );
+    }
+  } catch (error) {
+    await Promise.all(controllers.map((controller) => controller.stop()));
+    await cluster.close();
+    throw error;
+  }
+  return {
+    controllers,
+    waitForSync: async () => {
+      await Promise.all(controllers.map((controller) => controller.waitForSync()));
+    },
+    stop: async () => {
+      await Promise.all(controllers.map((controller) => controller.stop()));
+      await cluster.close();
+    },
+  };
+}
+
+/** A ServiceDeployment is reconciled again when a Cluster, GitRepository or Secret it references changes. */
+function serviceDeploymentWatches(): ExtraWatch[] {
+  const referencing =
+    (pick: (spec: ServiceDeploymentSpec) => ObjectReference | undefined, namespaced: boolean): ExtraWatch['map'] =>
+    (key, _object, primaries) => {
+      const { namespace, name } = splitKey(key);
+      return [...primaries]
+        .filter(([primaryKey, primary]) => {
+          const ref = pick((primary as KubeObject & { spec: ServiceDeploymentSpec }).spec ?? {});
+          if (!ref || ref.name !== name) return false;
+          return !namespaced || (ref.namespace ?? splitKey(primaryKey).namespace) === namespace;
+        })
+        .map(([primaryKey]) => primaryKey);
+    };
+  return [
+    { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'clusters' }, map: referencing((spec) => spec.clusterRef, true) },
+    {
+      resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'gitrepositories' },
+      map: referencing((spec) => spec.repositoryRef, false),
+    },
+    { resource: { group: '', version: 'v1', plural: 'secrets' }, map: referencing((spec) => spec.configurationRef, true) },
+  ];
+}

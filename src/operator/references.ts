@@ -1,0 +1,39 @@
+/**
+ * References between fleet resources and to Secrets. A referent that is missing or not synced yet makes the
+ * referring resource wait (Waiting), not fail: it proceeds when the referent's watch event reconciles it again.
+ */
+import type { ObjectReference, SecretReference } from '../api/fleet.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import type { KubeObject } from '../kube/object.ts';
+import { InvalidSpec, Waiting } from './fleet-object.ts';
+
+/** The Secret's data, decoded. @throws Waiting when it does not exist (yet). */
+export async function secretOf(cluster: Cluster, ref: SecretReference, namespace: string, field: string): Promise<Record<string, string>> {
+  const ns = ref.namespace ?? namespace;
+  const secret = await cluster.get({ group: '', version: 'v1', kind: 'Secret', namespace: ns, name: ref.name });
+  if (!secret) throw new Waiting(`Secret ${ns}/${ref.name} (${field}) not found`);
+  const data = (secret['data'] as Record<string, string> | undefined) ?? {};
+  return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
+}
+
+/**
+ * The server id of the referenced fleet resource, from its status.
+ * @throws Waiting when it does not exist or has no id yet; InvalidSpec when the reference names another kind.
+ */
+export async function referencedId(
+  cluster: Cluster,
+  ref: ObjectReference,
+  expected: { group: string; version: string; kind: string; namespaced: boolean },
+  namespace: string,
+  field: string,
+): Promise<string> {
+  if (ref.kind && ref.kind !== expected.kind) throw new InvalidSpec(`${field}.kind must be ${expected.kind}, not ${ref.kind}`);
+  const ns = expected.namespaced ? (ref.namespace ?? namespace) : '';
+  const where = `${expected.kind} ${ns ? `${ns}/` : ''}${ref.name} (${field})`;
+  const { group, version, kind } = expected;
+  const object: KubeObject | undefined = await cluster.get({ group, version, kind, namespace: ns, name: ref.name });
+  if (!object) throw new Waiting(`${where} not found`);
+  const id = (object['status'] as { id?: string } | undefined)?.id;
+  if (!id) throw new Waiting(`${where} is not synced to the server yet`);
+  return id;
+}

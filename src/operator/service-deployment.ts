@@ -1,0 +1,127 @@
+/**
+ * ServiceDeployment → a service on the cluster its clusterRef names (Plural's servicedeployment_controller.go): the
+ * service `spec.name` (default metadata.name) of that cluster, sourced from the repositoryRef's folder or a Helm
+ * chart, with `configuration` and the keys of the `configurationRef` Secret over it. A service of that name made
+ * elsewhere is adopted read-only. Its revision, applied revision, errors and components are mirrored into status.
+ * Deleting the resource deletes the service, whose agent removes its objects; with `detach` or `protect` the service
+ * is forgotten and its objects stay.
+ */
+import path from 'node:path';
+import type { ApiService, FleetClient } from '../client/fleet-client.ts';
+import { FLEET_GROUP, FLEET_VERSION, type ServiceDeploymentSpec, type ServiceDeploymentStatus } from '../api/fleet.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import type { NewServiceBody } from '../server/schemas.ts';
+import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
+import { notFound } from './git-repository.ts';
+import { referencedId, secretOf } from './references.ts';
+
+const CLUSTER = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'Cluster', namespaced: true };
+const GIT_REPOSITORY = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'GitRepository', namespaced: false };
+
+interface DesiredService {
+  /** The server's cluster name the service is on; `body` is what the server gets. */
+  attributes: { cluster: string; body: NewServiceBody };
+}
+
+export function serviceDeploymentKind(
+  client: FleetClient,
+  cluster: Cluster,
+): FleetKind<ServiceDeploymentSpec, ServiceDeploymentStatus, DesiredService, ApiService> {
+  return {
+    kind: 'ServiceDeployment',
+    async desired(resource) {
+      const { spec } = resource;
+      const namespace = resource.metadata.namespace ?? 'default';
+      const clusterId = await referencedId(cluster, spec.clusterRef, CLUSTER, namespace, 'spec.clusterRef');
+      const clusterName = (await client.listClusters()).find((c) => c.id === clusterId)?.name;
+      if (!clusterName) throw new Waiting(`the server has no cluster ${clusterId} (spec.clusterRef ${spec.clusterRef.name})`);
+      const repository = spec.repositoryRef
+        ? await referencedId(cluster, spec.repositoryRef, GIT_REPOSITORY, namespace, 'spec.repositoryRef')
+        : undefined;
+      const configuration = {
+        ...spec.configuration,
+        ...(spec.configurationRef ? await secretOf(cluster, spec.configurationRef, namespace, 'spec.configurationRef') : {}),
+      };
+      return { attributes: { cluster: clusterName, body: serviceBody(spec, resource.metadata.name, repository, configuration) } };
+    },
+    find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
+    create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
+    async update(remote, { attributes }) {
+      const { name: _name, git, helm, ...changes } = attributes.body;
+      return await client.updateService(attributes.cluster, remote.name, { ...changes, git: git ?? null, helm: helm ?? null });
+    },
+    async remove(resource) {
+      const remote = (await client.listServices()).find((service) => service.id === resource.status?.id);
+      if (!remote) return true;
+      const detach = resource.spec.detach === true || resource.spec.protect === true;
+      if (!remote.deleting) await client.deleteService(remote.cluster, remote.name, detach).catch(notFound);
+      return detach;
+    },
+    id: (remote) => remote.id,
+    observe: (remote) => ({
+      status: {
+        revision: remote.revision.number,
+        ...(remote.appliedRevision === null ? {} : { appliedRevision: remote.appliedRevision }),
+        errors: remote.errors.map(({ source, message }) => ({ source, message })),
+        components: remote.components.map(({ group, version, kind, namespace, name, state, synced }) => ({
+          group,
+          version,
+          kind,
+          namespace,
+          name,
+          state,
+          synced,
+        })),
+      },
+      readiness: readinessOf(remote),
+    }),
+  };
+}
+
+/** The API body of the spec. @throws InvalidSpec for combinations no server accepts. */
+function serviceBody(
+  spec: ServiceDeploymentSpec,
+  resourceName: string,
+  repository: string | undefined,
+  configuration: Record<string, string>,
+): NewServiceBody {
+  if (spec.git && !repository) throw new InvalidSpec('spec.git needs spec.repositoryRef');
+  if (spec.kustomize && !spec.git)
+    throw new InvalidSpec('spec.kustomize.path is a folder below spec.git.folder: give git and repositoryRef');
+  const git = spec.git && {
+    ref: spec.git.ref,
+    folder: spec.kustomize ? path.posix.join(spec.git.folder, spec.kustomize.path) : spec.git.folder,
+  };
+  const renderer = spec.renderer ?? (spec.kustomize ? { kind: 'kustomize' as const } : undefined);
+  const helm = spec.helm && {
+    url: spec.helm.url ?? '',
+    chart: spec.helm.chart ?? '',
+    version: spec.helm.version ?? '',
+    ...(spec.helm.values === undefined ? {} : { values: spec.helm.values as Record<string, unknown> }),
+    ...(spec.helm.valuesFiles ? { valuesFiles: spec.helm.valuesFiles } : {}),
+    ...(spec.helm.release ? { release: spec.helm.release } : {}),
+  };
+  return {
+    name: spec.name ?? resourceName,
+    namespace: spec.namespace,
+    ...(repository && git ? { repository, git } : {}),
+    ...(helm ? { helm } : {}),
+    ...(renderer ? { renderer: renderer as NewServiceBody['renderer'] } : {}),
+    configuration,
+    contexts: spec.contexts ?? [],
+    dependencies: (spec.dependencies ?? []).map((dependency) => dependency.name),
+    protect: spec.protect ?? false,
+  };
+}
+
+function readinessOf(remote: ApiService) {
+  const progress = `revision ${remote.revision.number}, applied ${remote.appliedRevision ?? 'none'}`;
+  switch (remote.status) {
+    case 'healthy':
+      return { ready: true, reason: 'Healthy', message: `${progress}; every component running` };
+    case 'failed':
+      return { ready: false, reason: 'Failed', message: remote.errors.map((e) => e.message).join('; ') || progress };
+    default:
+      return { ready: false, reason: 'Progressing', message: `${progress}; ${remote.status}` };
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * The deployment operator end to end: the fleet's CRDs in the local (management) cluster, a server (SQLite) and the
+ * operator in this process, agents on the two workload clusters. Plural's seed example drives it through kubectl
+ * alone; a cluster made with the API is adopted read-only; references wait; bad input is a condition.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { AgentClient } from '../../src/client/agent-client.ts';
+import { FleetClient } from '../../src/client/fleet-client.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
+import { Engine } from '../../src/engine.ts';
+import { loadKubeConfig } from '../../src/kube/client.ts';
+import { startOperator, type RunningOperator } from '../../src/operator/operator.ts';
+import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { SecretBox } from '../../src/store/secret-box.ts';
+import { parseYamlDocuments, toYaml } from '../../src/yaml.ts';
+import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
+import { sharedFixture } from '../../scripts/examples.ts';
+import { testConfig } from '../support/engine.ts';
+import { testServerOptions } from '../support/fleet.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { kubectlJsonOn, kubectlOn, WORKLOAD_CLUSTERS, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
+
+const SEED = sharedFixture('plural/pipeline-example.yaml');
+const suffix = randomBytes(3).toString('hex');
+const NS = `fleet-operator-${suffix}`;
+const APP_NS = `upgrade-plan-${suffix}`;
+const [DEV, PROD] = WORKLOAD_CLUSTERS;
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+interface Resource {
+  metadata: { name: string; finalizers?: string[] };
+  status?: { id?: string; readonly?: boolean; conditions?: Condition[]; components?: Array<{ kind: string; name: string; state: string }> };
+}
+
+describe('the deployment operator', () => {
+  let dir: string;
+  let server: FleetServer;
+  let repo: TestRepo;
+  let engine: Engine;
+  let client: FleetClient;
+  let operator: RunningOperator;
+  const agents: RunningAgent[] = [];
+  const { log } = capturedLogger('info');
+
+  const get = (kind: string, name: string) => kubectlJson<Resource>(['get', `${kind}.deployments.gantry.dev`, name, '-n', NS]);
+  const conditionOf = async (kind: string, name: string, type: string) =>
+    (await get(kind, name).catch(() => undefined))?.status?.conditions?.find((c) => c.type === type);
+  const apply = (manifests: unknown[]) => kubectl(['apply', '-f', '-'], manifests.map((m) => toYaml(m)).join('---\n'));
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-operator-'));
+    repo = await createRepo({
+      'test-apps/k3s/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upgrade-plan\ndata:\n  version: "1"\n',
+    });
+    await gantry(['operator', 'install-crds']).then((run) =>
+      expect(run.stderr).toContain('applied servicedeployments.deployments.gantry.dev'),
+    );
+    await kubectl(['create', 'namespace', NS]);
+    server = await startFleetServer(
+      testServerOptions(
+        { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
+        { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300 },
+      ),
+    );
+    client = new FleetClient({ server: server.url, token: server.adminToken! });
+    engine = new Engine(testConfig());
+    operator = await startOperator({ kubeConfig: loadKubeConfig({}), client, workers: 2, statusIntervalMs: 1_000, log });
+  });
+
+  afterAll(async () => {
+    await operator?.stop();
+    // With the operator gone, finalizers of resources whose services wait for an agent that never comes are let go.
+    for (const kind of ['servicedeployments', 'clusters']) {
+      const names = await kubectl(['get', `${kind}.deployments.gantry.dev`, '-n', NS, '-o', 'name']).catch(() => '');
+      for (const name of names.split('\n').filter(Boolean)) await dropFinalizers([name, '-n', NS]);
+    }
+    await dropFinalizers([`gitrepositories.deployments.gantry.dev/console-${suffix}`]);
+    await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+    await kubectl(['delete', 'gitrepositories.deployments.gantry.dev', `console-${suffix}`, '--ignore-not-found', '--wait=false']);
+    for (const agent of agents) await agent.stop();
+    for (const cluster of WORKLOAD_CLUSTERS)
+      await kubectlOn(cluster, ['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=false']);
+    await engine?.close();
+    await server?.close();
+    await repo?.remove();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const dropFinalizers = (target: string[]) =>
+    kubectl(['patch', ...target, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']).catch(() => undefined);
+
+  const startAgentOf = async (cluster: WorkloadCluster, token: string) => {
+    agents.push(
+      startAgent({
+        client: new AgentClient({ server: server.url, token }),
+        token,
+        pushChannel: true,
+        engine,
+        kubeConfig: workloadKubeConfig(cluster),
+        dataDir: path.join(dir, `agent-${cluster}`),
+        log: log.child({ agent: cluster }),
+        pollIntervalMs: 600_000,
+        jitterMs: 0,
+        resyncIntervalMs: 600_000,
+        pingIntervalMs: 60_000,
+        healthIntervalMs: 1_000,
+        syncTimeoutMs: 60_000,
+      }),
+    );
+  };
+
+  test("Plural's seed example, with only the apiVersion changed, deploys onto two clusters and reports status back", async () => {
+    // The seed's clusters: one declared here (the operator makes it), one registered with the API first (adopted).
+    const { deployToken: prodToken } = await client.createCluster({ name: `k3s-prod-${suffix}`, handle: `k3s-prod-${suffix}` });
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'GitRepository',
+        metadata: { name: `console-${suffix}` },
+        spec: { url: repo.url },
+      },
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'k3s-test', namespace: NS },
+        spec: { tags: { env: 'dev' } },
+      },
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'k3s-prod', namespace: NS },
+        spec: { handle: `k3s-prod-${suffix}` },
+      },
+    ]);
+    // The seed's ServiceDeployments: apiVersion changed, and the names of what they point at (repository, namespace).
+    const seed = parseYamlDocuments(await readFile(SEED, 'utf8'), SEED) as Array<Record<string, any>>;
+    const services = seed
+      .filter((doc) => doc['kind'] === 'ServiceDeployment')
+      .map((doc) => {
+        const copy = structuredClone(doc);
+        copy['apiVersion'] = 'deployments.gantry.dev/v1alpha1';
+        copy['metadata'].namespace = NS;
+        copy['spec'].namespace = APP_NS;
+        copy['spec'].repositoryRef = { ...copy['spec'].repositoryRef, name: `console-${suffix}`, namespace: NS };
+        copy['spec'].clusterRef = { ...copy['spec'].clusterRef, namespace: NS };
+        copy['spec'].git.ref = 'main';
+        return copy;
+      });
+    expect(services.map((s) => s['metadata'].name)).toEqual(['upgrade-plan-dev', 'upgrade-plan-prod']);
+    await apply(services);
+
+    const prod = await waitFor('the prod Cluster adopted', async () => {
+      const resource = await get('cluster', 'k3s-prod');
+      return resource.status?.readonly ? resource : undefined;
+    });
+    expect(prod.metadata.finalizers ?? []).not.toContain('deployments.gantry.dev/finalizer');
+    expect(prod.status?.conditions?.find((c) => c.type === 'Readonly')).toMatchObject({ status: 'True', reason: 'Adopted' });
+
+    // The dev cluster was made by its resource: its agent's token is in the Secret beside it.
+    const secret = await waitFor('the deploy token Secret', () =>
+      kubectlJson<{ data: { token: string } }>(['get', 'secret', 'k3s-test-deploy-token', '-n', NS]).catch(() => undefined),
+    );
+    await startAgentOf(DEV, Buffer.from(secret.data.token, 'base64').toString());
+    await startAgentOf(PROD, prodToken);
+
+    for (const [name, cluster] of [
+      ['upgrade-plan-dev', DEV],
+      ['upgrade-plan-prod', PROD],
+    ] as const) {
+      await waitFor(`${name} Ready`, async () => (await conditionOf('servicedeployment', name, 'Ready'))?.status === 'True', 90_000);
+      const resource = await get('servicedeployment', name);
+      expect(resource.status?.components).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: 'upgrade-plan', state: 'RUNNING' })]);
+      const map = await kubectlJsonOn<{ data: Record<string, string> }>(cluster, ['get', 'configmap', 'upgrade-plan', '-n', APP_NS]);
+      expect(map.data['version']).toBe('1');
+    }
+    // spec.name names the service on its cluster; without it, the resource's name does.
+    expect((await client.listServices(`k3s-prod-${suffix}`)).map((s) => s.name)).toEqual(['upgrade-plan']);
+    expect((await client.listServices('k3s-test')).map((s) => s.name)).toEqual(['upgrade-plan-dev']);
+    await waitFor('the dev Cluster healthy', async () => (await conditionOf('cluster', 'k3s-test', 'Ready'))?.status === 'True', 90_000);
+  });
+
+  test('a spec change reaches the cluster; deleting the resource deletes the service and its objects', async () => {
+    await kubectl([
+      'patch',
+      'servicedeployment.deployments.gantry.dev',
+      'upgrade-plan-dev',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      '{"spec":{"configuration":{"x":"1"}}}',
+    ]);
+    await waitFor('a second revision', async () => (await client.getService('k3s-test', 'upgrade-plan-dev')).revision.number === 2);
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'upgrade-plan-dev', '-n', NS, '--wait=true', '--timeout=90s']);
+    expect((await client.listServices('k3s-test')).map((s) => s.name)).toEqual([]);
+    const left = await kubectlJsonOn<{ items: unknown[] }>(DEV, [
+      'get',
+      'configmaps',
+      '-n',
+      APP_NS,
+      '--field-selector',
+      'metadata.name=upgrade-plan',
+    ]);
+    expect(left.items).toEqual([]);
+  });
+
+  test('deleting an adopted Cluster resource leaves the server cluster as it is', async () => {
+    await kubectl(['delete', 'cluster.deployments.gantry.dev', 'k3s-prod', '-n', NS, '--wait=true', '--timeout=30s']);
+    expect((await client.getCluster(`k3s-prod-${suffix}`)).name).toBe(`k3s-prod-${suffix}`);
+  });
+
+  test('bad input: a missing cluster waits, a Secret without its keys and a spec the server refuses are conditions naming them', async () => {
+    const service = (name: string, spec: Record<string, unknown>) => ({
+      apiVersion: 'deployments.gantry.dev/v1alpha1',
+      kind: 'ServiceDeployment',
+      metadata: { name, namespace: NS },
+      spec: {
+        namespace: APP_NS,
+        clusterRef: { name: 'k3s-test' },
+        repositoryRef: { name: `console-${suffix}` },
+        git: { ref: 'main', folder: 'test-apps/k3s' },
+        ...spec,
+      },
+    });
+    await apply([
+      service('no-cluster', { clusterRef: { name: 'nowhere' } }),
+      service('bad-ref', { git: { ref: 'no-such-branch', folder: 'test-apps/k3s' } }),
+      service('no-secret', { configurationRef: { name: 'missing' } }),
+    ]);
+    const synchronized = (name: string) =>
+      waitFor(`${name} not synchronized`, async () => {
+        const condition = await conditionOf('servicedeployment', name, 'Synchronized');
+        return condition?.status === 'False' ? condition : undefined;
+      });
+    expect(await synchronized('no-cluster')).toMatchObject({
+      reason: 'Waiting',
+      message: `Cluster ${NS}/nowhere (spec.clusterRef) not found`,
+    });
+    expect(await synchronized('no-secret')).toMatchObject({
+      reason: 'Waiting',
+      message: `Secret ${NS}/missing (spec.configurationRef) not found`,
+    });
+    const refused = await synchronized('bad-ref');
+    expect(refused.reason).toBe('Refused');
+    expect(refused.message).toContain('no-such-branch');
+    expect(refused.message).toContain('body.git.ref');
+    expect((await client.listServices('k3s-test')).map((s) => s.name)).toEqual([]);
+
+    await kubectl(['create', 'secret', 'generic', 'creds', '-n', NS, '--from-literal=user=someone']);
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'GitRepository',
+        metadata: { name: `private-${suffix}` },
+        spec: { url: 'https://git.invalid/private.git', credentialsRef: { name: 'creds', namespace: NS } },
+      },
+    ]);
+    const credentials = await waitFor('the GitRepository not synchronized', async () => {
+      const resource = await kubectlJson<Resource>(['get', 'gitrepositories.deployments.gantry.dev', `private-${suffix}`]);
+      return resource.status?.conditions?.find((c) => c.type === 'Synchronized' && c.status === 'False');
+    });
+    expect(credentials).toMatchObject({
+      reason: 'InvalidSpec',
+      message: 'Secret creds (spec.credentialsRef) needs keys username and password, or privateKey',
+    });
+    await kubectl(['delete', 'gitrepositories.deployments.gantry.dev', `private-${suffix}`, '--wait=false']);
+
+    // The referent arriving later is taken up without anything else being done.
+    await apply([
+      { apiVersion: 'deployments.gantry.dev/v1alpha1', kind: 'Cluster', metadata: { name: 'nowhere', namespace: NS }, spec: {} },
+    ]);
+    await waitFor(
+      'no-cluster synchronized',
+      async () => (await conditionOf('servicedeployment', 'no-cluster', 'Synchronized'))?.status === 'True',
+    );
+    // The API refuses what the CRD schema does not: the API server names the field.
+    const invalid = await kubectl(['apply', '-f', '-'], toYaml(service('invalid', { namespace: 42 }))).catch(
+      (error: Error) => error.message,
+    );
+    expect(invalid).toContain('spec.namespace');
+  });
+});
