@@ -114,7 +114,12 @@ export const ServiceDeploymentSpecSchema = Type.Object({
   git: Type.Optional(
     Type.Object(
       {
-        ref: Type.String({ minLength: 1, description: 'Branch, tag or commit.' }),
+        ref: Type.Optional(
+          Type.String({
+            minLength: 1,
+            description: 'Branch, tag or commit; may be left out when repositoryRef names a Flux GitRepository (its spec.ref is used).',
+          }),
+        ),
         folder: Type.String({ description: 'Folder of the repository holding the service.' }),
       },
       { description: 'Where in the repository the service is.' },

@@ -14,8 +14,10 @@ import { Cluster } from '../kube/cluster.ts';
 import { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Logger } from '../logger.ts';
+import { FLUX_SOURCE_GROUP } from '../source/flux-artifact.ts';
 import { clusterKind } from './cluster.ts';
 import { type FleetKind, reconcileFleetObject } from './fleet-object.ts';
+import { isFluxRef } from './flux-source.ts';
 import { gitRepositoryKind } from './git-repository.ts';
 import { serviceDeploymentKind } from './service-deployment.ts';
 
@@ -55,7 +57,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const kinds: KindController[] = [
     { plural: 'gitrepositories', kind: gitRepositoryKind(client, cluster) },
     { plural: 'clusters', kind: clusterKind(client, cluster, OPERATOR_FIELD_MANAGER) },
-    { plural: 'servicedeployments', kind: serviceDeploymentKind(client, cluster), extraWatches: serviceDeploymentWatches() },
+    {
+      plural: 'servicedeployments',
+      kind: serviceDeploymentKind(client, cluster),
+      extraWatches: [...serviceDeploymentWatches(), ...(await fluxSourceWatches(cluster))],
+    },
   ];
   const controllers: ControllerHandle[] = [];
   try {
@@ -106,26 +112,35 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   };
 }
 
+/** Maps a referent's key to the ServiceDeployments whose `pick`ed reference names it. */
+const referencing =
+  (pick: (spec: ServiceDeploymentSpec) => ObjectReference | undefined, namespaced: boolean): ExtraWatch['map'] =>
+  (key, _object, primaries) => {
+    const { namespace, name } = splitKey(key);
+    return [...primaries]
+      .filter(([primaryKey, primary]) => {
+        const ref = pick((primary as KubeObject & { spec: ServiceDeploymentSpec }).spec ?? {});
+        if (!ref || ref.name !== name) return false;
+        return !namespaced || (ref.namespace ?? splitKey(primaryKey).namespace) === namespace;
+      })
+      .map(([primaryKey]) => primaryKey);
+  };
+
 /** A ServiceDeployment is reconciled again when a Cluster, GitRepository or Secret it references changes. */
 function serviceDeploymentWatches(): ExtraWatch[] {
-  const referencing =
-    (pick: (spec: ServiceDeploymentSpec) => ObjectReference | undefined, namespaced: boolean): ExtraWatch['map'] =>
-    (key, _object, primaries) => {
-      const { namespace, name } = splitKey(key);
-      return [...primaries]
-        .filter(([primaryKey, primary]) => {
-          const ref = pick((primary as KubeObject & { spec: ServiceDeploymentSpec }).spec ?? {});
-          if (!ref || ref.name !== name) return false;
-          return !namespaced || (ref.namespace ?? splitKey(primaryKey).namespace) === namespace;
-        })
-        .map(([primaryKey]) => primaryKey);
-    };
+  const gantryRef = (spec: ServiceDeploymentSpec) =>
+    spec.repositoryRef && !isFluxRef(spec.repositoryRef) ? spec.repositoryRef : undefined;
   return [
     { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'clusters' }, map: referencing((spec) => spec.clusterRef, true) },
-    {
-      resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'gitrepositories' },
-      map: referencing((spec) => spec.repositoryRef, false),
-    },
+    { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'gitrepositories' }, map: referencing(gantryRef, false) },
     { resource: { group: '', version: 'v1', plural: 'secrets' }, map: referencing((spec) => spec.configurationRef, true) },
   ];
+}
+
+/** Flux GitRepositories, watched only when the cluster serves them: a repositoryRef to one waits for it to appear. */
+async function fluxSourceWatches(cluster: Cluster): Promise<ExtraWatch[]> {
+  const served = await cluster.discovery.find(FLUX_SOURCE_GROUP, 'v1', 'GitRepository');
+  if (!served) return [];
+  const fluxRef = (spec: ServiceDeploymentSpec) => (spec.repositoryRef && isFluxRef(spec.repositoryRef) ? spec.repositoryRef : undefined);
+  return [{ resource: { group: FLUX_SOURCE_GROUP, version: 'v1', plural: served.resource }, map: referencing(fluxRef, true) }];
 }

@@ -12,11 +12,18 @@ import { FLEET_GROUP, FLEET_VERSION, type ServiceDeploymentSpec, type ServiceDep
 import type { Cluster } from '../kube/cluster.ts';
 import type { NewServiceBody } from '../server/schemas.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
+import { fluxRepository, isFluxRef } from './flux-source.ts';
 import { notFound } from './git-repository.ts';
 import { referencedId, secretOf } from './references.ts';
 
 const CLUSTER = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'Cluster', namespaced: true };
 const GIT_REPOSITORY = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'GitRepository', namespaced: false };
+
+interface Source {
+  repository: string;
+  /** The ref of a Flux GitRepository's spec.ref. */
+  ref?: string;
+}
 
 interface DesiredService {
   /** The server's cluster name the service is on; `body` is what the server gets. */
@@ -27,6 +34,12 @@ export function serviceDeploymentKind(
   client: FleetClient,
   cluster: Cluster,
 ): FleetKind<ServiceDeploymentSpec, ServiceDeploymentStatus, DesiredService, ApiService> {
+  /** The server repository of spec.repositoryRef, and the git ref a Flux source gives when spec.git.ref is left out. */
+  async function sourceOf(spec: ServiceDeploymentSpec, namespace: string): Promise<Source | undefined> {
+    if (!spec.repositoryRef) return undefined;
+    if (isFluxRef(spec.repositoryRef)) return await fluxRepository(cluster, client, spec.repositoryRef, namespace);
+    return { repository: await referencedId(cluster, spec.repositoryRef, GIT_REPOSITORY, namespace, 'spec.repositoryRef') };
+  }
   return {
     kind: 'ServiceDeployment',
     async desired(resource) {
@@ -35,14 +48,12 @@ export function serviceDeploymentKind(
       const clusterId = await referencedId(cluster, spec.clusterRef, CLUSTER, namespace, 'spec.clusterRef');
       const clusterName = (await client.listClusters()).find((c) => c.id === clusterId)?.name;
       if (!clusterName) throw new Waiting(`the server has no cluster ${clusterId} (spec.clusterRef ${spec.clusterRef.name})`);
-      const repository = spec.repositoryRef
-        ? await referencedId(cluster, spec.repositoryRef, GIT_REPOSITORY, namespace, 'spec.repositoryRef')
-        : undefined;
+      const source = await sourceOf(spec, namespace);
       const configuration = {
         ...spec.configuration,
         ...(spec.configurationRef ? await secretOf(cluster, spec.configurationRef, namespace, 'spec.configurationRef') : {}),
       };
-      return { attributes: { cluster: clusterName, body: serviceBody(spec, resource.metadata.name, repository, configuration) } };
+      return { attributes: { cluster: clusterName, body: serviceBody(spec, resource.metadata.name, source, configuration) } };
     },
     find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
     create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
@@ -82,14 +93,14 @@ export function serviceDeploymentKind(
 function serviceBody(
   spec: ServiceDeploymentSpec,
   resourceName: string,
-  repository: string | undefined,
+  source: Source | undefined,
   configuration: Record<string, string>,
 ): NewServiceBody {
-  if (spec.git && !repository) throw new InvalidSpec('spec.git needs spec.repositoryRef');
+  if (spec.git && !source) throw new InvalidSpec('spec.git needs spec.repositoryRef');
   if (spec.kustomize && !spec.git)
     throw new InvalidSpec('spec.kustomize.path is a folder below spec.git.folder: give git and repositoryRef');
   const git = spec.git && {
-    ref: spec.git.ref,
+    ref: gitRef(spec.git.ref ?? source?.ref),
     folder: spec.kustomize ? path.posix.join(spec.git.folder, spec.kustomize.path) : spec.git.folder,
   };
   const renderer = spec.renderer ?? (spec.kustomize ? { kind: 'kustomize' as const } : undefined);
@@ -104,7 +115,7 @@ function serviceBody(
   return {
     name: spec.name ?? resourceName,
     namespace: spec.namespace,
-    ...(repository && git ? { repository, git } : {}),
+    ...(source && git ? { repository: source.repository, git } : {}),
     ...(helm ? { helm } : {}),
     ...(renderer ? { renderer: renderer as NewServiceBody['renderer'] } : {}),
     configuration,
@@ -112,6 +123,11 @@ function serviceBody(
     dependencies: (spec.dependencies ?? []).map((dependency) => dependency.name),
     protect: spec.protect ?? false,
   };
+}
+
+function gitRef(ref: string | undefined): string {
+  if (!ref) throw new InvalidSpec('spec.git.ref is required unless spec.repositoryRef names a Flux GitRepository');
+  return ref;
 }
 
 function readinessOf(remote: ApiService) {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
 import { FleetClient } from '../../src/client/fleet-client.ts';
@@ -22,7 +22,9 @@ import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { sharedFixture } from '../../scripts/examples.ts';
 import { testConfig } from '../support/engine.ts';
 import { testServerOptions } from '../support/fleet.ts';
+import { installGitRepositoryCrd } from '../support/flux.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { startGitServer } from '../support/git-server.ts';
 import { kubectlJsonOn, kubectlOn, WORKLOAD_CLUSTERS, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
 
 const SEED = sharedFixture('plural/pipeline-example.yaml');
@@ -66,6 +68,8 @@ describe('the deployment operator', () => {
       expect(run.stderr).toContain('applied servicedeployments.deployments.gantry.dev'),
     );
     await kubectl(['create', 'namespace', NS]);
+    // Before the operator starts: it watches Flux sources only when the cluster serves them.
+    await installGitRepositoryCrd();
     server = await startFleetServer(
       testServerOptions(
         { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
@@ -212,6 +216,56 @@ describe('the deployment operator', () => {
       'metadata.name=upgrade-plan',
     ]);
     expect(left.items).toEqual([]);
+  });
+
+  test("a Flux GitRepository as repositoryRef: waited for, then its url, spec.ref and secretRef are the service's source", async () => {
+    // Flux takes http(s) and ssh URLs only: the test repository over smart HTTP, behind basic auth.
+    const gitServer = await startGitServer(path.dirname(repo.remote), { username: 'flux', password: `pw-${suffix}` });
+    onTestFinished(() => gitServer.close());
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'flux-auth',
+      '-n',
+      NS,
+      '--from-literal=username=flux',
+      `--from-literal=password=pw-${suffix}`,
+    ]);
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceDeployment',
+        metadata: { name: 'from-flux', namespace: NS },
+        spec: {
+          namespace: APP_NS,
+          clusterRef: { name: 'k3s-test' },
+          repositoryRef: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'app-source' },
+          git: { folder: 'test-apps/k3s' },
+        },
+      },
+    ]);
+    const waiting = await waitFor('from-flux waiting', async () => {
+      const condition = await conditionOf('servicedeployment', 'from-flux', 'Synchronized');
+      return condition?.status === 'False' ? condition : undefined;
+    });
+    expect(waiting).toMatchObject({ reason: 'Waiting', message: `Flux GitRepository ${NS}/app-source (spec.repositoryRef) not found` });
+
+    await apply([
+      {
+        apiVersion: 'source.toolkit.fluxcd.io/v1',
+        kind: 'GitRepository',
+        metadata: { name: 'app-source', namespace: NS },
+        spec: { url: gitServer.url('remote.git'), interval: '1m', ref: { name: 'refs/heads/main' }, secretRef: { name: 'flux-auth' } },
+      },
+    ]);
+    await waitFor('from-flux Ready', async () => (await conditionOf('servicedeployment', 'from-flux', 'Ready'))?.status === 'True', 90_000);
+    const service = await client.getService('k3s-test', 'from-flux');
+    expect(service.git).toEqual({ ref: 'main', folder: 'test-apps/k3s' });
+    expect(service.repository?.url).toBe(gitServer.url('remote.git'));
+    const map = await kubectlJsonOn<{ data: Record<string, string> }>(DEV, ['get', 'configmap', 'upgrade-plan', '-n', APP_NS]);
+    expect(map.data['version']).toBe('1');
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'from-flux', '-n', NS, '--wait=true', '--timeout=90s']);
   });
 
   test('deleting an adopted Cluster resource leaves the server cluster as it is', async () => {
