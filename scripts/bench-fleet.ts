@@ -53,8 +53,8 @@ import { cpuSeconds, memoryOf, percentile, RssSampler, sampleFor } from './bench
 import { announceGithubPush, benchControllerWebhook, type BenchRow, type ControllerBenchOptions } from './bench-controller.ts';
 import { clusterUp } from './cluster/cluster.ts';
 import { clusterLayout } from './cluster/layout.ts';
-import { freePorts } from './cluster/ports.ts';
-import { type ComponentProcess, isRunning, startComponent, stopComponent } from './cluster/processes.ts';
+import { freePorts } from '../src/ports.ts';
+import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../src/processes.ts';
 import { waitUntil } from './cluster/readiness.ts';
 import { databaseUrl, postgresUp } from './postgres/postgres.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';

@@ -22,8 +22,8 @@ import { type ClusterLayout, clusterLayout } from './layout.ts';
 import { withLock } from './lock.ts';
 import { kwokNode, NODE_NAMES } from './nodes.ts';
 import { defaultStorageClass } from './storage.ts';
-import { freePorts } from './ports.ts';
-import { type ComponentProcess, isRunning, residentBytes, startComponent, stopComponent } from './processes.ts';
+import { freePorts } from '../../src/ports.ts';
+import { type ComponentProcess, isRunning, residentBytes, startComponent, stopComponent } from '../../src/processes.ts';
 import { answersOk, waitUntil } from './readiness.ts';
 
 /** Contents of the cluster's state.json. */

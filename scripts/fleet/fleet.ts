@@ -7,8 +7,8 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { clusterLayout } from '../cluster/layout.ts';
-import { freePorts } from '../cluster/ports.ts';
-import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../cluster/processes.ts';
+import { freePorts } from '../../src/ports.ts';
+import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../../src/processes.ts';
 import { waitUntil } from '../cluster/readiness.ts';
 import { REPO_ROOT } from '../examples.ts';
 

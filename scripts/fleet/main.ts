@@ -1,7 +1,7 @@
 /**
  * `npm run fleet -- down|status`: the demo's server and agents (see fleet.ts); `npm run demo` starts them.
  */
-import { isRunning } from '../cluster/processes.ts';
+import { isRunning } from '../../src/processes.ts';
 import { fleetDown, fleetLayout, readFleetState } from './fleet.ts';
 
 const command = process.argv[2];

@@ -14,8 +14,8 @@ import pg from 'pg';
 import { type ProcessUser, run } from '../../src/exec.ts';
 import { clusterLayout } from '../cluster/layout.ts';
 import { withLock } from '../cluster/lock.ts';
-import { freePorts } from '../cluster/ports.ts';
-import { type ComponentProcess, isRunning, residentBytes, startComponent, stopComponent } from '../cluster/processes.ts';
+import { freePorts } from '../../src/ports.ts';
+import { type ComponentProcess, isRunning, residentBytes, startComponent, stopComponent } from '../../src/processes.ts';
 import { waitUntil } from '../cluster/readiness.ts';
 
 /** Contents of `.cluster/postgres/state.json` (mode 0600: it holds the password). */

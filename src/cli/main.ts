@@ -1,7 +1,7 @@
 /**
  * The `gantry` command line: one subcommand per verb, as Kluctl's CLI has them.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { agentCommand } from './agent.ts';
 import { clusterCommand } from './cluster.ts';
 import { contextCommand } from './context.ts';
@@ -24,6 +24,7 @@ import { replicaCommand } from './replica.ts';
 import { repoCommand } from './repo.ts';
 import { serverCommand } from './server.ts';
 import { serviceCommand } from './service.ts';
+import { downCommand, upCommand } from './up.ts';
 import { validateCommand } from './validate.ts';
 
 /** Runs the CLI on `argv` (process.argv form) and returns the exit code. */
@@ -56,14 +57,18 @@ export async function main(argv: string[]): Promise<number> {
     contextCommand(),
     agentCommand(),
     operatorCommand(),
+    upCommand(),
+    downCommand(),
   ]) {
     program.addCommand(command);
   }
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    const code = (error as { exitCode?: number }).exitCode;
-    return typeof code === 'number' ? code : 1;
+    // Commander printed its own usage errors; anything else (e.g. a server that cannot start) is said here.
+    if (error instanceof CommanderError) return error.exitCode;
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0;
 }

@@ -13,6 +13,7 @@ import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { loadEncryptionKey } from '../server/encryption-key.ts';
 import { startFleetServer } from '../server/server.ts';
+import { isApiTokenForm } from '../store/api-tokens.ts';
 import { GANTRY_VERSION } from '../version.ts';
 
 interface ServerFlags {
@@ -24,6 +25,7 @@ interface ServerFlags {
   gitPollInterval: number;
   maxDeleteShare: number;
   webhookSecretFile?: string;
+  adminTokenFile?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -55,6 +57,10 @@ export function serverCommand(): Command {
       0.5,
     )
     .option('--webhook-secret-file <file>', 'turn on POST /hooks/git (GitHub, GitLab, Gitea pushes) with the secret in this file')
+    .option(
+      '--admin-token-file <file>',
+      'on an empty database, the first admin token is the one in this file (gantry-api-…) instead of a printed one ($GANTRY_ADMIN_TOKEN_FILE)',
+    )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: ServerFlags) => runServer(flags));
 }
@@ -62,6 +68,7 @@ export function serverCommand(): Command {
 async function runServer(flags: ServerFlags): Promise<void> {
   const log = createLogger({ level: flags.logLevel });
   const postgresUrl = flags.databaseUrl ?? process.env['GANTRY_DATABASE_URL'];
+  const adminTokenFile = flags.adminTokenFile ?? process.env['GANTRY_ADMIN_TOKEN_FILE'];
   const box = await loadEncryptionKey({
     file: flags.encryptionKeyFile,
     env: process.env,
@@ -77,13 +84,22 @@ async function runServer(flags: ServerFlags): Promise<void> {
     cacheDir: flags.cacheDir ?? defaultCacheDir(process.env),
     gitPollIntervalMs: flags.gitPollInterval,
     maxDeleteShare: flags.maxDeleteShare,
-    webhookSecret: flags.webhookSecretFile ? await readSecretFile(flags.webhookSecretFile) : undefined,
+    webhookSecret: flags.webhookSecretFile ? await readSecretFile(flags.webhookSecretFile, '--webhook-secret-file') : undefined,
+    adminToken: adminTokenFile ? await readAdminToken(adminTokenFile) : undefined,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
-  if (server.adminToken) {
+  if (server.adminToken && !adminTokenFile) {
     process.stderr.write(`\nFirst start: the admin API token (shown only now; keep it):\n\n  ${server.adminToken}\n\n`);
   }
   await runUntilSignalled(log, () => server.close());
+}
+
+/** @throws Error naming the file when it holds no Gantry API token. */
+async function readAdminToken(file: string): Promise<string> {
+  const token = await readSecretFile(file, '--admin-token-file');
+  if (!isApiTokenForm(token))
+    throw new Error(`--admin-token-file ${file}: not a Gantry API token (gantry-api- and at least 32 letters, digits, - or _)`);
+  return token;
 }
 
 function shareArg(text: string): number {
@@ -93,8 +109,8 @@ function shareArg(text: string): number {
 }
 
 /** @throws Error naming the file when it is empty. */
-async function readSecretFile(file: string): Promise<string> {
+async function readSecretFile(file: string, flag: string): Promise<string> {
   const secret = (await readFile(file, 'utf8')).trim();
-  if (!secret) throw new Error(`--webhook-secret-file ${file} is empty`);
+  if (!secret) throw new Error(`${flag} ${file} is empty`);
   return secret;
 }

@@ -27,6 +27,11 @@ export interface CommandContext {
 export interface DeployOptions extends CommandContext {
   dryRun: boolean;
   prune: boolean;
+  /**
+   * Wait for readiness after each barrier and for pruned objects to disappear. False waits for neither, so an
+   * orphan held by a finalizer that this same process must release (an agent pruning a ServiceDeployment whose
+   * service it also removes) cannot stall the deploy.
+   */
   wait: boolean;
   /** For readiness waits and deletions together, in milliseconds. */
   timeoutMs: number;
@@ -70,7 +75,13 @@ export async function deployTarget(target: RenderedTarget, cluster: Cluster, opt
   for (const orphan of orphans) result.addOrphan(orphan);
   if (options.prune && orphans.length > 0 && (await (options.confirmPrune?.(orphans.length) ?? true))) {
     const timeoutMs = Math.max(0, deadline - Date.now());
-    await deleteObjects(bound, orphans, result, { dryRun: options.dryRun, timeoutMs, progress, signal: options.signal });
+    await deleteObjects(bound, orphans, result, {
+      dryRun: options.dryRun,
+      wait: options.wait,
+      timeoutMs,
+      progress,
+      signal: options.signal,
+    });
   }
   return maskResult(result.finish(), sensitive);
 }

@@ -67,6 +67,21 @@ describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
     }
   });
 
+  test('on an empty database, a given admin token is the first one; a malformed one is refused', async () => {
+    const empty = await createTestDatabase(kind);
+    const given = `gantry-api-${randomBytes(32).toString('base64url')}`;
+    const declared = await startFleetServer({ ...options(), databaseUrl: empty.url, adminToken: given });
+    try {
+      expect(declared.adminToken).toBe(given);
+      expect((await fetch(`${declared.url}/v1/clusters`, { headers: { authorization: `Bearer ${given}` } })).status).toBe(200);
+      expect((await fetch(`${declared.url}/v1/clusters`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(401);
+    } finally {
+      await declared.close();
+      await empty.drop();
+    }
+    await expect(startFleetServer({ ...options(), adminToken: 'gantry-api-short' })).rejects.toThrow('the admin token must be gantry-api-');
+  });
+
   test('creates, reads, tags and deletes clusters', async () => {
     const created = await call('POST', '/v1/clusters', admin, { name: 'dev', tags: { tier: 'web' } });
     expect(created.status).toBe(201);

@@ -38,6 +38,8 @@ export interface FleetServerOptions {
   maxDeleteShare?: number;
   /** Turns on the push webhook POST /hooks/git with this secret (see gitops/webhooks.ts). */
   webhookSecret?: string;
+  /** The first admin token, on an empty database (`--admin-token-file`); default a new random one. */
+  adminToken?: string;
   /** Milliseconds between this replica's heartbeats; repositories move off a replica silent for 3 of them. Default 10 s. */
   heartbeatIntervalMs?: number;
 }
@@ -110,7 +112,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
   });
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
-    const adminToken = await ensureAdminToken(store.db);
+    const adminToken = await ensureAdminToken(store.db, new Date(), options.adminToken);
     app = await buildApp({
       store,
       box: options.box,

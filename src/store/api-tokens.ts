@@ -32,20 +32,29 @@ export async function createApiToken(db: Kysely<Database>, name: string, role: R
 const FIRST_ADMIN_ID = 'first-admin';
 
 /**
- * Makes the first admin token when the database has no API token at all.
- * @returns the new token, or undefined when tokens exist already or another replica made it first (later starts
+ * Makes the first admin token when the database has no API token at all: `given` (a declarative install hands the
+ * same token to the server and its operator) or a new one.
+ * @returns the token, or undefined when tokens exist already or another replica made it first (later starts
  *   print nothing).
+ * @throws Error when `given` is not a Gantry API token (`gantry-api-` and at least 32 more characters).
  */
-export async function ensureAdminToken(db: Kysely<Database>, now = new Date()): Promise<string | undefined> {
+export async function ensureAdminToken(db: Kysely<Database>, now = new Date(), given?: string): Promise<string | undefined> {
+  if (given !== undefined && !isApiTokenForm(given))
+    throw new Error(`the admin token must be ${TOKEN_PREFIX} followed by at least 32 letters, digits, - or _`);
   const existing = await db.selectFrom('api_tokens').select('id').limit(1).executeTakeFirst();
   if (existing) return undefined;
-  const token = newToken(TOKEN_PREFIX);
+  const token = given ?? newToken(TOKEN_PREFIX);
   const inserted = await db
     .insertInto('api_tokens')
     .values(tokenRow(FIRST_ADMIN_ID, 'admin', 'admin', token, now))
     .onConflict((conflict) => conflict.column('id').doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 ? token : undefined;
+}
+
+/** Whether `token` has the form of an API token this server makes. */
+export function isApiTokenForm(token: string): boolean {
+  return token.startsWith(TOKEN_PREFIX) && /^[A-Za-z0-9_-]{32,}$/.test(token.slice(TOKEN_PREFIX.length));
 }
 
 function tokenRow(id: string, name: string, role: Role, token: string, now: Date) {

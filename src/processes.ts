@@ -1,11 +1,11 @@
 /**
- * The cluster's long-lived processes: started detached (they outlive `up`), identified later by pid AND
+ * Long-lived local processes (the clusters' components, `gantry up --runtime local`): started detached (they outlive `up`), identified later by pid AND
  * command line so that `down` never signals an unrelated process that reused a recorded pid.
  */
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ProcessUser, start } from '../../src/exec.ts';
+import { type ProcessUser, start } from './exec.ts';
 
 /** A started component as recorded in state.json. */
 export interface ComponentProcess {
@@ -33,7 +33,7 @@ export function startComponent(
     const child = start(command, args, { logFd, detached: true, user });
     // A failed spawn (no pid) also emits 'error' later, which would crash this process if nobody listened.
     child.once('error', () => {});
-    if (child.pid === undefined) throw new Error(`cluster: could not start ${name} (${command}); run sh scripts/setup.sh`);
+    if (child.pid === undefined) throw new Error(`could not start ${name} (${command}); run sh scripts/setup.sh`);
     return { name, pid: child.pid, command };
   } finally {
     closeSync(logFd);
