@@ -2,7 +2,7 @@
  * The fleet's resources (deployments.gantry.dev/v1alpha1), the GitOps front end of `gantry server`: each is
  * reconciled by `gantry operator run` into the server's API. Field names and shapes are Plural's
  * (pluralsh/console go/controller/api/v1alpha1: gitrepository_types.go, cluster_types.go,
- * servicedeployment_types.go), so a Plural manifest works after changing only its apiVersion; fields Gantry does
+ * servicedeployment_types.go, globalservice_types.go, servicecontext_types.go), so a Plural manifest works after changing only its apiVersion; fields Gantry does
  * not act on yet are accepted and dropped by the API server's pruning, as any unknown field. One extension:
  * ServiceDeployment's `renderer` names Gantry's Kluctl renderer with target and args.
  *
@@ -104,10 +104,10 @@ const RendererSpec = Type.Object(
   { description: 'Gantry extension: the renderer, e.g. {kind: kluctl, target: prod}.' },
 );
 
-export const ServiceDeploymentSpecSchema = Type.Object({
+/** What a service runs (a ServiceDeployment without its cluster; a GlobalService's template, as Plural's ServiceTemplate). */
+const ServiceTemplateFields = {
   name: Type.Optional(Type.String({ description: 'The service name on its cluster; default metadata.name.' })),
   namespace: Type.String({ minLength: 1, description: 'Namespace the service deploys into.' }),
-  clusterRef: Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The Cluster resource the service runs on.' }),
   repositoryRef: Type.Optional(
     Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The GitRepository (Gantry or Flux) holding the source.' }),
   ),
@@ -155,6 +155,14 @@ export const ServiceDeploymentSpecSchema = Type.Object({
     ),
   ),
   contexts: Type.Optional(Type.Array(Type.String(), { description: 'Service contexts bound into its templates.' })),
+};
+
+export const ServiceTemplateSchema = Type.Object(ServiceTemplateFields, { description: 'The service each selected cluster gets.' });
+export type ServiceTemplate = Static<typeof ServiceTemplateSchema>;
+
+export const ServiceDeploymentSpecSchema = Type.Object({
+  ...ServiceTemplateFields,
+  clusterRef: Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The Cluster resource the service runs on.' }),
   dependencies: Type.Optional(
     Type.Array(Type.Object({ name: Type.String({ description: 'A service on the same cluster.' }) }), {
       description: 'Services that must be healthy before this one is applied.',
@@ -191,6 +199,59 @@ export const ServiceDeploymentStatusSchema = Type.Object({
 });
 export type ServiceDeploymentStatus = Static<typeof ServiceDeploymentStatusSchema>;
 
+export const ServiceContextSpecSchema = Type.Object({
+  name: Type.Optional(
+    Type.String({
+      pattern: '^[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?$',
+      description: 'The context name on the server; default metadata.name.',
+    }),
+  ),
+  configuration: Type.Unknown({
+    'x-kubernetes-preserve-unknown-fields': true,
+    description: 'Any JSON object, bound into the templates of services naming the context as contexts.<name> (not secret).',
+  }),
+});
+export type ServiceContextSpec = Static<typeof ServiceContextSpecSchema>;
+
+export const ServiceContextStatusSchema = Type.Object({
+  ...commonStatus,
+  boundBy: Type.Optional(Type.Array(Type.String(), { description: 'Services and global services binding the context.' })),
+});
+export type ServiceContextStatus = Static<typeof ServiceContextStatusSchema>;
+
+export const GlobalServiceSpecSchema = Type.Object({
+  name: Type.Optional(Type.String({ description: 'The global service name on the server; default metadata.name.' })),
+  tags: Type.Optional(
+    Type.Record(Type.String(), Type.String(), { description: 'Clusters whose tags include all of these get the service.' }),
+  ),
+  distro: Type.Optional(Type.String({ description: 'Only clusters of this Kubernetes distribution.' })),
+  serviceRef: Type.Optional(
+    Type.Object(
+      { ...ObjectReferenceSchema.properties },
+      { description: 'A ServiceDeployment whose service (less its cluster) every selected cluster gets.' },
+    ),
+  ),
+  template: Type.Optional(ServiceTemplateSchema),
+  cascade: Type.Optional(
+    Type.Object(
+      {
+        detach: Type.Optional(Type.Boolean({ description: 'On deletion, forget the copies but leave their objects in the clusters.' })),
+        delete: Type.Optional(Type.Boolean({ description: 'On deletion, delete the copies and their objects (the default).' })),
+      },
+      { description: 'What deleting this resource does to the copies (Plural cascade).' },
+    ),
+  ),
+});
+export type GlobalServiceSpec = Static<typeof GlobalServiceSpecSchema>;
+
+export const GlobalServiceStatusSchema = Type.Object({
+  ...commonStatus,
+  services: Type.Optional(
+    Type.Array(Type.Object({ cluster: Type.String(), status: Type.String() }), { description: 'The copies, one per selected cluster.' }),
+  ),
+});
+export type GlobalServiceStatus = Static<typeof GlobalServiceStatusSchema>;
+
 /** A fleet resource as the operator reads it (spec unchecked until validated against its schema). */
 export interface FleetResource<Spec, Status> {
   apiVersion: string;
@@ -202,3 +263,5 @@ export interface FleetResource<Spec, Status> {
 export type GitRepositoryResource = FleetResource<GitRepositorySpec, GitRepositoryStatus>;
 export type ClusterResource = FleetResource<ClusterSpec, ClusterStatus> & { metadata: NamespacedObjectMeta };
 export type ServiceDeploymentResource = FleetResource<ServiceDeploymentSpec, ServiceDeploymentStatus> & { metadata: NamespacedObjectMeta };
+export type ServiceContextResource = FleetResource<ServiceContextSpec, ServiceContextStatus> & { metadata: NamespacedObjectMeta };
+export type GlobalServiceResource = FleetResource<GlobalServiceSpec, GlobalServiceStatus> & { metadata: NamespacedObjectMeta };

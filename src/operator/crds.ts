@@ -9,6 +9,10 @@ import {
   FLEET_VERSION,
   GitRepositorySpecSchema,
   GitRepositoryStatusSchema,
+  GlobalServiceSpecSchema,
+  GlobalServiceStatusSchema,
+  ServiceContextSpecSchema,
+  ServiceContextStatusSchema,
   ServiceDeploymentSpecSchema,
   ServiceDeploymentStatusSchema,
 } from '../api/fleet.ts';
@@ -87,6 +91,31 @@ export function fleetCrds(): Array<Record<string, unknown>> {
           ],
         },
       ],
+    }),
+    customResourceDefinition({
+      group: FLEET_GROUP,
+      kind: 'GlobalService',
+      plural: 'globalservices',
+      singular: 'globalservice',
+      scope: 'Namespaced',
+      description: "A service every cluster with the given tags gets (Plural's GlobalService).",
+      versions: [
+        {
+          name: FLEET_VERSION,
+          spec: GlobalServiceSpecSchema,
+          status: GlobalServiceStatusSchema,
+          printerColumns: [{ name: 'Service', type: 'string', jsonPath: '.spec.serviceRef.name' }, ...common],
+        },
+      ],
+    }),
+    customResourceDefinition({
+      group: FLEET_GROUP,
+      kind: 'ServiceContext',
+      plural: 'servicecontexts',
+      singular: 'servicecontext',
+      scope: 'Namespaced',
+      description: "Configuration shared by the services naming it in `contexts` (Plural's ServiceContext).",
+      versions: [{ name: FLEET_VERSION, spec: ServiceContextSpecSchema, status: ServiceContextStatusSchema, printerColumns: common }],
     }),
   ];
 }

@@ -5,7 +5,7 @@
  * so a reference that was not ready is taken up as soon as it is. `gantry operator run` is a thin shell over it.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { FLEET_GROUP, FLEET_VERSION, type ObjectReference, type ServiceDeploymentSpec } from '../api/fleet.ts';
+import { FLEET_GROUP, FLEET_VERSION, type GlobalServiceSpec, type ObjectReference, type ServiceDeploymentSpec } from '../api/fleet.ts';
 import type { FleetClient } from '../client/fleet-client.ts';
 import type { LeaderElectionSettings } from '../controller/leader-election.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../controller/manager.ts';
@@ -19,6 +19,8 @@ import { clusterKind } from './cluster.ts';
 import { type FleetKind, reconcileFleetObject } from './fleet-object.ts';
 import { isFluxRef } from './flux-source.ts';
 import { gitRepositoryKind } from './git-repository.ts';
+import { globalServiceKind } from './global-service.ts';
+import { serviceContextKind } from './service-context.ts';
 import { serviceDeploymentKind } from './service-deployment.ts';
 
 export const OPERATOR_FIELD_MANAGER = 'gantry-operator';
@@ -62,6 +64,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       kind: serviceDeploymentKind(client, cluster),
       extraWatches: [...serviceDeploymentWatches(), ...(await fluxSourceWatches(cluster))],
     },
+    { plural: 'servicecontexts', kind: serviceContextKind(client) },
+    { plural: 'globalservices', kind: globalServiceKind(client, cluster), extraWatches: globalServiceWatches() },
   ];
   const controllers: ControllerHandle[] = [];
   try {
@@ -112,14 +116,14 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   };
 }
 
-/** Maps a referent's key to the ServiceDeployments whose `pick`ed reference names it. */
+/** Maps a referent's key to the resources whose `pick`ed reference names it. */
 const referencing =
-  (pick: (spec: ServiceDeploymentSpec) => ObjectReference | undefined, namespaced: boolean): ExtraWatch['map'] =>
+  <Spec>(pick: (spec: Spec) => ObjectReference | undefined, namespaced: boolean): ExtraWatch['map'] =>
   (key, _object, primaries) => {
     const { namespace, name } = splitKey(key);
     return [...primaries]
       .filter(([primaryKey, primary]) => {
-        const ref = pick((primary as KubeObject & { spec: ServiceDeploymentSpec }).spec ?? {});
+        const ref = pick(((primary as KubeObject & { spec?: Spec }).spec ?? {}) as Spec);
         if (!ref || ref.name !== name) return false;
         return !namespaced || (ref.namespace ?? splitKey(primaryKey).namespace) === namespace;
       })
@@ -131,9 +135,32 @@ function serviceDeploymentWatches(): ExtraWatch[] {
   const gantryRef = (spec: ServiceDeploymentSpec) =>
     spec.repositoryRef && !isFluxRef(spec.repositoryRef) ? spec.repositoryRef : undefined;
   return [
-    { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'clusters' }, map: referencing((spec) => spec.clusterRef, true) },
+    {
+      resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'clusters' },
+      map: referencing<ServiceDeploymentSpec>((spec) => spec.clusterRef, true),
+    },
     { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'gitrepositories' }, map: referencing(gantryRef, false) },
-    { resource: { group: '', version: 'v1', plural: 'secrets' }, map: referencing((spec) => spec.configurationRef, true) },
+    {
+      resource: { group: '', version: 'v1', plural: 'secrets' },
+      map: referencing<ServiceDeploymentSpec>((spec) => spec.configurationRef, true),
+    },
+  ];
+}
+
+/** A GlobalService is reconciled again when its ServiceDeployment, or its template's GitRepository or Secret, changes. */
+function globalServiceWatches(): ExtraWatch[] {
+  const templateRepository = (spec: GlobalServiceSpec) =>
+    spec.template?.repositoryRef && !isFluxRef(spec.template.repositoryRef) ? spec.template.repositoryRef : undefined;
+  return [
+    {
+      resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'servicedeployments' },
+      map: referencing<GlobalServiceSpec>((spec) => spec.serviceRef, true),
+    },
+    { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'gitrepositories' }, map: referencing(templateRepository, false) },
+    {
+      resource: { group: '', version: 'v1', plural: 'secrets' },
+      map: referencing<GlobalServiceSpec>((spec) => spec.template?.configurationRef, true),
+    },
   ];
 }
 

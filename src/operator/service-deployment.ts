@@ -8,7 +8,13 @@
  */
 import path from 'node:path';
 import type { ApiService, FleetClient } from '../client/fleet-client.ts';
-import { FLEET_GROUP, FLEET_VERSION, type ServiceDeploymentSpec, type ServiceDeploymentStatus } from '../api/fleet.ts';
+import {
+  FLEET_GROUP,
+  FLEET_VERSION,
+  type ServiceDeploymentSpec,
+  type ServiceDeploymentStatus,
+  type ServiceTemplate,
+} from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { NewServiceBody } from '../server/schemas.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
@@ -25,21 +31,40 @@ interface Source {
   ref?: string;
 }
 
+/** A service's body without what only a ServiceDeployment has (dependencies, protect). */
+export type TemplateBody = Omit<NewServiceBody, 'dependencies' | 'protect'>;
+
 interface DesiredService {
   /** The server's cluster name the service is on; `body` is what the server gets. */
   attributes: { cluster: string; body: NewServiceBody };
+}
+
+/**
+ * Resolves a service template (a ServiceDeployment's spec, a GlobalService's template) into the server's body: its
+ * repositoryRef (Gantry's or Flux's) and configurationRef read, `namespace` the referring resource's.
+ * @throws Waiting for a referent that is missing or not synced; InvalidSpec for combinations no server accepts.
+ */
+export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
+  async function sourceOf(template: ServiceTemplate, namespace: string): Promise<Source | undefined> {
+    if (!template.repositoryRef) return undefined;
+    if (isFluxRef(template.repositoryRef)) return await fluxRepository(cluster, client, template.repositoryRef, namespace);
+    return { repository: await referencedId(cluster, template.repositoryRef, GIT_REPOSITORY, namespace, 'spec.repositoryRef') };
+  }
+  return async (template: ServiceTemplate, defaultName: string, namespace: string): Promise<TemplateBody> => {
+    const source = await sourceOf(template, namespace);
+    const configuration = {
+      ...template.configuration,
+      ...(template.configurationRef ? await secretOf(cluster, template.configurationRef, namespace, 'spec.configurationRef') : {}),
+    };
+    return serviceBody(template, defaultName, source, configuration);
+  };
 }
 
 export function serviceDeploymentKind(
   client: FleetClient,
   cluster: Cluster,
 ): FleetKind<ServiceDeploymentSpec, ServiceDeploymentStatus, DesiredService, ApiService> {
-  /** The server repository of spec.repositoryRef, and the git ref a Flux source gives when spec.git.ref is left out. */
-  async function sourceOf(spec: ServiceDeploymentSpec, namespace: string): Promise<Source | undefined> {
-    if (!spec.repositoryRef) return undefined;
-    if (isFluxRef(spec.repositoryRef)) return await fluxRepository(cluster, client, spec.repositoryRef, namespace);
-    return { repository: await referencedId(cluster, spec.repositoryRef, GIT_REPOSITORY, namespace, 'spec.repositoryRef') };
-  }
+  const resolveTemplate = serviceTemplateResolver(client, cluster);
   return {
     kind: 'ServiceDeployment',
     async desired(resource) {
@@ -48,12 +73,12 @@ export function serviceDeploymentKind(
       const clusterId = await referencedId(cluster, spec.clusterRef, CLUSTER, namespace, 'spec.clusterRef');
       const clusterName = (await client.listClusters()).find((c) => c.id === clusterId)?.name;
       if (!clusterName) throw new Waiting(`the server has no cluster ${clusterId} (spec.clusterRef ${spec.clusterRef.name})`);
-      const source = await sourceOf(spec, namespace);
-      const configuration = {
-        ...spec.configuration,
-        ...(spec.configurationRef ? await secretOf(cluster, spec.configurationRef, namespace, 'spec.configurationRef') : {}),
+      const body: NewServiceBody = {
+        ...(await resolveTemplate(spec, resource.metadata.name, namespace)),
+        dependencies: (spec.dependencies ?? []).map((dependency) => dependency.name),
+        protect: spec.protect ?? false,
       };
-      return { attributes: { cluster: clusterName, body: serviceBody(spec, resource.metadata.name, source, configuration) } };
+      return { attributes: { cluster: clusterName, body } };
     },
     find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
     create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
@@ -91,11 +116,11 @@ export function serviceDeploymentKind(
 
 /** The API body of the spec. @throws InvalidSpec for combinations no server accepts. */
 function serviceBody(
-  spec: ServiceDeploymentSpec,
+  spec: ServiceTemplate,
   resourceName: string,
   source: Source | undefined,
   configuration: Record<string, string>,
-): NewServiceBody {
+): TemplateBody {
   if (spec.git && !source) throw new InvalidSpec('spec.git needs spec.repositoryRef');
   if (spec.kustomize && !spec.git)
     throw new InvalidSpec('spec.kustomize.path is a folder below spec.git.folder: give git and repositoryRef');
@@ -120,8 +145,6 @@ function serviceBody(
     ...(renderer ? { renderer: renderer as NewServiceBody['renderer'] } : {}),
     configuration,
     contexts: spec.contexts ?? [],
-    dependencies: (spec.dependencies ?? []).map((dependency) => dependency.name),
-    protect: spec.protect ?? false,
   };
 }
 

@@ -63,6 +63,8 @@ describe('the deployment operator', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-operator-'));
     repo = await createRepo({
       'test-apps/k3s/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upgrade-plan\ndata:\n  version: "1"\n',
+      'test-apps/regional/configmap.yaml.liquid':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: regional\ndata:\n  region: "{{ contexts.shared.region }}"\n  cluster: "{{ cluster.handle }}"\n',
     });
     await gantry(['operator', 'install-crds']).then((run) =>
       expect(run.stderr).toContain('applied servicedeployments.deployments.gantry.dev'),
@@ -84,7 +86,7 @@ describe('the deployment operator', () => {
   afterAll(async () => {
     await operator?.stop();
     // With the operator gone, finalizers of resources whose services wait for an agent that never comes are let go.
-    for (const kind of ['servicedeployments', 'clusters']) {
+    for (const kind of ['globalservices', 'servicecontexts', 'servicedeployments', 'clusters']) {
       const names = await kubectl(['get', `${kind}.deployments.gantry.dev`, '-n', NS, '-o', 'name']).catch(() => '');
       for (const name of names.split('\n').filter(Boolean)) await dropFinalizers([name, '-n', NS]);
     }
@@ -266,6 +268,82 @@ describe('the deployment operator', () => {
     const map = await kubectlJsonOn<{ data: Record<string, string> }>(DEV, ['get', 'configmap', 'upgrade-plan', '-n', APP_NS]);
     expect(map.data['version']).toBe('1');
     await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'from-flux', '-n', NS, '--wait=true', '--timeout=90s']);
+  });
+
+  test('a ServiceContext reaches the services binding it; a GlobalService copies a ServiceDeployment to every cluster of its tags', async () => {
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'GlobalService',
+        metadata: { name: 'regional', namespace: NS },
+        spec: { tags: { env: 'dev' }, serviceRef: { name: 'regional-template' } },
+      },
+    ]);
+    // The referenced ServiceDeployment is not there yet: the GlobalService waits for it.
+    const waiting = await waitFor('regional waiting', async () => {
+      const condition = await conditionOf('globalservice', 'regional', 'Synchronized');
+      return condition?.status === 'False' ? condition : undefined;
+    });
+    expect(waiting).toMatchObject({ reason: 'Waiting', message: `ServiceDeployment ${NS}/regional-template (spec.serviceRef) not found` });
+
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceContext',
+        metadata: { name: 'shared', namespace: NS },
+        spec: { configuration: { region: 'eu-west' } },
+      },
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceDeployment',
+        metadata: { name: 'regional-template', namespace: NS },
+        spec: {
+          namespace: APP_NS,
+          // The template runs on prod; the global service copies it (same name) to the dev clusters.
+          clusterRef: { name: 'k3s-prod' },
+          repositoryRef: { name: `console-${suffix}` },
+          git: { ref: 'main', folder: 'test-apps/regional' },
+          contexts: ['shared'],
+        },
+      },
+    ]);
+    await waitFor('regional Ready', async () => (await conditionOf('globalservice', 'regional', 'Ready'))?.status === 'True', 90_000);
+    const global = await client.getGlobalService('regional');
+    // Only k3s-test has env=dev; the template's context binding came along.
+    expect(global.services.map((service) => service.cluster)).toEqual(['k3s-test']);
+    expect(global.template.contexts).toEqual(['shared']);
+    const map = await kubectlJsonOn<{ data: Record<string, string> }>(DEV, ['get', 'configmap', 'regional', '-n', APP_NS]);
+    expect(map.data).toEqual({ region: 'eu-west', cluster: 'k3s-test' });
+    expect((await get('globalservice', 'regional')).status).toMatchObject({ services: [{ cluster: 'k3s-test', status: 'healthy' }] });
+    expect((await client.getContext('shared')).configuration).toEqual({ region: 'eu-west' });
+
+    // Deleting the GlobalService removes its copies; the context, still bound by the template, stays until that goes.
+    await kubectl(['delete', 'globalservice.deployments.gantry.dev', 'regional', '-n', NS, '--wait=true', '--timeout=90s']);
+    await expect(client.getGlobalService('regional')).rejects.toThrow();
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'regional-template', '-n', NS, '--wait=true', '--timeout=90s']);
+    await kubectl(['delete', 'servicecontext.deployments.gantry.dev', 'shared', '-n', NS, '--wait=true', '--timeout=30s']);
+    await expect(client.getContext('shared')).rejects.toThrow();
+  });
+
+  test('a service context made with the API is adopted read-only and outlives its resource', async () => {
+    await client.setContext(`made-by-hand-${suffix}`, { configuration: { owner: 'someone' } });
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceContext',
+        metadata: { name: 'adopted', namespace: NS },
+        spec: { name: `made-by-hand-${suffix}`, configuration: { owner: 'the operator' } },
+      },
+    ]);
+    const adopted = await waitFor('the context adopted', async () => {
+      const resource = await get('servicecontext', 'adopted');
+      return resource.status?.readonly ? resource : undefined;
+    });
+    expect(adopted.status?.conditions?.find((c) => c.type === 'Readonly')).toMatchObject({ status: 'True', reason: 'Adopted' });
+    expect((await client.getContext(`made-by-hand-${suffix}`)).configuration).toEqual({ owner: 'someone' });
+    await kubectl(['delete', 'servicecontext.deployments.gantry.dev', 'adopted', '-n', NS, '--wait=true', '--timeout=30s']);
+    expect((await client.getContext(`made-by-hand-${suffix}`)).configuration).toEqual({ owner: 'someone' });
+    await client.deleteContext(`made-by-hand-${suffix}`);
   });
 
   test('deleting an adopted Cluster resource leaves the server cluster as it is', async () => {
