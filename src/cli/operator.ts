@@ -29,7 +29,9 @@ interface OperatorRunFlags {
 
 export function operatorCommand(): Command {
   return new Command('operator')
-    .description("the fleet's GitOps front end: GitRepository, Cluster, ServiceDeployment, GlobalService and ServiceContext resources reconciled into the server")
+    .description(
+      "the fleet's GitOps front end: GitRepository, Cluster, ServiceDeployment, GlobalService and ServiceContext resources reconciled into the server",
+    )
     .addCommand(operatorRunCommand())
     .addCommand(installCrdsCommand());
 }
