@@ -14,25 +14,36 @@ const TOKEN_DIR = '/etc/gantry/agent';
 
 export interface AgentInstall {
   server: string;
-  token: string;
+  /**
+   * The cluster's deploy token, put into the Secret `gantry-agent-token`; or the name of a Secret (key `token`) in
+   * the agent's namespace made by someone else, e.g. the operator's `<cluster>-deploy-token`.
+   */
+  token: { value: string } | { secretName: string };
   /** Image reference, e.g. ghcr.io/gantry-dev/gantry:0.1.0. */
   image: string;
+  /** Default gantry-agent; another namespace (the management cluster's gantry-system) is not created here. */
+  namespace?: string;
 }
 
+/** The install's objects: the namespace first when it is the agent's own. */
 export function agentInstallManifests(install: AgentInstall): KubeObject[] {
   const labels = { 'app.kubernetes.io/name': AGENT_NAME, 'app.kubernetes.io/part-of': 'gantry' };
-  const metadata = (name: string) => ({ name, namespace: AGENT_NAMESPACE, labels });
+  const namespace = install.namespace ?? AGENT_NAMESPACE;
+  const metadata = (name: string) => ({ name, namespace, labels });
+  const tokenSecret = 'secretName' in install.token ? install.token.secretName : `${AGENT_NAME}-token`;
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE, labels } },
+    ...(namespace === AGENT_NAMESPACE ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE, labels } }] : []),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(AGENT_NAME) },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
       metadata: { name: `${AGENT_NAME}-cluster-admin`, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: AGENT_NAME, namespace: AGENT_NAMESPACE }],
+      subjects: [{ kind: 'ServiceAccount', name: AGENT_NAME, namespace }],
     },
-    { apiVersion: 'v1', kind: 'Secret', metadata: metadata(`${AGENT_NAME}-token`), type: 'Opaque', stringData: { token: install.token } },
+    ...('value' in install.token
+      ? [{ apiVersion: 'v1', kind: 'Secret', metadata: metadata(tokenSecret), type: 'Opaque', stringData: { token: install.token.value } }]
+      : []),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -73,7 +84,7 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
               },
             ],
             volumes: [
-              { name: 'token', secret: { secretName: `${AGENT_NAME}-token` } },
+              { name: 'token', secret: { secretName: tokenSecret } },
               { name: 'data', emptyDir: {} },
               { name: 'cache', emptyDir: {} },
               { name: 'tmp', emptyDir: {} },

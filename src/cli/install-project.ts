@@ -3,11 +3,17 @@
  * with Gantry's own engine like `gantry deploy --prune` (render, server-side apply, wait for readiness, prune what
  * an older install made, asking first unless -y).
  */
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
 import { prepareTarget, type TargetRequest } from '../deploy/prepare.ts';
 import { parseDuration } from '../duration.ts';
 import { loadKubeConfig } from '../kube/client.ts';
+import type { KubeObject } from '../kube/object.ts';
+import { NO_SELECTION } from '../project/inclusion.ts';
+import { toYaml } from '../yaml.ts';
 import { confirm, requireCluster, type ResultFlags } from './options.ts';
 import type { CliRun, CommandRun } from './run-action.ts';
 
@@ -45,4 +51,31 @@ export async function deployInstall(request: Omit<TargetRequest, 'context'>, fla
     progress,
   });
   return { prepared, result };
+}
+
+/**
+ * Deploys `stages` of objects as a Kluctl project with a barrier between stages (CRDs and namespaces before what
+ * uses them), written into a private temporary folder (files 0600: they may hold tokens) only for the render.
+ */
+export async function deployInstallObjects(
+  stages: ReadonlyArray<readonly KubeObject[]>,
+  discriminator: string,
+  flags: InstallFlags,
+  run: CliRun,
+): Promise<CommandRun> {
+  const projectDir = await mkdtemp(path.join(tmpdir(), 'gantry-install-'));
+  try {
+    await chmod(projectDir, 0o700);
+    const items = stages.flatMap((_, index) => [...(index > 0 ? [{ barrier: true }] : []), { path: `stage-${index}` }]);
+    await writeFile(path.join(projectDir, 'deployment.yaml'), toYaml({ deployments: items }));
+    for (const [index, objects] of stages.entries()) {
+      const dir = path.join(projectDir, `stage-${index}`);
+      await mkdir(dir);
+      for (const [position, object] of objects.entries())
+        await writeFile(path.join(dir, `${position}-${object.kind.toLowerCase()}.yaml`), toYaml(object), { mode: 0o600 });
+    }
+    return await deployInstall({ projectDir, args: {}, discriminator, inclusion: NO_SELECTION, fixedImages: [] }, flags, run);
+  } finally {
+    await rm(projectDir, { recursive: true, force: true });
+  }
 }

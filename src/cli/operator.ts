@@ -12,6 +12,7 @@ import type { KubeObject } from '../kube/object.ts';
 import { createLogger } from '../logger.ts';
 import { fleetCrds } from '../operator/crds.ts';
 import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/operator.ts';
+import { operatorInstallCommand } from './operator-install.ts';
 import { durationArg } from './options.ts';
 import { runUntilSignalled } from './signals.ts';
 
@@ -33,7 +34,8 @@ export function operatorCommand(): Command {
       "the fleet's GitOps front end: GitRepository, Cluster, ServiceDeployment, GlobalService and ServiceContext resources reconciled into the server",
     )
     .addCommand(operatorRunCommand())
-    .addCommand(installCrdsCommand());
+    .addCommand(installCrdsCommand())
+    .addCommand(operatorInstallCommand());
 }
 
 function operatorRunCommand(): Command {

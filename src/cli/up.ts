@@ -8,7 +8,9 @@ import { Command, Option } from 'commander';
 import { saveLogin } from '../client/login.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { defaultStateDir, localDown } from '../up/local-runtime.ts';
+import { UP_NAMESPACE } from '../up/repository.ts';
 import { type Runtime, up, type UpResult } from '../up/up.ts';
+import { GANTRY_IMAGE_REPOSITORY, GANTRY_VERSION } from '../version.ts';
 import { addOutputFlag, durationArg } from './options.ts';
 import { withCliEngine } from './run-action.ts';
 
@@ -18,6 +20,7 @@ interface UpFlags {
   kubeconfig?: string;
   context?: string;
   runtime: Runtime;
+  image: string;
   managementCluster: string;
   stateDir?: string;
   timeout: number;
@@ -39,6 +42,11 @@ export function upCommand(): Command {
         .choices(['cluster', 'local'])
         .default('cluster'),
     )
+    .option(
+      '--image <ref>',
+      "Gantry's image for the server, operator and agent (runtime cluster)",
+      `${GANTRY_IMAGE_REPOSITORY}:${GANTRY_VERSION}`,
+    )
     .option('--management-cluster <name>', "the management cluster's name on the server", 'mgmt')
     .option('--state-dir <dir>', 'where local processes keep data, logs and tokens (default: $XDG_STATE_HOME/gantry/up/<context>)')
     .option('--timeout <duration>', 'limit for readiness waits', durationArg, 600_000);
@@ -47,7 +55,6 @@ export function upCommand(): Command {
       const kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig });
       const context = flags.context ?? kubeConfig.getCurrentContext();
       if (!context) throw new Error('no kubeconfig context: give --context');
-      if (flags.runtime === 'cluster') throw new Error('--runtime cluster is not available yet: use --runtime local');
       const result = await withCliEngine((run) =>
         up({
           dir: path.resolve(flags.dir),
@@ -56,6 +63,7 @@ export function upCommand(): Command {
           kubeconfigFile: flags.kubeconfig,
           context,
           runtime: flags.runtime,
+          image: flags.image,
           managementCluster: flags.managementCluster,
           stateDir: flags.stateDir ?? defaultStateDir(context),
           timeoutMs: flags.timeout,
@@ -112,7 +120,12 @@ function printUp(result: UpResult, output: 'text' | 'json'): void {
     ...files.kept.map((file) => `  kept ${file}`),
     `  ${result.repository.commit ? `pushed ${result.repository.commit.slice(0, 12)}` : 'nothing to push'}`,
     `bootstrap: ${summary.bootstrap.newObjects} new, ${summary.bootstrap.changedObjects} changed, ${summary.bootstrap.deletedObjects} deleted`,
-    ...(result.server ? [`server ${result.server.url} (logged in; gantry cluster list, gantry service list)`] : []),
+    ...(result.server
+      ? [`server ${result.server.url} (logged in; gantry cluster list, gantry service list)`]
+      : [
+          `server in the cluster: kubectl -n ${UP_NAMESPACE} port-forward svc/gantry-server 8090, then gantry login --server http://127.0.0.1:8090`,
+          `  --token "$(kubectl -n ${UP_NAMESPACE} get secret gantry-admin-token -o jsonpath='{.data.token}' | base64 -d)"`,
+        ]),
     'add a ServiceDeployment to services/ and push to deploy it',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -4,10 +4,15 @@
  * "app of apps" ServiceDeployments; with `runtime: cluster` also the server, the operator and the management
  * cluster's agent), `clusters/` and `services/`, both synced by those apps from the repository itself.
  */
+import { agentInstallManifests } from '../agent/install.ts';
+import type { KubeObject } from '../kube/object.ts';
+import { deployTokenSecretName } from '../operator/cluster.ts';
 import { fleetCrds } from '../operator/crds.ts';
+import { OPERATOR_NAMESPACE, operatorWorkload } from '../operator/install.ts';
+import { inClusterServerUrl, serverInstallManifests } from '../server/install.ts';
 import { toYaml } from '../yaml.ts';
 
-export const UP_NAMESPACE = 'gantry-system';
+export const UP_NAMESPACE = OPERATOR_NAMESPACE;
 /** The bootstrap project's discriminator: a re-run prunes what an older bootstrap made and nothing else. */
 export const BOOTSTRAP_DISCRIMINATOR = 'gantry-up-bootstrap';
 export const REPOSITORY_RESOURCE = 'gantry-fleet';
@@ -21,8 +26,27 @@ export interface RepositorySettings {
   branch: string;
   /** Handle of the management cluster on the server, its Cluster resource's name. */
   managementCluster: string;
-  /** Objects of `runtime: cluster` (server, operator, agent), written to bootstrap/gantry/; none yet: empty. */
-  runtimeObjects: Array<Record<string, unknown>>;
+  /** Gantry's image, for the server, operator and agent of `runtime: cluster`. */
+  image: string;
+}
+
+/**
+ * What `runtime: cluster` runs in the management cluster (bootstrap/gantry/): the server on its volume, the operator
+ * with the admin token Secret `up` makes, and the cluster's own agent with the deploy token the operator writes
+ * beside the management Cluster resource.
+ */
+export function clusterRuntimeObjects(settings: RepositorySettings): KubeObject[] {
+  const server = inClusterServerUrl();
+  return [
+    ...serverInstallManifests({ image: settings.image, storage: '1Gi' }),
+    ...operatorWorkload({ server, image: settings.image }),
+    ...agentInstallManifests({
+      server,
+      image: settings.image,
+      namespace: UP_NAMESPACE,
+      token: { secretName: deployTokenSecretName(settings.managementCluster) },
+    }),
+  ];
 }
 
 const API_VERSION = 'deployments.gantry.dev/v1alpha1';
@@ -35,7 +59,8 @@ export function repositoryFiles(settings: RepositorySettings): Record<string, st
       discriminator: BOOTSTRAP_DISCRIMINATOR,
       args: [{ name: 'runtime', default: 'cluster' }],
     }),
-    'bootstrap/deployment.yaml': bootstrapDeployment(settings),
+    'bootstrap/deployment.yaml': bootstrapDeployment(),
+    'bootstrap/gantry/gantry.yaml': documents(clusterRuntimeObjects(settings)),
     'bootstrap/crds/fleet-crds.yaml': documents(fleetCrds()),
     'bootstrap/namespace/namespace.yaml': toYaml({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: UP_NAMESPACE } }),
     'bootstrap/fleet/repository.yaml': toYaml({
@@ -54,14 +79,17 @@ export function repositoryFiles(settings: RepositorySettings): Record<string, st
     'clusters/README.md': `# clusters\n\nCluster resources (namespace ${UP_NAMESPACE}), synced by the ServiceDeployment \`clusters\`. A new file\nhere registers a cluster; its agent's deploy token appears in the Secret \`<name>-deploy-token\` beside it.\n`,
     'services/README.md': `# services\n\nServiceDeployments and GlobalServices (namespace ${UP_NAMESPACE}), synced by the ServiceDeployment\n\`services\`. Add a file and push to deploy a service; remove it and push to remove the service and its objects.\n`,
   };
-  if (settings.runtimeObjects.length > 0) files['bootstrap/gantry/gantry.yaml'] = documents(settings.runtimeObjects);
   return files;
 }
 
-function bootstrapDeployment(settings: RepositorySettings): string {
-  const items: Array<Record<string, unknown>> = [{ path: 'crds' }, { path: 'namespace' }, { barrier: true }];
-  if (settings.runtimeObjects.length > 0) items.push({ path: 'gantry', when: 'args.runtime == "cluster"' });
-  items.push({ path: 'fleet' });
+function bootstrapDeployment(): string {
+  const items = [
+    { path: 'crds' },
+    { path: 'namespace' },
+    { barrier: true },
+    { path: 'gantry', when: 'args.runtime == "cluster"' },
+    { path: 'fleet' },
+  ];
   return `# Deployed onto the management cluster by \`gantry up\` (args.runtime: cluster, or local when the server, operator\n# and agent run as local processes).\n${toYaml({ deployments: items })}`;
 }
 
@@ -79,7 +107,7 @@ function rootApp(folder: string, settings: RepositorySettings): Record<string, u
   };
 }
 
-function documents(objects: ReadonlyArray<Record<string, unknown>>): string {
+function documents(objects: ReadonlyArray<object>): string {
   return objects.map((object) => toYaml(object)).join('---\n');
 }
 

@@ -6,6 +6,7 @@
  * (local-runtime.ts). Afterwards the fleet follows the repository: a pushed file under `services/` is deployed by the
  * root app `services`, through the operator, the server and the cluster's agent.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -14,7 +15,9 @@ import { prepareTarget } from '../deploy/prepare.ts';
 import type { CommandResult } from '../deploy/result.ts';
 import type { Engine } from '../engine.ts';
 import { run } from '../exec.ts';
-import type { Cluster } from '../kube/cluster.ts';
+import { Cluster } from '../kube/cluster.ts';
+import { KubeClient } from '../kube/client.ts';
+import { ADMIN_TOKEN_SECRET, namespaceManifest } from '../operator/install.ts';
 import { readSecret } from '../kube/secrets.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import type { Progress } from '../progress.ts';
@@ -35,6 +38,8 @@ export interface UpOptions {
   /** The management cluster's kubeconfig context. */
   context: string;
   runtime: Runtime;
+  /** Gantry's image (runtime cluster). */
+  image: string;
   /** Handle of the management cluster on the server. */
   managementCluster: string;
   /** Where the local runtime keeps its processes, logs, database and tokens. */
@@ -65,12 +70,13 @@ export async function up(options: UpOptions): Promise<UpResult> {
 
   const files = await scaffold(
     options.dir,
-    repositoryFiles({ url, branch, managementCluster: options.managementCluster, runtimeObjects: [] }),
+    repositoryFiles({ url, branch, managementCluster: options.managementCluster, image: options.image }),
   );
   for (const kept of files.kept) progress.step('up', `kept ${kept}: edited since gantry up wrote it (delete it to get the new version)`);
   const commit = await commitAndPush(options.dir, branch, [...files.created, ...files.upgraded, RECORD_FILE]);
   if (commit) progress.step('up', `pushed ${commit.slice(0, 12)} to ${url}`);
 
+  if (options.runtime === 'cluster') await ensureAdminTokenSecret(options);
   const bootstrap = await deployBootstrap(options);
   if (bootstrap.errors.length > 0) throw new Error(`bootstrap/: ${bootstrap.errors.map((e) => e.message).join('; ')}`);
   if (server) {
@@ -161,6 +167,36 @@ async function deployBootstrap(
     progress,
   });
   return { result, cluster, errors: result.errors };
+}
+
+/**
+ * The Secret gantry-admin-token the in-cluster server and operator share, made once with a new token (never in git;
+ * re-runs keep it). Its namespace is made here too, as the Secret must exist before the server starts.
+ */
+async function ensureAdminTokenSecret(options: UpOptions): Promise<void> {
+  const kubeConfig = options.kubeConfig;
+  kubeConfig.setCurrentContext(options.context);
+  const cluster = new Cluster(new KubeClient(kubeConfig));
+  try {
+    const fieldManager = options.engine.config.fieldManager;
+    await cluster.apply(namespaceManifest(), { fieldManager });
+    const ref = { group: '', version: 'v1', kind: 'Secret', namespace: UP_NAMESPACE, name: ADMIN_TOKEN_SECRET };
+    if (await cluster.get(ref)) return;
+    const token = `gantry-api-${randomBytes(32).toString('base64url')}`;
+    await cluster.create(
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: ADMIN_TOKEN_SECRET, namespace: UP_NAMESPACE },
+        type: 'Opaque',
+        stringData: { token },
+      },
+      { fieldManager },
+    );
+    options.progress.step('up', `made Secret ${UP_NAMESPACE}/${ADMIN_TOKEN_SECRET} (the admin API token)`);
+  } finally {
+    await cluster.close();
+  }
 }
 
 /** The management cluster's deploy token, from the Secret the operator writes beside its Cluster resource. */

@@ -180,3 +180,83 @@ describe('gantry up', { timeout: 180_000 }, () => {
     expect(refused.stderr).toContain('the repository has no origin; give --git-url');
   });
 });
+
+// kwok nodes run no containers, so what runs in the cluster is checked as objects, readiness and RBAC.
+describe('gantry up --runtime cluster', { timeout: 180_000 }, () => {
+  let root: string;
+  const env = () => ({ KUBECONFIG: MGMT.kubeconfig, XDG_CONFIG_HOME: path.join(root, 'config') });
+  const kubectl = async (args: string[]) => (await execa(path.join(MGMT.bin, 'kubectl'), args, { env: env() })).stdout;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'gantry-up-cluster-'));
+    await git(['init', '--quiet', '--bare', '--initial-branch=main', path.join(root, 'fleet.git')]);
+    await clusterDown({ layout: MGMT });
+    await clusterUp({ layout: MGMT });
+    // No volume provisioner here: a volume for the server's claim to bind.
+    await execa(path.join(MGMT.bin, 'kubectl'), ['apply', '-f', '-'], {
+      env: env(),
+      input: toYaml({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'gantry-server-data' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: path.join(root, 'volume') } },
+      }),
+    });
+  });
+
+  afterAll(async () => {
+    await clusterDown({ layout: MGMT });
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('runs the server, operator and agent as Deployments; the admin token is a Secret, never in git', async () => {
+    const dir = path.join(root, 'fleet');
+    const up = await gantry(
+      [
+        'up',
+        '--dir',
+        dir,
+        '--git-url',
+        `file://${root}/fleet.git`,
+        '--context',
+        CONTEXT,
+        '--image',
+        'registry.invalid/gantry:test',
+        '-o',
+        'json',
+      ],
+      { env: env() },
+    );
+    expect(up.code, up.stderr).toBe(0);
+    const deployments = JSON.parse(await kubectl(['get', 'deployments', '-n', 'gantry-system', '-o', 'json'])) as {
+      items: Array<{
+        metadata: { name: string };
+        status: { availableReplicas?: number };
+        spec: { template: { spec: { volumes: Array<{ secret?: { secretName: string } }> } } };
+      }>;
+    };
+    expect(deployments.items.map((d) => [d.metadata.name, d.status.availableReplicas])).toEqual([
+      ['gantry-agent', 1],
+      ['gantry-operator', 1],
+      ['gantry-server', 1],
+    ]);
+    // The management cluster's agent runs with the deploy token the operator writes beside the Cluster resource.
+    const agent = deployments.items.find((d) => d.metadata.name === 'gantry-agent')!;
+    expect(agent.spec.template.spec.volumes.map((v) => v.secret?.secretName)).toContain('mgmt-deploy-token');
+    const secret = await kubectl(['get', 'secret', 'gantry-admin-token', '-n', 'gantry-system', '-o', 'jsonpath={.data.token}']);
+    const token = Buffer.from(secret, 'base64').toString();
+    expect(token).toMatch(/^gantry-api-/);
+    // git grep exits 1 when nothing matches.
+    const pushed = await git(['--git-dir', path.join(root, 'fleet.git'), 'grep', '-l', 'gantry-api-', 'main']).then(
+      (found) => found.stdout,
+      () => '',
+    );
+    expect(pushed).toBe('');
+    expect(up.stdout + up.stderr).not.toContain(token);
+    // A re-run keeps the token: the server's first token and the operator's stay the same.
+    expect((await gantry(['up', '--dir', dir, '--context', CONTEXT, '--image', 'registry.invalid/gantry:test'], { env: env() })).code).toBe(
+      0,
+    );
+    expect(await kubectl(['get', 'secret', 'gantry-admin-token', '-n', 'gantry-system', '-o', 'jsonpath={.data.token}'])).toBe(secret);
+  });
+});
