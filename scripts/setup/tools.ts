@@ -119,16 +119,21 @@ export interface ModuleFiles {
   files: Array<{ from: string; to: string }>;
 }
 
-/** The source-controller release whose GitRepository CRD the Flux tests install (v1.10.x needs Go 1.27). */
+/** The source-controller release whose GitRepository and HelmRepository CRDs the Flux tests install (v1.10.x needs Go 1.27). */
 const FLUX_SOURCE_CONTROLLER_VERSION = 'v1.9.6';
 
 export const MODULE_FILES: readonly ModuleFiles[] = [
   {
-    name: 'flux-source-controller',
+    // The cache entry is named after the files it holds: a new file is a new entry, which setup fetches.
+    name: 'flux-source-crds',
     module: 'github.com/fluxcd/source-controller',
     version: FLUX_SOURCE_CONTROLLER_VERSION,
     files: [
       { from: 'config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml', to: 'crds/gitrepositories.source.toolkit.fluxcd.io.yaml' },
+      {
+        from: 'config/crd/bases/source.toolkit.fluxcd.io_helmrepositories.yaml',
+        to: 'crds/helmrepositories.source.toolkit.fluxcd.io.yaml',
+      },
     ],
   },
 ];

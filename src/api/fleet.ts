@@ -129,6 +129,18 @@ const ServiceTemplateFields = {
     Type.Object(
       {
         url: Type.Optional(Type.String({ description: 'Helm repository (https://) or OCI registry path (oci://).' })),
+        repository: Type.Optional(
+          Type.Object(
+            {
+              name: Name('Name of the Flux HelmRepository.'),
+              namespace: Type.Optional(Type.String({ description: "Its namespace; default the resource's." })),
+            },
+            {
+              description:
+                'A Flux HelmRepository (source.toolkit.fluxcd.io/v1) whose spec.url is the chart repository, as Plural resolves it; instead of url.',
+            },
+          ),
+        ),
         chart: Type.Optional(Type.String()),
         version: Type.Optional(Type.String({ description: 'Exact version or semver range.' })),
         values: Type.Optional(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'Helm values.' })),

@@ -2,7 +2,8 @@
  * A Flux GitRepository (source.toolkit.fluxcd.io/v1) as a ServiceDeployment's repositoryRef, as Plural's operator
  * interoperates with Flux sources: its `url`, `ref` and `secretRef` are used, and the server gets a repository of
  * that URL (with the Secret's credentials) unless it has one. Nothing of the Flux object is changed, and the server
- * repository stays when the Flux object goes (other services may use it; `gantry repo delete` removes it).
+ * repository stays when the Flux object goes (other services may use it; `gantry repo delete` removes it). A Flux
+ * HelmRepository as a service's `helm.repository` gives the chart repository's URL.
  */
 import type { ObjectReference } from '../api/fleet.ts';
 import type { FleetClient } from '../client/fleet-client.ts';
@@ -60,4 +61,26 @@ function fluxCredentials(secret: Record<string, string>, name: string) {
   if (secret['identity']) return { identity: secret['identity'], ...(secret['known_hosts'] ? { known_hosts: secret['known_hosts'] } : {}) };
   if (secret['username'] && secret['password']) return { username: secret['username'], password: secret['password'] };
   throw new InvalidSpec(`Secret ${name} of the Flux GitRepository needs username and password, or identity`);
+}
+
+/**
+ * The chart repository URL of the Flux HelmRepository a service's `helm.repository` names, as Plural's console
+ * resolves it (its `spec.url`: https:// or, for `type: oci`, oci://).
+ * @throws Waiting when it does not exist (yet); InvalidSpec when it needs credentials (`secretRef`), which the server
+ * cannot use for charts yet.
+ */
+export async function fluxHelmRepositoryUrl(
+  cluster: Cluster,
+  ref: { name: string; namespace?: string },
+  namespace: string,
+): Promise<string> {
+  const ns = ref.namespace ?? namespace;
+  const object = await cluster.get({ group: FLUX_SOURCE_GROUP, version: 'v1', kind: 'HelmRepository', namespace: ns, name: ref.name });
+  if (!object) throw new Waiting(`Flux HelmRepository ${ns}/${ref.name} (spec.helm.repository) not found`);
+  const spec = object['spec'] as { url: string; secretRef?: { name: string } };
+  if (spec.secretRef)
+    throw new InvalidSpec(
+      `Flux HelmRepository ${ns}/${ref.name} has a secretRef: chart repositories with credentials are not supported yet`,
+    );
+  return spec.url;
 }

@@ -164,10 +164,17 @@ function globalServiceWatches(): ExtraWatch[] {
   ];
 }
 
-/** Flux GitRepositories, watched only when the cluster serves them: a repositoryRef to one waits for it to appear. */
+/** Flux GitRepositories and HelmRepositories, watched only when the cluster serves them: a reference waits for one to appear. */
 async function fluxSourceWatches(cluster: Cluster): Promise<ExtraWatch[]> {
-  const served = await cluster.discovery.find(FLUX_SOURCE_GROUP, 'v1', 'GitRepository');
-  if (!served) return [];
-  const fluxRef = (spec: ServiceDeploymentSpec) => (spec.repositoryRef && isFluxRef(spec.repositoryRef) ? spec.repositoryRef : undefined);
-  return [{ resource: { group: FLUX_SOURCE_GROUP, version: 'v1', plural: served.resource }, map: referencing(fluxRef, true) }];
+  const references: Array<[kind: string, pick: (spec: ServiceDeploymentSpec) => ObjectReference | undefined]> = [
+    ['GitRepository', (spec) => (spec.repositoryRef && isFluxRef(spec.repositoryRef) ? spec.repositoryRef : undefined)],
+    ['HelmRepository', (spec) => spec.helm?.repository],
+  ];
+  const watches: ExtraWatch[] = [];
+  for (const [kind, pick] of references) {
+    const served = await cluster.discovery.find(FLUX_SOURCE_GROUP, 'v1', kind);
+    if (served)
+      watches.push({ resource: { group: FLUX_SOURCE_GROUP, version: 'v1', plural: served.resource }, map: referencing(pick, true) });
+  }
+  return watches;
 }

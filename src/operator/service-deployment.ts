@@ -18,7 +18,7 @@ import {
 import type { Cluster } from '../kube/cluster.ts';
 import type { NewServiceBody } from '../server/schemas.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
-import { fluxRepository, isFluxRef } from './flux-source.ts';
+import { fluxHelmRepositoryUrl, fluxRepository, isFluxRef } from './flux-source.ts';
 import { notFound } from './git-repository.ts';
 import { referencedId, secretOf } from './references.ts';
 
@@ -50,13 +50,19 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
     if (isFluxRef(template.repositoryRef)) return await fluxRepository(cluster, client, template.repositoryRef, namespace);
     return { repository: await referencedId(cluster, template.repositoryRef, GIT_REPOSITORY, namespace, 'spec.repositoryRef') };
   }
+  /** The chart repository URL: helm.url, or the Flux HelmRepository helm.repository names. */
+  async function helmUrlOf(helm: ServiceTemplate['helm'], namespace: string): Promise<string | undefined> {
+    if (!helm?.repository) return helm?.url;
+    if (helm.url) throw new InvalidSpec('give spec.helm.url or spec.helm.repository, not both');
+    return await fluxHelmRepositoryUrl(cluster, helm.repository, namespace);
+  }
   return async (template: ServiceTemplate, defaultName: string, namespace: string): Promise<TemplateBody> => {
     const source = await sourceOf(template, namespace);
     const configuration = {
       ...template.configuration,
       ...(template.configurationRef ? await secretOf(cluster, template.configurationRef, namespace, 'spec.configurationRef') : {}),
     };
-    return serviceBody(template, defaultName, source, configuration);
+    return serviceBody(template, defaultName, source, configuration, await helmUrlOf(template.helm, namespace));
   };
 }
 
@@ -120,6 +126,7 @@ function serviceBody(
   resourceName: string,
   source: Source | undefined,
   configuration: Record<string, string>,
+  helmUrl: string | undefined,
 ): TemplateBody {
   if (spec.git && !source) throw new InvalidSpec('spec.git needs spec.repositoryRef');
   if (spec.kustomize && !spec.git)
@@ -130,7 +137,7 @@ function serviceBody(
   };
   const renderer = spec.renderer ?? (spec.kustomize ? { kind: 'kustomize' as const } : undefined);
   const helm = spec.helm && {
-    url: spec.helm.url ?? '',
+    url: helmUrl ?? '',
     chart: spec.helm.chart ?? '',
     version: spec.helm.version ?? '',
     ...(spec.helm.values === undefined ? {} : { values: spec.helm.values as Record<string, unknown> }),

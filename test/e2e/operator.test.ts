@@ -22,7 +22,8 @@ import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { sharedFixture } from '../../scripts/examples.ts';
 import { testConfig } from '../support/engine.ts';
 import { testServerOptions } from '../support/fleet.ts';
-import { installGitRepositoryCrd } from '../support/flux.ts';
+import { installGitRepositoryCrd, installHelmRepositoryCrd } from '../support/flux.ts';
+import { configMapTemplate, startChartRepository } from '../support/chart-server.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startGitServer } from '../support/git-server.ts';
 import { kubectlJsonOn, kubectlOn, WORKLOAD_CLUSTERS, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
@@ -72,6 +73,7 @@ describe('the deployment operator', () => {
     await kubectl(['create', 'namespace', NS]);
     // Before the operator starts: it watches Flux sources only when the cluster serves them.
     await installGitRepositoryCrd();
+    await installHelmRepositoryCrd();
     server = await startFleetServer(
       testServerOptions(
         { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
@@ -344,6 +346,45 @@ describe('the deployment operator', () => {
     await kubectl(['delete', 'servicecontext.deployments.gantry.dev', 'adopted', '-n', NS, '--wait=true', '--timeout=30s']);
     expect((await client.getContext(`made-by-hand-${suffix}`)).configuration).toEqual({ owner: 'someone' });
     await client.deleteContext(`made-by-hand-${suffix}`);
+  });
+
+  test('a Flux HelmRepository as helm.repository gives the chart repository, waited for like any reference', async () => {
+    const charts = await startChartRepository();
+    onTestFinished(() => charts.close());
+    await charts.publish({
+      name: 'greeting',
+      version: '1.0.0',
+      files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-greeting') },
+    });
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceDeployment',
+        metadata: { name: 'greeting', namespace: NS },
+        spec: {
+          namespace: APP_NS,
+          clusterRef: { name: 'k3s-test' },
+          helm: { repository: { name: 'charts' }, chart: 'greeting', version: '1.0.0' },
+        },
+      },
+    ]);
+    const waiting = await waitFor('greeting waiting', async () => {
+      const condition = await conditionOf('servicedeployment', 'greeting', 'Synchronized');
+      return condition?.status === 'False' ? condition : undefined;
+    });
+    expect(waiting).toMatchObject({ reason: 'Waiting', message: `Flux HelmRepository ${NS}/charts (spec.helm.repository) not found` });
+    await apply([
+      {
+        apiVersion: 'source.toolkit.fluxcd.io/v1',
+        kind: 'HelmRepository',
+        metadata: { name: 'charts', namespace: NS },
+        spec: { url: charts.url, interval: '10m' },
+      },
+    ]);
+    await waitFor('greeting Ready', async () => (await conditionOf('servicedeployment', 'greeting', 'Ready'))?.status === 'True', 90_000);
+    expect((await client.getService('k3s-test', 'greeting')).helm).toMatchObject({ url: charts.url, chart: 'greeting', version: '1.0.0' });
+    await kubectlOn(DEV, ['get', 'configmap', 'greeting-greeting', '-n', APP_NS]);
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'greeting', '-n', NS, '--wait=true', '--timeout=90s']);
   });
 
   test('deleting an adopted Cluster resource leaves the server cluster as it is', async () => {

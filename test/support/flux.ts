@@ -15,6 +15,7 @@ import { kubectl } from './cli.ts';
 import { startHttpServer, type Route } from './http-server.ts';
 
 export const GIT_REPOSITORY_CRD = 'gitrepositories.source.toolkit.fluxcd.io';
+export const HELM_REPOSITORY_CRD = 'helmrepositories.source.toolkit.fluxcd.io';
 
 /**
  * Installs the GitRepository CRD (server-side, so reruns and other files doing the same are no-ops) and waits until
@@ -22,21 +23,30 @@ export const GIT_REPOSITORY_CRD = 'gitrepositories.source.toolkit.fluxcd.io';
  * must see. Never deleted: other test files may use it.
  */
 export async function installGitRepositoryCrd(): Promise<void> {
+  await installFluxCrd(GIT_REPOSITORY_CRD);
+}
+
+/** The HelmRepository CRD, as installGitRepositoryCrd installs its own. */
+export async function installHelmRepositoryCrd(): Promise<void> {
+  await installFluxCrd(HELM_REPOSITORY_CRD);
+}
+
+async function installFluxCrd(crd: string): Promise<void> {
   await kubectl([
     'apply',
     '--server-side',
     '--force-conflicts',
     '--field-manager=e2e-flux',
     '-f',
-    path.join(clusterLayout().crds, `${GIT_REPOSITORY_CRD}.yaml`),
+    path.join(clusterLayout().crds, `${crd}.yaml`),
   ]);
-  await kubectl(['wait', '--for=condition=Established', `crd/${GIT_REPOSITORY_CRD}`, '--timeout=60s']);
+  await kubectl(['wait', '--for=condition=Established', `crd/${crd}`, '--timeout=60s']);
+  const plural = crd.split('.')[0]!;
   const deadline = Date.now() + 60_000;
   for (;;) {
     const served = await kubectl(['get', '--raw', '/apis/source.toolkit.fluxcd.io/v1']).catch(() => '');
-    if (served.includes('"gitrepositories"')) return;
-    if (Date.now() > deadline)
-      throw new Error('source.toolkit.fluxcd.io/v1 gitrepositories is not served 60 s after the CRD was Established');
+    if (served.includes(`"${plural}"`)) return;
+    if (Date.now() > deadline) throw new Error(`source.toolkit.fluxcd.io/v1 ${plural} is not served 60 s after the CRD was Established`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
