@@ -15,6 +15,10 @@ import type {
   NewServiceBody,
   ReplicaSchema,
   RepositorySchema,
+  RouterSchema,
+  RouterUpsertBody,
+  SinkSchema,
+  SinkUpsertBody,
   RevisionSchema,
   ServiceContextSchema,
   ServiceSchema,
@@ -29,6 +33,8 @@ export type ApiRevision = Static<typeof RevisionSchema>;
 export type ApiGlobalService = Static<typeof GlobalServiceSchema>;
 export type ApiCreatedCluster = Static<typeof CreatedClusterSchema>;
 export type ApiServiceContext = Static<typeof ServiceContextSchema>;
+export type ApiSink = Static<typeof SinkSchema>;
+export type ApiRouter = Static<typeof RouterSchema>;
 
 /** The server answered with an error: its status, message and, for bad input, the offending field. */
 export class ApiError extends Error {
@@ -174,6 +180,31 @@ export class FleetClient {
 
   async deleteContext(name: string): Promise<void> {
     await this.#call('DELETE', `/v1/contexts/${encodeURIComponent(name)}`);
+  }
+
+  listSinks(): Promise<ApiSink[]> {
+    return this.#call('GET', '/v1/notifications/sinks');
+  }
+
+  /** Creates the sink or replaces it; its url and hmacKey are never returned. */
+  setSink(name: string, sink: SinkUpsertBody): Promise<ApiSink> {
+    return this.#call('PUT', `/v1/notifications/sinks/${encodeURIComponent(name)}`, sink);
+  }
+
+  async deleteSink(name: string): Promise<void> {
+    await this.#call('DELETE', `/v1/notifications/sinks/${encodeURIComponent(name)}`);
+  }
+
+  listRouters(): Promise<ApiRouter[]> {
+    return this.#call('GET', '/v1/notifications/routers');
+  }
+
+  setRouter(name: string, router: RouterUpsertBody): Promise<ApiRouter> {
+    return this.#call('PUT', `/v1/notifications/routers/${encodeURIComponent(name)}`, router);
+  }
+
+  async deleteRouter(name: string): Promise<void> {
+    await this.#call('DELETE', `/v1/notifications/routers/${encodeURIComponent(name)}`);
   }
 
   /**

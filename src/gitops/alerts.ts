@@ -13,14 +13,12 @@
  * a timeout and at most one retry; nothing here ever throws to the caller, failures are logged and shown in the
  * Alert's Ready condition. Addresses never appear in logs or status: a Slack webhook URL is itself a secret.
  */
-import { createHmac } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { GROUP, KIND as ALERT_KIND, SECRET_KEYS, SIGNATURE_HEADER, VERSION, type Alert, type AlertEventSource } from '../api/alert.ts';
 import { API_VERSION, KIND as KLUCTL_DEPLOYMENT_KIND, type Condition } from '../api/kluctl-deployment.ts';
 import type { Logger } from '../logger.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { readSecret } from '../kube/secrets.ts';
+import { hmacSignature, postWithRetry, type WebhookRequest } from '../webhook-post.ts';
 
 export type Severity = 'info' | 'error';
 
@@ -57,13 +55,6 @@ export interface AlertDispatcherOptions {
   fieldManager?: string;
   /** An event equal to one sent less than this long ago is dropped, in ms; 5 min when unset, 0 sends every one. */
   repeatIntervalMs?: number;
-}
-
-/** An HTTP request ready to send. */
-export interface AlertRequest {
-  address: string;
-  headers: Record<string, string>;
-  body: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -135,49 +126,16 @@ export class AlertDispatcher {
     try {
       const secret = alert.spec.secretRef ? await readSecret(this.cluster, alert.metadata.namespace, alert.spec.secretRef.name) : {};
       const prepared = buildAlertRequest(alert, event, secret, new Date());
-      await this.post(prepared);
+      await postWithRetry(prepared, {
+        timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        retryDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
+      });
       log.debug('alert sent');
     } catch (error) {
       failure = error instanceof Error ? error.message : String(error);
       log.warn({ error: failure }, 'sending an alert failed');
     }
     await this.recordOutcome(alert, failure).catch((error: unknown) => log.debug({ err: error }, "cannot update the Alert's status"));
-  }
-
-  /** One POST, repeated once after a network error, a timeout, a 429 or a 5xx. */
-  private async post(prepared: AlertRequest): Promise<void> {
-    const first = await this.attempt(prepared);
-    if (first === undefined) return;
-    if (!first.retry) throw new Error(first.message);
-    await sleep(this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS);
-    const second = await this.attempt(prepared);
-    if (second !== undefined) throw new Error(`${second.message} (after one retry)`);
-  }
-
-  /** @returns undefined on success, else why it failed and whether another attempt may succeed. */
-  private async attempt(prepared: AlertRequest): Promise<{ message: string; retry: boolean } | undefined> {
-    try {
-      const response = await request(prepared.address, {
-        method: 'POST',
-        headers: prepared.headers,
-        body: prepared.body,
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-      });
-      const text = await response.body.text();
-      if (response.statusCode < 300) return undefined;
-      return {
-        message: `the receiver answered ${response.statusCode}${text ? `: ${text.slice(0, 200).trim()}` : ''}`,
-        retry: response.statusCode === 429 || response.statusCode >= 500,
-      };
-    } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      return {
-        message: timedOut
-          ? `no answer within ${this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS}ms`
-          : `cannot reach the receiver: ${error instanceof Error ? error.message : String(error)}`,
-        retry: true,
-      };
-    }
   }
 
   /** Sets the Alert's Ready condition from the last delivery, writing only when it changes. */
@@ -222,7 +180,7 @@ export function severityAllowed(alert: Alert, severity: Severity): boolean {
  * `Authorization: Bearer <token>` with a token, `X-Signature` with an hmacKey (generic only).
  * @throws Error when the Alert has no address.
  */
-export function buildAlertRequest(alert: Alert, event: AlertEvent, secret: Record<string, string>, now: Date): AlertRequest {
+export function buildAlertRequest(alert: Alert, event: AlertEvent, secret: Record<string, string>, now: Date): WebhookRequest {
   const address = secret[SECRET_KEYS.address]?.trim() || alert.spec.address;
   if (!address)
     throw new Error(`no address: set spec.address or the key '${SECRET_KEYS.address}' in Secret ${alert.spec.secretRef?.name ?? '(none)'}`);
@@ -231,8 +189,7 @@ export function buildAlertRequest(alert: Alert, event: AlertEvent, secret: Recor
   const token = secret[SECRET_KEYS.token]?.trim();
   if (token) headers['authorization'] = `Bearer ${token}`;
   const hmacKey = secret[SECRET_KEYS.hmacKey];
-  if (hmacKey && alert.spec.type === 'generic')
-    headers[SIGNATURE_HEADER.toLowerCase()] = `sha256=${createHmac('sha256', hmacKey).update(body).digest('hex')}`;
+  if (hmacKey && alert.spec.type === 'generic') headers[SIGNATURE_HEADER.toLowerCase()] = hmacSignature(body, hmacKey);
   return { address, headers, body };
 }
 
@@ -309,6 +266,6 @@ function formatSummary(summary: ChangeSummary): string {
 }
 
 /** Slack's three control characters in message text (Slack's "Escaping text" docs). */
-function slackEscape(text: string): string {
+export function slackEscape(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

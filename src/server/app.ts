@@ -21,10 +21,12 @@ import { serviceRoutes } from './routes/services.ts';
 import { GlobalServices } from './global-services.ts';
 import { globalServiceRoutes } from './routes/global-services.ts';
 import { registerErrorHandlers } from './errors.ts';
+import type { Notifier } from './notifier.ts';
 import { registerFleetMetrics } from './fleet-metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
 import { contextRoutes } from './routes/contexts.ts';
+import { notificationRoutes } from './routes/notifications.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 
@@ -39,6 +41,8 @@ export interface AppOptions {
   onServiceChange: (service: Service) => void;
   channels: PushChannels;
   replicas: ReplicaSet;
+  /** Fleet events to notification routers. */
+  notifier: Notifier;
   /** See GlobalServiceDeps.maxDeleteShare. */
   maxDeleteShare: number;
   /** Turns on POST /hooks/git (GitHub, GitLab, Gitea pushes), checked against this secret, as the controller's. */
@@ -80,7 +84,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onChange: options.onServiceChange,
     maxDeleteShare: options.maxDeleteShare,
   });
-  clusterRoutes(app, { db, globals });
+  clusterRoutes(app, { db, globals, notifier: options.notifier });
   globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources });
   agentRoutes(app, {
     db,
@@ -88,6 +92,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tarballs: options.tarballs,
     channels: options.channels,
     onServiceChange: options.onServiceChange,
+    notifier: options.notifier,
     rebuildTarball: async (service) => {
       await options.sources.resolveSpec(pinnedSpec(service.revision.spec, service.revision));
     },
@@ -96,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });
+  notificationRoutes(app, { db, box: options.box });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,

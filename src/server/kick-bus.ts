@@ -27,6 +27,7 @@ export async function postgresKickBus(url: string, onKick: (clusterId: string, s
   const stopping = new AbortController();
   const publisher = new pg.Pool({ connectionString: url, max: 2 });
   publisher.on('error', () => undefined);
+  publisher.on('connect', (client) => client.on('error', () => undefined));
   let listener = await listen(url, onKick, log);
   const keepListening = (async () => {
     let failures = 0;

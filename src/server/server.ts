@@ -19,6 +19,7 @@ import { TarballStore } from './tarballs.ts';
 import { ensureAdminToken } from '../store/api-tokens.ts';
 import { openStore, type Store } from '../store/database.ts';
 import { buildApp } from './app.ts';
+import { Notifier } from './notifier.ts';
 
 export interface FleetServerOptions {
   /** A PostgreSQL URL or a SQLite file path (see openStore). */
@@ -110,6 +111,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
         owns: (url) => replicas.owns(url),
       }),
   });
+  const notifier = new Notifier({ db: store.db, box: options.box, log: options.log.child({ component: 'notifier' }) });
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     const adminToken = await ensureAdminToken(store.db, new Date(), options.adminToken);
@@ -124,6 +126,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       maxDeleteShare: options.maxDeleteShare ?? 0.5,
       webhookSecret: options.webhookSecret,
       onServiceChange,
+      notifier,
       log: options.log,
       version: options.version,
     });
@@ -142,6 +145,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       close: async () => {
         channels.close();
         await server.close();
+        await notifier.idle();
         await bus.close();
         await poller.stop();
         await replicas.stop();

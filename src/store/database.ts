@@ -43,8 +43,11 @@ export async function openStore(url: string, options: OpenOptions = {}): Promise
 
 function openPostgres(url: string, options: OpenOptions): Store {
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
-  // An idle client losing its connection (a PostgreSQL restart) must not crash the process; the pool replaces it.
+  // A client losing its connection (a PostgreSQL restart) must not crash the process: an idle one is reported on the
+  // pool, which replaces it; one checked out between two queries (in a transaction) emits on itself, and its next
+  // query fails, which the caller sees.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }

@@ -144,9 +144,33 @@ async function revisionChartVersion(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('revisions').addColumn('chart_version', 'text').execute();
 }
 
+/** Notification sinks (their address and key sealed) and routers (events and filters → sinks), as Plural's. */
+async function notifications(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('notification_sinks')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('type', 'text', (c) => c.notNull())
+    .addColumn('configuration', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('notification_routers')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('events', 'text', (c) => c.notNull())
+    .addColumn('filters', 'text', (c) => c.notNull())
+    .addColumn('sinks', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
   '0002-server-replicas': { up: serverReplicas },
   '0003-revision-chart-version': { up: revisionChartVersion },
+  '0004-notifications': { up: notifications },
 };

@@ -149,6 +149,27 @@ export interface ServerReplicaTable {
   heartbeat_at: string;
 }
 
+/** A notification sink: `configuration` is the sealed JSON {url, hmacKey?} (addresses are secrets: a Slack URL is). */
+export interface NotificationSinkTable {
+  id: string;
+  name: string;
+  type: string;
+  configuration: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A notification router: `events`, `filters` and `sinks` (sink names) are JSON arrays. */
+export interface NotificationRouterTable {
+  id: string;
+  name: string;
+  events: string;
+  filters: string;
+  sinks: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   clusters: ClusterTable;
   deploy_tokens: DeployTokenTable;
@@ -160,4 +181,6 @@ export interface Database {
   service_contexts: ServiceContextTable;
   api_tokens: ApiTokenTable;
   server_replicas: ServerReplicaTable;
+  notification_sinks: NotificationSinkTable;
+  notification_routers: NotificationRouterTable;
 }

@@ -17,6 +17,7 @@ import type { SecretBox } from '../../store/secret-box.ts';
 import { getServiceById, listServices, recordServiceReport, type Service, serviceConfigurations } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
+import type { FleetEvent, Notifier } from '../notifier.ts';
 import { AgentServiceSchema, ClusterSchema, ErrorResponses, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
 import type { PushChannels } from '../push-channels.ts';
 import type { TarballStore } from '../tarballs.ts';
@@ -30,6 +31,8 @@ export interface AgentRouteDeps {
   channels: PushChannels;
   /** Kicks the service's agent, on whichever replica holds its channel. */
   onServiceChange: (service: Service) => void;
+  /** Fleet events to notification routers. */
+  notifier: Notifier;
 }
 
 export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
@@ -136,9 +139,30 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
       // A service turning healthy may release services that depend on it: the agent should look again now.
       const after = await getServiceById(db, service.id).catch(() => undefined);
       if (after?.status === 'healthy' && service.status !== 'healthy') deps.onServiceChange(after);
+      if (after && after.status !== service.status) deps.notifier.notify(serviceUpdate(agentCluster(request), after));
       return reply.code(204).send(null);
     },
   );
+}
+
+/** A service's status changed, as its agent reported: Plural's `service.update`. */
+function serviceUpdate(cluster: { id: string; name: string }, service: Service): FleetEvent {
+  const failed = service.status === 'failed';
+  return {
+    type: 'service.update',
+    severity: failed ? 'error' : 'info',
+    cluster: { id: cluster.id, name: cluster.name },
+    service: {
+      id: service.id,
+      name: service.name,
+      namespace: service.spec.namespace,
+      status: service.status,
+      revision: service.revision.number,
+    },
+    message: failed
+      ? `${service.name} failed: ${service.errors.map((error) => error.message).join('; ')}`
+      : `${service.name} is ${service.status} at revision ${service.revision.number}`,
+  };
 }
 
 /** The service, when it belongs to the agent's cluster. @throws HttpError 403 for another cluster's service. */

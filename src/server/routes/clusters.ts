@@ -10,6 +10,7 @@ import type { GlobalServices } from '../global-services.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import { userAccess } from '../auth.ts';
+import type { FleetEvent, Notifier } from '../notifier.ts';
 import {
   ClusterNameParams,
   ClusterSchema,
@@ -22,7 +23,7 @@ import {
   TagsUpdateSchema,
 } from '../schemas.ts';
 
-export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; globals: GlobalServices }): void {
+export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; globals: GlobalServices; notifier: Notifier }): void {
   const { db, globals } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { readers, admins } = userAccess(db);
@@ -40,6 +41,7 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
     async (request, reply) => {
       const created = await createCluster(db, request.body);
       await globals.clusterAdded();
+      deps.notifier.notify(clusterEvent('cluster.create', created.cluster));
       return reply.code(201).send(created);
     },
   );
@@ -70,7 +72,9 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
     '/v1/clusters/:name',
     { ...admins, schema: { tags: ['clusters'], params: ClusterNameParams, response: { 204: Type.Null(), ...errors } } },
     async (request, reply) => {
+      const cluster = await getCluster(db, request.params.name);
       await deleteCluster(db, request.params.name);
+      deps.notifier.notify(clusterEvent('cluster.delete', cluster));
       return reply.code(204).send(null);
     },
   );
@@ -91,4 +95,9 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
       return reply.code(201).send({ deployToken });
     },
   );
+}
+
+function clusterEvent(type: 'cluster.create' | 'cluster.delete', cluster: { id: string; name: string }): FleetEvent {
+  const verb = type === 'cluster.create' ? 'registered' : 'deleted';
+  return { type, severity: 'info', cluster: { id: cluster.id, name: cluster.name }, message: `cluster ${cluster.name} ${verb}` };
 }

@@ -1,0 +1,129 @@
+/**
+ * Notification sinks and routers over real HTTP on SQLite and PostgreSQL, delivering to a real receiver on
+ * 127.0.0.1: a webhook sink gets the event signed with its HMAC key, a Slack sink a message; routers pick events by
+ * type and filter; addresses and keys are sealed in the database and never returned; bad input names the field.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
+import { testServerOptions } from '../../test/support/fleet.ts';
+import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
+import { startHttpServer, type TestHttpServer } from '../../test/support/http-server.ts';
+import { capturedLogger, waitFor } from '../controller/test-support.ts';
+import { createApiToken } from '../store/api-tokens.ts';
+import { hmacSignature } from '../webhook-post.ts';
+import { type FleetServer, startFleetServer } from './server.ts';
+
+const HMAC_KEY = 'a-key-of-sixteen-or-more';
+
+describe.each(DATABASE_KINDS)('notifications on %s', (kind) => {
+  let database: TestDatabase;
+  let server: FleetServer;
+  let receiver: TestHttpServer;
+  let cacheDir: string;
+  let repo: TestRepo;
+  let admin: string;
+  let reader: string;
+  const { log } = capturedLogger('info');
+
+  async function call(method: string, url: string, token: string, body?: unknown) {
+    const response = await fetch(`${server.url}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
+  }
+  const delivered = (route: string) => receiver.received.filter((request) => request.path === route);
+
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-notifications-test-'));
+    repo = await createRepo({ 'web/configmap.yaml': 'kind: ConfigMap\n' });
+    receiver = await startHttpServer({ '/hook': { body: 'ok' }, '/slack': { body: 'ok' } });
+    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }));
+    admin = server.adminToken!;
+    reader = await createApiToken(server.store.db, 'viewer', 'reader');
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await receiver?.close();
+    await repo?.remove();
+    await database?.drop();
+    await rm(cacheDir, { recursive: true, force: true });
+  });
+
+  test('sinks keep their address and key sealed; routers name existing sinks and valid regexes', async () => {
+    const hook = await call('PUT', '/v1/notifications/sinks/hook', admin, {
+      type: 'webhook',
+      url: `${receiver.url}/hook`,
+      hmacKey: HMAC_KEY,
+    });
+    expect(hook).toMatchObject({ status: 200, body: { name: 'hook', type: 'webhook' } });
+    expect(JSON.stringify(hook.body)).not.toContain(receiver.url);
+    await call('PUT', '/v1/notifications/sinks/slack', admin, { type: 'slack', url: `${receiver.url}/slack` });
+    const listed = await call('GET', '/v1/notifications/sinks', reader);
+    expect(listed.body.map((sink: { name: string }) => sink.name)).toEqual(['hook', 'slack']);
+    expect(JSON.stringify(listed.body)).not.toContain(HMAC_KEY);
+    const stored = await server.store.db.selectFrom('notification_sinks').select('configuration').execute();
+    expect(JSON.stringify(stored)).not.toContain(receiver.url);
+    expect(JSON.stringify(stored)).not.toContain(HMAC_KEY);
+    expect((await call('PUT', '/v1/notifications/sinks/x', reader, { type: 'slack', url: 'https://x' })).status).toBe(403);
+
+    expect(await call('PUT', '/v1/notifications/routers/r', admin, { events: ['cluster.create'], sinks: ['nowhere'] })).toMatchObject({
+      status: 400,
+      body: { field: 'body.sinks.0', message: 'notification sink nowhere not found' },
+    });
+    expect(
+      await call('PUT', '/v1/notifications/routers/r', admin, { events: ['cluster.create'], filters: [{ regex: '(' }], sinks: ['hook'] }),
+    ).toMatchObject({ status: 400, body: { field: 'body.filters.0.regex' } });
+    expect(await call('PUT', '/v1/notifications/routers/r', admin, { events: ['pipeline.update'], sinks: ['hook'] })).toMatchObject({
+      status: 400,
+    });
+  });
+
+  test('events reach the sinks of the routers that take them: signed JSON to a webhook, a message to Slack', async () => {
+    await call('PUT', '/v1/notifications/routers/clusters', admin, { events: ['cluster.create', 'cluster.delete'], sinks: ['hook'] });
+    await call('PUT', '/v1/notifications/routers/web-only', admin, {
+      events: ['service.update'],
+      filters: [{ regex: '^dev/web$' }],
+      sinks: ['slack', 'hook'],
+    });
+    const created = await call('POST', '/v1/clusters', admin, { name: 'dev' });
+    const token = created.body.deployToken;
+    const [event] = await waitFor('cluster.create delivered', () => (delivered('/hook').length === 1 ? delivered('/hook') : undefined));
+    expect(JSON.parse(event!.body)).toMatchObject({ type: 'cluster.create', cluster: { name: 'dev' }, message: 'cluster dev registered' });
+    expect(event!.headers['x-signature']).toBe(hmacSignature(event!.body, HMAC_KEY));
+
+    // A service turning healthy is a service.update; the other service does not pass the filter.
+    await call('POST', '/v1/repositories', admin, { url: repo.url });
+    for (const name of ['web', 'other'])
+      await call('POST', '/v1/clusters/dev/services', admin, {
+        name,
+        namespace: name,
+        repository: repo.url,
+        git: { ref: 'main', folder: 'web' },
+      });
+    const services = (await call('GET', '/v1/agent/services', token)).body as Array<{ id: string; name: string; revision: { id: string } }>;
+    for (const service of services) {
+      const component = { group: '', version: 'v1', kind: 'ConfigMap', namespace: service.name, name: 'c', state: 'RUNNING', synced: true };
+      await call('POST', `/v1/agent/services/${service.id}/report`, token, {
+        revisionId: service.revision.id,
+        components: [component],
+        errors: [],
+      });
+    }
+    const [slack] = await waitFor('service.update to Slack', () => (delivered('/slack').length > 0 ? delivered('/slack') : undefined));
+    expect(JSON.parse(slack!.body)).toMatchObject({ text: ':large_green_circle: service dev/web: service.update' });
+    await waitFor('service.update to the webhook', () => delivered('/hook').length === 2);
+    expect(JSON.parse(delivered('/hook')[1]!.body)).toMatchObject({ type: 'service.update', service: { name: 'web', status: 'healthy' } });
+
+    await call('DELETE', '/v1/notifications/routers/web-only', admin);
+    expect((await call('DELETE', '/v1/notifications/sinks/slack', admin)).status).toBe(204);
+    expect((await call('DELETE', '/v1/notifications/sinks/slack', admin)).status).toBe(404);
+  });
+});

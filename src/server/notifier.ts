@@ -1,0 +1,132 @@
+/**
+ * Fleet events to notification sinks, as Plural's console routes its events through NotificationRouters: each event
+ * goes to the sinks of every router that names its type (or `*`) and whose filters let it through (no filters: all
+ * events; else any filter whose given fields all match). A webhook sink gets the event as JSON, signed with its HMAC
+ * key (`X-Signature: sha256=<hex>`, as Flux's generic-hmac provider); a Slack sink gets a message. Delivery runs in
+ * the background with a timeout and one retry (webhook-post.ts) and never fails the request that caused the event;
+ * failures are logged without the sink's address.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from '../logger.ts';
+import { slackEscape } from '../gitops/alerts.ts';
+import {
+  listRouters,
+  type NotificationRouter,
+  type RouterFilter,
+  sinksForDelivery,
+  type SinkConfiguration,
+  type SinkType,
+} from '../store/notifications.ts';
+import type { Database } from '../store/schema.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+import { hmacSignature, postWithRetry, type WebhookRequest } from '../webhook-post.ts';
+
+/** The events routers may name, as Plural names them. */
+export const FLEET_EVENTS = ['service.update', 'cluster.create', 'cluster.delete'] as const;
+export type FleetEventType = (typeof FLEET_EVENTS)[number];
+
+export interface FleetEvent {
+  type: FleetEventType;
+  severity: 'info' | 'error';
+  cluster: { id: string; name: string };
+  /** For service events. */
+  service?: { id: string; name: string; namespace: string; status: string; revision: number };
+  message: string;
+}
+
+export interface NotifierOptions {
+  db: Kysely<Database>;
+  box: SecretBox;
+  log: Logger;
+  /** Per POST, in ms; default 10 s. */
+  timeoutMs?: number;
+  /** Before the one retry, in ms; default 1 s. */
+  retryDelayMs?: number;
+}
+
+export class Notifier {
+  readonly #options: NotifierOptions;
+  readonly #inFlight = new Set<Promise<void>>();
+
+  constructor(options: NotifierOptions) {
+    this.#options = options;
+  }
+
+  /** Delivers `event` in the background; never throws. */
+  notify(event: FleetEvent): void {
+    const delivery = this.#deliver(event).catch((error: unknown) =>
+      this.#options.log.warn({ err: error, event: event.type }, 'notifications could not be sent'),
+    );
+    this.#inFlight.add(delivery);
+    void delivery.finally(() => this.#inFlight.delete(delivery));
+  }
+
+  /** Resolves when every delivery under way has finished (at shutdown). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.#inFlight]);
+  }
+
+  async #deliver(event: FleetEvent): Promise<void> {
+    const routers = (await listRouters(this.#options.db)).filter((router) => routes(router, event));
+    const names = [...new Set(routers.flatMap((router) => router.sinks))];
+    const sinks = await sinksForDelivery(this.#options.db, this.#options.box, names);
+    const now = new Date();
+    await Promise.all(
+      sinks.map(async (sink) => {
+        try {
+          await postWithRetry(sinkRequest(sink.type, sink.configuration, event, now), {
+            timeoutMs: this.#options.timeoutMs ?? 10_000,
+            retryDelayMs: this.#options.retryDelayMs ?? 1_000,
+          });
+        } catch (error) {
+          this.#options.log.warn(
+            { sink: sink.name, event: event.type, error: (error as Error).message },
+            'a notification was not delivered',
+          );
+        }
+      }),
+    );
+  }
+}
+
+/** Whether the router takes the event: its type named (or `*`), and no filters or one that matches. */
+export function routes(router: NotificationRouter, event: FleetEvent): boolean {
+  if (!router.events.includes(event.type) && !router.events.includes('*')) return false;
+  return router.filters.length === 0 || router.filters.some((filter) => filterMatches(filter, event));
+}
+
+function filterMatches(filter: RouterFilter, event: FleetEvent): boolean {
+  if (filter.clusterId !== undefined && filter.clusterId !== event.cluster.id) return false;
+  if (filter.serviceId !== undefined && filter.serviceId !== event.service?.id) return false;
+  const subject = event.service ? `${event.cluster.name}/${event.service.name}` : event.cluster.name;
+  return filter.regex === undefined || new RegExp(filter.regex).test(subject);
+}
+
+/** The POST for one sink. */
+export function sinkRequest(type: SinkType, configuration: SinkConfiguration, event: FleetEvent, now: Date): WebhookRequest {
+  const body = JSON.stringify(type === 'slack' ? slackMessage(event) : { ...event, timestamp: now.toISOString() });
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'gantry-server' };
+  if (type === 'webhook' && configuration.hmacKey) headers['x-signature'] = hmacSignature(body, configuration.hmacKey);
+  return { address: configuration.url, headers, body };
+}
+
+function slackMessage(event: FleetEvent): Record<string, unknown> {
+  const subject = event.service ? `service ${event.cluster.name}/${event.service.name}` : `cluster ${event.cluster.name}`;
+  return {
+    text: `${event.severity === 'error' ? ':red_circle:' : ':large_green_circle:'} ${slackEscape(subject)}: ${slackEscape(event.type)}`,
+    attachments: [
+      {
+        color: event.severity === 'error' ? 'danger' : 'good',
+        title: event.type,
+        text: slackEscape(event.message),
+        fields: event.service
+          ? [
+              { title: 'Status', value: event.service.status, short: true },
+              { title: 'Revision', value: String(event.service.revision), short: true },
+            ]
+          : [],
+        footer: 'gantry-server',
+      },
+    ],
+  };
+}
