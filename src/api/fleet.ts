@@ -264,6 +264,61 @@ export const GlobalServiceStatusSchema = Type.Object({
 });
 export type GlobalServiceStatus = Static<typeof GlobalServiceStatusSchema>;
 
+export const NotificationSinkSpecSchema = Type.Object({
+  name: Type.Optional(
+    Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'The sink name on the server; default metadata.name.' }),
+  ),
+  type: Type.Union([Type.Literal('SLACK'), Type.Literal('WEBHOOK')], {
+    description: 'A Slack incoming webhook, or a generic JSON webhook.',
+  }),
+  configuration: Type.Optional(
+    Type.Object(
+      {
+        slack: Type.Optional(Type.Object({ url: Type.String({ description: 'The incoming webhook URL (Plural keeps it in the spec).' }) })),
+        webhook: Type.Optional(Type.Object({ url: Type.String({ description: 'Where the JSON event is posted.' }) })),
+      },
+      { description: "Plural's sink configuration; secretRef's keys take precedence." },
+    ),
+  ),
+  secretRef: Type.Optional(
+    Type.Object(
+      { ...SecretReferenceSchema.properties },
+      { description: 'A Secret with `url` and, for a webhook, `hmacKey` (signs the body: X-Signature: sha256=<hex>).' },
+    ),
+  ),
+});
+export type NotificationSinkSpec = Static<typeof NotificationSinkSpecSchema>;
+
+export const NotificationSinkStatusSchema = Type.Object({ ...commonStatus });
+export type NotificationSinkStatus = Static<typeof NotificationSinkStatusSchema>;
+
+export const NotificationRouterSpecSchema = Type.Object({
+  name: Type.Optional(
+    Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'The router name on the server; default metadata.name.' }),
+  ),
+  events: Type.Array(
+    Type.Union([Type.Literal('service.update'), Type.Literal('cluster.create'), Type.Literal('cluster.delete'), Type.Literal('*')]),
+    { minItems: 1, description: 'The fleet events routed (Plural names); * for all.' },
+  ),
+  filters: Type.Optional(
+    Type.Array(
+      Type.Object({
+        regex: Type.Optional(Type.String({ description: 'Over <cluster>/<service>, or <cluster> for cluster events.' })),
+        clusterRef: Type.Optional(Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Only events of this Cluster.' })),
+        serviceRef: Type.Optional(
+          Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Only events of this ServiceDeployment.' }),
+        ),
+      }),
+      { description: 'None: every event; else an event passes when any filter matches it.' },
+    ),
+  ),
+  sinks: Type.Array(Type.Object({ ...ObjectReferenceSchema.properties }), { minItems: 1, description: 'NotificationSink resources.' }),
+});
+export type NotificationRouterSpec = Static<typeof NotificationRouterSpecSchema>;
+
+export const NotificationRouterStatusSchema = Type.Object({ ...commonStatus });
+export type NotificationRouterStatus = Static<typeof NotificationRouterStatusSchema>;
+
 /** A fleet resource as the operator reads it (spec unchecked until validated against its schema). */
 export interface FleetResource<Spec, Status> {
   apiVersion: string;

@@ -31,7 +31,7 @@ interface OperatorRunFlags {
 export function operatorCommand(): Command {
   return new Command('operator')
     .description(
-      "the fleet's GitOps front end: GitRepository, Cluster, ServiceDeployment, GlobalService and ServiceContext resources reconciled into the server",
+      "the fleet's GitOps front end: GitRepository, Cluster, ServiceDeployment, GlobalService, ServiceContext and notification resources reconciled into the server",
     )
     .addCommand(operatorRunCommand())
     .addCommand(installCrdsCommand())

@@ -10,6 +10,10 @@ import {
   GitRepositorySpecSchema,
   GitRepositoryStatusSchema,
   GlobalServiceSpecSchema,
+  NotificationRouterSpecSchema,
+  NotificationRouterStatusSchema,
+  NotificationSinkSpecSchema,
+  NotificationSinkStatusSchema,
   GlobalServiceStatusSchema,
   ServiceContextSpecSchema,
   ServiceContextStatusSchema,
@@ -116,6 +120,33 @@ export function fleetCrds(): Array<Record<string, unknown>> {
       scope: 'Namespaced',
       description: "Configuration shared by the services naming it in `contexts` (Plural's ServiceContext).",
       versions: [{ name: FLEET_VERSION, spec: ServiceContextSpecSchema, status: ServiceContextStatusSchema, printerColumns: common }],
+    }),
+    customResourceDefinition({
+      group: FLEET_GROUP,
+      kind: 'NotificationSink',
+      plural: 'notificationsinks',
+      singular: 'notificationsink',
+      scope: 'Namespaced',
+      description: "Where fleet notifications go (Plural's NotificationSink): Slack, or a signed webhook.",
+      versions: [
+        {
+          name: FLEET_VERSION,
+          spec: NotificationSinkSpecSchema,
+          status: NotificationSinkStatusSchema,
+          printerColumns: [{ name: 'Type', type: 'string', jsonPath: '.spec.type' }, ...common],
+        },
+      ],
+    }),
+    customResourceDefinition({
+      group: FLEET_GROUP,
+      kind: 'NotificationRouter',
+      plural: 'notificationrouters',
+      singular: 'notificationrouter',
+      scope: 'Namespaced',
+      description: "Which fleet events go to which sinks (Plural's NotificationRouter).",
+      versions: [
+        { name: FLEET_VERSION, spec: NotificationRouterSpecSchema, status: NotificationRouterStatusSchema, printerColumns: common },
+      ],
     }),
   ];
 }

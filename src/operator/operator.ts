@@ -1,11 +1,20 @@
 /**
  * The deployment operator: one controller per fleet kind in the management cluster (watch, work queue, leader
  * election of the controller framework in src/controller), each reconciling its resources into the server's API
- * with fleet-object.ts. A ServiceDeployment also watches the Clusters, GitRepositories and Secrets it references,
- * so a reference that was not ready is taken up as soon as it is. `gantry operator run` is a thin shell over it.
+ * with fleet-object.ts. Each kind also watches what its resources reference (Clusters, GitRepositories, Flux
+ * sources, Secrets, ServiceDeployments, NotificationSinks), so a reference that was not ready is taken up as soon as
+ * it is. `gantry operator run` is a thin shell over it.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { FLEET_GROUP, FLEET_VERSION, type GlobalServiceSpec, type ObjectReference, type ServiceDeploymentSpec } from '../api/fleet.ts';
+import {
+  FLEET_GROUP,
+  FLEET_VERSION,
+  type GlobalServiceSpec,
+  type NotificationRouterSpec,
+  type NotificationSinkSpec,
+  type ObjectReference,
+  type ServiceDeploymentSpec,
+} from '../api/fleet.ts';
 import type { FleetClient } from '../client/fleet-client.ts';
 import type { LeaderElectionSettings } from '../controller/leader-election.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../controller/manager.ts';
@@ -20,6 +29,8 @@ import { type FleetKind, reconcileFleetObject } from './fleet-object.ts';
 import { isFluxRef } from './flux-source.ts';
 import { gitRepositoryKind } from './git-repository.ts';
 import { globalServiceKind } from './global-service.ts';
+import { notificationRouterKind } from './notification-router.ts';
+import { notificationSinkKind } from './notification-sink.ts';
 import { serviceContextKind } from './service-context.ts';
 import { serviceDeploymentKind } from './service-deployment.ts';
 
@@ -66,6 +77,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     },
     { plural: 'servicecontexts', kind: serviceContextKind(client) },
     { plural: 'globalservices', kind: globalServiceKind(client, cluster), extraWatches: globalServiceWatches() },
+    { plural: 'notificationsinks', kind: notificationSinkKind(client, cluster), extraWatches: notificationSinkWatches() },
+    { plural: 'notificationrouters', kind: notificationRouterKind(client, cluster), extraWatches: notificationRouterWatches() },
   ];
   const controllers: ControllerHandle[] = [];
   try {
@@ -116,17 +129,18 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   };
 }
 
-/** Maps a referent's key to the resources whose `pick`ed reference names it. */
+/** Maps a referent's key to the resources whose `pick`ed reference (or one of them) names it. */
 const referencing =
-  <Spec>(pick: (spec: Spec) => ObjectReference | undefined, namespaced: boolean): ExtraWatch['map'] =>
+  <Spec>(pick: (spec: Spec) => ObjectReference | undefined | Array<ObjectReference | undefined>, namespaced: boolean): ExtraWatch['map'] =>
   (key, _object, primaries) => {
     const { namespace, name } = splitKey(key);
     return [...primaries]
-      .filter(([primaryKey, primary]) => {
-        const ref = pick(((primary as KubeObject & { spec?: Spec }).spec ?? {}) as Spec);
-        if (!ref || ref.name !== name) return false;
-        return !namespaced || (ref.namespace ?? splitKey(primaryKey).namespace) === namespace;
-      })
+      .filter(([primaryKey, primary]) =>
+        [pick(((primary as KubeObject & { spec?: Spec }).spec ?? {}) as Spec)].flat().some((ref) => {
+          if (!ref || ref.name !== name) return false;
+          return !namespaced || (ref.namespace ?? splitKey(primaryKey).namespace) === namespace;
+        }),
+      )
       .map(([primaryKey]) => primaryKey);
   };
 
@@ -160,6 +174,26 @@ function globalServiceWatches(): ExtraWatch[] {
     {
       resource: { group: '', version: 'v1', plural: 'secrets' },
       map: referencing<GlobalServiceSpec>((spec) => spec.template?.configurationRef, true),
+    },
+  ];
+}
+
+/** A NotificationSink is reconciled again when its Secret changes. */
+function notificationSinkWatches(): ExtraWatch[] {
+  return [
+    { resource: { group: '', version: 'v1', plural: 'secrets' }, map: referencing<NotificationSinkSpec>((spec) => spec.secretRef, true) },
+  ];
+}
+
+/** A NotificationRouter is reconciled again when a sink, Cluster or ServiceDeployment it names changes. */
+function notificationRouterWatches(): ExtraWatch[] {
+  const resource = (plural: string) => ({ group: FLEET_GROUP, version: FLEET_VERSION, plural });
+  return [
+    { resource: resource('notificationsinks'), map: referencing<NotificationRouterSpec>((spec) => spec.sinks, true) },
+    { resource: resource('clusters'), map: referencing<NotificationRouterSpec>((spec) => spec.filters?.map((f) => f.clusterRef), true) },
+    {
+      resource: resource('servicedeployments'),
+      map: referencing<NotificationRouterSpec>((spec) => spec.filters?.map((f) => f.serviceRef), true),
     },
   ];
 }

@@ -26,6 +26,8 @@ import { installGitRepositoryCrd, installHelmRepositoryCrd } from '../support/fl
 import { configMapTemplate, startChartRepository } from '../support/chart-server.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startGitServer } from '../support/git-server.ts';
+import { startHttpServer } from '../support/http-server.ts';
+import { hmacSignature } from '../../src/webhook-post.ts';
 import { kubectlJsonOn, kubectlOn, WORKLOAD_CLUSTERS, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
 
 const SEED = sharedFixture('plural/pipeline-example.yaml');
@@ -88,7 +90,14 @@ describe('the deployment operator', () => {
   afterAll(async () => {
     await operator?.stop();
     // With the operator gone, finalizers of resources whose services wait for an agent that never comes are let go.
-    for (const kind of ['globalservices', 'servicecontexts', 'servicedeployments', 'clusters']) {
+    for (const kind of [
+      'notificationrouters',
+      'notificationsinks',
+      'globalservices',
+      'servicecontexts',
+      'servicedeployments',
+      'clusters',
+    ]) {
       const names = await kubectl(['get', `${kind}.deployments.gantry.dev`, '-n', NS, '-o', 'name']).catch(() => '');
       for (const name of names.split('\n').filter(Boolean)) await dropFinalizers([name, '-n', NS]);
     }
@@ -385,6 +394,71 @@ describe('the deployment operator', () => {
     expect((await client.getService('k3s-test', 'greeting')).helm).toMatchObject({ url: charts.url, chart: 'greeting', version: '1.0.0' });
     await kubectlOn(DEV, ['get', 'configmap', 'greeting-greeting', '-n', APP_NS]);
     await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'greeting', '-n', NS, '--wait=true', '--timeout=90s']);
+  });
+
+  test('a NotificationRouter sends the events of its ServiceDeployment to a NotificationSink, signed; a sink without its url is refused', async () => {
+    const receiver = await startHttpServer({ '/hook': { body: 'ok' } });
+    onTestFinished(() => receiver.close());
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'hook',
+      '-n',
+      NS,
+      `--from-literal=url=${receiver.url}/hook`,
+      '--from-literal=hmacKey=sixteen-chars-key!',
+    ]);
+    await kubectl(['create', 'secret', 'generic', 'no-url', '-n', NS, '--from-literal=hmacKey=sixteen-chars-key!']);
+    const sink = (name: string, secret: string) => ({
+      apiVersion: 'deployments.gantry.dev/v1alpha1',
+      kind: 'NotificationSink',
+      metadata: { name, namespace: NS },
+      spec: { type: 'WEBHOOK', secretRef: { name: secret } },
+    });
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'NotificationRouter',
+        metadata: { name: 'deploys', namespace: NS },
+        spec: { events: ['service.update'], filters: [{ serviceRef: { name: 'notified' } }], sinks: [{ name: 'hook' }] },
+      },
+      sink('hook', 'hook'),
+      sink('broken', 'no-url'),
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceDeployment',
+        metadata: { name: 'notified', namespace: NS },
+        spec: {
+          namespace: APP_NS,
+          clusterRef: { name: 'k3s-test' },
+          repositoryRef: { name: `console-${suffix}` },
+          git: { ref: 'main', folder: 'test-apps/k3s' },
+        },
+      },
+    ]);
+    const broken = await waitFor('the broken sink refused', async () => {
+      const condition = await conditionOf('notificationsink', 'broken', 'Synchronized');
+      return condition?.status === 'False' ? condition : undefined;
+    });
+    expect(broken).toMatchObject({ reason: 'InvalidSpec', message: 'Secret no-url (spec.secretRef) needs the key url' });
+    await waitFor('the router synced', async () => (await conditionOf('notificationrouter', 'deploys', 'Synchronized'))?.status === 'True');
+
+    const healthy = await waitFor(
+      'service.update (healthy) delivered',
+      () => receiver.received.find((request) => JSON.parse(request.body).service?.status === 'healthy'),
+      90_000,
+    );
+    expect(JSON.parse(healthy.body)).toMatchObject({
+      type: 'service.update',
+      cluster: { name: 'k3s-test' },
+      service: { name: 'notified' },
+    });
+    expect(healthy.headers['x-signature']).toBe(hmacSignature(healthy.body, 'sixteen-chars-key!'));
+    // The server keeps the address sealed: readers of the API and the resource's status never see it.
+    expect(JSON.stringify(await client.listSinks())).not.toContain(receiver.url);
+    expect(JSON.stringify(await get('notificationsink', 'hook'))).not.toContain(receiver.url);
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'notified', '-n', NS, '--wait=true', '--timeout=90s']);
   });
 
   test('deleting an adopted Cluster resource leaves the server cluster as it is', async () => {
