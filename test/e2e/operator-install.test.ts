@@ -58,6 +58,9 @@ describe('gantry operator install', () => {
     const secret = await kubectlJson<{ data: { token: string } }>(['get', 'secret', 'gantry-admin-token', '-n', 'gantry-system']);
     expect(Buffer.from(secret.data.token, 'base64').toString()).toBe(token);
     expect(await kubectl(['get', 'crd', 'globalservices.deployments.gantry.dev', '-o', 'name'])).toContain('globalservices');
+    // The schemas' descriptions reach kubectl explain.
+    const explained = await kubectl(['explain', 'servicedeployments.spec.git', '--api-version=deployments.gantry.dev/v1alpha1']);
+    expect(explained).toContain('Where in the repository the service is.');
 
     const again = await install(['-o', 'json']);
     const result = JSON.parse(again.stdout) as { newObjects: unknown[]; changedObjects: unknown[]; deletedObjects: unknown[] };
