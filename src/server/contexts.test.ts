@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
-import { testServerOptions } from '../../test/support/fleet.ts';
+import { apiCall, testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { capturedLogger } from '../controller/test-support.ts';
 import { createApiToken } from '../store/api-tokens.ts';
@@ -24,15 +24,7 @@ describe.each(DATABASE_KINDS)('service contexts on %s', (kind) => {
   let deployToken: string;
   const { log } = capturedLogger('info');
 
-  async function call(method: string, url: string, token: string, body?: unknown) {
-    const response = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
-  }
+  const call = (method: string, url: string, token: string, body?: unknown) => apiCall(server, method, url, token, body);
 
   beforeAll(async () => {
     database = await createTestDatabase(kind);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
-import { testServerOptions } from '../../test/support/fleet.ts';
+import { apiCall, testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { startHttpServer, type TestHttpServer } from '../../test/support/http-server.ts';
 import { capturedLogger, waitFor } from '../controller/test-support.ts';
@@ -28,15 +28,7 @@ describe.each(DATABASE_KINDS)('notifications on %s', (kind) => {
   let reader: string;
   const { log } = capturedLogger('info');
 
-  async function call(method: string, url: string, token: string, body?: unknown) {
-    const response = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
-  }
+  const call = (method: string, url: string, token: string, body?: unknown) => apiCall(server, method, url, token, body);
   const delivered = (route: string) => receiver.received.filter((request) => request.path === route);
 
   beforeAll(async () => {

@@ -60,6 +60,12 @@ describe('the deployment operator', () => {
   const get = (kind: string, name: string) => kubectlJson<Resource>(['get', `${kind}.deployments.gantry.dev`, name, '-n', NS]);
   const conditionOf = async (kind: string, name: string, type: string) =>
     (await get(kind, name).catch(() => undefined))?.status?.conditions?.find((c) => c.type === type);
+  /** The resource's Synchronized=False condition, once it has one. */
+  const notSynchronized = (kind: string, name: string) =>
+    waitFor(`${kind} ${name} not synchronized`, async () => {
+      const condition = await conditionOf(kind, name, 'Synchronized');
+      return condition?.status === 'False' ? condition : undefined;
+    });
   const apply = (manifests: unknown[]) => kubectl(['apply', '-f', '-'], manifests.map((m) => toYaml(m)).join('---\n'));
 
   beforeAll(async () => {
@@ -258,10 +264,7 @@ describe('the deployment operator', () => {
         },
       },
     ]);
-    const waiting = await waitFor('from-flux waiting', async () => {
-      const condition = await conditionOf('servicedeployment', 'from-flux', 'Synchronized');
-      return condition?.status === 'False' ? condition : undefined;
-    });
+    const waiting = await notSynchronized('servicedeployment', 'from-flux');
     expect(waiting).toMatchObject({ reason: 'Waiting', message: `Flux GitRepository ${NS}/app-source (spec.repositoryRef) not found` });
 
     await apply([
@@ -291,10 +294,7 @@ describe('the deployment operator', () => {
       },
     ]);
     // The referenced ServiceDeployment is not there yet: the GlobalService waits for it.
-    const waiting = await waitFor('regional waiting', async () => {
-      const condition = await conditionOf('globalservice', 'regional', 'Synchronized');
-      return condition?.status === 'False' ? condition : undefined;
-    });
+    const waiting = await notSynchronized('globalservice', 'regional');
     expect(waiting).toMatchObject({ reason: 'Waiting', message: `ServiceDeployment ${NS}/regional-template (spec.serviceRef) not found` });
 
     await apply([
@@ -377,10 +377,7 @@ describe('the deployment operator', () => {
         },
       },
     ]);
-    const waiting = await waitFor('greeting waiting', async () => {
-      const condition = await conditionOf('servicedeployment', 'greeting', 'Synchronized');
-      return condition?.status === 'False' ? condition : undefined;
-    });
+    const waiting = await notSynchronized('servicedeployment', 'greeting');
     expect(waiting).toMatchObject({ reason: 'Waiting', message: `Flux HelmRepository ${NS}/charts (spec.helm.repository) not found` });
     await apply([
       {
@@ -437,10 +434,7 @@ describe('the deployment operator', () => {
         },
       },
     ]);
-    const broken = await waitFor('the broken sink refused', async () => {
-      const condition = await conditionOf('notificationsink', 'broken', 'Synchronized');
-      return condition?.status === 'False' ? condition : undefined;
-    });
+    const broken = await notSynchronized('notificationsink', 'broken');
     expect(broken).toMatchObject({ reason: 'InvalidSpec', message: 'Secret no-url (spec.secretRef) needs the key url' });
     await waitFor('the router synced', async () => (await conditionOf('notificationrouter', 'deploys', 'Synchronized'))?.status === 'True');
 
@@ -484,11 +478,7 @@ describe('the deployment operator', () => {
       service('bad-ref', { git: { ref: 'no-such-branch', folder: 'test-apps/k3s' } }),
       service('no-secret', { configurationRef: { name: 'missing' } }),
     ]);
-    const synchronized = (name: string) =>
-      waitFor(`${name} not synchronized`, async () => {
-        const condition = await conditionOf('servicedeployment', name, 'Synchronized');
-        return condition?.status === 'False' ? condition : undefined;
-      });
+    const synchronized = (name: string) => notSynchronized('servicedeployment', name);
     expect(await synchronized('no-cluster')).toMatchObject({
       reason: 'Waiting',
       message: `Cluster ${NS}/nowhere (spec.clusterRef) not found`,

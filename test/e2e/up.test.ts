@@ -33,6 +33,8 @@ describe('gantry up', { timeout: 180_000 }, () => {
     if (result.code !== 0) throw new Error(`gantry ${args.join(' ')} exited ${result.code}:\n${result.stderr}`);
     return result;
   };
+  const upLocal = (extra: string[]) =>
+    run(['up', '--dir', dir, '--context', CONTEXT, '--runtime', 'local', '--state-dir', stateDir, '-o', 'json', ...extra]);
   const commit = async (message: string) => {
     await git(['-c', 'user.name=Fleet Admin', '-c', 'user.email=admin@example.com', 'commit', '--quiet', '-am', message], { cwd: dir });
     await git(['push', '--quiet', 'origin', 'HEAD:main'], { cwd: dir });
@@ -56,21 +58,7 @@ describe('gantry up', { timeout: 180_000 }, () => {
   });
 
   test('writes, pushes and bootstraps the fleet repository; the management cluster runs its own agent', async () => {
-    const { stdout } = await run([
-      'up',
-      '--dir',
-      dir,
-      '--git-url',
-      `file://${remote}`,
-      '--context',
-      CONTEXT,
-      '--runtime',
-      'local',
-      '--state-dir',
-      stateDir,
-      '-o',
-      'json',
-    ]);
+    const { stdout } = await upLocal(['--git-url', `file://${remote}`]);
     const result = JSON.parse(stdout) as { repository: { files: { created: string[]; kept: string[] }; commit: string }; server: string };
     expect(result.repository.files.created).toEqual(
       expect.arrayContaining([
@@ -147,19 +135,7 @@ describe('gantry up', { timeout: 180_000 }, () => {
     const readme = path.join(dir, 'services', 'README.md');
     await writeFile(readme, `${await readFile(readme, 'utf8')}\nOur team's notes.\n`);
     await commit('notes');
-    const { stdout, stderr } = await run([
-      'up',
-      '--dir',
-      dir,
-      '--context',
-      CONTEXT,
-      '--runtime',
-      'local',
-      '--state-dir',
-      stateDir,
-      '-o',
-      'json',
-    ]);
+    const { stdout, stderr } = await upLocal([]);
     const result = JSON.parse(stdout) as {
       repository: { files: { created: string[]; upgraded: string[]; kept: string[] }; commit?: string };
       bootstrap: Record<string, number>;

@@ -12,3 +12,23 @@ export function testServerOptions(
 ): FleetServerOptions {
   return { host: '127.0.0.1', port: 0, version: '0.0.0-test', box: new SecretBox(randomBytes(32)), ...required, ...overrides };
 }
+
+/** One call to the server's API with a bearer token: the status and the body (parsed when JSON). */
+export async function apiCall(
+  server: { url: string },
+  method: string,
+  url: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.url}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text || undefined,
+  };
+}
