@@ -82,7 +82,11 @@ export async function sinksForDelivery(
   names: readonly string[],
 ): Promise<Array<NotificationSink & { configuration: SinkConfiguration }>> {
   if (names.length === 0) return [];
-  const rows = await db.selectFrom('notification_sinks').selectAll().where('name', 'in', [...names]).execute();
+  const rows = await db
+    .selectFrom('notification_sinks')
+    .selectAll()
+    .where('name', 'in', [...names])
+    .execute();
   return rows.map((row) => ({ ...toSink(row), configuration: box.openJson<SinkConfiguration>(row.configuration) }));
 }
 
