@@ -13,7 +13,8 @@ import { createLogger } from '../logger.ts';
 import { fleetCrds } from '../operator/crds.ts';
 import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/operator.ts';
 import { operatorInstallCommand } from './operator-install.ts';
-import { durationArg } from './options.ts';
+import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import { durationArg, parseAddress } from './options.ts';
 import { runUntilSignalled } from './signals.ts';
 
 interface OperatorRunFlags {
@@ -24,6 +25,8 @@ interface OperatorRunFlags {
   workers: number;
   statusInterval: number;
   leaderElection: boolean;
+  metricsBindAddress: Address;
+  healthProbeBindAddress: Address;
   leaderElectionNamespace: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -47,6 +50,8 @@ function operatorRunCommand(): Command {
     .option('--context <name>', 'kubeconfig context of the management cluster')
     .option('--workers <n>', 'resources reconciled in parallel, per kind', (value) => Number.parseInt(value, 10), 4)
     .option('--status-interval <duration>', "how often a resource's status is read again from the server", durationArg, 30_000)
+    .option('--metrics-bind-address <address>', 'address of /metrics', parseAddress, parseAddress('127.0.0.1:8080'))
+    .option('--health-probe-bind-address <address>', 'address of /healthz and /readyz', parseAddress, parseAddress('127.0.0.1:8081'))
     .option('--leader-election', 'elect one active replica through Leases')
     .option('--leader-election-namespace <ns>', 'namespace of the Leases', 'gantry-system')
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
@@ -75,6 +80,8 @@ async function runOperator(flags: OperatorRunFlags): Promise<void> {
     client,
     workers: flags.workers,
     statusIntervalMs: flags.statusInterval,
+    metricsAddress: flags.metricsBindAddress,
+    probeAddress: flags.healthProbeBindAddress,
     ...(flags.leaderElection ? { leaderElection: { namespace: flags.leaderElectionNamespace } } : {}),
     log,
   });

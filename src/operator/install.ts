@@ -71,7 +71,25 @@ export function operatorWorkload(install: OperatorInstall): KubeObject[] {
               {
                 name: 'operator',
                 image: install.image,
-                args: ['operator', 'run', '--server', install.server, '--token-file', `${TOKEN_DIR}/token`, '--leader-election'],
+                args: [
+                  'operator',
+                  'run',
+                  '--server',
+                  install.server,
+                  '--token-file',
+                  `${TOKEN_DIR}/token`,
+                  '--leader-election',
+                  '--metrics-bind-address',
+                  '0.0.0.0:8080',
+                  '--health-probe-bind-address',
+                  '0.0.0.0:8081',
+                ],
+                ports: [
+                  { name: 'metrics', containerPort: 8080 },
+                  { name: 'probes', containerPort: 8081 },
+                ],
+                readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 10 },
+                livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 20 },
                 resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
                 securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
                 volumeMounts: [

@@ -17,12 +17,15 @@ import {
 } from '../api/fleet.ts';
 import type { FleetClient } from '../client/fleet-client.ts';
 import type { LeaderElectionSettings } from '../controller/leader-election.ts';
+import { ControllerMetrics } from '../controller/metrics.ts';
+import { startServer, type ControllerServer } from '../controller/server.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../controller/manager.ts';
 import { splitKey } from '../controller/watcher.ts';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Logger } from '../logger.ts';
+import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { FLUX_SOURCE_GROUP } from '../source/flux-artifact.ts';
 import { clusterKind } from './cluster.ts';
 import { type FleetKind, reconcileFleetObject } from './fleet-object.ts';
@@ -45,6 +48,10 @@ export interface OperatorOptions {
   workers: number;
   /** How often a synced resource's status is read again from the server, in ms (Plural requeues every 30 s to 2 min). */
   statusIntervalMs: number;
+  /** Serve /metrics (every kind's controller metrics) here; none: not served. */
+  metricsAddress?: Address;
+  /** Serve /healthz and /readyz (ready once every watch listed) here; none: not served. */
+  probeAddress?: Address;
   /** Elect a leader per kind through Leases `gantry-operator-<kind>` in this namespace; none: always reconcile. */
   leaderElection?: Omit<LeaderElectionSettings, 'name'>;
   log: Logger;
@@ -52,6 +59,9 @@ export interface OperatorOptions {
 
 export interface RunningOperator {
   controllers: ControllerHandle[];
+  /** Ports actually listened on (0: not served). */
+  metricsPort: number;
+  probePort: number;
   /** Resolves once every watch listed its objects. */
   waitForSync(): Promise<void>;
   stop(): Promise<void>;
@@ -81,6 +91,9 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     { plural: 'notificationrouters', kind: notificationRouterKind(client, cluster), extraWatches: notificationRouterWatches() },
   ];
   const controllers: ControllerHandle[] = [];
+  const servers: ControllerServer[] = [];
+  // One registry for every kind: the controllers' series carry their name as a label.
+  const metrics = new ControllerMetrics('fleetresources');
   try {
     for (const { plural, kind, extraWatches } of kinds) {
       const resource = { group: FLEET_GROUP, version: FLEET_VERSION, kind: kind.kind };
@@ -93,6 +106,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
           workers: options.workers,
           ...(options.leaderElection ? { leaderElection: { ...options.leaderElection, name: `gantry-operator-${plural}` } } : {}),
           logger: log,
+          metrics,
           extraWatches,
           // Status patches are the operator's own: only spec, metadata (finalizers, deletion) and references matter.
           updateFilter: (object, previous) =>
@@ -112,18 +126,33 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
         }),
       );
     }
+    let synced = false;
+    void Promise.all(controllers.map((controller) => controller.waitForSync())).then(() => (synced = true));
+    const serve = async (address: Address, readiness: boolean) =>
+      servers.push(
+        await startServer({
+          ...address,
+          metrics,
+          readiness: readiness ? [{ name: 'watches synced', check: () => synced }] : [],
+          log: options.log.child({ component: readiness ? 'probes' : 'metrics' }),
+        }),
+      );
+    if (options.metricsAddress) await serve(options.metricsAddress, false);
+    if (options.probeAddress) await serve(options.probeAddress, true);
   } catch (error) {
-    await Promise.all(controllers.map((controller) => controller.stop()));
+    await Promise.all([...controllers.map((controller) => controller.stop()), ...servers.map((server) => server.close())]);
     await cluster.close();
     throw error;
   }
   return {
     controllers,
+    metricsPort: options.metricsAddress ? (servers.at(0)?.port ?? 0) : 0,
+    probePort: options.probeAddress ? (servers.at(-1)?.port ?? 0) : 0,
     waitForSync: async () => {
       await Promise.all(controllers.map((controller) => controller.waitForSync()));
     },
     stop: async () => {
-      await Promise.all(controllers.map((controller) => controller.stop()));
+      await Promise.all([...controllers.map((controller) => controller.stop()), ...servers.map((server) => server.close())]);
       await cluster.close();
     },
   };

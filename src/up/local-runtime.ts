@@ -62,6 +62,11 @@ export async function operatorUp(stateDir: string, server: string, cluster: { ku
     // A fleet on one machine is small: status (Ready, health) can be read back more often than Plural's 30 s.
     '--status-interval',
     '10s',
+    // Free ports: several management clusters' runtimes (and a controller) may run on one machine.
+    '--metrics-bind-address',
+    '127.0.0.1:0',
+    '--health-probe-bind-address',
+    '127.0.0.1:0',
     ...kubeFlags(cluster),
   ]);
 }

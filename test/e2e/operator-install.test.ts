@@ -52,7 +52,12 @@ describe('gantry operator install', () => {
         '--token-file',
         '/etc/gantry/admin/token',
         '--leader-election',
+        '--metrics-bind-address',
+        '0.0.0.0:8080',
+        '--health-probe-bind-address',
+        '0.0.0.0:8081',
       ],
+      readinessProbe: { httpGet: { path: '/readyz', port: 'probes' } },
     });
     expect(deployment.status.availableReplicas).toBe(1);
     const secret = await kubectlJson<{ data: { token: string } }>(['get', 'secret', 'gantry-admin-token', '-n', 'gantry-system']);

@@ -90,7 +90,15 @@ describe('the deployment operator', () => {
     );
     client = new FleetClient({ server: server.url, token: server.adminToken! });
     engine = new Engine(testConfig());
-    operator = await startOperator({ kubeConfig: loadKubeConfig({}), client, workers: 2, statusIntervalMs: 1_000, log });
+    operator = await startOperator({
+      kubeConfig: loadKubeConfig({}),
+      client,
+      workers: 2,
+      statusIntervalMs: 1_000,
+      metricsAddress: { host: '127.0.0.1', port: 0 },
+      probeAddress: { host: '127.0.0.1', port: 0 },
+      log,
+    });
   });
 
   afterAll(async () => {
@@ -453,6 +461,14 @@ describe('the deployment operator', () => {
     expect(JSON.stringify(await client.listSinks())).not.toContain(receiver.url);
     expect(JSON.stringify(await get('notificationsink', 'hook'))).not.toContain(receiver.url);
     await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'notified', '-n', NS, '--wait=true', '--timeout=90s']);
+  });
+
+  test('serves metrics of every kind and probes that are ready once the watches listed', async () => {
+    await operator.waitForSync();
+    expect((await fetch(`http://127.0.0.1:${operator.probePort}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${operator.metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="servicedeployment",result="success"\} [1-9]/);
+    expect(metrics).toContain('controller="notificationrouter"');
   });
 
   test('deleting an adopted Cluster resource leaves the server cluster as it is', async () => {
