@@ -17,7 +17,7 @@ import type { CommandResult } from '../deploy/result.ts';
 import type { Engine } from '../engine.ts';
 import { readinessOf } from '../health/index.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import { formatRef, refKey, refOf, type ObjectRef } from '../kube/object.ts';
+import { formatRef, type KubeObject, refKey, refOf, splitApiVersion, type ObjectRef } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
 import { rendererFor, serviceDiscriminator, serviceRequest } from './service-project.ts';
 
@@ -50,10 +50,11 @@ export async function syncService(service: AgentService, sourceDir: string, cont
   let request;
   let prepared;
   try {
-    await ensureNamespace(cluster, service.namespace, context.fieldManager);
+    if (service.syncConfig?.createNamespace !== false) await ensureNamespace(cluster, service, context.fieldManager);
     const renderer = await rendererFor(service, sourceDir);
     request = await serviceRequest(service, sourceDir, renderer, path.join(context.workDir, service.id), kubeConfig.getCurrentContext());
     prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal });
+    if (service.syncConfig?.enforceNamespace) await enforceNamespace(cluster, targetObjects(prepared.rendered), service.namespace);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     return { applied: false, components: [], errors: [{ source: 'render', message: messageOf(error) }] };
@@ -94,12 +95,23 @@ export async function deleteService(service: AgentService, context: SyncContext)
 
 /**
  * Makes the service's namespace when it is missing, without the service's discriminator: it is never pruned or
- * deleted with the service, since other things may live in it (Plural's createNamespace).
+ * deleted with the service, since other things may live in it (Plural's createNamespace). With namespaceMetadata its
+ * labels and annotations are applied, to a namespace made earlier too.
  */
-async function ensureNamespace(cluster: Cluster, namespace: string, fieldManager: string): Promise<void> {
-  const ref = { group: '', version: 'v1', kind: 'Namespace', namespace: '', name: namespace };
-  if (await cluster.get(ref)) return;
-  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, { fieldManager });
+async function ensureNamespace(cluster: Cluster, service: AgentService, fieldManager: string): Promise<void> {
+  const metadata = service.syncConfig?.namespaceMetadata;
+  const ref = { group: '', version: 'v1', kind: 'Namespace', namespace: '', name: service.namespace };
+  if (!metadata && (await cluster.get(ref))) return;
+  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: service.namespace, ...metadata } }, { fieldManager });
+}
+
+/** Plural's enforceNamespace: every namespaced object of the render goes into the service's namespace. */
+async function enforceNamespace(cluster: Cluster, objects: readonly KubeObject[], namespace: string): Promise<void> {
+  for (const object of objects) {
+    const { group, version } = splitApiVersion(object.apiVersion);
+    const resource = await cluster.discovery.find(group, version, object.kind);
+    if (resource?.namespaced) object.metadata.namespace = namespace;
+  }
 }
 
 /** One component per rendered object: its readiness as the cluster has it now, and whether this sync applied it. */

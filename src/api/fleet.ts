@@ -167,6 +167,19 @@ const ServiceTemplateFields = {
     ),
   ),
   contexts: Type.Optional(Type.Array(Type.String(), { description: 'Service contexts bound into its templates.' })),
+  syncConfig: Type.Optional(
+    Type.Object(
+      {
+        createNamespace: Type.Optional(Type.Boolean({ description: "Make the service's namespace when missing (default true)." })),
+        enforceNamespace: Type.Optional(
+          Type.Boolean({ description: "Put every namespaced object into the service's namespace (default false)." }),
+        ),
+        labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Labels of the service's namespace." })),
+        annotations: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Annotations of the service's namespace." })),
+      },
+      { description: "How its agent applies (Plural's syncConfig; labels and annotations are its namespace's metadata)." },
+    ),
+  ),
 };
 
 export const ServiceTemplateSchema = Type.Object(ServiceTemplateFields, { description: 'The service each selected cluster gets.' });

@@ -89,8 +89,13 @@ export function serviceDeploymentKind(
     find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
     create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
     async update(remote, { attributes }) {
-      const { name: _name, git, helm, ...changes } = attributes.body;
-      return await client.updateService(attributes.cluster, remote.name, { ...changes, git: git ?? null, helm: helm ?? null });
+      const { name: _name, git, helm, syncConfig, ...changes } = attributes.body;
+      return await client.updateService(attributes.cluster, remote.name, {
+        ...changes,
+        git: git ?? null,
+        helm: helm ?? null,
+        syncConfig: syncConfig ?? null,
+      });
     },
     async remove(resource) {
       const remote = (await client.listServices()).find((service) => service.id === resource.status?.id);
@@ -152,6 +157,16 @@ function serviceBody(
     ...(renderer ? { renderer: renderer as NewServiceBody['renderer'] } : {}),
     configuration,
     contexts: spec.contexts ?? [],
+    ...(spec.syncConfig ? { syncConfig: syncConfigOf(spec.syncConfig) } : {}),
+  };
+}
+
+/** The CRD's syncConfig as the server takes it: labels and annotations are the namespace's metadata. */
+function syncConfigOf(config: NonNullable<ServiceTemplate['syncConfig']>): NonNullable<TemplateBody['syncConfig']> {
+  const { labels, annotations, ...flags } = config;
+  return {
+    ...flags,
+    ...(labels || annotations ? { namespaceMetadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } } : {}),
   };
 }
 

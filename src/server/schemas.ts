@@ -173,6 +173,25 @@ const ContextNames = Type.Array(ContextName, {
   description: 'service contexts (gantry context set) bound into Liquid templates as contexts.<name>',
 });
 
+export const SyncConfigSchema = Type.Object(
+  {
+    createNamespace: Type.Optional(Type.Boolean({ description: "make the service's namespace when missing (default true)" })),
+    enforceNamespace: Type.Optional(
+      Type.Boolean({ description: "every namespaced object goes into the service's namespace (default false)" }),
+    ),
+    namespaceMetadata: Type.Optional(
+      Type.Object(
+        {
+          labels: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+          annotations: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+        },
+        { additionalProperties: false, description: "labels and annotations of the service's namespace" },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: "how the agent applies (Plural's syncConfig)" },
+);
+
 /**
  * What a service runs: its name, namespace and source (a global service's template is just this). The source is
  * `repository` + `git`, or `helm`, or both when helm.valuesFiles come from git (Plural's helm+git services).
@@ -186,6 +205,7 @@ const ServiceSourceFields = {
   renderer: Type.Optional(RendererSchema),
   configuration: Type.Optional(Configuration),
   contexts: Type.Optional(ContextNames),
+  syncConfig: Type.Optional(SyncConfigSchema),
 };
 
 export const NewServiceSchema = Type.Object(
@@ -220,6 +240,7 @@ export const ServiceUpdateSchema = Type.Object(
       }),
     ),
     renderer: Type.Optional(RendererSchema),
+    syncConfig: Type.Optional(Type.Union([SyncConfigSchema, Type.Null()], { description: 'replaces the current one; null: the defaults' })),
     configuration: Type.Optional(Configuration),
     contexts: Type.Optional(ContextNames),
     dependencies: Type.Optional(Type.Array(Name)),
@@ -263,6 +284,7 @@ export const ServiceSchema = Type.Object({
   name: Type.String(),
   namespace: Type.String(),
   repository: Type.Union([Type.Object({ id: Type.String(), url: Type.String() }), Type.Null()]),
+  syncConfig: Type.Optional(SyncConfigSchema),
   git: Type.Union([GitSourceSchema, Type.Null()]),
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,
@@ -325,6 +347,7 @@ export const AgentServiceSchema = Type.Object({
   contexts: Type.Record(Type.String(), ContextConfiguration),
   /** Dependencies not yet healthy on the cluster; the agent applies nothing until this is empty. */
   waitingFor: Type.Array(Type.String()),
+  syncConfig: Type.Optional(SyncConfigSchema),
   deleting: Type.Boolean(),
 });
 

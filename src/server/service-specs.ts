@@ -4,7 +4,7 @@
  * (`repository` + `git`), a Helm chart (`helm`), or a chart whose valuesFiles come from a git folder (all three,
  * as Plural's helm+git services). Errors are 400s naming the request's field.
  */
-import type { HelmSpec, Renderer, ServiceSpec } from '../store/services.ts';
+import type { HelmSpec, Renderer, ServiceSpec, SyncConfig } from '../store/services.ts';
 import { HttpError } from './errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
@@ -17,6 +17,7 @@ export interface SourceInput {
   renderer?: Renderer;
   /** Names of existing service contexts (checkedContexts in routes/contexts.ts). */
   contexts?: string[];
+  syncConfig?: SyncConfig;
 }
 
 /**
@@ -46,6 +47,7 @@ export async function checkedSpec(sources: ServiceSources, input: SourceInput, n
   if (helm) spec.helm = completeHelm(helm, name, prefix);
   // Left out when empty: see ServiceSpec.contexts.
   if (input.contexts?.length) spec.contexts = input.contexts;
+  if (input.syncConfig && Object.keys(input.syncConfig).length > 0) spec.syncConfig = input.syncConfig;
   return spec;
 }
 

@@ -53,6 +53,18 @@ export interface ServiceSpec {
    * contexts existed compare equal to the same spec written now (an empty list would make a revision).
    */
   contexts?: string[];
+  /** How the agent applies (Plural's syncConfig); absent for the defaults, for the same reason as contexts. */
+  syncConfig?: SyncConfig;
+}
+
+/** Plural's syncConfig, as its agent reads it. */
+export interface SyncConfig {
+  /** Make the service's namespace when it is missing (default true). */
+  createNamespace?: boolean;
+  /** Put every namespaced object into the service's namespace, whatever its manifest says (default false). */
+  enforceNamespace?: boolean;
+  /** Labels and annotations of the namespace the agent makes or keeps. */
+  namespaceMetadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
 }
 
 /** STALE: a newer revision than the applied one, or objects out of sync; SYNCED: applied, not all ready yet. */

@@ -72,6 +72,11 @@ describe('the deployment operator', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-operator-'));
     repo = await createRepo({
       'test-apps/k3s/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upgrade-plan\ndata:\n  version: "1"\n',
+      'test-apps/kluctl-elsewhere/deployment.yaml': 'deployments:\n  - path: cm\n',
+      'test-apps/kluctl-elsewhere/cm/configmap.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: placed\n  namespace: somewhere-else\ndata:\n  x: "1"\n',
+      'test-apps/elsewhere/configmap.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: placed\n  namespace: somewhere-else\ndata:\n  x: "1"\n',
       'test-apps/regional/configmap.yaml.liquid':
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: regional\ndata:\n  region: "{{ contexts.shared.region }}"\n  cluster: "{{ cluster.handle }}"\n',
     });
@@ -461,6 +466,57 @@ describe('the deployment operator', () => {
     expect(JSON.stringify(await client.listSinks())).not.toContain(receiver.url);
     expect(JSON.stringify(await get('notificationsink', 'hook'))).not.toContain(receiver.url);
     await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'notified', '-n', NS, '--wait=true', '--timeout=90s']);
+  });
+
+  test("syncConfig: the service's namespace made with its labels, every object enforced into it; no namespace made when told not to", async () => {
+    const placed = `placed-${suffix}`;
+    const notMade = `not-made-${suffix}`;
+    // A Kluctl project keeps its objects' namespaces (raw folders are put into the service's anyway).
+    const service = (name: string, namespace: string, folder: string, syncConfig: Record<string, unknown>) => ({
+      apiVersion: 'deployments.gantry.dev/v1alpha1',
+      kind: 'ServiceDeployment',
+      metadata: { name, namespace: NS },
+      spec: {
+        namespace,
+        clusterRef: { name: 'k3s-test' },
+        repositoryRef: { name: `console-${suffix}` },
+        git: { ref: 'main', folder },
+        syncConfig,
+      },
+    });
+    await apply([
+      service('enforced', placed, 'test-apps/kluctl-elsewhere', {
+        enforceNamespace: true,
+        labels: { team: 'payments' },
+        annotations: { owner: 'ops' },
+      }),
+      service('no-namespace', notMade, 'test-apps/elsewhere', { createNamespace: false }),
+    ]);
+    await waitFor('enforced Ready', async () => (await conditionOf('servicedeployment', 'enforced', 'Ready'))?.status === 'True', 90_000);
+    await kubectlOn(DEV, ['get', 'configmap', 'placed', '-n', placed]);
+    const namespace = await kubectlJsonOn<{ metadata: { labels: Record<string, string>; annotations: Record<string, string> } }>(DEV, [
+      'get',
+      'namespace',
+      placed,
+    ]);
+    expect(namespace.metadata.labels).toMatchObject({ team: 'payments' });
+    expect(namespace.metadata.annotations).toMatchObject({ owner: 'ops' });
+    const failed = await waitFor('no-namespace failed', async () => {
+      const ready = await conditionOf('servicedeployment', 'no-namespace', 'Ready');
+      return ready?.reason === 'Failed' ? ready : undefined;
+    });
+    expect(failed.message).toContain(`namespaces "${notMade}" not found`);
+    await kubectl([
+      'delete',
+      'servicedeployment.deployments.gantry.dev',
+      'enforced',
+      'no-namespace',
+      '-n',
+      NS,
+      '--wait=true',
+      '--timeout=90s',
+    ]);
+    await kubectlOn(DEV, ['delete', 'namespace', placed, '--wait=false']);
   });
 
   test('serves metrics of every kind and probes that are ready once the watches listed', async () => {

@@ -100,6 +100,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
         configuration: configurations.get(service.id) ?? {},
         contexts: pick(contexts, service.revision.spec.contexts ?? []),
         waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
+        ...(service.revision.spec.syncConfig ? { syncConfig: service.revision.spec.syncConfig } : {}),
         deleting: service.deletedAt !== null,
       }));
     },

@@ -198,6 +198,7 @@ function mergedSource(current: ServiceSpec, body: ServiceUpdateBody): SourceInpu
     helm,
     renderer: body.renderer ?? (helmChanged ? undefined : current.renderer),
     contexts: body.contexts ?? current.contexts,
+    syncConfig: body.syncConfig === null ? undefined : (body.syncConfig ?? current.syncConfig),
   };
 }
 
@@ -230,6 +231,7 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     git: service.spec.git ?? null,
     helm: service.spec.helm ?? null,
     renderer: service.spec.renderer,
+    ...(service.spec.syncConfig ? { syncConfig: service.spec.syncConfig } : {}),
     configuration: Object.keys(configurations.get(service.id) ?? {}).sort(),
     contexts: service.spec.contexts ?? [],
     dependencies: service.dependencies,
