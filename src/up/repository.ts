@@ -9,7 +9,7 @@ import type { KubeObject } from '../kube/object.ts';
 import { deployTokenSecretName } from '../operator/cluster.ts';
 import { fleetCrds } from '../operator/crds.ts';
 import { OPERATOR_NAMESPACE, operatorWorkload } from '../operator/install.ts';
-import { inClusterServerUrl, serverInstallManifests } from '../server/install.ts';
+import { inClusterServerUrl, serverInstallManifests } from './server-install.ts';
 import { toYaml } from '../yaml.ts';
 
 export const UP_NAMESPACE = OPERATOR_NAMESPACE;
