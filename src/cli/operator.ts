@@ -91,7 +91,7 @@ async function runOperator(flags: OperatorRunFlags): Promise<void> {
 
 function installCrdsCommand(): Command {
   return new Command('install-crds')
-    .description('apply the CRDs of GitRepository, Cluster and ServiceDeployment (deployments.gantry.dev) to the cluster')
+    .description("apply the CRDs of the fleet's resources (deployments.gantry.dev) to the cluster")
     .option('--kubeconfig <file>', 'kubeconfig instead of $KUBECONFIG')
     .option('--context <name>', 'kubeconfig context')
     .action(async (flags: { kubeconfig?: string; context?: string }) => {

@@ -2,7 +2,7 @@
  * What `gantry operator install` (and `gantry up --runtime cluster`) put into the management cluster: the fleet's
  * CRDs, the namespace, a ServiceAccount with only what the operator does (its own kinds and their status and
  * finalizers; Secrets it reads as references and writes as deploy tokens; Leases for leader election; Flux
- * GitRepositories it reads; Events), a Secret with the admin API token, and a Deployment running `gantry operator
+ * GitRepositories and HelmRepositories it reads; Events), a Secret with the admin API token, and a Deployment running `gantry operator
  * run --leader-election`, so a second replica can stand by. Objects as data, deployed by the engine.
  */
 import type { KubeObject } from '../kube/object.ts';
@@ -119,7 +119,7 @@ function operatorRules(): Array<Record<string, unknown>> {
     { apiGroups: [''], resources: ['secrets'], verbs: [...read, 'create', 'patch'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...read, 'create', 'update'] },
-    { apiGroups: [FLUX_SOURCE_GROUP], resources: ['gitrepositories'], verbs: read },
+    { apiGroups: [FLUX_SOURCE_GROUP], resources: ['gitrepositories', 'helmrepositories'], verbs: read },
     // Discovery of the Flux source CRD at start.
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: read },
   ];

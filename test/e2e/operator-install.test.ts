@@ -79,6 +79,7 @@ describe('gantry operator install', () => {
     expect(await can('create', 'secrets', '-n', 'fleet')).toBe('yes');
     expect(await can('create', 'leases.coordination.k8s.io', '-n', 'gantry-system')).toBe('yes');
     expect(await can('watch', 'gitrepositories.source.toolkit.fluxcd.io', '-A')).toBe('yes');
+    expect(await can('watch', 'helmrepositories.source.toolkit.fluxcd.io', '-A')).toBe('yes');
     expect(await can('delete', 'secrets', '-n', 'fleet')).toBe('no');
     expect(await can('create', 'deployments.apps', '-n', 'fleet')).toBe('no');
     expect(await can('delete', 'customresourcedefinitions.apiextensions.k8s.io')).toBe('no');
