@@ -277,6 +277,37 @@ export const GlobalServiceStatusSchema = Type.Object({
 });
 export type GlobalServiceStatus = Static<typeof GlobalServiceStatusSchema>;
 
+export const HelmRepositorySpecSchema = Type.Object({
+  url: Type.String({
+    pattern: '^https?://.+',
+    description: 'The Helm repository (index.yaml below it); the server uses it for services whose helm.url is this URL.',
+  }),
+  provider: Type.Optional(Type.Literal('BASIC', { description: "How to authenticate (Plural's provider); BASIC only so far." })),
+  auth: Type.Optional(
+    Type.Object(
+      {
+        basic: Type.Optional(
+          Type.Object({
+            username: Type.String({ minLength: 1 }),
+            passwordSecretRef: Type.Object(
+              {
+                name: Name('Name of the Secret.'),
+                key: Type.Optional(Type.String({ description: 'Key of the password; default password.' })),
+              },
+              { description: 'The Secret holding the password (sent to the server, which seals it).' },
+            ),
+          }),
+        ),
+      },
+      { description: "Plural's HelmRepository auth." },
+    ),
+  ),
+});
+export type HelmRepositorySpec = Static<typeof HelmRepositorySpecSchema>;
+
+export const HelmRepositoryStatusSchema = Type.Object({ ...commonStatus });
+export type HelmRepositoryStatus = Static<typeof HelmRepositoryStatusSchema>;
+
 export const NotificationSinkSpecSchema = Type.Object({
   name: Type.Optional(
     Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'The sink name on the server; default metadata.name.' }),

@@ -9,6 +9,8 @@ import type {
   CreatedClusterSchema,
   GlobalServiceSchema,
   GlobalServiceUpdateBody,
+  HelmRepositorySchema,
+  HelmRepositoryUpsertBody,
   NewGlobalServiceBody,
   NewClusterBody,
   NewRepositoryBody,
@@ -34,6 +36,7 @@ export type ApiGlobalService = Static<typeof GlobalServiceSchema>;
 export type ApiCreatedCluster = Static<typeof CreatedClusterSchema>;
 export type ApiServiceContext = Static<typeof ServiceContextSchema>;
 export type ApiSink = Static<typeof SinkSchema>;
+export type ApiHelmRepository = Static<typeof HelmRepositorySchema>;
 export type ApiRouter = Static<typeof RouterSchema>;
 
 /** The server answered with an error: its status, message and, for bad input, the offending field. */
@@ -180,6 +183,19 @@ export class FleetClient {
 
   async deleteContext(name: string): Promise<void> {
     await this.#call('DELETE', `/v1/contexts/${encodeURIComponent(name)}`);
+  }
+
+  listHelmRepositories(): Promise<ApiHelmRepository[]> {
+    return this.#call('GET', '/v1/helmrepositories');
+  }
+
+  /** Registers the chart repository's credentials, or replaces them; they are never returned. */
+  setHelmRepository(repository: HelmRepositoryUpsertBody): Promise<ApiHelmRepository> {
+    return this.#call('PUT', '/v1/helmrepositories', repository);
+  }
+
+  async deleteHelmRepository(id: string): Promise<void> {
+    await this.#call('DELETE', `/v1/helmrepositories/${encodeURIComponent(id)}`);
   }
 
   listSinks(): Promise<ApiSink[]> {

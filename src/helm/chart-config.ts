@@ -64,6 +64,8 @@ export interface RegistryChartSource {
   repo: string;
   chartName: string;
   version: string;
+  /** HTTP basic credentials of a Helm repository (the fleet server's HelmRepository); never written to a file. */
+  credentials?: { username: string; password: string };
 }
 
 /** A chart in a git repository: the folder `subDir` of the commit `ref` names (default branch without one). */

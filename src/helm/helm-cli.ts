@@ -22,9 +22,16 @@ export interface ChartTools {
  * @throws Error carrying helm's own error line (`Error: …`) rather than the whole command line; the signal's reason
  *   when `signal` fired.
  */
-export async function runHelm(tools: Tools, args: readonly string[], home: string, signal?: AbortSignal): Promise<RunResult> {
+export async function runHelm(
+  tools: Tools,
+  args: readonly string[],
+  home: string,
+  signal?: AbortSignal,
+  input?: string,
+): Promise<RunResult> {
   try {
     return await tools.run('helm', args, {
+      input,
       env: {
         HELM_CONFIG_HOME: path.join(home, 'config'),
         HELM_CACHE_HOME: path.join(home, 'cache'),

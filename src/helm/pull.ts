@@ -58,11 +58,23 @@ async function replaceFolder(destination: string, source: string): Promise<void>
 /** `helm pull --untar` into `scratch`; returns the chart's folder there. */
 async function pullWithHelm(source: RegistryChartSource, scratch: string, charts: ChartTools): Promise<string> {
   const untarDir = path.join(scratch, 'chart');
-  const args =
-    source.kind === 'oci'
-      ? ['pull', source.repo, '--version', source.version, ...(usesPlainHttp(source.repo) ? ['--plain-http'] : [])]
-      : ['pull', source.chartName, '--repo', source.repo, '--version', source.version];
-  await runHelm(charts.tools, [...args, '--untar', '--untardir', untarDir], path.join(scratch, 'home'));
+  const home = path.join(scratch, 'home');
+  let args: string[];
+  if (source.kind === 'oci')
+    args = ['pull', source.repo, '--version', source.version, ...(usesPlainHttp(source.repo) ? ['--plain-http'] : [])];
+  else if (source.credentials) {
+    // The password goes through stdin into the scratch home's repository file, never onto a command line.
+    const { username, password } = source.credentials;
+    await runHelm(
+      charts.tools,
+      ['repo', 'add', 'source', source.repo, '--username', username, '--password-stdin'],
+      home,
+      undefined,
+      password,
+    );
+    args = ['pull', `source/${source.chartName}`, '--version', source.version];
+  } else args = ['pull', source.chartName, '--repo', source.repo, '--version', source.version];
+  await runHelm(charts.tools, [...args, '--untar', '--untardir', untarDir], home);
   const [entry] = await readdir(untarDir);
   if (!entry) throw new Error('helm pull produced no chart');
   return path.join(untarDir, entry);

@@ -17,7 +17,7 @@ const REQUEST_TIMEOUT_MS = 60_000;
 export async function availableVersions(source: RemoteChartSource, git: GitCache): Promise<string[]> {
   switch (source.kind) {
     case 'helm-repo':
-      return helmRepoVersions(source.repo, source.chartName);
+      return helmRepoVersions(source.repo, source.chartName, source.credentials);
     case 'oci':
       return ociTags(source.repo);
     case 'git':
@@ -25,9 +25,10 @@ export async function availableVersions(source: RemoteChartSource, git: GitCache
   }
 }
 
-async function helmRepoVersions(repo: string, chartName: string): Promise<string[]> {
+async function helmRepoVersions(repo: string, chartName: string, credentials?: { username: string; password: string }): Promise<string[]> {
   const url = `${repo}/index.yaml`;
-  const response = await request(url);
+  const basic = credentials && `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+  const response = await request(url, basic);
   if (!response.ok) throw new Error(`Helm repository ${repo}: ${url} answered ${response.status} ${response.statusText}`);
   const index = parseYaml(await response.text(), url);
   const entries = isPlainObject(index) && isPlainObject(index['entries']) ? index['entries'][chartName] : undefined;

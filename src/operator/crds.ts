@@ -10,6 +10,8 @@ import {
   GitRepositorySpecSchema,
   GitRepositoryStatusSchema,
   GlobalServiceSpecSchema,
+  HelmRepositorySpecSchema,
+  HelmRepositoryStatusSchema,
   NotificationRouterSpecSchema,
   NotificationRouterStatusSchema,
   NotificationSinkSpecSchema,
@@ -146,6 +148,22 @@ export function fleetCrds(): Array<Record<string, unknown>> {
       description: "Which fleet events go to which sinks (Plural's NotificationRouter).",
       versions: [
         { name: FLEET_VERSION, spec: NotificationRouterSpecSchema, status: NotificationRouterStatusSchema, printerColumns: common },
+      ],
+    }),
+    customResourceDefinition({
+      group: FLEET_GROUP,
+      kind: 'HelmRepository',
+      plural: 'helmrepositories',
+      singular: 'helmrepository',
+      scope: 'Namespaced',
+      description: "A Helm repository and its credentials (Plural's HelmRepository), used by the server for charts at its URL.",
+      versions: [
+        {
+          name: FLEET_VERSION,
+          spec: HelmRepositorySpecSchema,
+          status: HelmRepositoryStatusSchema,
+          printerColumns: [{ name: 'Url', type: 'string', jsonPath: '.spec.url' }, ...common],
+        },
       ],
     }),
   ];

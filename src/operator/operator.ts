@@ -10,6 +10,7 @@ import {
   FLEET_GROUP,
   FLEET_VERSION,
   type GlobalServiceSpec,
+  type HelmRepositorySpec,
   type NotificationRouterSpec,
   type NotificationSinkSpec,
   type ObjectReference,
@@ -32,6 +33,7 @@ import { type FleetKind, reconcileFleetObject } from './fleet-object.ts';
 import { isFluxRef } from './flux-source.ts';
 import { gitRepositoryKind } from './git-repository.ts';
 import { globalServiceKind } from './global-service.ts';
+import { helmRepositoryKind } from './helm-repository.ts';
 import { notificationRouterKind } from './notification-router.ts';
 import { notificationSinkKind } from './notification-sink.ts';
 import { serviceContextKind } from './service-context.ts';
@@ -87,6 +89,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     },
     { plural: 'servicecontexts', kind: serviceContextKind(client) },
     { plural: 'globalservices', kind: globalServiceKind(client, cluster), extraWatches: globalServiceWatches() },
+    { plural: 'helmrepositories', kind: helmRepositoryKind(client, cluster), extraWatches: helmRepositoryWatches() },
     { plural: 'notificationsinks', kind: notificationSinkKind(client, cluster), extraWatches: notificationSinkWatches() },
     { plural: 'notificationrouters', kind: notificationRouterKind(client, cluster), extraWatches: notificationRouterWatches() },
   ];
@@ -203,6 +206,16 @@ function globalServiceWatches(): ExtraWatch[] {
     {
       resource: { group: '', version: 'v1', plural: 'secrets' },
       map: referencing<GlobalServiceSpec>((spec) => spec.template?.configurationRef, true),
+    },
+  ];
+}
+
+/** A HelmRepository is reconciled again when its password's Secret changes. */
+function helmRepositoryWatches(): ExtraWatch[] {
+  return [
+    {
+      resource: { group: '', version: 'v1', plural: 'secrets' },
+      map: referencing<HelmRepositorySpec>((spec) => spec.auth?.basic?.passwordSecretRef, true),
     },
   ];
 }

@@ -26,6 +26,7 @@ import { registerFleetMetrics } from './fleet-metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { clusterRoutes } from './routes/clusters.ts';
 import { contextRoutes } from './routes/contexts.ts';
+import { helmRepositoryRoutes } from './routes/helm-repositories.ts';
 import { notificationRoutes } from './routes/notifications.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
@@ -102,6 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });
   notificationRoutes(app, { db, box: options.box });
+  helmRepositoryRoutes(app, { db, box: options.box });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { extract } from 'tar';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import {
   configMapTemplate,
   startChartRepository,
@@ -147,6 +147,34 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
     expect(await readFile(path.join(dir, `.helm-charts/http_${port}_127.0.0.1/charts/hello/1.1.0/Chart.yaml`), 'utf8')).toContain(
       'version: 1.1.0',
     );
+  });
+
+  test('a chart repository behind basic auth: refused without credentials, pulled with those registered for its URL', async () => {
+    const guarded = await startChartRepository({ username: 'charts', password: 'hunter2-secret' });
+    onTestFinished(() => guarded.close());
+    await guarded.publish(chart('2.0.0'));
+    const source = { url: guarded.url, chart: 'hello', version: '2.0.0' };
+    expect(await create({ name: 'guarded', helm: source })).toMatchObject({ status: 400, body: { field: 'body.helm.url' } });
+
+    const registered = await call('PUT', '/v1/helmrepositories', admin, {
+      url: `${guarded.url}/`,
+      username: 'charts',
+      password: 'hunter2-secret',
+    });
+    expect(registered).toMatchObject({ status: 200, body: { url: guarded.url } });
+    expect(JSON.stringify((await call('GET', '/v1/helmrepositories', admin)).body)).not.toContain('hunter2');
+    const stored = await server.store.db.selectFrom('helm_repositories').select('credentials').execute();
+    expect(JSON.stringify(stored)).not.toContain('hunter2');
+
+    const created = await create({ name: 'guarded', helm: source });
+    expect(created).toMatchObject({ status: 201, body: { revision: { chartVersion: '2.0.0' } } });
+    const dir = await tarballFiles('guarded');
+    const port = new URL(guarded.url).port;
+    expect(await readFile(path.join(dir, `.helm-charts/http_${port}_127.0.0.1/charts/hello/2.0.0/Chart.yaml`), 'utf8')).toContain(
+      'version: 2.0.0',
+    );
+    expect((await call('DELETE', `/v1/clusters/dev/services/guarded?detach=true`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/v1/helmrepositories/${registered.body.id}`, admin)).status).toBe(204);
   });
 
   test('an OCI chart: the registry path and the chart name, its tags as versions', async () => {

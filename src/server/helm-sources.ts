@@ -14,6 +14,7 @@ import { HELM_CHARTS_DIR, versionDir } from '../helm/layout.ts';
 import { pullCached } from '../helm/pull.ts';
 import { availableVersions } from '../helm/versions.ts';
 import { newestVersion } from '../semver.ts';
+import type { HelmCredentials } from '../store/helm-repositories.ts';
 import type { HelmSpec } from '../store/services.ts';
 import { deepMerge, isPlainObject, type Values } from '../values.ts';
 import { parseYaml, toYaml } from '../yaml.ts';
@@ -29,11 +30,11 @@ export function isExactVersion(version: string): boolean {
  * The engine's chart source for the spec: for oci:// the chart is the last part of the registry path (Kluctl's
  * form), for a Helm repository it is named beside the URL.
  */
-export function chartSourceOf(helm: HelmSpec, version: string): RegistryChartSource {
+export function chartSourceOf(helm: HelmSpec, version: string, credentials?: HelmCredentials): RegistryChartSource {
   const url = helm.url.replace(/\/+$/, '');
   return url.startsWith('oci://')
     ? { kind: 'oci', repo: `${url}/${helm.chart}`, chartName: helm.chart, version }
-    : { kind: 'helm-repo', repo: url, chartName: helm.chart, version };
+    : { kind: 'helm-repo', repo: url, chartName: helm.chart, version, ...(credentials ? { credentials } : {}) };
 }
 
 /**
@@ -43,8 +44,13 @@ export function chartSourceOf(helm: HelmSpec, version: string): RegistryChartSou
  * @throws HttpError 400 naming `<field>.url` when the repository cannot be read, `.chart` when it has no such
  *   chart, `.version` when the version is not a version or range, or nothing matches it.
  */
-export async function resolveChartVersion(helm: HelmSpec, charts: ChartTools, field: string): Promise<string> {
-  const versions = await availableVersions(chartSourceOf(helm, ''), charts.git).catch((error: Error) => {
+export async function resolveChartVersion(
+  helm: HelmSpec,
+  charts: ChartTools,
+  field: string,
+  credentials?: HelmCredentials,
+): Promise<string> {
+  const versions = await availableVersions(chartSourceOf(helm, '', credentials), charts.git).catch((error: Error) => {
     throw new HttpError(400, `chart ${helm.chart} cannot be listed: ${error.message}`, listingField(error, helm, field));
   });
   if (versions.includes(helm.version)) return helm.version;
@@ -79,6 +85,8 @@ export interface HelmProjectInput {
   namespace: string;
   /** The git folder valuesFiles are read from, when the spec has them. */
   valuesDir?: string;
+  /** Of the chart repository, when the server has them. */
+  credentials?: HelmCredentials;
 }
 
 /**
@@ -88,7 +96,7 @@ export interface HelmProjectInput {
  *   values file is missing, leaves the folder or is not a YAML mapping.
  */
 export async function packHelmProject(input: HelmProjectInput, charts: ChartTools, tarballs: TarballStore, field: string): Promise<string> {
-  const source = chartSourceOf(input.helm, input.chartVersion);
+  const source = chartSourceOf(input.helm, input.chartVersion, input.credentials);
   const values = await mergedValues(input, field);
   const chartDir = await pullCached(source, charts).catch((error: Error) => {
     throw new HttpError(400, error.message, `${field}.version`);

@@ -487,3 +487,21 @@ export const RouterSchema = Type.Object({
   createdAt: Time,
   updatedAt: Time,
 });
+
+export const HelmRepositoryUpsertSchema = Type.Object(
+  {
+    url: Type.String({ pattern: '^https?://.+', description: 'the Helm repository (its index.yaml is below it)' }),
+    username: Type.Optional(Type.String({ minLength: 1, description: 'basic auth; with password' })),
+    password: Type.Optional(Type.String({ minLength: 1, description: 'sealed, never returned' })),
+  },
+  { additionalProperties: false },
+);
+export type HelmRepositoryUpsertBody = Static<typeof HelmRepositoryUpsertSchema>;
+
+export const HelmRepositorySchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  authenticated: Type.Boolean({ description: 'whether the server has credentials for it' }),
+  createdAt: Time,
+  updatedAt: Time,
+});

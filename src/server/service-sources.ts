@@ -10,6 +10,7 @@ import type { ChartTools } from '../helm/helm-cli.ts';
 import { type GitCache, type GitRef } from '../source/git-cache.ts';
 import { prepareGitAccess } from '../source/git-credentials.ts';
 import { NotFoundError } from '../store/errors.ts';
+import { helmCredentialsFor } from '../store/helm-repositories.ts';
 import { getRepository, type Repository, repositoryCredentials } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
@@ -80,9 +81,10 @@ export class ServiceSources {
       return await this.resolve(repositoryId, git, options);
     }
     const chartVersion = await this.chartVersion(helm, options.fields);
+    const credentials = await helmCredentialsFor(this.#options.db, this.#options.box, helm.url);
     const pack = (valuesDir?: string) =>
       packHelmProject(
-        { helm, chartVersion, namespace: spec.namespace, valuesDir },
+        { helm, chartVersion, namespace: spec.namespace, valuesDir, ...(credentials ? { credentials } : {}) },
         this.#options.charts,
         this.#options.tarballs,
         (options.fields ?? DEFAULT_FIELDS).helm,
@@ -97,7 +99,8 @@ export class ServiceSources {
 
   /** The chart version the helm source's version (or range) resolves to now. @throws HttpError 400 (see resolveChartVersion). */
   async chartVersion(helm: HelmSpec, fields: SourceFields = DEFAULT_FIELDS): Promise<string> {
-    return await resolveChartVersion(helm, this.#options.charts, fields.helm);
+    const credentials = await helmCredentialsFor(this.#options.db, this.#options.box, helm.url);
+    return await resolveChartVersion(helm, this.#options.charts, fields.helm, credentials);
   }
 
   /**

@@ -167,10 +167,23 @@ async function notifications(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+/** Helm repositories, with credentials (sealed) used by URL when the server pulls charts. */
+async function helmRepositories(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('helm_repositories')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('url', 'text', (c) => c.notNull().unique())
+    .addColumn('credentials', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
   '0002-server-replicas': { up: serverReplicas },
   '0003-revision-chart-version': { up: revisionChartVersion },
   '0004-notifications': { up: notifications },
+  '0005-helm-repositories': { up: helmRepositories },
 };

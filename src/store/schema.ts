@@ -170,6 +170,15 @@ export interface NotificationRouterTable {
   updated_at: string;
 }
 
+/** A Helm repository: `credentials` is the sealed JSON {username, password}, null for a public one. */
+export interface HelmRepositoryTable {
+  id: string;
+  url: string;
+  credentials: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   clusters: ClusterTable;
   deploy_tokens: DeployTokenTable;
@@ -183,4 +192,5 @@ export interface Database {
   server_replicas: ServerReplicaTable;
   notification_sinks: NotificationSinkTable;
   notification_routers: NotificationRouterTable;
+  helm_repositories: HelmRepositoryTable;
 }

@@ -406,6 +406,41 @@ describe('the deployment operator', () => {
     await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'greeting', '-n', NS, '--wait=true', '--timeout=90s']);
   });
 
+  test("a HelmRepository's credentials let the server pull the charts at its URL; the password stays sealed", async () => {
+    const guarded = await startChartRepository({ username: 'charts', password: `pw-${suffix}` });
+    onTestFinished(() => guarded.close());
+    await guarded.publish({
+      name: 'guarded',
+      version: '1.0.0',
+      files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-cm') },
+    });
+    await kubectl(['create', 'secret', 'generic', 'chart-auth', '-n', NS, `--from-literal=password=pw-${suffix}`]);
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'HelmRepository',
+        metadata: { name: 'guarded', namespace: NS },
+        spec: { url: guarded.url, provider: 'BASIC', auth: { basic: { username: 'charts', passwordSecretRef: { name: 'chart-auth' } } } },
+      },
+    ]);
+    await waitFor('the HelmRepository synced', async () => (await conditionOf('helmrepository', 'guarded', 'Ready'))?.status === 'True');
+    expect(await client.listHelmRepositories()).toEqual([expect.objectContaining({ url: guarded.url, authenticated: true })]);
+    expect(JSON.stringify(await get('helmrepository', 'guarded'))).not.toContain(`pw-${suffix}`);
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceDeployment',
+        metadata: { name: 'guarded', namespace: NS },
+        spec: { namespace: APP_NS, clusterRef: { name: 'k3s-test' }, helm: { url: guarded.url, chart: 'guarded', version: '1.0.0' } },
+      },
+    ]);
+    await waitFor('guarded Ready', async () => (await conditionOf('servicedeployment', 'guarded', 'Ready'))?.status === 'True', 90_000);
+    await kubectlOn(DEV, ['get', 'configmap', 'guarded-cm', '-n', APP_NS]);
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'guarded', '-n', NS, '--wait=true', '--timeout=90s']);
+    await kubectl(['delete', 'helmrepository.deployments.gantry.dev', 'guarded', '-n', NS, '--wait=true', '--timeout=30s']);
+    expect(await client.listHelmRepositories()).toEqual([]);
+  });
+
   test('a NotificationRouter sends the events of its ServiceDeployment to a NotificationSink, signed; a sink without its url is refused', async () => {
     const receiver = await startHttpServer({ '/hook': { body: 'ok' } });
     onTestFinished(() => receiver.close());

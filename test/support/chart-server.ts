@@ -70,12 +70,20 @@ export interface ChartRepository {
   close(): Promise<void>;
 }
 
-/** Starts an empty Helm chart repository on 127.0.0.1 (a free port) serving /charts/index.yaml and its archives. */
-export async function startChartRepository(): Promise<ChartRepository> {
+/**
+ * Starts an empty Helm chart repository on 127.0.0.1 (a free port) serving /charts/index.yaml and its archives,
+ * behind HTTP basic auth when `auth` is given.
+ */
+export async function startChartRepository(auth?: { username: string; password: string }): Promise<ChartRepository> {
+  const expected = auth && `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-chart-repo-'));
   const root = path.join(scratch, 'charts');
   await mkdir(root);
   const server = createHttpServer((request, response) => {
+    if (expected && request.headers.authorization !== expected) {
+      response.writeHead(401, { 'www-authenticate': 'Basic realm="charts"' }).end();
+      return;
+    }
     const file = path.join(root, decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname).replace(/^\/charts\/?/, ''));
     void stat(file).then(
       (info) => {
