@@ -1,6 +1,8 @@
 /**
  * `gantry server`: the fleet's control plane. Serves the API until SIGTERM, on SQLite in the data folder unless
  * given a PostgreSQL URL. On an empty database it makes the first admin token and prints it once on stderr.
+ * `gantry server install` (server-install.ts) is a subcommand: commander runs this command's own action when no
+ * subcommand is named, so `gantry server --listen …` is unchanged.
  */
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -9,6 +11,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger } from '../logger.ts';
 import { defaultCacheDir } from '../engine.ts';
+import { serverInstallCommand } from './server-install.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { loadEncryptionKey } from '../server/encryption-key.ts';
@@ -62,6 +65,7 @@ export function serverCommand(): Command {
       'on an empty database, the first admin token is the one in this file (gantry-api-…) instead of a printed one ($GANTRY_ADMIN_TOKEN_FILE)',
     )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
+    .addCommand(serverInstallCommand())
     .action((flags: ServerFlags) => runServer(flags));
 }
 

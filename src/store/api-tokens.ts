@@ -18,9 +18,14 @@ export interface ApiIdentity {
 
 const TOKEN_PREFIX = 'gantry-api-';
 
+/** A new random API token (`gantry-api-` and 43 base64url characters), e.g. for an installer to hand to the server. */
+export function newApiToken(): string {
+  return newToken(TOKEN_PREFIX);
+}
+
 /** Makes a token for `name` with `role`; returns its only copy. */
 export async function createApiToken(db: Kysely<Database>, name: string, role: Role, now = new Date()): Promise<string> {
-  const token = newToken(TOKEN_PREFIX);
+  const token = newApiToken();
   await db
     .insertInto('api_tokens')
     .values(tokenRow(randomUUID(), name, role, token, now))
@@ -43,7 +48,7 @@ export async function ensureAdminToken(db: Kysely<Database>, now = new Date(), g
     throw new Error(`the admin token must be ${TOKEN_PREFIX} followed by at least 32 letters, digits, - or _`);
   const existing = await db.selectFrom('api_tokens').select('id').limit(1).executeTakeFirst();
   if (existing) return undefined;
-  const token = given ?? newToken(TOKEN_PREFIX);
+  const token = given ?? newApiToken();
   const inserted = await db
     .insertInto('api_tokens')
     .values(tokenRow(FIRST_ADMIN_ID, 'admin', 'admin', token, now))

@@ -5,12 +5,12 @@
  * command line, see processes.ts), so a re-run reuses what runs and `gantry down` stops exactly what `up` started.
  * The admin token is made by `up` into `<stateDir>/admin-token` (0600) and given to the server as its first token.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePorts } from '../ports.ts';
 import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../processes.ts';
 import { sleep } from '../sleep.ts';
+import { newApiToken } from '../store/api-tokens.ts';
 
 export interface LocalRuntime {
   /** http://127.0.0.1:<port> */
@@ -132,7 +132,7 @@ function kubeFlags(cluster: { kubeconfig?: string; context: string }): string[] 
 async function ensureAdminTokenFile(stateDir: string): Promise<string> {
   const existing = await readFile(tokenFile(stateDir), 'utf8').catch(() => undefined);
   if (existing) return existing.trim();
-  const token = `gantry-api-${randomBytes(32).toString('base64url')}`;
+  const token = newApiToken();
   await writeFile(tokenFile(stateDir), `${token}\n`, { mode: 0o600 });
   return token;
 }

@@ -5,11 +5,15 @@
  * port 8090 that the operator and the agents reach. For high availability, point `--database-url` at PostgreSQL and
  * raise the replicas (docs/fleet.md); this install is the embedded-database one.
  */
+import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
-import { ADMIN_TOKEN_SECRET, OPERATOR_NAMESPACE } from '../operator/install.ts';
+import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from '../operator/install.ts';
+import { newApiToken } from '../store/api-tokens.ts';
 
 export const SERVER_NAME = 'gantry-server';
 export const SERVER_PORT = 8090;
+/** Discriminator of `gantry server install`'s objects. */
+export const SERVER_INSTALL_DISCRIMINATOR = 'gantry-server-install';
 
 export interface ServerInstall {
   /** Image reference, e.g. ghcr.io/gantry-dev/gantry:0.1.0. */
@@ -95,4 +99,36 @@ export function serverInstallManifests(install: ServerInstall): KubeObject[] {
       },
     },
   ];
+}
+
+/**
+ * The Secret gantry-admin-token (key `token`) the in-cluster server and operator share, made once with a new random
+ * API token, never rendered into a project or git, so re-installs keep it (the server only reads it on an empty
+ * database). Its namespace is made first when missing, as the Secret must exist before the server starts.
+ * @returns whether the Secret was made now (false: it existed, its token is kept).
+ * @throws the API server's error when the namespace or the Secret cannot be read or written.
+ */
+export async function ensureAdminTokenSecret(cluster: Cluster, fieldManager: string): Promise<boolean> {
+  // Created only when missing: applying it would take the labels an install project put on it.
+  const namespace = { group: '', version: 'v1', kind: 'Namespace', namespace: '', name: OPERATOR_NAMESPACE };
+  if (!(await cluster.get(namespace))) await cluster.create(namespaceManifest(), { fieldManager });
+  const ref = { group: '', version: 'v1', kind: 'Secret', namespace: OPERATOR_NAMESPACE, name: ADMIN_TOKEN_SECRET };
+  if (await cluster.get(ref)) return false;
+  // create, not apply: when two installs race, the second fails rather than replacing the first one's token.
+  await cluster.create(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: ADMIN_TOKEN_SECRET, namespace: OPERATOR_NAMESPACE },
+      type: 'Opaque',
+      stringData: { token: newApiToken() },
+    },
+    { fieldManager },
+  );
+  return true;
+}
+
+/** How to read the admin token: a kubectl command, never the token itself. */
+export function adminTokenHint(): string {
+  return `kubectl get secret ${ADMIN_TOKEN_SECRET} -n ${OPERATOR_NAMESPACE} -o jsonpath='{.data.token}' | base64 -d`;
 }

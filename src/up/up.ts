@@ -6,7 +6,6 @@
  * (local-runtime.ts). Afterwards the fleet follows the repository: a pushed file under `services/` is deployed by the
  * root app `services`, through the operator, the server and the cluster's agent.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -17,12 +16,13 @@ import type { Engine } from '../engine.ts';
 import { run } from '../exec.ts';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient } from '../kube/client.ts';
-import { ADMIN_TOKEN_SECRET, namespaceManifest } from '../operator/install.ts';
+import { ADMIN_TOKEN_SECRET } from '../operator/install.ts';
 import { readSecret } from '../kube/secrets.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import type { Progress } from '../progress.ts';
 import { sleep } from '../sleep.ts';
 import { agentUp, operatorUp, serverUp } from './local-runtime.ts';
+import { ensureAdminTokenSecret } from './server-install.ts';
 import { BOOTSTRAP_DISCRIMINATOR, repositoryFiles, UP_NAMESPACE } from './repository.ts';
 import { RECORD_FILE, scaffold, type ScaffoldResult } from './scaffold.ts';
 
@@ -76,7 +76,7 @@ export async function up(options: UpOptions): Promise<UpResult> {
   const commit = await commitAndPush(options.dir, branch, [...files.created, ...files.upgraded, RECORD_FILE]);
   if (commit) progress.step('up', `pushed ${commit.slice(0, 12)} to ${url}`);
 
-  if (options.runtime === 'cluster') await ensureAdminTokenSecret(options);
+  if (options.runtime === 'cluster') await ensureAdminTokenSecretIn(options);
   const bootstrap = await deployBootstrap(options);
   if (bootstrap.errors.length > 0) throw new Error(`bootstrap/: ${bootstrap.errors.map((e) => e.message).join('; ')}`);
   if (server) {
@@ -169,31 +169,14 @@ async function deployBootstrap(
   return { result, cluster, errors: result.errors };
 }
 
-/**
- * The Secret gantry-admin-token the in-cluster server and operator share, made once with a new token (never in git;
- * re-runs keep it). Its namespace is made here too, as the Secret must exist before the server starts.
- */
-async function ensureAdminTokenSecret(options: UpOptions): Promise<void> {
+/** The admin token Secret (server-install.ts), with the management cluster's context. */
+async function ensureAdminTokenSecretIn(options: UpOptions): Promise<void> {
   const kubeConfig = options.kubeConfig;
   kubeConfig.setCurrentContext(options.context);
   const cluster = new Cluster(new KubeClient(kubeConfig));
   try {
-    const fieldManager = options.engine.config.fieldManager;
-    await cluster.apply(namespaceManifest(), { fieldManager });
-    const ref = { group: '', version: 'v1', kind: 'Secret', namespace: UP_NAMESPACE, name: ADMIN_TOKEN_SECRET };
-    if (await cluster.get(ref)) return;
-    const token = `gantry-api-${randomBytes(32).toString('base64url')}`;
-    await cluster.create(
-      {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: ADMIN_TOKEN_SECRET, namespace: UP_NAMESPACE },
-        type: 'Opaque',
-        stringData: { token },
-      },
-      { fieldManager },
-    );
-    options.progress.step('up', `made Secret ${UP_NAMESPACE}/${ADMIN_TOKEN_SECRET} (the admin API token)`);
+    if (await ensureAdminTokenSecret(cluster, options.engine.config.fieldManager))
+      options.progress.step('up', `made Secret ${UP_NAMESPACE}/${ADMIN_TOKEN_SECRET} (the admin API token)`);
   } finally {
     await cluster.close();
   }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { gantry, kubectl, kubectlJson, localContext } from '../support/cli.ts';
+import { installGitRepositoryCrd, installHelmRepositoryCrd } from '../support/flux.ts';
 
 const OPERATOR = 'system:serviceaccount:gantry-system:gantry-operator';
 
@@ -19,6 +20,9 @@ describe('gantry operator install', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-operator-install-'));
     await writeFile(path.join(dir, 'token'), `${token}\n`, { mode: 0o600 });
+    // kubectl auth can-i answers no for a resource the API server does not serve.
+    await installGitRepositoryCrd();
+    await installHelmRepositoryCrd();
   });
 
   afterAll(async () => {
@@ -31,7 +35,16 @@ describe('gantry operator install', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const install = async (extra: string[] = []) => gantry([...(await installArgs()), ...extra]);
+  const install = async (extra: string[] = []) => gantry([...(await installArgs()), '--token-file', path.join(dir, 'token'), ...extra]);
+
+  test('bad input: without --token-file, a missing admin token Secret is refused, saying how to make it', async () => {
+    await kubectl(['delete', 'secret', 'gantry-admin-token', '-n', 'gantry-system', '--ignore-not-found']).catch(() => '');
+    const run = await gantry(await installArgs());
+    expect(run.code).toBe(1);
+    expect(run.stderr + run.stdout).toContain(
+      'no --token-file, and no token in Secret gantry-system/gantry-admin-token: give --token-file, or run gantry server install first',
+    );
+  });
 
   test('installs CRDs, RBAC, token Secret and Deployment; a re-install changes nothing', async () => {
     const first = await install();
@@ -70,6 +83,13 @@ describe('gantry operator install', () => {
     const again = await install(['-o', 'json']);
     const result = JSON.parse(again.stdout) as { newObjects: unknown[]; changedObjects: unknown[]; deletedObjects: unknown[] };
     expect([result.newObjects, result.changedObjects, result.deletedObjects]).toEqual([[], [], []]);
+
+    // Without --token-file the Secret's token is kept (as after gantry server install), and nothing changes.
+    const kept = await gantry([...(await installArgs()), '-o', 'json']);
+    expect(kept.code, kept.stderr).toBe(0);
+    const keptResult = JSON.parse(kept.stdout) as typeof result;
+    expect([keptResult.newObjects, keptResult.changedObjects, keptResult.deletedObjects]).toEqual([[], [], []]);
+    expect(kept.stdout + kept.stderr).not.toContain(token);
   });
 
   test("the operator's ServiceAccount may do what the operator does, and no more", async () => {
@@ -97,8 +117,6 @@ describe('gantry operator install', () => {
       'install',
       '--server',
       'http://gantry-server.gantry-system.svc:8090',
-      '--token-file',
-      path.join(dir, 'token'),
       '--context',
       await localContext(),
       '--image',
