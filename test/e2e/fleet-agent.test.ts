@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AGENT_FIELD_MANAGER, type AgentOptions, type RunningAgent, startAgent } from '../../src/agent/agent.ts';
-import { AgentClient } from '../../src/client/agent-client.ts';
 import { FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
@@ -18,7 +17,7 @@ import { type FleetServer, type FleetServerOptions, startFleetServer } from '../
 import { SecretBox } from '../../src/store/secret-box.ts';
 import { kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
-import { testServerOptions } from '../support/fleet.ts';
+import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 
 const suffix = randomBytes(3).toString('hex');
@@ -91,22 +90,16 @@ describe('the fleet agent', () => {
     const { deployToken } = await client.createCluster({ name: 'local' });
     await client.createRepository({ url: repo.url });
     engine = new Engine(testConfig());
-    agentOptions = () => ({
-      client: new AgentClient({ server: server.url, token: deployToken }),
-      token: deployToken,
-      pushChannel: true,
-      engine,
-      kubeConfig: loadKubeConfig({}),
-      dataDir: path.join(dir, 'agent'),
-      log,
-      // Long: changes must arrive through the push channel (a test below cuts it to see polling take over).
-      pollIntervalMs: 600_000,
-      jitterMs: 0,
-      resyncIntervalMs: 600_000,
-      pingIntervalMs: 60_000,
-      healthIntervalMs: 1_000,
-      syncTimeoutMs: 60_000,
-    });
+    // Changes must arrive through the push channel (a test below cuts it to see polling take over).
+    agentOptions = () =>
+      pushedAgentOptions({
+        server: server.url,
+        token: deployToken,
+        engine,
+        kubeConfig: loadKubeConfig({}),
+        dataDir: path.join(dir, 'agent'),
+        log,
+      });
     agent = startAgent(agentOptions());
     await waitFor('the push channel', () => server.channels.connected() === 1);
   });

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
-import { AgentClient } from '../../src/client/agent-client.ts';
 import { type ApiService, FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
@@ -19,7 +18,7 @@ import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
 import { SecretBox } from '../../src/store/secret-box.ts';
 import { testConfig } from '../support/engine.ts';
 import { example } from '../support/fixtures.ts';
-import { testServerOptions } from '../support/fleet.ts';
+import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { kubectlJsonOn, WORKLOAD_CLUSTERS, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
 
@@ -65,22 +64,19 @@ describe('the fleet on two workload clusters', () => {
     const token = tokens.get(cluster)!;
     agents.set(
       cluster,
-      startAgent({
-        client: new AgentClient({ server: server.url, token }),
-        token,
-        pushChannel: true,
-        engine,
-        kubeConfig: workloadKubeConfig(cluster),
-        dataDir: path.join(dir, `agent-${cluster}`),
-        log: log.child({ agent: cluster }),
-        // Long: every change must arrive through the push channel.
-        pollIntervalMs: 600_000,
-        jitterMs: 0,
-        resyncIntervalMs: 600_000,
-        pingIntervalMs: 60_000,
-        healthIntervalMs: 1_000,
-        syncTimeoutMs: 120_000,
-      }),
+      startAgent(
+        pushedAgentOptions(
+          {
+            server: server.url,
+            token,
+            engine,
+            kubeConfig: workloadKubeConfig(cluster),
+            dataDir: path.join(dir, `agent-${cluster}`),
+            log: log.child({ agent: cluster }),
+          },
+          { syncTimeoutMs: 120_000 },
+        ),
+      ),
     );
   };
 

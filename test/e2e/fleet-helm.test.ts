@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AgentOptions, type RunningAgent, startAgent } from '../../src/agent/agent.ts';
-import { AgentClient } from '../../src/client/agent-client.ts';
 import { type ApiService, FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
@@ -19,7 +18,7 @@ import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
 import { configMapTemplate, startChartRepository, type ChartRepository, type TestChart } from '../support/chart-server.ts';
 import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
-import { testServerOptions } from '../support/fleet.ts';
+import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 
 const NAMESPACE = `fleet-helm-${randomBytes(3).toString('hex')}`;
 const chart = (version: string): TestChart => ({
@@ -50,21 +49,15 @@ describe('a helm service applied by the fleet agent', () => {
     cliEnv = { GANTRY_SERVER: server.url, GANTRY_TOKEN: server.adminToken!, XDG_CONFIG_HOME: path.join(dir, 'config') };
     const { deployToken } = await client.createCluster({ name: 'local' });
     engine = new Engine(testConfig());
-    agentOptions = () => ({
-      client: new AgentClient({ server: server.url, token: deployToken }),
-      token: deployToken,
-      pushChannel: true,
-      engine,
-      kubeConfig: loadKubeConfig({}),
-      dataDir: path.join(dir, 'agent'),
-      log,
-      pollIntervalMs: 600_000,
-      jitterMs: 0,
-      resyncIntervalMs: 600_000,
-      pingIntervalMs: 60_000,
-      healthIntervalMs: 1_000,
-      syncTimeoutMs: 60_000,
-    });
+    agentOptions = () =>
+      pushedAgentOptions({
+        server: server.url,
+        token: deployToken,
+        engine,
+        kubeConfig: loadKubeConfig({}),
+        dataDir: path.join(dir, 'agent'),
+        log,
+      });
     agent = startAgent(agentOptions());
     await waitFor('the push channel', () => server.channels.connected() === 1);
   }, 120_000);

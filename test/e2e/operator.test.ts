@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
-import { AgentClient } from '../../src/client/agent-client.ts';
 import { FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
@@ -21,7 +20,7 @@ import { parseYamlDocuments, toYaml } from '../../src/yaml.ts';
 import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { sharedFixture } from '../../scripts/examples.ts';
 import { testConfig } from '../support/engine.ts';
-import { testServerOptions } from '../support/fleet.ts';
+import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { installGitRepositoryCrd, installHelmRepositoryCrd } from '../support/flux.ts';
 import { configMapTemplate, startChartRepository } from '../support/chart-server.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
@@ -137,21 +136,16 @@ describe('the deployment operator', () => {
 
   const startAgentOf = async (cluster: WorkloadCluster, token: string) => {
     agents.push(
-      startAgent({
-        client: new AgentClient({ server: server.url, token }),
-        token,
-        pushChannel: true,
-        engine,
-        kubeConfig: workloadKubeConfig(cluster),
-        dataDir: path.join(dir, `agent-${cluster}`),
-        log: log.child({ agent: cluster }),
-        pollIntervalMs: 600_000,
-        jitterMs: 0,
-        resyncIntervalMs: 600_000,
-        pingIntervalMs: 60_000,
-        healthIntervalMs: 1_000,
-        syncTimeoutMs: 60_000,
-      }),
+      startAgent(
+        pushedAgentOptions({
+          server: server.url,
+          token,
+          engine,
+          kubeConfig: workloadKubeConfig(cluster),
+          dataDir: path.join(dir, `agent-${cluster}`),
+          log: log.child({ agent: cluster }),
+        }),
+      ),
     );
   };
 

@@ -1,8 +1,10 @@
 /**
- * Options of a fleet server for in-process tests: on 127.0.0.1 and a free port, with a fresh encryption key unless
+ * Options of fleet servers and agents for in-process tests. A server: on 127.0.0.1 and a free port, with a fresh encryption key unless
  * one is given (replicas of one database must share theirs).
  */
 import { randomBytes } from 'node:crypto';
+import type { AgentOptions } from '../../src/agent/agent.ts';
+import { AgentClient } from '../../src/client/agent-client.ts';
 import type { FleetServerOptions } from '../../src/server/server.ts';
 import { SecretBox } from '../../src/store/secret-box.ts';
 
@@ -30,5 +32,29 @@ export async function apiCall(
   return {
     status: response.status,
     body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text || undefined,
+  };
+}
+
+/**
+ * Options of an in-process agent whose every change must arrive through the push channel: polls, resyncs and pings
+ * far apart, health looked at every second. `overrides` changes any of them (a test of polling shortens the poll).
+ */
+export function pushedAgentOptions(
+  required: { server: string; token: string } & Pick<AgentOptions, 'engine' | 'kubeConfig' | 'dataDir' | 'log'>,
+  overrides: Partial<AgentOptions> = {},
+): AgentOptions {
+  const { server, token, ...rest } = required;
+  return {
+    client: new AgentClient({ server, token }),
+    token,
+    pushChannel: true,
+    pollIntervalMs: 600_000,
+    jitterMs: 0,
+    resyncIntervalMs: 600_000,
+    pingIntervalMs: 60_000,
+    healthIntervalMs: 1_000,
+    syncTimeoutMs: 60_000,
+    ...rest,
+    ...overrides,
   };
 }
