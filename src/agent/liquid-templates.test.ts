@@ -64,6 +64,14 @@ describe('renderLiquidTemplates', () => {
     expect(await renderLiquidTemplates(dir, bindings, { manifestNames: false })).toEqual(['patch']);
   });
 
+  test('verbatim (a service not templated): the text is kept as it is, {{ }} and bad syntax included', async () => {
+    const text = 'rule: "{{ $labels.instance }} {% if %}"\n';
+    await write({ 'alerts.yaml.liquid': text });
+    expect(await renderLiquidTemplates(dir, bindings, { manifestNames: true, verbatim: true })).toEqual(['alerts.yaml']);
+    expect(await readFile(path.join(dir, 'alerts.yaml'), 'utf8')).toBe(text);
+    expect(await files()).toBe(1);
+  });
+
   test('a template may include another one of the folder, never a file outside it', async () => {
     await write({ '_labels.liquid': 'tier: {{ cluster.tags.tier }}', 'a.yaml.liquid': 'labels: { {% include "_labels.liquid" %} }\n' });
     await renderLiquidTemplates(dir, bindings, { manifestNames: true });

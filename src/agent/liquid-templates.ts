@@ -48,6 +48,8 @@ export interface RenderOptions {
    * renderer reads any `.liquid` file as manifests while the engine reads only YAML and JSON files.
    */
   manifestNames: boolean;
+  /** Take each file's text as it is, unrendered (a service that is not `templated`, as Plural's flag turns Liquid off). */
+  verbatim?: boolean;
 }
 
 /** The bindings of an agent's service. */
@@ -73,7 +75,9 @@ export async function renderLiquidTemplates(dir: string, bindings: TemplateBindi
   const liquid = new Liquid({ root: [dir], partials: [dir], layouts: [dir], extname: '', strictFilters: true, strictVariables: false });
   // All are rendered before any is replaced, so a template may include another one.
   const outputs = new Map<string, string>();
-  for (const file of templates) outputs.set(file, await renderFile(liquid, dir, file, bindings));
+  for (const file of templates) {
+    outputs.set(file, options.verbatim ? await readFile(path.join(dir, file), 'utf8') : await renderFile(liquid, dir, file, bindings));
+  }
   for (const [file, text] of outputs) {
     await writeFile(path.join(dir, outputName(file, options)), text);
     await rm(path.join(dir, file));

@@ -1,10 +1,10 @@
 /**
  * What the engine renders for a service: its folder as a Kluctl project (target, args, and the configuration as
  * args), or, for kustomize and raw YAML, a one-item Kluctl project wrapped around the folder with the service's
- * namespace as overrideNamespace, its `*.liquid` files rendered into the copy (liquid-templates.ts; Kluctl projects
- * have their own templating, with the configuration as args); a helm service's tarball is already such a Kluctl
- * project. Either way one engine renders, applies, waits and prunes, with the service's own
- * discriminator, in the agent's own cluster.
+ * namespace as overrideNamespace, its `*.liquid` files rendered into the copy, or taken verbatim when the service is
+ * not `templated` (liquid-templates.ts; Kluctl projects have their own templating, with the configuration as args); a helm
+ * service's tarball is already such a Kluctl project. Either way one engine renders, applies, waits and prunes, with
+ * the service's own discriminator, in the agent's own cluster.
  */
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import type { AgentService } from '../client/agent-client.ts';
 import type { TargetRequest } from '../deploy/prepare.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import { renderLiquidTemplates, templateBindings } from './liquid-templates.ts';
+import { deepMerge, type Values } from '../values.ts';
 import { parseYaml, toYaml } from '../yaml.ts';
 
 export type RendererKind = 'kluctl' | 'kustomize' | 'raw';
@@ -19,6 +20,8 @@ export type RendererKind = 'kluctl' | 'kustomize' | 'raw';
 const KLUCTL_PROJECT_FILES = ['.kluctl.yaml', '.kluctl.yml'];
 const KLUCTL_DEPLOYMENT_FILES = ['deployment.yaml', 'deployment.yml'];
 const KUSTOMIZE_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+/** Kluctl's values file beside a helm-chart.yaml. */
+const HELM_VALUES_FILE = 'helm-values.yaml';
 
 /** The label value that marks what a service applied: one discriminator per service, never shared. */
 export function serviceDiscriminator(service: { id: string }): string {
@@ -38,7 +41,8 @@ export async function rendererFor(service: AgentService, sourceDir: string): Pro
 }
 
 /**
- * The engine request for the service, writing the wrapper project into `workDir` for kustomize and raw.
+ * The engine request for the service, writing the wrapper project into `workDir` for kustomize and raw, and the
+ * copy of a helm service's project when it has secret values.
  * @throws TemplateError for a Liquid template that cannot be rendered (a render error: nothing is applied).
  * @param context the agent's kubeconfig context: a service deploys to the agent's cluster, whatever its project says.
  */
@@ -51,9 +55,10 @@ export async function serviceRequest(
 ): Promise<TargetRequest> {
   const common = { context, discriminator: serviceDiscriminator(service), inclusion: NO_SELECTION, fixedImages: [] };
   if (renderer === 'kluctl') {
+    const hasSecretValues = service.renderer.kind === 'helm' && Object.keys(service.secretValues).length > 0;
     return {
       ...common,
-      projectDir: sourceDir,
+      projectDir: hasSecretValues ? await withSecretValues(service.secretValues, sourceDir, workDir) : sourceDir,
       target: service.renderer.target,
       args: { ...service.renderer.args, ...service.configuration },
     };
@@ -62,10 +67,33 @@ export async function serviceRequest(
   await mkdir(workDir, { recursive: true });
   const copy = path.join(workDir, 'source');
   await cp(sourceDir, copy, { recursive: true });
-  await renderLiquidTemplates(copy, templateBindings(service), { manifestNames: renderer === 'raw' });
+  await renderLiquidTemplates(copy, templateBindings(service), {
+    manifestNames: renderer === 'raw',
+    verbatim: service.templated === false,
+  });
   const deployment = { deployments: [{ path: 'source' }], overrideNamespace: service.namespace };
   await writeFile(path.join(workDir, 'deployment.yaml'), toYaml(deployment));
+  // Jinja2 is the templating of Kluctl projects only: a raw or kustomize folder reaches the engine as Liquid left
+  // it, `{{ }}` meant for others (Prometheus rules, Helm values in a ConfigMap) included.
+  await writeFile(path.join(workDir, '.templateignore'), '*\n');
   return { ...common, projectDir: workDir, args: {} };
+}
+
+/**
+ * A copy of a helm service's wrapper project (server/helm-sources.ts: one item, the chart and its helm-values.yaml)
+ * in `workDir` with the secret values merged over the item's values. They reach only this copy, never the tarball
+ * or the source cache.
+ */
+async function withSecretValues(secretValues: Values, sourceDir: string, workDir: string): Promise<string> {
+  await rm(workDir, { recursive: true, force: true });
+  await cp(sourceDir, workDir, { recursive: true });
+  const deployment = parseYaml(await readFile(path.join(workDir, 'deployment.yaml'), 'utf8'), 'deployment.yaml') as {
+    deployments: Array<{ path: string }>;
+  };
+  const valuesFile = path.join(workDir, deployment.deployments[0]!.path, HELM_VALUES_FILE);
+  const values = (parseYaml(await readFile(valuesFile, 'utf8'), HELM_VALUES_FILE) ?? {}) as Values;
+  await writeFile(valuesFile, toYaml(deepMerge(values, secretValues)));
+  return workDir;
 }
 
 /**

@@ -19,6 +19,7 @@ import { readinessOf } from '../health/index.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { formatRef, type KubeObject, refKey, refOf, splitApiVersion, type ObjectRef } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
+import { normalizeObjects } from './diff-normalizers.ts';
 import { rendererFor, serviceDiscriminator, serviceRequest } from './service-project.ts';
 
 type Component = AgentReport['components'][number];
@@ -55,6 +56,9 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     request = await serviceRequest(service, sourceDir, renderer, path.join(context.workDir, service.id), kubeConfig.getCurrentContext());
     prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal });
     if (service.syncConfig?.enforceNamespace) await enforceNamespace(cluster, targetObjects(prepared.rendered), service.namespace);
+    if (service.syncConfig?.diffNormalizers?.length) {
+      await normalizeObjects(targetObjects(prepared.rendered), service.syncConfig.diffNormalizers, (ref) => cluster.get(ref));
+    }
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     return { applied: false, components: [], errors: [{ source: 'render', message: messageOf(error) }] };

@@ -145,6 +145,21 @@ const ServiceTemplateFields = {
         version: Type.Optional(Type.String({ description: 'Exact version or semver range.' })),
         values: Type.Optional(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'Helm values.' })),
         valuesFiles: Type.Optional(Type.Array(Type.String(), { description: 'Values files in the git folder.' })),
+        valuesFrom: Type.Optional(
+          Type.Object(
+            { ...SecretReferenceSchema.properties },
+            {
+              description:
+                "A Secret each of whose keys is a YAML values file, merged in key order under `values`; sent sealed, never shown by the server (Plural's valuesFrom).",
+            },
+          ),
+        ),
+        valuesConfigMapRef: Type.Optional(
+          Type.Object(
+            { name: Name('Name of the ConfigMap.'), key: Type.String({ description: 'Its key holding a YAML values file.' }) },
+            { description: "A ConfigMap key holding values, merged under valuesFrom and `values` (Plural's valuesConfigMapRef)." },
+          ),
+        ),
         release: Type.Optional(Type.String({ description: 'Release name; default the service name.' })),
       },
       { description: 'A Helm chart as source (Plural helm spec).' },
@@ -167,6 +182,11 @@ const ServiceTemplateFields = {
     ),
   ),
   contexts: Type.Optional(Type.Array(Type.String(), { description: 'Service contexts bound into its templates.' })),
+  templated: Type.Optional(
+    Type.Boolean({
+      description: 'Render the *.liquid files of a raw or kustomize folder with Liquid (default true); false applies the folder as it is.',
+    }),
+  ),
   syncConfig: Type.Optional(
     Type.Object(
       {
@@ -176,6 +196,20 @@ const ServiceTemplateFields = {
         ),
         labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Labels of the service's namespace." })),
         annotations: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Annotations of the service's namespace." })),
+        diffNormalizers: Type.Optional(
+          Type.Array(
+            Type.Object({
+              kind: Type.Optional(Type.String({ description: 'Kind of the objects it applies to; absent: any.' })),
+              name: Type.Optional(Type.String({ description: 'Name of the objects it applies to; absent: any.' })),
+              namespace: Type.Optional(Type.String({ description: 'Namespace of the objects it applies to; absent: any.' })),
+              backfill: Type.Optional(
+                Type.Boolean({ description: 'Keep the live values of the pointers rather than leaving them out of what is applied.' }),
+              ),
+              jsonPointers: Type.Array(Type.String(), { description: 'JSON pointers (RFC 6901) of the fields, e.g. /spec/replicas.' }),
+            }),
+            { description: 'Fields left to whatever else in the cluster changes them (an autoscaler, an injector), so they are no drift.' },
+          ),
+        ),
       },
       { description: "How its agent applies (Plural's syncConfig; labels and annotations are its namespace's metadata)." },
     ),

@@ -8,7 +8,14 @@ import { type ApiService, type FleetClient } from '../client/fleet-client.ts';
 import { parseDuration } from '../duration.ts';
 import { sleep } from '../sleep.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
-import { addSourceFlags, helmFromFlags, rendererFromFlags, requiredSource, type SourceFlags } from './source-flags.ts';
+import {
+  addSourceFlags,
+  helmFromFlags,
+  rendererFromFlags,
+  requiredSource,
+  secretValuesFromFlags,
+  type SourceFlags,
+} from './source-flags.ts';
 
 interface ServiceFlags extends SourceFlags {
   dependsOn: string[];
@@ -65,6 +72,7 @@ export function serviceCommand(): Command {
           repository: flags.repo,
           git,
           helm: await helmFromFlags(flags),
+          secretValues: await secretValuesFromFlags(flags),
           renderer: flags.renderer || flags.target || Object.keys(flags.arg).length > 0 ? rendererFromFlags(flags) : undefined,
           configuration: Object.keys(flags.config).length > 0 ? flags.config : undefined,
           contexts: flags.context.length > 0 ? flags.context : undefined,

@@ -26,6 +26,7 @@ export interface SourceFlags {
   valuesFile: string[];
   set: string[];
   gitValuesFile: string[];
+  secretValuesFile: string[];
   release?: string;
 }
 
@@ -75,6 +76,12 @@ export function addSourceFlags(command: Command): Command {
       [],
     )
     .option('--git-values-file <path>', 'helm: a values file in the git folder (repeatable; needs --repo and --ref)', repeatable, [])
+    .option(
+      '--secret-values-file <file>',
+      'helm: a local YAML file of values that are secrets, sealed by the server and never shown (repeatable, merged over the others; on update, replaced whole)',
+      repeatable,
+      [],
+    )
     .option('--release <name>', 'helm: the release name (default: the service name)');
 }
 
@@ -101,15 +108,15 @@ export async function helmFromFlags(flags: SourceFlags): Promise<HelmFlagsSource
   return Object.keys(helm).length > 0 ? helm : undefined;
 }
 
+/** The --secret-values-file files merged in order; undefined when none is given. */
+export async function secretValuesFromFlags(flags: SourceFlags): Promise<Values | undefined> {
+  return flags.secretValuesFile.length > 0 ? await mergedValuesFiles(flags.secretValuesFile, '--secret-values-file') : undefined;
+}
+
 /** --values-file files merged in order, --set values over them; undefined when neither is given. */
 async function valuesFromFlags(flags: SourceFlags): Promise<Values | undefined> {
   if (flags.valuesFile.length === 0 && flags.set.length === 0) return undefined;
-  let values: Values = {};
-  for (const file of flags.valuesFile) {
-    const parsed = parseYaml(await readFile(file, 'utf8'), file) ?? {};
-    if (!isPlainObject(parsed)) throw new Error(`--values-file ${file} is not a YAML mapping`);
-    values = deepMerge(values, parsed);
-  }
+  const values = await mergedValuesFiles(flags.valuesFile, '--values-file');
   for (const assignment of flags.set) {
     const separator = assignment.indexOf('=');
     if (separator <= 0) throw new InvalidArgumentError(`--set '${assignment}' is not path=value`);
@@ -119,6 +126,16 @@ async function valuesFromFlags(flags: SourceFlags): Promise<Values | undefined> 
 }
 
 /** A --set value typed as helm's strvals types it: true/false, null and integers; anything else is a string. */
+async function mergedValuesFiles(files: readonly string[], flag: string): Promise<Values> {
+  let values: Values = {};
+  for (const file of files) {
+    const parsed = parseYaml(await readFile(file, 'utf8'), file) ?? {};
+    if (!isPlainObject(parsed)) throw new Error(`${flag} ${file} is not a YAML mapping`);
+    values = deepMerge(values, parsed);
+  }
+  return values;
+}
+
 function setValue(text: string): unknown {
   if (text === 'true' || text === 'false') return text === 'true';
   if (text === 'null') return null;
@@ -132,10 +149,12 @@ export async function requiredSource(flags: SourceFlags): Promise<{
   repository?: string;
   git?: { ref: string; folder: string };
   helm?: { url: string; chart: string; version: string; values?: Values; valuesFiles?: string[]; release?: string };
+  secretValues?: Values;
   contexts?: string[];
 }> {
   if (!flags.namespace) throw new Error('create needs --namespace');
   const helm = await helmFromFlags(flags);
+  const secretValues = await secretValuesFromFlags(flags);
   const git = flags.repo || flags.ref ? gitFromFlags(flags) : undefined;
   const contexts = flags.context.length > 0 ? { contexts: flags.context } : {};
   if (!helm) {
@@ -143,7 +162,13 @@ export async function requiredSource(flags: SourceFlags): Promise<{
     return { namespace: flags.namespace, ...git, ...contexts };
   }
   if (!helm.url || !helm.chart || !helm.version) throw new Error('a helm source needs --helm-url, --chart and --chart-version');
-  return { namespace: flags.namespace, ...git, helm: { ...helm, url: helm.url, chart: helm.chart, version: helm.version }, ...contexts };
+  return {
+    namespace: flags.namespace,
+    ...git,
+    helm: { ...helm, url: helm.url, chart: helm.chart, version: helm.version },
+    ...(secretValues ? { secretValues } : {}),
+    ...contexts,
+  };
 }
 
 function gitFromFlags(flags: SourceFlags): { repository: string; git: { ref: string; folder: string } } {

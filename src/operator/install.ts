@@ -117,6 +117,7 @@ function operatorRules(): Array<Record<string, unknown>> {
     { apiGroups: [FLEET_GROUP], resources: ['*/status', '*/finalizers'], verbs: ['get', 'update', 'patch'] },
     // References are read; a Cluster's deploy token is written (server-side apply: create and patch).
     { apiGroups: [''], resources: ['secrets'], verbs: [...read, 'create', 'patch'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: read },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...read, 'create', 'update'] },
     { apiGroups: [FLUX_SOURCE_GROUP], resources: ['gitrepositories', 'helmrepositories'], verbs: read },

@@ -176,7 +176,7 @@ const referencing =
       .map(([primaryKey]) => primaryKey);
   };
 
-/** A ServiceDeployment is reconciled again when a Cluster, GitRepository or Secret it references changes. */
+/** A ServiceDeployment is reconciled again when a Cluster, GitRepository, Secret or ConfigMap it references changes. */
 function serviceDeploymentWatches(): ExtraWatch[] {
   const gantryRef = (spec: ServiceDeploymentSpec) =>
     spec.repositoryRef && !isFluxRef(spec.repositoryRef) ? spec.repositoryRef : undefined;
@@ -188,7 +188,11 @@ function serviceDeploymentWatches(): ExtraWatch[] {
     { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'gitrepositories' }, map: referencing(gantryRef, false) },
     {
       resource: { group: '', version: 'v1', plural: 'secrets' },
-      map: referencing<ServiceDeploymentSpec>((spec) => spec.configurationRef, true),
+      map: referencing<ServiceDeploymentSpec>((spec) => [spec.configurationRef, spec.helm?.valuesFrom], true),
+    },
+    {
+      resource: { group: '', version: 'v1', plural: 'configmaps' },
+      map: referencing<ServiceDeploymentSpec>((spec) => spec.helm?.valuesConfigMapRef, true),
     },
   ];
 }

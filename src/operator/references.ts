@@ -17,6 +17,23 @@ export async function secretOf(cluster: Cluster, ref: SecretReference, namespace
 }
 
 /**
+ * The text under `ref.key` of the ConfigMap (in the referring resource's namespace).
+ * @throws Waiting when the ConfigMap does not exist (yet); InvalidSpec when it lacks the key.
+ */
+export async function configMapKeyOf(
+  cluster: Cluster,
+  ref: { name: string; key: string },
+  namespace: string,
+  field: string,
+): Promise<string> {
+  const configMap = await cluster.get({ group: '', version: 'v1', kind: 'ConfigMap', namespace, name: ref.name });
+  if (!configMap) throw new Waiting(`ConfigMap ${namespace}/${ref.name} (${field}) not found`);
+  const value = (configMap['data'] as Record<string, string> | undefined)?.[ref.key];
+  if (value === undefined) throw new InvalidSpec(`ConfigMap ${namespace}/${ref.name} (${field}) has no key ${ref.key}`);
+  return value;
+}
+
+/**
  * The server id of the referenced fleet resource, from its status.
  * @throws Waiting when it does not exist or has no id yet; InvalidSpec when the reference names another kind.
  */

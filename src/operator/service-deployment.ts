@@ -20,7 +20,9 @@ import type { NewServiceBody } from '../server/schemas.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
 import { fluxHelmRepositoryUrl, fluxRepository, isFluxRef } from './flux-source.ts';
 import { notFound } from './git-repository.ts';
-import { referencedId, secretOf } from './references.ts';
+import { deepMerge, isPlainObject, type Values } from '../values.ts';
+import { parseYaml } from '../yaml.ts';
+import { configMapKeyOf, referencedId, secretOf } from './references.ts';
 
 const CLUSTER = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'Cluster', namespaced: true };
 const GIT_REPOSITORY = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'GitRepository', namespaced: false };
@@ -56,13 +58,39 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
     if (helm.url) throw new InvalidSpec('give spec.helm.url or spec.helm.repository, not both');
     return await fluxHelmRepositoryUrl(cluster, helm.repository, namespace);
   }
+  /**
+   * The values of helm.valuesConfigMapRef, then of each key of the helm.valuesFrom Secret, with `values` over them
+   * (Plural's order); undefined without either reference. They go to the server as secretValues, sealed: it merges
+   * them over the rest, so `values` is laid over them here to keep it on top.
+   */
+  async function referencedValuesOf(helm: ServiceTemplate['helm'], namespace: string): Promise<Values | undefined> {
+    if (!helm?.valuesFrom && !helm?.valuesConfigMapRef) return undefined;
+    let merged: Values = {};
+    if (helm.valuesConfigMapRef) {
+      const field = 'spec.helm.valuesConfigMapRef';
+      const text = await configMapKeyOf(cluster, helm.valuesConfigMapRef, namespace, field);
+      merged = deepMerge(
+        merged,
+        valuesIn(text, `ConfigMap ${namespace}/${helm.valuesConfigMapRef.name} key ${helm.valuesConfigMapRef.key} (${field})`),
+      );
+    }
+    if (helm.valuesFrom) {
+      const field = 'spec.helm.valuesFrom';
+      const data = await secretOf(cluster, helm.valuesFrom, namespace, field);
+      const where = `Secret ${helm.valuesFrom.namespace ?? namespace}/${helm.valuesFrom.name}`;
+      for (const key of Object.keys(data).sort()) merged = deepMerge(merged, valuesIn(data[key]!, `${where} key ${key} (${field})`));
+    }
+    return deepMerge(merged, (helm.values as Values | undefined) ?? {});
+  }
   return async (template: ServiceTemplate, defaultName: string, namespace: string): Promise<TemplateBody> => {
     const source = await sourceOf(template, namespace);
     const configuration = {
       ...template.configuration,
       ...(template.configurationRef ? await secretOf(cluster, template.configurationRef, namespace, 'spec.configurationRef') : {}),
     };
-    return serviceBody(template, defaultName, source, configuration, await helmUrlOf(template.helm, namespace));
+    const body = serviceBody(template, defaultName, source, configuration, await helmUrlOf(template.helm, namespace));
+    const secretValues = await referencedValuesOf(template.helm, namespace);
+    return secretValues ? { ...body, secretValues } : body;
   };
 }
 
@@ -89,12 +117,13 @@ export function serviceDeploymentKind(
     find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
     create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
     async update(remote, { attributes }) {
-      const { name: _name, git, helm, syncConfig, ...changes } = attributes.body;
+      const { name: _name, git, helm, syncConfig, secretValues, ...changes } = attributes.body;
       return await client.updateService(attributes.cluster, remote.name, {
         ...changes,
         git: git ?? null,
         helm: helm ?? null,
         syncConfig: syncConfig ?? null,
+        secretValues: secretValues ?? {},
       });
     },
     async remove(resource) {
@@ -157,8 +186,21 @@ function serviceBody(
     ...(renderer ? { renderer: renderer as NewServiceBody['renderer'] } : {}),
     configuration,
     contexts: spec.contexts ?? [],
+    templated: spec.templated !== false,
     ...(spec.syncConfig ? { syncConfig: syncConfigOf(spec.syncConfig) } : {}),
   };
+}
+
+/** A YAML values file's mapping. @throws InvalidSpec naming `where` when it is not YAML or not a mapping. */
+function valuesIn(text: string, where: string): Values {
+  let values: unknown;
+  try {
+    values = parseYaml(text, where) ?? {};
+  } catch (error) {
+    throw new InvalidSpec((error as Error).message);
+  }
+  if (!isPlainObject(values)) throw new InvalidSpec(`${where} is not a YAML mapping of values`);
+  return values;
 }
 
 /** The CRD's syncConfig as the server takes it: labels and annotations are the namespace's metadata. */

@@ -157,6 +157,7 @@ export class GlobalServices {
             name: global.template.name,
             spec,
             configuration: global.template.configuration,
+            secretValues: global.template.secretValues,
             ownerId: global.id,
           },
           source,
@@ -181,7 +182,7 @@ export class GlobalServices {
         this.#deps.db,
         this.#deps.box,
         service.id,
-        { spec, configuration: global.template.configuration ?? {} },
+        { spec, configuration: global.template.configuration ?? {}, secretValues: global.template.secretValues ?? {} },
         source,
         {
           by: `globalservice/${global.name}`,

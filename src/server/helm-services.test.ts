@@ -232,6 +232,37 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
     expect((await call('GET', '/v1/clusters/dev/services/hello', admin)).body.revision.number).toBe(4);
   });
 
+  test('secret values: sealed in the database and the tarball never sees them, keys only to readers, in clear to the agent', async () => {
+    const secret = { auth: { password: 'hunter9-secret' } };
+    expect(
+      await create({ name: 'no-chart', repository: repo.url, git: { ref: 'main', folder: 'values' }, secretValues: secret }),
+    ).toMatchObject({
+      status: 400,
+      body: { field: 'body.secretValues' },
+    });
+    const created = await create({ name: 'sealed', helm: { ...helm(), values: { value: 'plain' } }, secretValues: secret });
+    expect(created).toMatchObject({ status: 201, body: { secretValues: ['auth'], helm: { values: { value: 'plain' } } } });
+    expect(JSON.stringify(created.body)).not.toContain('hunter9');
+    const rows = await server.store.db.selectFrom('services').select(['spec', 'secret_values']).execute();
+    const revisions = await server.store.db.selectFrom('revisions').select(['spec', 'secret_values']).execute();
+    expect(JSON.stringify([rows, revisions])).not.toContain('hunter9');
+    expect(await readFile(path.join(await tarballFiles('sealed'), 'sealed/helm-values.yaml'), 'utf8')).not.toContain('hunter9');
+    const listed = (await call('GET', '/v1/agent/services', agentToken)).body as Array<{ name: string; secretValues: unknown }>;
+    expect(listed.find((service) => service.name === 'sealed')?.secretValues).toEqual(secret);
+
+    const same = await call('PATCH', '/v1/clusters/dev/services/sealed', admin, { secretValues: secret });
+    expect(same.body.revision.number).toBe(1);
+    const changed = await call('PATCH', '/v1/clusters/dev/services/sealed', admin, { secretValues: { auth: { password: 'other' } } });
+    expect(changed.body.revision.number).toBe(2);
+    const dropped = await call('PATCH', '/v1/clusters/dev/services/sealed', admin, { secretValues: {} });
+    expect(dropped.body).toMatchObject({ secretValues: [], revision: { number: 3 } });
+    const rolledBack = await call('POST', '/v1/clusters/dev/services/sealed/rollback', admin, { revision: 1 });
+    expect(rolledBack.body).toMatchObject({ secretValues: ['auth'], revision: { number: 4 } });
+    const again = (await call('GET', '/v1/agent/services', agentToken)).body as Array<{ name: string; secretValues: unknown }>;
+    expect(again.find((service) => service.name === 'sealed')?.secretValues).toEqual(secret);
+    expect((await call('DELETE', '/v1/clusters/dev/services/sealed?detach=true', admin)).status).toBe(204);
+  });
+
   test('valuesFiles come from the git folder under values; a commit to them is a revision by git', async () => {
     const created = await create({
       name: 'from-git',

@@ -157,6 +157,11 @@ const HelmSourceSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const SecretValues = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    "Helm values that are secrets (from a Secret: Plural's valuesFrom), merged over the chart's other values by the agent; stored encrypted, never returned (only their top-level keys); {} removes them",
+});
+
 const Configuration = Type.Record(Type.String({ minLength: 1 }), Type.String(), {
   description: 'Values handed to the renderer (Kluctl args, templates); stored encrypted, given in clear only to the agent.',
 });
@@ -173,6 +178,23 @@ const ContextNames = Type.Array(ContextName, {
   description: 'service contexts (gantry context set) bound into Liquid templates as contexts.<name>',
 });
 
+/** RFC 6901: empty (the whole object) is refused, as a normalizer of everything would apply nothing. */
+const JsonPointer = Type.String({ pattern: '^(/([^~/]|~[01])*)+$', description: 'a JSON pointer, e.g. /spec/replicas' });
+
+const DiffNormalizerSchema = Type.Object(
+  {
+    kind: Type.Optional(Type.String({ minLength: 1 })),
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    namespace: Type.Optional(Type.String({ minLength: 1 })),
+    backfill: Type.Optional(Type.Boolean({ description: 'keep the live values rather than leaving the fields out' })),
+    jsonPointers: Type.Array(JsonPointer, { minItems: 1 }),
+  },
+  {
+    additionalProperties: false,
+    description: "fields of the matching objects (kind, name, namespace; absent: any) left to the cluster (Plural's diffNormalizers)",
+  },
+);
+
 export const SyncConfigSchema = Type.Object(
   {
     createNamespace: Type.Optional(Type.Boolean({ description: "make the service's namespace when missing (default true)" })),
@@ -188,6 +210,7 @@ export const SyncConfigSchema = Type.Object(
         { additionalProperties: false, description: "labels and annotations of the service's namespace" },
       ),
     ),
+    diffNormalizers: Type.Optional(Type.Array(DiffNormalizerSchema, { maxItems: 100 })),
   },
   { additionalProperties: false, description: "how the agent applies (Plural's syncConfig)" },
 );
@@ -206,11 +229,15 @@ const ServiceSourceFields = {
   configuration: Type.Optional(Configuration),
   contexts: Type.Optional(ContextNames),
   syncConfig: Type.Optional(SyncConfigSchema),
+  templated: Type.Optional(
+    Type.Boolean({ description: 'render *.liquid files with Liquid (default true, as Plural); false applies the folder as it is' }),
+  ),
 };
 
 export const NewServiceSchema = Type.Object(
   {
     ...ServiceSourceFields,
+    secretValues: Type.Optional(SecretValues),
     dependencies: Type.Optional(Type.Array(Name, { description: 'services of the same cluster that must be healthy first' })),
     protect: Type.Optional(Type.Boolean({ description: 'refuse deletion' })),
   },
@@ -241,7 +268,9 @@ export const ServiceUpdateSchema = Type.Object(
     ),
     renderer: Type.Optional(RendererSchema),
     syncConfig: Type.Optional(Type.Union([SyncConfigSchema, Type.Null()], { description: 'replaces the current one; null: the defaults' })),
+    templated: Type.Optional(Type.Boolean()),
     configuration: Type.Optional(Configuration),
+    secretValues: Type.Optional(SecretValues),
     contexts: Type.Optional(ContextNames),
     dependencies: Type.Optional(Type.Array(Name)),
     protect: Type.Optional(Type.Boolean()),
@@ -285,10 +314,12 @@ export const ServiceSchema = Type.Object({
   namespace: Type.String(),
   repository: Type.Union([Type.Object({ id: Type.String(), url: Type.String() }), Type.Null()]),
   syncConfig: Type.Optional(SyncConfigSchema),
+  templated: Type.Boolean({ description: 'whether *.liquid files are rendered' }),
   git: Type.Union([GitSourceSchema, Type.Null()]),
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,
   configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+  secretValues: Type.Array(Type.String(), { description: 'top-level keys of the secret helm values; values are never returned' }),
   contexts: Type.Array(Type.String(), { description: 'bound service contexts' }),
   dependencies: Type.Array(Type.String()),
   protect: Type.Boolean(),
@@ -343,11 +374,15 @@ export const AgentServiceSchema = Type.Object({
   folder: Type.String(),
   renderer: RendererSchema,
   configuration: Type.Record(Type.String(), Type.String()),
+  /** Helm values merged over the wrapper project's helm-values.yaml. */
+  secretValues: Type.Record(Type.String(), Type.Unknown()),
   /** The bound contexts' configuration by name; a context deleted since the revision was made is absent. */
   contexts: Type.Record(Type.String(), ContextConfiguration),
   /** Dependencies not yet healthy on the cluster; the agent applies nothing until this is empty. */
   waitingFor: Type.Array(Type.String()),
   syncConfig: Type.Optional(SyncConfigSchema),
+  /** Whether its `*.liquid` files are rendered (Plural's templated). */
+  templated: Type.Boolean(),
   deleting: Type.Boolean(),
 });
 
@@ -363,10 +398,13 @@ export const ReportSchema = Type.Object(
 export const ServiceIdParams = Type.Object({ id: Type.String() });
 export const TarballQuery = Type.Object({ digest: Type.String({ pattern: '^[0-9a-f]{64}$' }) });
 
-const TemplateSchema = Type.Object(ServiceSourceFields, {
-  additionalProperties: false,
-  description: "what each selected cluster's copy of the service is made from",
-});
+const TemplateSchema = Type.Object(
+  { ...ServiceSourceFields, secretValues: Type.Optional(SecretValues) },
+  {
+    additionalProperties: false,
+    description: "what each selected cluster's copy of the service is made from",
+  },
+);
 
 export const NewGlobalServiceSchema = Type.Object(
   {
@@ -404,6 +442,7 @@ export const GlobalServiceSchema = Type.Object({
     helm: Type.Union([HelmSourceSchema, Type.Null()]),
     renderer: RendererSchema,
     configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+    secretValues: Type.Array(Type.String(), { description: 'top-level keys of the secret helm values; values are never returned' }),
     contexts: Type.Array(Type.String()),
   }),
   services: Type.Array(Type.Object({ cluster: Type.String(), status: Type.String(), deleting: Type.Boolean() })),

@@ -18,6 +18,7 @@ export interface SourceInput {
   /** Names of existing service contexts (checkedContexts in routes/contexts.ts). */
   contexts?: string[];
   syncConfig?: SyncConfig;
+  templated?: boolean;
 }
 
 /**
@@ -48,7 +49,15 @@ export async function checkedSpec(sources: ServiceSources, input: SourceInput, n
   // Left out when empty: see ServiceSpec.contexts.
   if (input.contexts?.length) spec.contexts = input.contexts;
   if (input.syncConfig && Object.keys(input.syncConfig).length > 0) spec.syncConfig = input.syncConfig;
+  if (input.templated === false) spec.templated = false;
   return spec;
+}
+
+/** @throws HttpError 400 naming `<prefix>.secretValues` when they are given to a service without a chart. */
+export function checkSecretValues(spec: ServiceSpec, secretValues: Record<string, unknown> | undefined, prefix: string): void {
+  if (!spec.helm && secretValues && Object.keys(secretValues).length > 0) {
+    throw new HttpError(400, 'secretValues are helm values: the service needs helm', `${prefix}.secretValues`);
+  }
 }
 
 /** A helm source with every required part (an update may have merged a partial one). */

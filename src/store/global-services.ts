@@ -16,11 +16,13 @@ export interface ServiceTemplate extends ServiceSpec {
   name: string;
   /** Sealed in the database (the template's other fields are not secret). */
   configuration?: Record<string, string>;
+  /** Helm values that are secrets; sealed as the configuration is. */
+  secretValues?: Record<string, unknown>;
 }
 
 /** The spec of each copy of the template (no empty contexts list: see ServiceSpec.contexts). */
 export function templateSpec(template: ServiceTemplate): ServiceSpec {
-  const { name: _name, configuration: _configuration, contexts, ...spec } = template;
+  const { name: _name, configuration: _configuration, secretValues: _secretValues, contexts, ...spec } = template;
   return contexts && contexts.length > 0 ? { ...spec, contexts } : spec;
 }
 
@@ -33,8 +35,9 @@ export interface GlobalService {
   createdAt: string;
 }
 
-interface StoredTemplate extends Omit<ServiceTemplate, 'configuration'> {
+interface StoredTemplate extends Omit<ServiceTemplate, 'configuration' | 'secretValues'> {
   sealedConfiguration?: string;
+  sealedSecretValues?: string;
 }
 
 /** @throws ConflictError when the name is taken. */
@@ -108,18 +111,27 @@ export function selects(
 }
 
 function storedTemplate(box: SecretBox, template: ServiceTemplate): StoredTemplate {
-  const { configuration, ...rest } = template;
-  return configuration && Object.keys(configuration).length > 0 ? { ...rest, sealedConfiguration: box.sealJson(configuration) } : rest;
+  const { configuration, secretValues, ...rest } = template;
+  const sealed = (object: Record<string, unknown> | undefined) =>
+    object && Object.keys(object).length > 0 ? box.sealJson(object) : undefined;
+  const sealedConfiguration = sealed(configuration);
+  const sealedSecretValues = sealed(secretValues);
+  return { ...rest, ...(sealedConfiguration ? { sealedConfiguration } : {}), ...(sealedSecretValues ? { sealedSecretValues } : {}) };
 }
 
 function toGlobalService(box: SecretBox, row: Selectable<GlobalServiceTable>): GlobalService {
-  const { sealedConfiguration, ...template } = JSON.parse(row.template) as StoredTemplate;
+  const { sealedConfiguration, sealedSecretValues, ...stored } = JSON.parse(row.template) as StoredTemplate;
+  const template: ServiceTemplate = {
+    ...stored,
+    ...(sealedConfiguration ? { configuration: box.openJson<Record<string, string>>(sealedConfiguration) } : {}),
+    ...(sealedSecretValues ? { secretValues: box.openJson<Record<string, unknown>>(sealedSecretValues) } : {}),
+  };
   return {
     id: row.id,
     name: row.name,
     tags: JSON.parse(row.tags) as Record<string, string>,
     distro: row.distro,
-    template: sealedConfiguration ? { ...template, configuration: box.openJson<Record<string, string>>(sealedConfiguration) } : template,
+    template,
     createdAt: row.created_at,
   };
 }

@@ -179,6 +179,12 @@ async function helmRepositories(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+/** Helm values that are secrets (from a Secret: Plural's valuesFrom), sealed apart from the spec, per revision too. */
+async function secretValues(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('services').addColumn('secret_values', 'text').execute();
+  await db.schema.alterTable('revisions').addColumn('secret_values', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -186,4 +192,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0003-revision-chart-version': { up: revisionChartVersion },
   '0004-notifications': { up: notifications },
   '0005-helm-repositories': { up: helmRepositories },
+  '0006-secret-values': { up: secretValues },
 };

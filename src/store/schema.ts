@@ -54,6 +54,8 @@ export interface ServiceTable {
   spec: string;
   /** Encrypted JSON object of configuration values, or null. */
   configuration: string | null;
+  /** Encrypted JSON object of Helm values that are secrets (merged by the agent over the chart's others), or null. */
+  secret_values: string | null;
   /** JSON array of names of services on the same cluster that must be healthy first. */
   dependencies: string;
   protect: number;
@@ -86,6 +88,7 @@ export interface RevisionTable {
   chart_version: string | null;
   spec: string;
   configuration: string | null;
+  secret_values: string | null;
   message: string | null;
   created_by: string | null;
   created_at: string;

@@ -1,12 +1,13 @@
 /**
  * Services (Plural's ServiceDeployment): what one cluster runs from one source, and its immutable revisions.
- * Every change of a service's spec or configuration, and every new commit of its ref, adds a revision (number,
- * commit, tarball digest, spec and sealed configuration, who, when); the service points at the newest, which is
+ * Every change of a service's spec, configuration or secret values, and every new commit of its ref, adds a revision
+ * (number, commit, tarball digest, spec, sealed configuration and secret values, who, when); the service points at the newest, which is
  * what its agent applies. Rollback adds a revision with an old one's content and pins the ref to that revision's
  * commit, so the next commit on the branch does not undo it (Argo CD users' rollback-versus-auto-sync complaint).
  * The agent's reports set the service's components, errors, applied revision and status.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
@@ -55,6 +56,8 @@ export interface ServiceSpec {
   contexts?: string[];
   /** How the agent applies (Plural's syncConfig); absent for the defaults, for the same reason as contexts. */
   syncConfig?: SyncConfig;
+  /** False: `*.liquid` files are not rendered (Plural's templated); absent for the default, true. */
+  templated?: false;
 }
 
 /** Plural's syncConfig, as its agent reads it. */
@@ -65,6 +68,8 @@ export interface SyncConfig {
   enforceNamespace?: boolean;
   /** Labels and annotations of the namespace the agent makes or keeps. */
   namespaceMetadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  /** Fields of matching objects the agent leaves to the cluster (agent/diff-normalizers.ts). */
+  diffNormalizers?: Array<{ kind?: string; name?: string; namespace?: string; backfill?: boolean; jsonPointers: string[] }>;
 }
 
 /** STALE: a newer revision than the applied one, or objects out of sync; SYNCED: applied, not all ready yet. */
@@ -124,6 +129,8 @@ export interface NewService {
   name: string;
   spec: ServiceSpec;
   configuration?: Record<string, string>;
+  /** Helm values that are secrets, sealed like the configuration. */
+  secretValues?: Record<string, unknown>;
   dependencies?: string[];
   protect?: boolean;
   ownerId?: string | null;
@@ -164,7 +171,8 @@ export async function createService(
           namespace: input.spec.namespace,
           repository_id: input.spec.repositoryId ?? null,
           spec: JSON.stringify(input.spec),
-          configuration: sealConfiguration(box, input.configuration),
+          configuration: sealObject(box, input.configuration),
+          secret_values: sealObject(box, input.secretValues),
           dependencies: JSON.stringify(input.dependencies ?? []),
           protect: input.protect ? 1 : 0,
           owner_id: input.ownerId ?? null,
@@ -190,12 +198,15 @@ export interface ServiceChanges {
   spec?: ServiceSpec;
   /** Replaces the whole configuration. */
   configuration?: Record<string, string>;
+  /** Replace all secret values ({} drops them). */
+  secretValues?: Record<string, unknown>;
   dependencies?: string[];
   protect?: boolean;
 }
 
 /**
- * Applies `changes` and, when the spec, the configuration or the source's commit changed, adds a revision.
+ * Applies `changes` and, when the spec, the configuration, the secret values or the source's commit changed, adds a
+ * revision.
  * @returns the service, and whether a revision was added.
  */
 export async function updateService(
@@ -212,15 +223,16 @@ export async function updateService(
     const row = await serviceRow(trx, serviceId);
     const current = await revisionRow(trx, row.revision_id);
     const spec = changes.spec ?? (JSON.parse(row.spec) as ServiceSpec);
-    const configuration = changes.configuration === undefined ? row.configuration : sealConfiguration(box, changes.configuration);
-    const configurationChanged = changes.configuration !== undefined && !sameConfiguration(box, row.configuration, changes.configuration);
+    const configurationChanged = changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration);
+    const secretValuesChanged = changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues);
     await trx
       .updateTable('services')
       .set({
         spec: JSON.stringify(spec),
         namespace: spec.namespace,
         repository_id: spec.repositoryId ?? null,
-        ...(configurationChanged ? { configuration } : {}),
+        ...(configurationChanged ? { configuration: sealObject(box, changes.configuration) } : {}),
+        ...(secretValuesChanged ? { secret_values: sealObject(box, changes.secretValues) } : {}),
         ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
         ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
         updated_at: time,
@@ -229,6 +241,7 @@ export async function updateService(
       .execute();
     const changed =
       configurationChanged ||
+      secretValuesChanged ||
       current.spec !== JSON.stringify(spec) ||
       current.commit_sha !== (source.commit || null) ||
       current.digest !== source.digest ||
@@ -258,7 +271,8 @@ export async function reviseService(db: Kysely<Database>, serviceId: string, aut
 }
 
 /**
- * Adds a revision with the content of revision `number` (spec, configuration, commit, digest, chart version) and
+ * Adds a revision with the content of revision `number` (spec, configuration, secret values, commit, digest, chart
+ * version) and
  * pins the service's ref to that commit and its chart version to that version (see pinnedSpec).
  * @throws NotFoundError when the service has no such revision.
  */
@@ -286,6 +300,7 @@ export async function rollbackService(
         namespace: pinned.namespace,
         repository_id: pinned.repositoryId ?? null,
         configuration: old.configuration,
+        secret_values: old.secret_values,
         updated_at: time,
       })
       .where('id', '=', serviceId)
@@ -299,6 +314,7 @@ export async function rollbackService(
       {
         spec: JSON.stringify(pinned),
         configuration: old.configuration,
+        secretValues: old.secret_values,
       },
     );
   });
@@ -404,16 +420,27 @@ async function inChunks<T>(ids: readonly string[], query: (chunk: string[]) => P
   return rows;
 }
 
-/** Each service's configuration in clear, by service id (for agents only; values are sealed in the database). */
-export async function serviceConfigurations(
+/** What a service keeps sealed, in clear. */
+export interface ServiceSecrets {
+  configuration: Record<string, string>;
+  secretValues: Record<string, unknown>;
+}
+
+/**
+ * Each service's configuration and secret values in clear, by service id (in full for agents only, keys for
+ * readers; they are sealed in the database).
+ */
+export async function serviceSecrets(
   db: Kysely<Database>,
   box: SecretBox,
   serviceIds: readonly string[],
-): Promise<Map<string, Record<string, string>>> {
+): Promise<Map<string, ServiceSecrets>> {
   const rows = await inChunks(serviceIds, (ids) =>
-    db.selectFrom('services').select(['id', 'configuration']).where('id', 'in', ids).execute(),
+    db.selectFrom('services').select(['id', 'configuration', 'secret_values']).where('id', 'in', ids).execute(),
   );
-  return new Map(rows.map((row) => [row.id, row.configuration === null ? {} : box.openJson<Record<string, string>>(row.configuration)]));
+  return new Map(
+    rows.map((row) => [row.id, { configuration: openObject(box, row.configuration), secretValues: openObject(box, row.secret_values) }]),
+  );
 }
 
 export async function listRevisions(db: Kysely<Database>, serviceId: string): Promise<Revision[]> {
@@ -487,7 +514,7 @@ async function addRevision(
   source: ResolvedSource,
   author: Author,
   time: string,
-  content?: { spec: string; configuration: string | null },
+  content?: { spec: string; configuration: string | null; secretValues: string | null },
 ): Promise<void> {
   const service = await serviceRow(trx, serviceId);
   const last = await trx
@@ -507,6 +534,7 @@ async function addRevision(
       chart_version: source.chartVersion ?? null,
       spec: content?.spec ?? service.spec,
       configuration: content ? content.configuration : service.configuration,
+      secret_values: content ? content.secretValues : service.secret_values,
       message: author.message ?? null,
       created_by: author.by,
       created_at: time,
@@ -541,14 +569,17 @@ function toRevision(row: Selectable<RevisionTable>): Revision {
   };
 }
 
-function sealConfiguration(box: SecretBox, configuration: Record<string, string> | undefined): string | null {
-  return configuration && Object.keys(configuration).length > 0 ? box.sealJson(configuration) : null;
+/** Null for none, so a service without configuration or secret values has nothing sealed. */
+function sealObject(box: SecretBox, object: Record<string, unknown> | undefined): string | null {
+  return object && Object.keys(object).length > 0 ? box.sealJson(object) : null;
 }
 
-function sameConfiguration(box: SecretBox, sealed: string | null, next: Record<string, string>): boolean {
-  const current = sealed === null ? {} : box.openJson<Record<string, string>>(sealed);
-  const keys = new Set([...Object.keys(current), ...Object.keys(next)]);
-  return [...keys].every((key) => current[key] === next[key]);
+function openObject<T extends Record<string, unknown>>(box: SecretBox, sealed: string | null): T {
+  return sealed === null ? ({} as T) : box.openJson<T>(sealed);
+}
+
+function sameSealed(box: SecretBox, sealed: string | null, next: Record<string, unknown>): boolean {
+  return isDeepStrictEqual(openObject(box, sealed), next);
 }
 
 /** Live (not deleted) services by status (stale, synced, healthy, failed); statuses with none are absent. */

@@ -65,6 +65,13 @@ describe('the deployment operator', () => {
       const condition = await conditionOf(kind, name, 'Synchronized');
       return condition?.status === 'False' ? condition : undefined;
     });
+  /** A ServiceDeployment in NS of a service in APP_NS on the k3s-test cluster. */
+  const serviceDeployment = (name: string, spec: Record<string, unknown>) => ({
+    apiVersion: 'deployments.gantry.dev/v1alpha1',
+    kind: 'ServiceDeployment',
+    metadata: { name, namespace: NS },
+    spec: { namespace: APP_NS, clusterRef: { name: 'k3s-test' }, ...spec },
+  });
   const apply = (manifests: unknown[]) => kubectl(['apply', '-f', '-'], manifests.map((m) => toYaml(m)).join('---\n'));
 
   beforeAll(async () => {
@@ -76,6 +83,9 @@ describe('the deployment operator', () => {
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: placed\n  namespace: somewhere-else\ndata:\n  x: "1"\n',
       'test-apps/elsewhere/configmap.yaml':
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: placed\n  namespace: somewhere-else\ndata:\n  x: "1"\n',
+      'test-apps/normalized/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: normalized\ndata:\n  a: "1"\n  b: "2"\n',
+      'test-apps/normalized/rule.yaml.liquid':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rule\ndata:\n  text: "{{ $labels.instance }}"\n',
       'test-apps/regional/configmap.yaml.liquid':
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: regional\ndata:\n  region: "{{ contexts.shared.region }}"\n  cluster: "{{ cluster.handle }}"\n',
     });
@@ -259,17 +269,10 @@ describe('the deployment operator', () => {
       `--from-literal=password=pw-${suffix}`,
     ]);
     await apply([
-      {
-        apiVersion: 'deployments.gantry.dev/v1alpha1',
-        kind: 'ServiceDeployment',
-        metadata: { name: 'from-flux', namespace: NS },
-        spec: {
-          namespace: APP_NS,
-          clusterRef: { name: 'k3s-test' },
-          repositoryRef: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'app-source' },
-          git: { folder: 'test-apps/k3s' },
-        },
-      },
+      serviceDeployment('from-flux', {
+        repositoryRef: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'app-source' },
+        git: { folder: 'test-apps/k3s' },
+      }),
     ]);
     const waiting = await notSynchronized('servicedeployment', 'from-flux');
     expect(waiting).toMatchObject({ reason: 'Waiting', message: `Flux GitRepository ${NS}/app-source (spec.repositoryRef) not found` });
@@ -373,16 +376,9 @@ describe('the deployment operator', () => {
       files: { 'templates/cm.yaml': configMapTemplate('{{ .Release.Name }}-greeting') },
     });
     await apply([
-      {
-        apiVersion: 'deployments.gantry.dev/v1alpha1',
-        kind: 'ServiceDeployment',
-        metadata: { name: 'greeting', namespace: NS },
-        spec: {
-          namespace: APP_NS,
-          clusterRef: { name: 'k3s-test' },
-          helm: { repository: { name: 'charts' }, chart: 'greeting', version: '1.0.0' },
-        },
-      },
+      serviceDeployment('greeting', {
+        helm: { repository: { name: 'charts' }, chart: 'greeting', version: '1.0.0' },
+      }),
     ]);
     const waiting = await notSynchronized('servicedeployment', 'greeting');
     expect(waiting).toMatchObject({ reason: 'Waiting', message: `Flux HelmRepository ${NS}/charts (spec.helm.repository) not found` });
@@ -420,19 +416,111 @@ describe('the deployment operator', () => {
     await waitFor('the HelmRepository synced', async () => (await conditionOf('helmrepository', 'guarded', 'Ready'))?.status === 'True');
     expect(await client.listHelmRepositories()).toEqual([expect.objectContaining({ url: guarded.url, authenticated: true })]);
     expect(JSON.stringify(await get('helmrepository', 'guarded'))).not.toContain(`pw-${suffix}`);
-    await apply([
-      {
-        apiVersion: 'deployments.gantry.dev/v1alpha1',
-        kind: 'ServiceDeployment',
-        metadata: { name: 'guarded', namespace: NS },
-        spec: { namespace: APP_NS, clusterRef: { name: 'k3s-test' }, helm: { url: guarded.url, chart: 'guarded', version: '1.0.0' } },
-      },
-    ]);
+    await apply([serviceDeployment('guarded', { helm: { url: guarded.url, chart: 'guarded', version: '1.0.0' } })]);
     await waitFor('guarded Ready', async () => (await conditionOf('servicedeployment', 'guarded', 'Ready'))?.status === 'True', 90_000);
     await kubectlOn(DEV, ['get', 'configmap', 'guarded-cm', '-n', APP_NS]);
     await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'guarded', '-n', NS, '--wait=true', '--timeout=90s']);
     await kubectl(['delete', 'helmrepository.deployments.gantry.dev', 'guarded', '-n', NS, '--wait=true', '--timeout=30s']);
     expect(await client.listHelmRepositories()).toEqual([]);
+  });
+
+  test("helm.valuesFrom's Secret and valuesConfigMapRef reach the chart under `values`, sealed; a change of the Secret resyncs", async () => {
+    const charts = await startChartRepository();
+    onTestFinished(() => charts.close());
+    const template = [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata:',
+      '  name: {{ .Release.Name }}-values',
+      'data:',
+      '  password: {{ .Values.auth.password | quote }}',
+      '  region: {{ .Values.region | quote }}',
+      '  value: {{ .Values.value | quote }}',
+      '',
+    ].join('\n');
+    await charts.publish({ name: 'valued', version: '1.0.0', files: { 'templates/cm.yaml': template } });
+    const secretValues = (password: string) =>
+      kubectl(
+        ['apply', '-f', '-'],
+        toYaml({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'chart-values', namespace: NS },
+          stringData: { 'auth.yaml': `auth:\n  password: ${password}\n`, 'value.yaml': 'value: from-secret\n' },
+        }),
+      );
+    await secretValues(`pw1-${suffix}`);
+    await kubectl(['create', 'configmap', 'chart-defaults', '-n', NS, '--from-literal=values.yaml=region: eu\nvalue: from-configmap\n']);
+    await apply([
+      serviceDeployment('valued', {
+        helm: {
+          url: charts.url,
+          chart: 'valued',
+          version: '1.0.0',
+          values: { value: 'inline' },
+          valuesFrom: { name: 'chart-values' },
+          valuesConfigMapRef: { name: 'chart-defaults', key: 'values.yaml' },
+        },
+      }),
+    ]);
+    const applied = (password: string) =>
+      waitFor(
+        `the chart's ConfigMap with password ${password}`,
+        async () => {
+          const cm = await kubectlJsonOn<{ data: Record<string, string> }>(DEV, ['get', 'configmap', 'valued-values', '-n', APP_NS]).catch(
+            () => undefined,
+          );
+          return cm?.data.password === password ? cm.data : undefined;
+        },
+        90_000,
+      );
+    // `values` over the Secret's, the Secret's over the ConfigMap's (Plural's order).
+    expect(await applied(`pw1-${suffix}`)).toEqual({ password: `pw1-${suffix}`, region: 'eu', value: 'inline' });
+    const service = await client.getService('k3s-test', 'valued');
+    expect(service.secretValues).toEqual(['auth', 'region', 'value']);
+    expect(JSON.stringify([service, await get('servicedeployment', 'valued')])).not.toContain(`pw1-${suffix}`);
+
+    await secretValues(`pw2-${suffix}`);
+    expect((await applied(`pw2-${suffix}`)).value).toBe('inline');
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'valued', '-n', NS, '--wait=true', '--timeout=90s']);
+  });
+
+  test('templated: false takes *.liquid files as they are; a diffNormalizer with backfill leaves a field to whoever changed it', async () => {
+    const resource = (configuration: Record<string, string>) =>
+      serviceDeployment('normalized', {
+        repositoryRef: { name: `console-${suffix}` },
+        git: { ref: 'main', folder: 'test-apps/normalized' },
+        templated: false,
+        configuration,
+        syncConfig: { diffNormalizers: [{ kind: 'ConfigMap', name: 'normalized', backfill: true, jsonPointers: ['/data/b'] }] },
+      });
+    const appliedAt = (revision: number) =>
+      waitFor(`normalized applied at revision ${revision}`, async () => {
+        const service = await client.getService('k3s-test', 'normalized').catch(() => undefined);
+        return service?.appliedRevision === revision && service.status === 'healthy';
+      });
+    const data = async (name: string) =>
+      (await kubectlJsonOn<{ data: Record<string, string> }>(DEV, ['get', 'configmap', name, '-n', APP_NS])).data;
+    await apply([resource({})]);
+    await appliedAt(1);
+    expect(await data('rule')).toEqual({ text: '{{ $labels.instance }}' });
+    expect(await data('normalized')).toEqual({ a: '1', b: '2' });
+
+    // Another field manager changes both fields; the next revision repairs a, and keeps b as the cluster has it.
+    await kubectlOn(DEV, [
+      'patch',
+      'configmap',
+      'normalized',
+      '-n',
+      APP_NS,
+      '--type=merge',
+      '-p',
+      '{"data":{"a":"drifted","b":"changed"}}',
+    ]);
+    await apply([resource({ touch: '1' })]);
+    await appliedAt(2);
+    expect(await data('normalized')).toEqual({ a: '1', b: 'changed' });
+    await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'normalized', '-n', NS, '--wait=true', '--timeout=90s']);
   });
 
   test('a NotificationRouter sends the events of its ServiceDeployment to a NotificationSink, signed; a sink without its url is refused', async () => {
@@ -464,17 +552,10 @@ describe('the deployment operator', () => {
       },
       sink('hook', 'hook'),
       sink('broken', 'no-url'),
-      {
-        apiVersion: 'deployments.gantry.dev/v1alpha1',
-        kind: 'ServiceDeployment',
-        metadata: { name: 'notified', namespace: NS },
-        spec: {
-          namespace: APP_NS,
-          clusterRef: { name: 'k3s-test' },
-          repositoryRef: { name: `console-${suffix}` },
-          git: { ref: 'main', folder: 'test-apps/k3s' },
-        },
-      },
+      serviceDeployment('notified', {
+        repositoryRef: { name: `console-${suffix}` },
+        git: { ref: 'main', folder: 'test-apps/k3s' },
+      }),
     ]);
     const broken = await notSynchronized('notificationsink', 'broken');
     expect(broken).toMatchObject({ reason: 'InvalidSpec', message: 'Secret no-url (spec.secretRef) needs the key url' });

@@ -14,7 +14,7 @@ import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import { contextConfigurations } from '../../store/service-contexts.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
-import { getServiceById, listServices, recordServiceReport, type Service, serviceConfigurations } from '../../store/services.ts';
+import { getServiceById, listServices, recordServiceReport, type Service, serviceSecrets } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
@@ -75,8 +75,8 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
         distro: cluster.distro,
         version: cluster.kubernetesVersion,
       };
-      const [configurations, contexts] = await Promise.all([
-        serviceConfigurations(
+      const [secrets, contexts] = await Promise.all([
+        serviceSecrets(
           db,
           box,
           services.map((service) => service.id),
@@ -97,10 +97,12 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
         // A helm service's tarball is the wrapper project, whatever folder its valuesFiles came from.
         folder: service.revision.spec.helm ? '' : (service.revision.spec.git?.folder ?? ''),
         renderer: service.revision.spec.renderer,
-        configuration: configurations.get(service.id) ?? {},
+        configuration: secrets.get(service.id)?.configuration ?? {},
+        secretValues: secrets.get(service.id)?.secretValues ?? {},
         contexts: pick(contexts, service.revision.spec.contexts ?? []),
         waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
         ...(service.revision.spec.syncConfig ? { syncConfig: service.revision.spec.syncConfig } : {}),
+        templated: service.revision.spec.templated !== false,
         deleting: service.deletedAt !== null,
       }));
     },

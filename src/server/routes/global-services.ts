@@ -16,7 +16,7 @@ import { listServices } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { ServiceSources } from '../service-sources.ts';
-import { checkedSpec } from '../service-specs.ts';
+import { checkedSpec, checkSecretValues } from '../service-specs.ts';
 import { checkedContexts } from './contexts.ts';
 import {
   ConfirmQuery,
@@ -41,10 +41,13 @@ export function globalServiceRoutes(
   const tags = ['globalservices'];
   const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
     await checkedContexts(db, body.contexts, 'body.template.contexts');
+    const spec = await checkedSpec(sources, body, body.name, 'body.template');
+    checkSecretValues(spec, body.secretValues, 'body.template');
     return {
       name: body.name,
-      ...(await checkedSpec(sources, body, body.name, 'body.template')),
+      ...spec,
       ...(body.configuration ? { configuration: body.configuration } : {}),
+      ...(body.secretValues ? { secretValues: body.secretValues } : {}),
     };
   };
   const show = async (global: GlobalService) => toApi(db, global);
@@ -108,7 +111,7 @@ export function globalServiceRoutes(
 
 async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Static<typeof GlobalServiceSchema>> {
   const [clusters, services] = await Promise.all([listClusters(db), listServices(db)]);
-  const { configuration, repositoryId, git, helm, ...template } = global.template;
+  const { configuration, secretValues, repositoryId, git, helm, ...template } = global.template;
   return {
     id: global.id,
     name: global.name,
@@ -120,6 +123,7 @@ async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Stati
       git: git ?? null,
       helm: helm ?? null,
       configuration: Object.keys(configuration ?? {}).sort(),
+      secretValues: Object.keys(secretValues ?? {}).sort(),
       contexts: template.contexts ?? [],
     },
     services: services

@@ -15,7 +15,7 @@ import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
 import {
-  serviceConfigurations,
+  serviceSecrets,
   createService,
   getService,
   listRevisions,
@@ -42,7 +42,7 @@ import {
   ServiceUpdateSchema,
 } from '../schemas.ts';
 import type { ServiceSources } from '../service-sources.ts';
-import { checkedSpec, type SourceInput } from '../service-specs.ts';
+import { checkedSpec, checkSecretValues, type SourceInput } from '../service-specs.ts';
 import { checkedContexts } from './contexts.ts';
 
 export interface ServiceRouteDeps {
@@ -88,6 +88,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       const body = request.body;
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, body, body.name, 'body');
+      checkSecretValues(spec, body.secretValues, 'body');
       const source = await sources.resolveSpec(spec, { fresh: true });
       const service = await createService(
         db,
@@ -97,6 +98,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
           name: body.name,
           spec,
           configuration: body.configuration,
+          secretValues: body.secretValues,
           dependencies: body.dependencies,
           protect: body.protect,
         },
@@ -120,12 +122,20 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       const body = request.body;
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, mergedSource(service.spec, body), service.name, 'body');
+      checkSecretValues(spec, body.secretValues, 'body');
       const source = await sources.resolveSpec(spec, { fresh: true });
       const { service: updated, revised } = await updateService(
         db,
         box,
         service.id,
-        { spec, configuration: body.configuration, dependencies: body.dependencies, protect: body.protect },
+        {
+          spec,
+          configuration: body.configuration,
+          // Secret values belong to the chart: a service leaving helm drops them.
+          secretValues: spec.helm ? body.secretValues : {},
+          dependencies: body.dependencies,
+          protect: body.protect,
+        },
         source,
         { by: request.user?.name ?? 'unknown', message: 'updated' },
       );
@@ -199,6 +209,7 @@ function mergedSource(current: ServiceSpec, body: ServiceUpdateBody): SourceInpu
     renderer: body.renderer ?? (helmChanged ? undefined : current.renderer),
     contexts: body.contexts ?? current.contexts,
     syncConfig: body.syncConfig === null ? undefined : (body.syncConfig ?? current.syncConfig),
+    templated: body.templated ?? current.templated,
   };
 }
 
@@ -206,12 +217,12 @@ async function toApiService(db: Kysely<Database>, box: SecretBox, service: Servi
   return (await toApiServices(db, box, [service]))[0]!;
 }
 
-/** The API's view of services: their clusters, repositories and configuration keys read once for all. */
+/** The API's view of services: their clusters, repositories, configuration and secret value keys read once for all. */
 async function toApiServices(db: Kysely<Database>, box: SecretBox, services: readonly Service[]): Promise<ApiService[]> {
-  const [clusters, repositories, configurations] = await Promise.all([
+  const [clusters, repositories, secrets] = await Promise.all([
     listClusters(db),
     listRepositories(db, box),
-    serviceConfigurations(
+    serviceSecrets(
       db,
       box,
       services.map((service) => service.id),
@@ -232,7 +243,9 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     helm: service.spec.helm ?? null,
     renderer: service.spec.renderer,
     ...(service.spec.syncConfig ? { syncConfig: service.spec.syncConfig } : {}),
-    configuration: Object.keys(configurations.get(service.id) ?? {}).sort(),
+    templated: service.spec.templated !== false,
+    configuration: Object.keys(secrets.get(service.id)?.configuration ?? {}).sort(),
+    secretValues: Object.keys(secrets.get(service.id)?.secretValues ?? {}).sort(),
     contexts: service.spec.contexts ?? [],
     dependencies: service.dependencies,
     protect: service.protect,
