@@ -375,13 +375,21 @@ export const NotificationRouterSpecSchema = Type.Object({
     Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'The router name on the server; default metadata.name.' }),
   ),
   events: Type.Array(
-    Type.Union([Type.Literal('service.update'), Type.Literal('cluster.create'), Type.Literal('cluster.delete'), Type.Literal('*')]),
+    Type.Union([
+      Type.Literal('service.update'),
+      Type.Literal('cluster.create'),
+      Type.Literal('cluster.delete'),
+      Type.Literal('pipeline.update'),
+      Type.Literal('*'),
+    ]),
     { minItems: 1, description: 'The fleet events routed (Plural names); * for all.' },
   ),
   filters: Type.Optional(
     Type.Array(
       Type.Object({
-        regex: Type.Optional(Type.String({ description: 'Over <cluster>/<service>, or <cluster> for cluster events.' })),
+        regex: Type.Optional(
+          Type.String({ description: 'Over <cluster>/<service>, <cluster> for cluster events, pipeline/<name> for pipeline events.' }),
+        ),
         clusterRef: Type.Optional(Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Only events of this Cluster.' })),
         serviceRef: Type.Optional(
           Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Only events of this ServiceDeployment.' }),

@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { agentCommand } from './agent.ts';
 import { clusterCommand } from './cluster.ts';
 import { contextCommand } from './context.ts';
+import { pipelineCommand } from './pipeline.ts';
 import { controllerCommand } from './controller.ts';
 import { deleteCommand } from './delete.ts';
 import { deployCommand } from './deploy.ts';
@@ -55,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     serviceCommand(),
     globalServiceCommand(),
     contextCommand(),
+    pipelineCommand(),
     agentCommand(),
     operatorCommand(),
     upCommand(),

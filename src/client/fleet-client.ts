@@ -15,6 +15,9 @@ import type {
   NewClusterBody,
   NewRepositoryBody,
   NewServiceBody,
+  PipelineSchema,
+  PipelineUpsertBody,
+  PromotionSchema,
   ReplicaSchema,
   RepositorySchema,
   RouterSchema,
@@ -38,6 +41,10 @@ export type ApiServiceContext = Static<typeof ServiceContextSchema>;
 export type ApiSink = Static<typeof SinkSchema>;
 export type ApiHelmRepository = Static<typeof HelmRepositorySchema>;
 export type ApiRouter = Static<typeof RouterSchema>;
+export type ApiPipeline = Static<typeof PipelineSchema>;
+export type ApiPromotion = Static<typeof PromotionSchema>;
+/** approve or reject an APPROVAL gate; force any gate open (admins). */
+export type GateDecision = 'approve' | 'reject' | 'force';
 
 /** The server answered with an error: its status, message and, for bad input, the offending field. */
 export class ApiError extends Error {
@@ -166,6 +173,33 @@ export class FleetClient {
       ...(options.confirm ? { confirm: 'true' } : {}),
     }).toString();
     await this.#call('DELETE', `/v1/globalservices/${encodeURIComponent(name)}${query ? `?${query}` : ''}`);
+  }
+
+  listPipelines(): Promise<ApiPipeline[]> {
+    return this.#call('GET', '/v1/pipelines');
+  }
+
+  getPipeline(name: string): Promise<ApiPipeline> {
+    return this.#call('GET', `/v1/pipelines/${encodeURIComponent(name)}`);
+  }
+
+  /** Creates the pipeline or replaces it whole. */
+  setPipeline(name: string, pipeline: PipelineUpsertBody): Promise<ApiPipeline> {
+    return this.#call('PUT', `/v1/pipelines/${encodeURIComponent(name)}`, pipeline);
+  }
+
+  async deletePipeline(name: string): Promise<void> {
+    await this.#call('DELETE', `/v1/pipelines/${encodeURIComponent(name)}`);
+  }
+
+  /** Decides the gate for its source stage's current context. */
+  decideGate(name: string, edge: { from: string; to: string }, gate: string, decision: GateDecision): Promise<ApiPipeline> {
+    const parts = [name, 'edges', edge.from, edge.to, 'gates', gate, decision].map(encodeURIComponent).join('/');
+    return this.#call('POST', `/v1/pipelines/${parts}`);
+  }
+
+  listPromotions(name: string): Promise<ApiPromotion[]> {
+    return this.#call('GET', `/v1/pipelines/${encodeURIComponent(name)}/promotions`);
   }
 
   listContexts(): Promise<ApiServiceContext[]> {

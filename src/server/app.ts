@@ -28,6 +28,8 @@ import { clusterRoutes } from './routes/clusters.ts';
 import { contextRoutes } from './routes/contexts.ts';
 import { helmRepositoryRoutes } from './routes/helm-repositories.ts';
 import { notificationRoutes } from './routes/notifications.ts';
+import { pipelineRoutes } from './routes/pipelines.ts';
+import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 
@@ -44,6 +46,8 @@ export interface AppOptions {
   replicas: ReplicaSet;
   /** Fleet events to notification routers. */
   notifier: Notifier;
+  /** Release pipelines: told of agents' reports, deciding gates. */
+  pipelines: PipelineRunner;
   /** See GlobalServiceDeps.maxDeleteShare. */
   maxDeleteShare: number;
   /** Turns on POST /hooks/git (GitHub, GitLab, Gitea pushes), checked against this secret, as the controller's. */
@@ -94,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     channels: options.channels,
     onServiceChange: options.onServiceChange,
     notifier: options.notifier,
+    pipelines: options.pipelines,
     rebuildTarball: async (service) => {
       await options.sources.resolveSpec(pinnedSpec(service.revision.spec, service.revision));
     },
@@ -102,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });
+  pipelineRoutes(app, { db, runner: options.pipelines });
   notificationRoutes(app, { db, box: options.box });
   helmRepositoryRoutes(app, { db, box: options.box });
   if (options.webhookSecret) {

@@ -30,12 +30,20 @@ export function requireUser(db: Kysely<Database>, roles: readonly Role[] = []): 
   };
 }
 
-/** Route options of the user API: anyone with a token reads (`readers`), admins write (`admins`). */
+/**
+ * Route options of the user API: anyone with a token reads (`readers`), admins write (`admins`), approvers and
+ * admins decide pipeline gates (`approvers`).
+ */
 export function userAccess(db: Kysely<Database>): {
   readers: { onRequest: onRequestHookHandler[] };
   admins: { onRequest: onRequestHookHandler[] };
+  approvers: { onRequest: onRequestHookHandler[] };
 } {
-  return { readers: { onRequest: [requireUser(db, ['reader'])] }, admins: { onRequest: [requireUser(db)] } };
+  return {
+    readers: { onRequest: [requireUser(db, ['reader', 'approver'])] },
+    admins: { onRequest: [requireUser(db)] },
+    approvers: { onRequest: [requireUser(db, ['approver'])] },
+  };
 }
 
 /** Agents: the deploy token of a cluster. */

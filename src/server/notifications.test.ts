@@ -73,7 +73,7 @@ describe.each(DATABASE_KINDS)('notifications on %s', (kind) => {
     expect(
       await call('PUT', '/v1/notifications/routers/r', admin, { events: ['cluster.create'], filters: [{ regex: '(' }], sinks: ['hook'] }),
     ).toMatchObject({ status: 400, body: { field: 'body.filters.0.regex' } });
-    expect(await call('PUT', '/v1/notifications/routers/r', admin, { events: ['pipeline.update'], sinks: ['hook'] })).toMatchObject({
+    expect(await call('PUT', '/v1/notifications/routers/r', admin, { events: ['stack.run'], sinks: ['hook'] })).toMatchObject({
       status: 400,
     });
   });

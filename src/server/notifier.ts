@@ -22,15 +22,18 @@ import type { SecretBox } from '../store/secret-box.ts';
 import { hmacSignature, postWithRetry, type WebhookRequest } from '../webhook-post.ts';
 
 /** The events routers may name, as Plural names them. */
-export const FLEET_EVENTS = ['service.update', 'cluster.create', 'cluster.delete'] as const;
+export const FLEET_EVENTS = ['service.update', 'cluster.create', 'cluster.delete', 'pipeline.update'] as const;
 export type FleetEventType = (typeof FLEET_EVENTS)[number];
 
 export interface FleetEvent {
   type: FleetEventType;
   severity: 'info' | 'error';
-  cluster: { id: string; name: string };
+  /** For cluster and service events. */
+  cluster?: { id: string; name: string };
   /** For service events. */
   service?: { id: string; name: string; namespace: string; status: string; revision: number };
+  /** For pipeline events: a gate waiting for approval, a promotion, a gate closed. */
+  pipeline?: { id: string; name: string; edge: string; gate?: string };
   message: string;
 }
 
@@ -96,10 +99,15 @@ export function routes(router: NotificationRouter, event: FleetEvent): boolean {
 }
 
 function filterMatches(filter: RouterFilter, event: FleetEvent): boolean {
-  if (filter.clusterId !== undefined && filter.clusterId !== event.cluster.id) return false;
+  if (filter.clusterId !== undefined && filter.clusterId !== event.cluster?.id) return false;
   if (filter.serviceId !== undefined && filter.serviceId !== event.service?.id) return false;
-  const subject = event.service ? `${event.cluster.name}/${event.service.name}` : event.cluster.name;
-  return filter.regex === undefined || new RegExp(filter.regex).test(subject);
+  return filter.regex === undefined || new RegExp(filter.regex).test(subjectOf(event));
+}
+
+/** What the event is about: `<cluster>/<service>`, `<cluster>`, or `pipeline/<name>`. */
+function subjectOf(event: FleetEvent): string {
+  if (event.pipeline) return `pipeline/${event.pipeline.name}`;
+  return event.service ? `${event.cluster?.name}/${event.service.name}` : (event.cluster?.name ?? '');
 }
 
 /** The POST for one sink. */
@@ -111,7 +119,7 @@ export function sinkRequest(type: SinkType, configuration: SinkConfiguration, ev
 }
 
 function slackMessage(event: FleetEvent): Record<string, unknown> {
-  const subject = event.service ? `service ${event.cluster.name}/${event.service.name}` : `cluster ${event.cluster.name}`;
+  const subject = event.pipeline ? subjectOf(event) : `${event.service ? 'service' : 'cluster'} ${subjectOf(event)}`;
   return {
     text: `${event.severity === 'error' ? ':red_circle:' : ':large_green_circle:'} ${slackEscape(subject)}: ${slackEscape(event.type)}`,
     attachments: [

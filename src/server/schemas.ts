@@ -507,7 +507,13 @@ const RouterFilterSchema = Type.Object(
 export const RouterUpsertSchema = Type.Object(
   {
     events: Type.Array(
-      Type.Union([Type.Literal('service.update'), Type.Literal('cluster.create'), Type.Literal('cluster.delete'), Type.Literal('*')]),
+      Type.Union([
+        Type.Literal('service.update'),
+        Type.Literal('cluster.create'),
+        Type.Literal('cluster.delete'),
+        Type.Literal('pipeline.update'),
+        Type.Literal('*'),
+      ]),
       { minItems: 1, uniqueItems: true },
     ),
     filters: Type.Optional(Type.Array(RouterFilterSchema, { maxItems: 50, description: 'none: every event; else any that matches' })),
@@ -543,4 +549,149 @@ export const HelmRepositorySchema = Type.Object({
   authenticated: Type.Boolean({ description: 'whether the server has credentials for it' }),
   createdAt: Time,
   updatedAt: Time,
+});
+
+const StageName = Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'lower-case letters, digits and -' });
+const ServiceByName = {
+  cluster: Type.String({ minLength: 1, description: 'the cluster name' }),
+  name: Type.String({ minLength: 1, description: 'the service name on that cluster' }),
+};
+
+export const PipelineUpsertSchema = Type.Object(
+  {
+    stages: Type.Array(
+      Type.Object(
+        {
+          name: StageName,
+          services: Type.Array(
+            Type.Object(
+              {
+                ...ServiceByName,
+                criteria: Type.Optional(
+                  Type.Object(
+                    {
+                      ...ServiceByName,
+                      secrets: Type.Optional(
+                        Type.Array(Type.String({ minLength: 1 }), { description: 'configuration keys copied from that service' }),
+                      ),
+                    },
+                    { additionalProperties: false, description: 'the service of an upstream stage this one is promoted from' },
+                  ),
+                ),
+              },
+              { additionalProperties: false },
+            ),
+            { minItems: 1 },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50 },
+    ),
+    edges: Type.Array(
+      Type.Object(
+        {
+          from: StageName,
+          to: StageName,
+          gates: Type.Optional(
+            Type.Array(
+              Type.Object(
+                {
+                  name: StageName,
+                  type: Type.Literal('APPROVAL', { description: 'APPROVAL: opened or rejected by an admin or approver' }),
+                },
+                { additionalProperties: false },
+              ),
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 200 },
+    ),
+  },
+  { additionalProperties: false, description: "a release pipeline (Plural's Pipeline): stages of services, edges with gates" },
+);
+export type PipelineUpsertBody = Static<typeof PipelineUpsertSchema>;
+
+const ContextSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Time,
+  services: Type.Array(
+    Type.Object({
+      ...ServiceByName,
+      revision: Type.Integer(),
+      commit: Type.Union([Type.String(), Type.Null()]),
+      chartVersion: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+});
+
+export const PipelineSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  stages: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      services: Type.Array(
+        Type.Object({
+          ...ServiceByName,
+          status: Type.String({ description: 'the service status, or missing when it was deleted' }),
+          revision: Type.Union([Type.Integer(), Type.Null()]),
+          criteria: Type.Union([Type.Object({ ...ServiceByName, secrets: Type.Array(Type.String()) }), Type.Null()]),
+        }),
+      ),
+      context: Type.Union([ContextSchema, Type.Null()], { description: 'the promotion context the stage is at' }),
+    }),
+  ),
+  edges: Type.Array(
+    Type.Object({
+      from: Type.String(),
+      to: Type.String(),
+      gates: Type.Array(
+        Type.Object({
+          name: Type.String(),
+          type: Type.String(),
+          state: Type.String({ description: 'PENDING, OPEN or CLOSED, for the source stage context contextId' }),
+          contextId: Type.Union([Type.String(), Type.Null()]),
+          decidedBy: Type.Union([Type.String(), Type.Null()]),
+          forced: Type.Boolean(),
+          updatedAt: Time,
+        }),
+      ),
+      promoted: Type.Boolean({ description: "whether the source stage's current context went along this edge" }),
+    }),
+  ),
+  createdAt: Time,
+  updatedAt: Time,
+});
+
+export const PromotionSchema = Type.Object({
+  id: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  contextId: Type.String(),
+  services: Type.Array(
+    Type.Object({
+      ...ServiceByName,
+      source: Type.String({ description: '<cluster>/<service> promoted from' }),
+      commit: Type.Union([Type.String(), Type.Null()]),
+      chartVersion: Type.Union([Type.String(), Type.Null()]),
+      secrets: Type.Array(Type.String()),
+      revision: Type.Integer(),
+    }),
+  ),
+  gates: Type.Array(
+    Type.Object({ name: Type.String(), type: Type.String(), decidedBy: Type.Union([Type.String(), Type.Null()]), forced: Type.Boolean() }),
+  ),
+  createdAt: Time,
+});
+
+export const PipelineParams = Type.Object({ name: Type.String() });
+export const GateParams = Type.Object({
+  name: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  gate: Type.String(),
+  decision: Type.Union([Type.Literal('approve'), Type.Literal('reject'), Type.Literal('force')]),
 });

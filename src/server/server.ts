@@ -20,6 +20,7 @@ import { ensureAdminToken } from '../store/api-tokens.ts';
 import { openStore, type Store } from '../store/database.ts';
 import { buildApp } from './app.ts';
 import { Notifier } from './notifier.ts';
+import { PipelineRunner } from './pipelines.ts';
 
 export interface FleetServerOptions {
   /** A PostgreSQL URL or a SQLite file path (see openStore). */
@@ -112,6 +113,14 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       }),
   });
   const notifier = new Notifier({ db: store.db, box: options.box, log: options.log.child({ component: 'notifier' }) });
+  const pipelines = new PipelineRunner({
+    db: store.db,
+    box: options.box,
+    sources,
+    onChange: onServiceChange,
+    notifier,
+    log: options.log.child({ component: 'pipelines' }),
+  });
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     const adminToken = await ensureAdminToken(store.db, new Date(), options.adminToken);
@@ -127,6 +136,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       webhookSecret: options.webhookSecret,
       onServiceChange,
       notifier,
+      pipelines,
       log: options.log,
       version: options.version,
     });

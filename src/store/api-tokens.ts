@@ -8,7 +8,8 @@ import type { Database } from './schema.ts';
 import { hashToken, newToken } from './tokens.ts';
 
 /** admin: everything. reader: reads, never secrets in clear. */
-export type Role = 'admin' | 'reader';
+/** admin: everything; reader: reads; approver: reads, and approves or rejects pipeline gates. */
+export type Role = 'admin' | 'reader' | 'approver';
 
 export interface ApiIdentity {
   id: string;

@@ -185,6 +185,54 @@ async function secretValues(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('revisions').addColumn('secret_values', 'text').execute();
 }
 
+/** Release pipelines: their spec, the promotion contexts of their stages, their gates' states and promotions. */
+async function pipelines(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('pipelines')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('spec', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('pipeline_contexts')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('pipeline_id', 'text', (c) => c.notNull().references('pipelines.id').onDelete('cascade'))
+    .addColumn('stage', 'text', (c) => c.notNull())
+    .addColumn('services', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('pipeline_contexts_stage').on('pipeline_contexts').columns(['pipeline_id', 'stage', 'created_at']).execute();
+  await db.schema
+    .createTable('pipeline_gates')
+    .addColumn('pipeline_id', 'text', (c) => c.notNull().references('pipelines.id').onDelete('cascade'))
+    .addColumn('from_stage', 'text', (c) => c.notNull())
+    .addColumn('to_stage', 'text', (c) => c.notNull())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('type', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('context_id', 'text')
+    .addColumn('decided_by', 'text')
+    .addColumn('reason', 'text')
+    .addColumn('forced', 'integer', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('pipeline_gates_pk', ['pipeline_id', 'from_stage', 'to_stage', 'name'])
+    .execute();
+  await db.schema
+    .createTable('pipeline_promotions')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('pipeline_id', 'text', (c) => c.notNull().references('pipelines.id').onDelete('cascade'))
+    .addColumn('from_stage', 'text', (c) => c.notNull())
+    .addColumn('to_stage', 'text', (c) => c.notNull())
+    .addColumn('context_id', 'text', (c) => c.notNull())
+    .addColumn('services', 'text', (c) => c.notNull())
+    .addColumn('gates', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addUniqueConstraint('pipeline_promotions_once', ['pipeline_id', 'from_stage', 'to_stage', 'context_id'])
+    .execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -193,4 +241,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004-notifications': { up: notifications },
   '0005-helm-repositories': { up: helmRepositories },
   '0006-secret-values': { up: secretValues },
+  '0007-pipelines': { up: pipelines },
 };

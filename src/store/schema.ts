@@ -182,6 +182,55 @@ export interface HelmRepositoryTable {
   updated_at: string;
 }
 
+/** A release pipeline (Plural's Pipeline): its stages and edges as JSON, services by id (store/pipelines.ts). */
+export interface PipelineTable {
+  id: string;
+  name: string;
+  spec: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A promotion context: a stage's services healthy at a revision, recorded once per new set of revisions. */
+export interface PipelineContextTable {
+  id: string;
+  pipeline_id: string;
+  stage: string;
+  /** JSON [{serviceId, revision, commit, chartVersion}]. */
+  services: string;
+  created_at: string;
+}
+
+/** A gate of an edge, for the source stage's current context: PENDING, OPEN or CLOSED. */
+export interface PipelineGateTable {
+  pipeline_id: string;
+  from_stage: string;
+  to_stage: string;
+  name: string;
+  type: string;
+  state: string;
+  context_id: string | null;
+  /** Who opened or closed it (a token's name), or null while pending. */
+  decided_by: string | null;
+  reason: string | null;
+  forced: number;
+  updated_at: string;
+}
+
+/** An edge's promotion of one context: unique per (pipeline, edge, context), so it happens once. */
+export interface PipelinePromotionTable {
+  id: string;
+  pipeline_id: string;
+  from_stage: string;
+  to_stage: string;
+  context_id: string;
+  /** JSON [{serviceId, sourceId, commit, chartVersion, secrets, revision}] of the services promoted. */
+  services: string;
+  /** JSON of the gates as they stood: [{name, type, decidedBy, forced}]. */
+  gates: string;
+  created_at: string;
+}
+
 export interface Database {
   clusters: ClusterTable;
   deploy_tokens: DeployTokenTable;
@@ -196,4 +245,8 @@ export interface Database {
   notification_sinks: NotificationSinkTable;
   notification_routers: NotificationRouterTable;
   helm_repositories: HelmRepositoryTable;
+  pipelines: PipelineTable;
+  pipeline_contexts: PipelineContextTable;
+  pipeline_gates: PipelineGateTable;
+  pipeline_promotions: PipelinePromotionTable;
 }

@@ -18,6 +18,7 @@ import { getServiceById, listServices, recordServiceReport, type Service, servic
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
+import type { PipelineRunner } from '../pipelines.ts';
 import { AgentServiceSchema, ClusterSchema, ErrorResponses, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
 import type { PushChannels } from '../push-channels.ts';
 import type { TarballStore } from '../tarballs.ts';
@@ -33,6 +34,8 @@ export interface AgentRouteDeps {
   onServiceChange: (service: Service) => void;
   /** Fleet events to notification routers. */
   notifier: Notifier;
+  /** A service turning healthy may settle a pipeline stage. */
+  pipelines: PipelineRunner;
 }
 
 export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
@@ -141,7 +144,11 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
       await recordServiceReport(db, service.id, request.body);
       // A service turning healthy may release services that depend on it: the agent should look again now.
       const after = await getServiceById(db, service.id).catch(() => undefined);
-      if (after?.status === 'healthy' && service.status !== 'healthy') deps.onServiceChange(after);
+      if (after?.status === 'healthy' && service.status !== 'healthy') {
+        deps.onServiceChange(after);
+        // In the background: the agent's report is answered without waiting for promotions.
+        void deps.pipelines.serviceReported(after);
+      }
       if (after && after.status !== service.status) deps.notifier.notify(serviceUpdate(agentCluster(request), after));
       return reply.code(204).send(null);
     },

@@ -1,0 +1,226 @@
+/**
+ * Release pipelines driven by events, never by a sweep: an agent's report that turns a stage's last service healthy
+ * records the stage's promotion context at once, and a gate decision evaluates its edge at once; an edge whose gates
+ * are all OPEN for its source stage's current context promotes it. Promotion, as Plural's pipelines do it: each
+ * target service with criteria gets its source's commit as git ref (or chart version), and the listed configuration
+ * keys copied from the source; the new revision reaches its agent through the usual push.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from '../logger.ts';
+import {
+  type ContextService,
+  currentContexts,
+  decideGate,
+  type Gate,
+  listGates,
+  listPipelines,
+  type Pipeline,
+  type PromotedService,
+  type PromotionContext,
+  recordContext,
+  recordPromotion,
+  wasPromoted,
+} from '../store/pipelines.ts';
+import type { Database } from '../store/schema.ts';
+import type { SecretBox } from '../store/secret-box.ts';
+import { getServiceById, type Service, serviceSecrets, type ServiceSpec, updateService } from '../store/services.ts';
+import { HttpError } from './errors.ts';
+import type { Notifier } from './notifier.ts';
+import type { ServiceSources } from './service-sources.ts';
+
+export interface PipelineDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  sources: ServiceSources;
+  /** A promoted service has a new revision: its agent should hear of it now. */
+  onChange: (service: Service) => void;
+  /** pipeline.update events: a gate waiting for approval, a promotion, a gate closed. */
+  notifier: Notifier;
+  log: Logger;
+}
+
+/** What a user does to a gate: approve or reject an APPROVAL gate, or force any gate open (admins). */
+export type GateDecision = 'approve' | 'reject' | 'force';
+
+type Edge = Pipeline['spec']['edges'][number];
+
+export class PipelineRunner {
+  readonly #deps: PipelineDeps;
+
+  constructor(deps: PipelineDeps) {
+    this.#deps = deps;
+  }
+
+  /** An agent reported the service: a stage holding it may have settled at new revisions. Never throws. */
+  async serviceReported(service: Service): Promise<void> {
+    if (service.status !== 'healthy') return;
+    try {
+      for (const pipeline of await listPipelines(this.#deps.db)) {
+        const stage = pipeline.spec.stages.find((candidate) => candidate.services.some((s) => s.serviceId === service.id));
+        if (stage) await this.#stageReported(pipeline, stage.name);
+      }
+    } catch (error) {
+      this.#deps.log.error({ service: service.name, error: messageOf(error) }, 'pipeline evaluation failed');
+    }
+  }
+
+  /** A pipeline was defined or changed: stages already settled get their contexts now, not at the next report. */
+  async evaluate(pipeline: Pipeline): Promise<void> {
+    for (const stage of pipeline.spec.stages) await this.#stageReported(pipeline, stage.name);
+    for (const edge of pipeline.spec.edges) await this.#evaluateEdge(pipeline, edge);
+  }
+
+  /**
+   * Applies a user's decision to the gate for its source stage's current context, then evaluates the edge.
+   * @throws HttpError 404 for no such edge or gate, 400 for approve/reject of a gate that is not APPROVAL, 409 when the
+   *   source stage has no context yet or a newer one superseded the gate's.
+   */
+  async decide(pipeline: Pipeline, gate: { from: string; to: string; name: string }, decision: GateDecision, by: string): Promise<void> {
+    const edge = pipeline.spec.edges.find((candidate) => candidate.from === gate.from && candidate.to === gate.to);
+    const spec = edge?.gates.find((candidate) => candidate.name === gate.name);
+    if (!edge || !spec) throw new HttpError(404, `pipeline ${pipeline.name} has no gate ${gate.name} on edge ${gate.from} → ${gate.to}`);
+    if (decision !== 'force' && spec.type !== 'APPROVAL') {
+      throw new HttpError(400, `gate ${gate.name} is ${spec.type}: only APPROVAL gates are approved or rejected; an admin may force it`);
+    }
+    const context = (await currentContexts(this.#deps.db, pipeline.id)).get(gate.from);
+    if (!context) throw new HttpError(409, `stage ${gate.from} has no promotion context yet: its services have not all been healthy`);
+    const decided = await decideGate(this.#deps.db, pipeline.id, gate, {
+      state: decision === 'reject' ? 'CLOSED' : 'OPEN',
+      by,
+      forced: decision === 'force',
+      contextId: context.id,
+    });
+    if (!decided) throw new HttpError(409, `gate ${gate.name} moved to a newer context of stage ${gate.from}; look again`);
+    if (decision === 'reject')
+      this.#notify(pipeline, edge, `gate ${gate.name} on ${gate.from} → ${gate.to} was rejected by ${by}`, gate.name, 'error');
+    await this.#evaluateEdge(pipeline, edge);
+  }
+
+  /** Records a context when every service of the stage is healthy at revisions the current context does not hold. */
+  async #stageReported(pipeline: Pipeline, stageName: string): Promise<void> {
+    const stage = pipeline.spec.stages.find((candidate) => candidate.name === stageName)!;
+    const services = await Promise.all(
+      stage.services.map((entry) => getServiceById(this.#deps.db, entry.serviceId).catch(() => undefined)),
+    );
+    if (services.some((service) => service?.status !== 'healthy')) return;
+    const snapshot = (services as Service[]).map(contextServiceOf);
+    const current = (await currentContexts(this.#deps.db, pipeline.id)).get(stageName);
+    if (current && sameRevisions(current.services, snapshot)) return;
+    const context = await recordContext(this.#deps.db, pipeline.id, stageName, snapshot);
+    this.#deps.log.info({ pipeline: pipeline.name, stage: stageName, context: context.id }, 'promotion context recorded');
+    const revisions = snapshot.map(
+      (entry, index) => `${services[index]!.name} rev ${entry.revision}${entry.commit ? ` ${entry.commit.slice(0, 7)}` : ''}`,
+    );
+    for (const edge of pipeline.spec.edges.filter((candidate) => candidate.from === stageName)) {
+      for (const gate of edge.gates.filter((candidate) => candidate.type === 'APPROVAL')) {
+        const message = `gate ${gate.name} on ${edge.from} → ${edge.to} waits for approval of stage ${stageName} at ${revisions.join(', ')}`;
+        this.#notify(pipeline, edge, message, gate.name);
+      }
+      await this.#evaluateEdge(pipeline, edge);
+    }
+  }
+
+  /** Promotes the source stage's current context along the edge when every gate is OPEN for it, once. */
+  async #evaluateEdge(pipeline: Pipeline, edge: Edge): Promise<void> {
+    const { db } = this.#deps;
+    const context = (await currentContexts(db, pipeline.id)).get(edge.from);
+    if (!context || (await wasPromoted(db, pipeline.id, edge, context.id))) return;
+    const gates = (await listGates(db, pipeline.id)).filter((gate) => gate.from === edge.from && gate.to === edge.to);
+    if (!gates.every((gate) => gate.state === 'OPEN' && gate.contextId === context.id)) return;
+    const services = await this.#promote(pipeline, edge, context);
+    const recorded = await recordPromotion(db, pipeline.id, {
+      from: edge.from,
+      to: edge.to,
+      contextId: context.id,
+      services,
+      gates: gates.map((gate: Gate) => ({ name: gate.name, type: gate.type, decidedBy: gate.decidedBy, forced: gate.forced })),
+    });
+    if (!recorded) return;
+    this.#deps.log.info({ pipeline: pipeline.name, edge: `${edge.from} → ${edge.to}`, context: context.id }, 'promoted');
+    const moved = services.map(
+      (service) => `revision ${service.revision} at ${service.commit?.slice(0, 7) ?? service.chartVersion ?? 'its source'}`,
+    );
+    this.#notify(pipeline, edge, `promoted ${edge.from} → ${edge.to}: ${moved.join(', ') || 'no service has criteria'}`);
+  }
+
+  #notify(pipeline: Pipeline, edge: Edge, message: string, gate?: string, severity: 'info' | 'error' = 'info'): void {
+    this.#deps.notifier.notify({
+      type: 'pipeline.update',
+      severity,
+      pipeline: { id: pipeline.id, name: pipeline.name, edge: `${edge.from} → ${edge.to}`, ...(gate ? { gate } : {}) },
+      message,
+    });
+  }
+
+  /** Moves each target service with criteria to its source's commit or chart version and copies its secrets. */
+  async #promote(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<PromotedService[]> {
+    const { db, box, sources } = this.#deps;
+    const targets = pipeline.spec.stages.find((stage) => stage.name === edge.to)?.services ?? [];
+    const promoted: PromotedService[] = [];
+    for (const target of targets) {
+      const source = target.criteria && context.services.find((entry) => entry.serviceId === target.criteria!.sourceId);
+      if (!target.criteria || !source) continue;
+      const service = await getServiceById(db, target.serviceId);
+      const secrets = await serviceSecrets(db, box, [source.serviceId, service.id]);
+      const sourceConfiguration = secrets.get(source.serviceId)?.configuration ?? {};
+      const copied = target.criteria.secrets.filter((key) => key in sourceConfiguration);
+      const configuration = {
+        ...secrets.get(service.id)?.configuration,
+        ...Object.fromEntries(copied.map((key) => [key, sourceConfiguration[key]!])),
+      };
+      const spec = promotedSpec(service.spec, source);
+      const { service: updated, revised } = await updateService(
+        db,
+        box,
+        service.id,
+        { spec, configuration },
+        await sources.resolveSpec(spec),
+        {
+          by: `pipeline/${pipeline.name}`,
+          message: `promoted from stage ${edge.from}`,
+        },
+      );
+      if (revised) this.#deps.onChange(updated);
+      promoted.push({
+        serviceId: service.id,
+        sourceId: source.serviceId,
+        commit: source.commit,
+        chartVersion: source.chartVersion,
+        secrets: copied,
+        revision: updated.revision.number,
+      });
+    }
+    return promoted;
+  }
+}
+
+/** The target's spec at the source's commit (git sources) or chart version (helm sources). */
+function promotedSpec(spec: ServiceSpec, source: ContextService): ServiceSpec {
+  return {
+    ...spec,
+    ...(spec.git && source.commit ? { git: { ...spec.git, ref: source.commit } } : {}),
+    ...(spec.helm && source.chartVersion ? { helm: { ...spec.helm, version: source.chartVersion } } : {}),
+  };
+}
+
+function contextServiceOf(service: Service): ContextService {
+  return {
+    serviceId: service.id,
+    revision: service.revision.number,
+    commit: service.revision.commit,
+    chartVersion: service.revision.chartVersion,
+  };
+}
+
+function sameRevisions(a: readonly ContextService[], b: readonly ContextService[]): boolean {
+  const key = (services: readonly ContextService[]) =>
+    services
+      .map((service) => `${service.serviceId}@${service.revision}`)
+      .sort()
+      .join(',');
+  return key(a) === key(b);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

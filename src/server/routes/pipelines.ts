@@ -1,0 +1,218 @@
+/**
+ * /v1/pipelines: release pipelines (Plural's Pipeline). Admins define them (PUT, the whole pipeline: stages of
+ * services by cluster and name, edges with gates; 400 naming the offending stage, edge or service) and delete them;
+ * anyone with a token reads them with each stage's promotion context and each gate's state; admins and approvers
+ * approve or reject APPROVAL gates, admins force any gate open (recorded as forced). Promotions are listed newest
+ * first.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
+import { Type } from 'typebox';
+import { pipelineProblem } from '../../pipeline/graph.ts';
+import { listClusters } from '../../store/clusters.ts';
+import {
+  currentContexts,
+  deletePipeline,
+  getPipeline,
+  listGates,
+  listPipelines,
+  listPromotions,
+  type Pipeline,
+  type PipelineSpec,
+  type PromotionContext,
+  upsertPipeline,
+  wasPromoted,
+} from '../../store/pipelines.ts';
+import type { Database } from '../../store/schema.ts';
+import { listServices, type Service } from '../../store/services.ts';
+import { userAccess } from '../auth.ts';
+import { HttpError } from '../errors.ts';
+import type { PipelineRunner } from '../pipelines.ts';
+import {
+  ErrorResponses,
+  GateParams,
+  PipelineParams,
+  PipelineSchema,
+  type PipelineUpsertBody,
+  PipelineUpsertSchema,
+  PromotionSchema,
+} from '../schemas.ts';
+
+export interface PipelineRouteDeps {
+  db: Kysely<Database>;
+  runner: PipelineRunner;
+}
+
+type ApiPipeline = Static<typeof PipelineSchema>;
+
+export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): void {
+  const { db, runner } = deps;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { readers, admins, approvers } = userAccess(db);
+  const errors = ErrorResponses;
+  const tags = ['pipelines'];
+  const path = '/v1/pipelines/:name';
+
+  api.get('/v1/pipelines', { ...readers, schema: { tags, response: { 200: Type.Array(PipelineSchema), ...errors } } }, async () => {
+    const pipelines = await listPipelines(db);
+    const names = await serviceNames(db);
+    return await Promise.all(pipelines.map((pipeline) => toApiPipeline(db, pipeline, names)));
+  });
+
+  api.get(path, { ...readers, schema: { tags, params: PipelineParams, response: { 200: PipelineSchema, ...errors } } }, async (request) =>
+    toApiPipeline(db, await getPipeline(db, request.params.name), await serviceNames(db)),
+  );
+
+  api.put(
+    path,
+    { ...admins, schema: { tags, params: PipelineParams, body: PipelineUpsertSchema, response: { 200: PipelineSchema, ...errors } } },
+    async (request) => {
+      const problem = pipelineProblem({ stages: request.body.stages, edges: request.body.edges });
+      if (problem) throw new HttpError(400, problem.message, `body.${problem.field}`);
+      const pipeline = await upsertPipeline(db, request.params.name, await resolvedSpec(db, request.body));
+      await runner.evaluate(pipeline);
+      return await toApiPipeline(db, await getPipeline(db, pipeline.name), await serviceNames(db));
+    },
+  );
+
+  api.delete(
+    path,
+    { ...admins, schema: { tags, params: PipelineParams, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await deletePipeline(db, request.params.name);
+      return reply.code(204).send(null);
+    },
+  );
+
+  api.post(
+    `${path}/edges/:from/:to/gates/:gate/:decision`,
+    { ...approvers, schema: { tags, params: GateParams, response: { 200: PipelineSchema, ...errors } } },
+    async (request) => {
+      const { name, from, to, gate, decision } = request.params;
+      if (decision === 'force' && request.user?.role !== 'admin') throw new HttpError(403, 'only admins force a gate open');
+      const pipeline = await getPipeline(db, name);
+      await runner.decide(pipeline, { from, to, name: gate }, decision, request.user?.name ?? 'unknown');
+      return await toApiPipeline(db, pipeline, await serviceNames(db));
+    },
+  );
+
+  api.get(
+    `${path}/promotions`,
+    { ...readers, schema: { tags, params: PipelineParams, response: { 200: Type.Array(PromotionSchema), ...errors } } },
+    async (request) => {
+      const pipeline = await getPipeline(db, request.params.name);
+      const names = await serviceNames(db);
+      return (await listPromotions(db, pipeline.id)).map((promotion) => ({
+        ...promotion,
+        services: promotion.services.map(({ serviceId, sourceId, ...rest }) => ({
+          ...nameOf(names, serviceId),
+          source: (({ cluster, name }) => `${cluster}/${name}`)(nameOf(names, sourceId)),
+          ...rest,
+        })),
+      }));
+    },
+  );
+}
+
+/** Every service's cluster and name by id (deleted ones are absent). */
+async function serviceNames(db: Kysely<Database>): Promise<Map<string, { cluster: string; name: string; service: Service }>> {
+  const [clusters, services] = await Promise.all([listClusters(db), listServices(db)]);
+  const clusterNames = new Map(clusters.map((cluster) => [cluster.id, cluster.name]));
+  return new Map(
+    services.map((service) => [
+      service.id,
+      { cluster: clusterNames.get(service.clusterId) ?? service.clusterId, name: service.name, service },
+    ]),
+  );
+}
+
+function nameOf(names: Map<string, { cluster: string; name: string }>, id: string): { cluster: string; name: string } {
+  const found = names.get(id);
+  return found ? { cluster: found.cluster, name: found.name } : { cluster: '?', name: id };
+}
+
+/** The spec with services by id. @throws HttpError 400 naming a service the server does not have. */
+async function resolvedSpec(db: Kysely<Database>, body: PipelineUpsertBody): Promise<PipelineSpec> {
+  const names = await serviceNames(db);
+  const idOf = new Map([...names].map(([id, { cluster, name }]) => [`${cluster}/${name}`, id]));
+  const lookup = (service: { cluster: string; name: string }, field: string): string => {
+    const id = idOf.get(`${service.cluster}/${service.name}`);
+    if (!id) throw new HttpError(400, `cluster ${service.cluster} has no service ${service.name}`, field);
+    return id;
+  };
+  return {
+    stages: body.stages.map((stage, stageIndex) => ({
+      name: stage.name,
+      services: stage.services.map((service, index) => {
+        const field = `body.stages[${stageIndex}].services[${index}]`;
+        return {
+          serviceId: lookup(service, field),
+          ...(service.criteria
+            ? { criteria: { sourceId: lookup(service.criteria, `${field}.criteria`), secrets: service.criteria.secrets ?? [] } }
+            : {}),
+        };
+      }),
+    })),
+    edges: body.edges.map((edge) => ({ from: edge.from, to: edge.to, gates: edge.gates ?? [] })),
+  };
+}
+
+async function toApiPipeline(
+  db: Kysely<Database>,
+  pipeline: Pipeline,
+  names: Map<string, { cluster: string; name: string; service: Service }>,
+): Promise<ApiPipeline> {
+  const [contexts, gates] = await Promise.all([currentContexts(db, pipeline.id), listGates(db, pipeline.id)]);
+  const apiContext = (context: PromotionContext | undefined) =>
+    context
+      ? {
+          id: context.id,
+          createdAt: context.createdAt,
+          services: context.services.map(({ serviceId, revision, commit, chartVersion }) => ({
+            ...nameOf(names, serviceId),
+            revision,
+            commit,
+            chartVersion,
+          })),
+        }
+      : null;
+  return {
+    id: pipeline.id,
+    name: pipeline.name,
+    stages: pipeline.spec.stages.map((stage) => ({
+      name: stage.name,
+      services: stage.services.map(({ serviceId, criteria }) => ({
+        ...nameOf(names, serviceId),
+        status: names.get(serviceId)?.service.status ?? 'missing',
+        revision: names.get(serviceId)?.service.revision.number ?? null,
+        criteria: criteria ? { ...nameOf(names, criteria.sourceId), secrets: criteria.secrets } : null,
+      })),
+      context: apiContext(contexts.get(stage.name)),
+    })),
+    edges: await Promise.all(
+      pipeline.spec.edges.map(async (edge) => {
+        const context = contexts.get(edge.from);
+        return {
+          from: edge.from,
+          to: edge.to,
+          gates: gates
+            .filter((gate) => gate.from === edge.from && gate.to === edge.to)
+            .map(({ name, type, state, contextId, decidedBy, forced, updatedAt }) => ({
+              name,
+              type,
+              state,
+              contextId,
+              decidedBy,
+              forced,
+              updatedAt,
+            })),
+          promoted: context ? await wasPromoted(db, pipeline.id, edge, context.id) : false,
+        };
+      }),
+    ),
+    createdAt: pipeline.createdAt,
+    updatedAt: pipeline.updatedAt,
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * Release pipelines end to end: a server (SQLite) in this process, the two workload clusters with their agents, and
+ * the seed's pipeline (../shared/fixtures/plural/pipeline-example.yaml) made through the API: the service
+ * upgrade-plan on dev and on prod, dev → prod behind an APPROVAL gate, prod promoted from dev with its `version`
+ * secret. prod starts at a fixed commit, as a promotion leaves it (the seed has both follow master; then a commit
+ * would reach prod by itself). A commit lands on dev; dev turns healthy; the gate goes PENDING; `gantry pipeline
+ * approve` opens it; prod runs exactly dev's commit and version. Two commits in quick succession promote only the
+ * newer.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { type ApiPipeline, FleetClient } from '../../src/client/fleet-client.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
+import { Engine } from '../../src/engine.ts';
+import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { createApiToken } from '../../src/store/api-tokens.ts';
+import { SecretBox } from '../../src/store/secret-box.ts';
+import { gantry } from '../support/cli.ts';
+import { testConfig } from '../support/engine.ts';
+import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
+import { kubectlJsonOn, WORKLOAD_CLUSTERS, workloadKubeConfig } from '../support/workload-clusters.ts';
+
+const [DEV, PROD] = WORKLOAD_CLUSTERS;
+const NS = `upgrade-plan-${randomBytes(3).toString('hex')}`;
+const plan = (round: number) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upgrade-plan\ndata:\n  round: "${round}"\n  version: "{{ configuration.version }}"\n`;
+
+describe('release pipelines', () => {
+  let dir: string;
+  let server: FleetServer;
+  let repo: TestRepo;
+  let engine: Engine;
+  let client: FleetClient;
+  let env: Record<string, string>;
+  let receiver: TestHttpServer;
+  const agents: RunningAgent[] = [];
+  const { log } = capturedLogger('info');
+
+  const pipeline = () => client.getPipeline('k3s-upgrade');
+  /** The pipeline once dev's context holds `commit` and the gate is PENDING for it. */
+  const pendingAt = (commit: string) =>
+    waitFor(
+      `dev's context at ${commit.slice(0, 7)} with the gate pending`,
+      async () => {
+        const found = await pipeline();
+        const dev = found.stages.find((stage) => stage.name === 'dev')!;
+        const gate = found.edges[0]!.gates[0]!;
+        return dev.context?.services[0]?.commit === commit && gate.state === 'PENDING' && gate.contextId === dev.context.id
+          ? found
+          : undefined;
+      },
+      60_000,
+    );
+  /** The ConfigMap prod runs, once its round is `round`. */
+  const prodRuns = (round: number) =>
+    waitFor(
+      `prod running round ${round}`,
+      async () => {
+        const cm = await kubectlJsonOn<{ data: Record<string, string> }>(PROD, ['get', 'configmap', 'upgrade-plan', '-n', NS]).catch(
+          () => undefined,
+        );
+        return cm?.data.round === String(round) ? cm.data : undefined;
+      },
+      60_000,
+    );
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-pipelines-'));
+    repo = await createRepo({ 'test-apps/k3s/configmap.yaml.liquid': plan(1) });
+    server = await startFleetServer(
+      testServerOptions(
+        { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
+        { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300 },
+      ),
+    );
+    client = new FleetClient({ server: server.url, token: server.adminToken! });
+    env = { XDG_CONFIG_HOME: path.join(dir, 'config'), GANTRY_SERVER: server.url, GANTRY_TOKEN: server.adminToken! };
+    engine = new Engine(testConfig());
+    for (const cluster of WORKLOAD_CLUSTERS) {
+      const { deployToken } = await client.createCluster({ name: cluster });
+      const options = { server: server.url, token: deployToken, engine, kubeConfig: workloadKubeConfig(cluster) };
+      agents.push(
+        startAgent(pushedAgentOptions({ ...options, dataDir: path.join(dir, `agent-${cluster}`), log: log.child({ agent: cluster }) })),
+      );
+    }
+    await client.createRepository({ url: repo.url });
+    receiver = await startHttpServer({ '/hook': { body: 'ok' } });
+    await client.setSink('releases', { type: 'webhook', url: `${receiver.url}/hook` });
+    await client.setRouter('releases', {
+      events: ['pipeline.update'],
+      filters: [{ regex: '^pipeline/k3s-upgrade$' }],
+      sinks: ['releases'],
+    });
+    const dev = await client.createService(DEV, {
+      name: 'upgrade-plan',
+      namespace: NS,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'test-apps/k3s' },
+      configuration: { version: 'v1' },
+    });
+    // prod at a fixed commit, as a promotion leaves it: only promotions move it, not main.
+    await client.createService(PROD, {
+      name: 'upgrade-plan',
+      namespace: NS,
+      repository: repo.url,
+      git: { ref: dev.revision.commit!, folder: 'test-apps/k3s' },
+      configuration: { version: 'v0' },
+    });
+  });
+
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await server?.close();
+    await receiver?.close();
+    await engine?.close();
+    await repo?.remove();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test("the seed example: dev healthy puts the approval gate to PENDING; approving it gives prod dev's commit and version", async () => {
+    const created = await client.setPipeline('k3s-upgrade', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'upgrade-plan' }] },
+        {
+          name: 'prod',
+          services: [{ cluster: PROD, name: 'upgrade-plan', criteria: { cluster: DEV, name: 'upgrade-plan', secrets: ['version'] } }],
+        },
+      ],
+      edges: [{ from: 'dev', to: 'prod', gates: [{ name: 'approval-gate', type: 'APPROVAL' }] }],
+    });
+    expect(created.edges[0]!.promoted).toBe(false);
+    const first = (await client.getService(DEV, 'upgrade-plan')).revision.commit!;
+    await pendingAt(first);
+
+    const round2 = await repo.commit({ 'test-apps/k3s/configmap.yaml.liquid': plan(2) }, 'round 2');
+    await client.updateService(DEV, 'upgrade-plan', { configuration: { version: 'v2' } });
+    const pending = await pendingAt(round2);
+    expect((await client.getService(PROD, 'upgrade-plan')).revision.commit).toBe(first);
+    expect(pending.edges[0]!.promoted).toBe(false);
+
+    const approved = await gantry(['pipeline', 'approve', 'k3s-upgrade', 'approval-gate'], { env });
+    expect(approved.stderr).toBe('');
+    expect(approved.stdout).toContain('gate approval-gate (APPROVAL): OPEN by admin');
+    expect(await prodRuns(2)).toEqual({ round: '2', version: 'v2' });
+    const prod = await client.getService(PROD, 'upgrade-plan');
+    expect(prod.git).toEqual({ ref: round2, folder: 'test-apps/k3s' });
+    expect(prod.revision.createdBy).toBe('pipeline/k3s-upgrade');
+    const [promotion] = await client.listPromotions('k3s-upgrade');
+    expect(promotion).toMatchObject({
+      from: 'dev',
+      to: 'prod',
+      services: [{ cluster: PROD, name: 'upgrade-plan', source: `${DEV}/upgrade-plan`, commit: round2, secrets: ['version'] }],
+      gates: [{ name: 'approval-gate', decidedBy: 'admin', forced: false }],
+    });
+    // The router's webhook heard of the approval waiting and of the promotion.
+    const messages = await waitFor('the promotion notified', () => {
+      const received = receiver.received.map((request) => JSON.parse(request.body) as { type: string; message: string });
+      return received.some((event) => event.message.startsWith('promoted dev → prod')) ? received : undefined;
+    });
+    expect(messages.every((event) => event.type === 'pipeline.update')).toBe(true);
+    const waiting = new RegExp(
+      `^gate approval-gate on dev → prod waits for approval of stage dev at upgrade-plan rev \\d+ ${round2.slice(0, 7)}$`,
+    );
+    expect(messages.some((event) => waiting.test(event.message))).toBe(true);
+  });
+
+  test('two commits in quick succession on dev promote only the newer', async () => {
+    const round3 = await repo.commit({ 'test-apps/k3s/configmap.yaml.liquid': plan(3) }, 'round 3');
+    const round4 = await repo.commit({ 'test-apps/k3s/configmap.yaml.liquid': plan(4) }, 'round 4');
+    await pendingAt(round4);
+    const decided: ApiPipeline = await client.decideGate('k3s-upgrade', { from: 'dev', to: 'prod' }, 'approval-gate', 'approve');
+    expect(decided.edges[0]!.gates[0]!.state).toBe('OPEN');
+    expect((await prodRuns(4)).round).toBe('4');
+    const commits = (await client.listPromotions('k3s-upgrade')).map((promotion) => promotion.services[0]!.commit);
+    expect(commits).not.toContain(round3);
+    expect(commits[0]).toBe(round4);
+
+    const history = await gantry(['pipeline', 'history', 'k3s-upgrade'], { env });
+    expect(history.stdout).toContain(`${PROD}/upgrade-plan@${round4.slice(0, 7)}`);
+  });
+
+  test('a reader may not decide a gate, an approver may approve but not force; an admin forces, recorded as forced', async () => {
+    const as = async (role: 'reader' | 'approver') =>
+      new FleetClient({
+        server: server.url,
+        token: await createApiToken(server.store.db, `${role}-${randomBytes(2).toString('hex')}`, role),
+      });
+    const edge = { from: 'dev', to: 'prod' };
+    const round5 = await repo.commit({ 'test-apps/k3s/configmap.yaml.liquid': plan(5) }, 'round 5');
+    await pendingAt(round5);
+    await expect((await as('reader')).decideGate('k3s-upgrade', edge, 'approval-gate', 'approve')).rejects.toMatchObject({ status: 403 });
+    const approver = await as('approver');
+    await expect(approver.decideGate('k3s-upgrade', edge, 'approval-gate', 'force')).rejects.toMatchObject({ status: 403 });
+    await approver.decideGate('k3s-upgrade', edge, 'approval-gate', 'approve');
+    expect((await prodRuns(5)).round).toBe('5');
+
+    const round6 = await repo.commit({ 'test-apps/k3s/configmap.yaml.liquid': plan(6) }, 'round 6');
+    await pendingAt(round6);
+    await client.decideGate('k3s-upgrade', edge, 'approval-gate', 'force');
+    expect((await prodRuns(6)).round).toBe('6');
+    const [forced, approved] = await client.listPromotions('k3s-upgrade');
+    expect(forced!.gates).toEqual([{ name: 'approval-gate', type: 'APPROVAL', decidedBy: 'admin', forced: true }]);
+    expect(approved!.gates[0]!.decidedBy).toMatch(/^approver-/);
+  });
+
+  test('bad pipelines are refused naming the offending stage, edge or service; a stage without context has no gate to approve', async () => {
+    const stages = [
+      { name: 'dev', services: [{ cluster: DEV, name: 'upgrade-plan' }] },
+      { name: 'prod', services: [{ cluster: PROD, name: 'upgrade-plan' }] },
+    ];
+    const refused = async (body: Parameters<FleetClient['setPipeline']>[1]) =>
+      await client.setPipeline('bad', body).then(
+        () => undefined,
+        (error: { status: number; field: string; message: string }) => error,
+      );
+    expect(await refused({ stages, edges: [{ from: 'dev', to: 'qa' }] })).toMatchObject({ status: 400, field: 'body.edges[0].to' });
+    expect(
+      await refused({
+        stages,
+        edges: [
+          { from: 'dev', to: 'prod' },
+          { from: 'prod', to: 'dev' },
+        ],
+      }),
+    ).toMatchObject({ status: 400, field: 'body.edges[1]', message: 'edges form a cycle: dev → prod → dev' });
+    expect(
+      await refused({
+        stages: [
+          stages[0]!,
+          { name: 'prod', services: [{ cluster: PROD, name: 'upgrade-plan', criteria: { cluster: PROD, name: 'other' } }] },
+        ],
+        edges: [{ from: 'dev', to: 'prod' }],
+      }),
+    ).toMatchObject({ status: 400, field: 'body.stages[1].services[0].criteria' });
+    expect(await refused({ stages: [{ name: 'dev', services: [{ cluster: DEV, name: 'nope' }] }], edges: [] })).toMatchObject({
+      status: 400,
+      field: 'body.stages[0].services[0]',
+      message: `cluster ${DEV} has no service nope`,
+    });
+    expect((await client.listPipelines()).map((p) => p.name)).toEqual(['k3s-upgrade']);
+  });
+});
