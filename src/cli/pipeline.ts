@@ -164,7 +164,8 @@ export function formatPipeline(pipeline: ApiPipeline): string {
     lines.push(`  edge ${edge.from} → ${edge.to}${edge.promoted ? ': promoted' : ''}`);
     for (const gate of edge.gates) {
       const by = gate.decidedBy ? ` by ${gate.decidedBy}${gate.forced ? ' (forced)' : ''}` : '';
-      lines.push(`    gate ${gate.name} (${gate.type}): ${gate.contextId ? gate.state : 'waiting for a context'}${by}`);
+      const reason = gate.reason ? `: ${gate.reason}` : '';
+      lines.push(`    gate ${gate.name} (${gate.type}): ${gate.contextId ? gate.state : 'waiting for a context'}${by}${reason}`);
     }
   }
   return `${lines.join('\n')}\n`;

@@ -3,15 +3,19 @@
  * records the stage's promotion context at once, and a gate decision evaluates its edge at once; an edge whose gates
  * are all OPEN for its source stage's current context promotes it. Promotion, as Plural's pipelines do it: each
  * target service with criteria gets its source's commit as git ref (or chart version), and the listed configuration
- * keys copied from the source; the new revision reaches its agent through the usual push.
+ * keys copied from the source; the new revision reaches its agent through the usual push. A WINDOW gate is evaluated
+ * with the injected clock whenever its edge is, and a timer evaluates the edge again when the window next opens or
+ * closes (timers are re-armed at start, so a restart loses none).
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
+import { windowState } from '../pipeline/window.ts';
 import {
   type ContextService,
   currentContexts,
   decideGate,
   type Gate,
+  getPipeline,
   listGates,
   listPipelines,
   type Pipeline,
@@ -19,6 +23,7 @@ import {
   type PromotionContext,
   recordContext,
   recordPromotion,
+  setEvaluatedGate,
   wasPromoted,
 } from '../store/pipelines.ts';
 import type { Database } from '../store/schema.ts';
@@ -37,7 +42,12 @@ export interface PipelineDeps {
   /** pipeline.update events: a gate waiting for approval, a promotion, a gate closed. */
   notifier: Notifier;
   log: Logger;
+  /** The clock WINDOW gates are evaluated with; default the system's. */
+  now?: () => Date;
 }
+
+/** setTimeout's longest delay; a later window change is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What a user does to a gate: approve or reject an APPROVAL gate, or force any gate open (admins). */
 export type GateDecision = 'approve' | 'reject' | 'force';
@@ -46,9 +56,24 @@ type Edge = Pipeline['spec']['edges'][number];
 
 export class PipelineRunner {
   readonly #deps: PipelineDeps;
+  readonly #now: () => Date;
+  /** Re-evaluations of edges with WINDOW gates, by pipeline id and edge. */
+  readonly #timers = new Map<string, NodeJS.Timeout>();
 
   constructor(deps: PipelineDeps) {
     this.#deps = deps;
+    this.#now = deps.now ?? (() => new Date());
+  }
+
+  /** Evaluates every pipeline: contexts missed while no replica ran are recorded, window timers armed. */
+  async start(): Promise<void> {
+    for (const pipeline of await listPipelines(this.#deps.db)) await this.evaluate(pipeline);
+  }
+
+  /** Stops the window timers. */
+  close(): void {
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
   }
 
   /** An agent reported the service: a stage holding it may have settled at new revisions. Never throws. */
@@ -125,6 +150,7 @@ export class PipelineRunner {
     const { db } = this.#deps;
     const context = (await currentContexts(db, pipeline.id)).get(edge.from);
     if (!context || (await wasPromoted(db, pipeline.id, edge, context.id))) return;
+    await this.#evaluateWindows(pipeline, edge, context);
     const gates = (await listGates(db, pipeline.id)).filter((gate) => gate.from === edge.from && gate.to === edge.to);
     if (!gates.every((gate) => gate.state === 'OPEN' && gate.contextId === context.id)) return;
     const services = await this.#promote(pipeline, edge, context);
@@ -141,6 +167,42 @@ export class PipelineRunner {
       (service) => `revision ${service.revision} at ${service.commit?.slice(0, 7) ?? service.chartVersion ?? 'its source'}`,
     );
     this.#notify(pipeline, edge, `promoted ${edge.from} → ${edge.to}: ${moved.join(', ') || 'no service has criteria'}`);
+  }
+
+  /** Sets the edge's WINDOW gates for the clock's now, and arms a timer for the soonest change of any of them. */
+  async #evaluateWindows(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<void> {
+    const key = `${pipeline.id}/${edge.from}/${edge.to}`;
+    clearTimeout(this.#timers.get(key));
+    this.#timers.delete(key);
+    const now = this.#now();
+    let soonest: Date | undefined;
+    for (const gate of edge.gates) {
+      if (gate.type !== 'WINDOW') continue;
+      const state = windowState(gate.window, now);
+      await setEvaluatedGate(
+        this.#deps.db,
+        pipeline.id,
+        { ...edge, name: gate.name },
+        {
+          state: state.open ? 'OPEN' : 'PENDING',
+          reason: state.reason,
+          contextId: context.id,
+        },
+      );
+      if (state.changesAt && (!soonest || state.changesAt < soonest)) soonest = state.changesAt;
+    }
+    if (!soonest) return;
+    const timer = setTimeout(
+      () => {
+        this.#timers.delete(key);
+        void getPipeline(this.#deps.db, pipeline.name)
+          .then((current) => this.evaluate(current))
+          .catch((error: unknown) => this.#deps.log.warn({ pipeline: pipeline.name, error: messageOf(error) }, 'window evaluation failed'));
+      },
+      Math.min(Math.max(soonest.getTime() - now.getTime(), 0), MAX_TIMER_MS),
+    );
+    timer.unref();
+    this.#timers.set(key, timer);
   }
 
   #notify(pipeline: Pipeline, edge: Edge, message: string, gate?: string, severity: 'info' | 'error' = 'info'): void {

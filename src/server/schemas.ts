@@ -557,6 +557,35 @@ const ServiceByName = {
   name: Type.String({ minLength: 1, description: 'the service name on that cluster' }),
 };
 
+const ApprovalGateSchema = Type.Object(
+  { name: StageName, type: Type.Literal('APPROVAL', { description: 'opened or rejected by an admin or approver' }) },
+  { additionalProperties: false },
+);
+
+const Recurrence = Type.Object(
+  {
+    cron: Type.String({ minLength: 1, description: 'when it starts: a cron expression (5 fields, or 6 with seconds)' }),
+    duration: Type.String({ minLength: 1, description: 'how long it lasts, e.g. 8h or 90m' }),
+  },
+  { additionalProperties: false },
+);
+
+const WindowGateSchema = Type.Object(
+  {
+    name: StageName,
+    type: Type.Literal('WINDOW', { description: 'open only inside a window and outside every blackout' }),
+    window: Type.Object(
+      {
+        timeZone: Type.Optional(Type.String({ description: 'IANA time zone of the cron expressions; default UTC' })),
+        windows: Type.Array(Recurrence, { minItems: 1 }),
+        blackouts: Type.Optional(Type.Array(Recurrence)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const PipelineUpsertSchema = Type.Object(
   {
     stages: Type.Array(
@@ -593,17 +622,7 @@ export const PipelineUpsertSchema = Type.Object(
         {
           from: StageName,
           to: StageName,
-          gates: Type.Optional(
-            Type.Array(
-              Type.Object(
-                {
-                  name: StageName,
-                  type: Type.Literal('APPROVAL', { description: 'APPROVAL: opened or rejected by an admin or approver' }),
-                },
-                { additionalProperties: false },
-              ),
-            ),
-          ),
+          gates: Type.Optional(Type.Array(Type.Union([ApprovalGateSchema, WindowGateSchema]))),
         },
         { additionalProperties: false },
       ),
@@ -655,6 +674,7 @@ export const PipelineSchema = Type.Object({
           state: Type.String({ description: 'PENDING, OPEN or CLOSED, for the source stage context contextId' }),
           contextId: Type.Union([Type.String(), Type.Null()]),
           decidedBy: Type.Union([Type.String(), Type.Null()]),
+          reason: Type.Union([Type.String(), Type.Null()], { description: "a WINDOW gate's window, a rejection's reason" }),
           forced: Type.Boolean(),
           updatedAt: Time,
         }),

@@ -44,6 +44,8 @@ export interface FleetServerOptions {
   adminToken?: string;
   /** Milliseconds between this replica's heartbeats; repositories move off a replica silent for 3 of them. Default 10 s. */
   heartbeatIntervalMs?: number;
+  /** The clock pipelines' WINDOW gates are evaluated with; default the system's (tests inject one). */
+  now?: () => Date;
 }
 
 export interface FleetServer {
@@ -56,6 +58,8 @@ export interface FleetServer {
   channels: PushChannels;
   /** This replica among the live ones. */
   replicas: ReplicaSet;
+  /** Release pipelines: their evaluation, as a window timer runs it. */
+  pipelines: PipelineRunner;
   close(): Promise<void>;
 }
 
@@ -120,6 +124,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     onChange: onServiceChange,
     notifier,
     log: options.log.child({ component: 'pipelines' }),
+    ...(options.now ? { now: options.now } : {}),
   });
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
@@ -145,6 +150,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     const url = `http://${options.host}:${typeof address === 'object' && address ? address.port : options.port}`;
     await replicas.start(url);
     poller.start();
+    void pipelines.start().catch((error: unknown) => options.log.error({ err: error }, 'pipelines could not be evaluated at start'));
     const server = app;
     return {
       url,
@@ -152,7 +158,9 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       adminToken,
       channels,
       replicas,
+      pipelines,
       close: async () => {
+        pipelines.close();
         channels.close();
         await server.close();
         await notifier.idle();

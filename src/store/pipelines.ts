@@ -9,15 +9,14 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { NotFoundError } from './errors.ts';
+import type { WindowSpec } from '../pipeline/window.ts';
 import type { Database, PipelineContextTable, PipelineGateTable, PipelinePromotionTable, PipelineTable } from './schema.ts';
 
-export type GateType = 'APPROVAL';
+export type GateType = 'APPROVAL' | 'WINDOW';
 export type GateState = 'PENDING' | 'OPEN' | 'CLOSED';
 
-export interface GateSpec {
-  name: string;
-  type: GateType;
-}
+/** APPROVAL: decided by people; WINDOW: open inside its windows (pipeline/window.ts). */
+export type GateSpec = { name: string; type: 'APPROVAL' } | { name: string; type: 'WINDOW'; window: WindowSpec };
 
 /** A stage's service; `criteria` names the service it is promoted from and the configuration keys copied. */
 export interface StageService {
@@ -214,6 +213,31 @@ export async function decideGate(
     .where('to_stage', '=', gate.to)
     .where('name', '=', gate.name)
     .where('context_id', '=', decision.contextId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Sets a gate the server evaluates itself (WINDOW) for `contextId`, unless someone forced it open.
+ * @returns whether the row changed.
+ */
+export async function setEvaluatedGate(
+  db: Kysely<Database>,
+  pipelineId: string,
+  gate: { from: string; to: string; name: string },
+  evaluation: { state: 'OPEN' | 'PENDING'; reason: string; contextId: string },
+  now = new Date(),
+): Promise<boolean> {
+  const result = await db
+    .updateTable('pipeline_gates')
+    .set({ state: evaluation.state, reason: evaluation.reason, decided_by: null, updated_at: now.toISOString() })
+    .where('pipeline_id', '=', pipelineId)
+    .where('from_stage', '=', gate.from)
+    .where('to_stage', '=', gate.to)
+    .where('name', '=', gate.name)
+    .where('context_id', '=', evaluation.contextId)
+    .where('forced', '=', 0)
+    .where((eb) => eb.or([eb('state', '!=', evaluation.state), eb('reason', 'is', null), eb('reason', '!=', evaluation.reason)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

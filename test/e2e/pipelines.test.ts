@@ -39,6 +39,8 @@ describe('release pipelines', () => {
   let client: FleetClient;
   let env: Record<string, string>;
   let receiver: TestHttpServer;
+  /** The clock WINDOW gates see. */
+  let clock = new Date();
   const agents: RunningAgent[] = [];
   const { log } = capturedLogger('info');
 
@@ -76,7 +78,7 @@ describe('release pipelines', () => {
     server = await startFleetServer(
       testServerOptions(
         { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
-        { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300 },
+        { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300, now: () => clock },
       ),
     );
     client = new FleetClient({ server: server.url, token: server.adminToken! });
@@ -209,6 +211,63 @@ describe('release pipelines', () => {
     expect(approved!.gates[0]!.decidedBy).toMatch(/^approver-/);
   });
 
+  test('a WINDOW gate opens its edge only inside its window, with the clock injected', async () => {
+    const namespace = `${NS}-w`;
+    const dev = await client.createService(DEV, {
+      name: 'windowed',
+      namespace,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'test-apps/k3s' },
+      configuration: { version: 'w1' },
+    });
+    await client.createService(PROD, {
+      name: 'windowed',
+      namespace,
+      repository: repo.url,
+      git: { ref: `${dev.revision.commit}`, folder: 'test-apps/k3s' },
+      configuration: { version: 'w0' },
+    });
+    clock = new Date('2026-11-28T12:00:00Z'); // a Saturday
+    await client.setPipeline('windowed', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'windowed' }] },
+        {
+          name: 'prod',
+          services: [{ cluster: PROD, name: 'windowed', criteria: { cluster: DEV, name: 'windowed', secrets: ['version'] } }],
+        },
+      ],
+      edges: [
+        {
+          from: 'dev',
+          to: 'prod',
+          gates: [
+            {
+              name: 'office-hours',
+              type: 'WINDOW',
+              window: { timeZone: 'Europe/Berlin', windows: [{ cron: '0 9 * * 1-5', duration: '8h' }] },
+            },
+          ],
+        },
+      ],
+    });
+    const gateOf = async () => (await client.getPipeline('windowed')).edges[0]!.gates[0]!;
+    const closed = await waitFor('the window gate evaluated for a context', async () => {
+      const gate = await gateOf();
+      return gate.contextId && gate.reason ? gate : undefined;
+    });
+    expect(closed).toMatchObject({ state: 'PENDING', reason: 'outside every window; the next opens at 2026-11-30T08:00:00.000Z' });
+    expect((await client.getPipeline('windowed')).edges[0]!.promoted).toBe(false);
+
+    // Monday 10:00 in Berlin; the server's timer would evaluate the edge then, as start() does now.
+    clock = new Date('2026-11-30T09:00:00Z');
+    await server.pipelines.start();
+    expect(await gateOf()).toMatchObject({ state: 'OPEN' });
+    const promoted = await client.getService(PROD, 'windowed');
+    expect(promoted.git?.ref).toBe(dev.revision.commit);
+    expect(promoted.revision.createdBy).toBe('pipeline/windowed');
+    await client.deletePipeline('windowed');
+  });
+
   test('bad pipelines are refused naming the offending stage, edge or service; a stage without context has no gate to approve', async () => {
     const stages = [
       { name: 'dev', services: [{ cluster: DEV, name: 'upgrade-plan' }] },
@@ -238,6 +297,20 @@ describe('release pipelines', () => {
         edges: [{ from: 'dev', to: 'prod' }],
       }),
     ).toMatchObject({ status: 400, field: 'body.stages[1].services[0].criteria' });
+    expect(
+      await refused({
+        stages,
+        edges: [
+          {
+            from: 'dev',
+            to: 'prod',
+            gates: [
+              { name: 'late', type: 'WINDOW', window: { timeZone: 'Europe/Berlin', windows: [{ cron: '0 25 * * *', duration: '1h' }] } },
+            ],
+          },
+        ],
+      }),
+    ).toMatchObject({ status: 400, field: 'body.edges[0].gates[0].window.windows[0].cron' });
     expect(await refused({ stages: [{ name: 'dev', services: [{ cluster: DEV, name: 'nope' }] }], edges: [] })).toMatchObject({
       status: 400,
       field: 'body.stages[0].services[0]',

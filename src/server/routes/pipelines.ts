@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import { pipelineProblem } from '../../pipeline/graph.ts';
+import { windowProblem } from '../../pipeline/window.ts';
 import { listClusters } from '../../store/clusters.ts';
 import {
   currentContexts,
@@ -69,7 +70,7 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
     path,
     { ...admins, schema: { tags, params: PipelineParams, body: PipelineUpsertSchema, response: { 200: PipelineSchema, ...errors } } },
     async (request) => {
-      const problem = pipelineProblem({ stages: request.body.stages, edges: request.body.edges });
+      const problem = pipelineProblem({ stages: request.body.stages, edges: request.body.edges }) ?? gateProblem(request.body);
       if (problem) throw new HttpError(400, problem.message, `body.${problem.field}`);
       const pipeline = await upsertPipeline(db, request.params.name, await resolvedSpec(db, request.body));
       await runner.evaluate(pipeline);
@@ -114,6 +115,18 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
       }));
     },
   );
+}
+
+/** The first WINDOW gate whose spec is bad, by field. */
+function gateProblem(body: PipelineUpsertBody): { field: string; message: string } | undefined {
+  for (const [edgeIndex, edge] of body.edges.entries()) {
+    for (const [index, gate] of (edge.gates ?? []).entries()) {
+      const problem = gate.type === 'WINDOW' ? windowProblem(gate.window) : undefined;
+      if (problem)
+        return { field: `edges[${edgeIndex}].gates[${index}].window.${problem.field}`, message: `gate ${gate.name}: ${problem.message}` };
+    }
+  }
+  return undefined;
 }
 
 /** Every service's cluster and name by id (deleted ones are absent). */
@@ -199,12 +212,13 @@ async function toApiPipeline(
           to: edge.to,
           gates: gates
             .filter((gate) => gate.from === edge.from && gate.to === edge.to)
-            .map(({ name, type, state, contextId, decidedBy, forced, updatedAt }) => ({
+            .map(({ name, type, state, contextId, decidedBy, reason, forced, updatedAt }) => ({
               name,
               type,
               state,
               contextId,
               decidedBy,
+              reason,
               forced,
               updatedAt,
             })),
