@@ -5,7 +5,8 @@
  * - poll: every interval plus random jitter, fetches the cluster's services from the server and syncs each one
  *   whose revision it has not applied, that is being deleted, or whose resync interval passed (drift repair);
  * - health: components not yet running are looked at again every few seconds and reported as they change;
- * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once.
+ * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once;
+ * - gate jobs: the pipeline JOB gates of this cluster, listed on each poll, their Jobs followed on the health tick.
  * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
  * the sources on its disk (also across its own restarts: desired-state.ts), and picks up again when the server
  * answers; reports are sent only when they change.
@@ -20,6 +21,7 @@ import { sleep } from '../sleep.ts';
 import { GANTRY_VERSION } from '../version.ts';
 import { runPushChannel } from './push-channel.ts';
 import { DesiredState } from './desired-state.ts';
+import { GateJobs } from './gate-jobs.ts';
 import { SourceCache } from './source-cache.ts';
 import { Wakeup } from './wakeup.ts';
 import { deleteService, refreshComponents, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
@@ -95,6 +97,8 @@ export function startAgent(options: AgentOptions): RunningAgent {
     signal,
   };
 
+  const gateJobs = new GateJobs({ cluster, client: options.client, fieldManager: AGENT_FIELD_MANAGER, log: options.log });
+
   const ping = async () => {
     const version = (await cluster.version()).replace(/^v/, '');
     await options.client.ping({ kubernetesVersion: version, agentVersion: GANTRY_VERSION }, signal);
@@ -116,6 +120,14 @@ export function startAgent(options: AgentOptions): RunningAgent {
       if (signal.aborted) return;
       await syncIfDue(service);
       await sendPending(service);
+    }
+    if (listed) {
+      const gates = await options.client.gates(signal).catch((error: unknown) => {
+        if (!signal.aborted) options.log.warn({ error: messageOf(error) }, 'cannot list the gate jobs');
+        return undefined;
+      });
+      if (gates) gateJobs.update(gates);
+      await gateJobs.check(signal);
     }
   };
 
@@ -201,6 +213,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
 
   /** Components keep changing after a sync (pods start, volumes bind): report them as they settle. */
   const health = async () => {
+    await gateJobs.check(signal);
     for (const service of known ?? []) {
       const state = states.get(service.id);
       const outcome = state?.outcome;

@@ -2,13 +2,15 @@
  * The agent's side of the fleet API (/v1/agent), authenticated with its cluster's deploy token.
  */
 import type { Static } from 'typebox';
-import type { AgentServiceSchema, ClusterSchema, PingSchema, ReportSchema } from '../server/schemas.ts';
+import type { AgentGateSchema, AgentServiceSchema, ClusterSchema, GateReportSchema, PingSchema, ReportSchema } from '../server/schemas.ts';
 import { ApiError } from './fleet-client.ts';
 
 export type AgentService = Static<typeof AgentServiceSchema>;
 export type AgentReport = Static<typeof ReportSchema>;
 export type AgentPing = Static<typeof PingSchema>;
 export type AgentCluster = Static<typeof ClusterSchema>;
+export type AgentGate = Static<typeof AgentGateSchema>;
+export type GateReport = Static<typeof GateReportSchema>;
 
 export interface AgentClientOptions {
   server: string;
@@ -38,6 +40,16 @@ export class AgentClient {
 
   async services(signal?: AbortSignal): Promise<AgentService[]> {
     return (await this.#json('GET', '/v1/agent/services', undefined, signal)) as AgentService[];
+  }
+
+  /** The JOB gates this cluster is to run. */
+  async gates(signal?: AbortSignal): Promise<AgentGate[]> {
+    return (await this.#json('GET', '/v1/agent/gates', undefined, signal)) as AgentGate[];
+  }
+
+  /** A JOB gate's outcome. @throws ApiError 409 when the gate moved on to a newer context (drop the Job). */
+  async reportGate(report: GateReport, signal?: AbortSignal): Promise<void> {
+    await this.#json('POST', '/v1/agent/gates/report', report, signal);
   }
 
   async report(serviceId: string, report: AgentReport, signal?: AbortSignal): Promise<void> {

@@ -7,7 +7,9 @@
  * with the injected clock whenever its edge is, and a timer evaluates the edge again when the window next opens or
  * closes (timers are re-armed at start, so a restart loses none).
  */
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Logger } from '../logger.ts';
 import { windowState } from '../pipeline/window.ts';
 import {
@@ -31,6 +33,7 @@ import type { SecretBox } from '../store/secret-box.ts';
 import { getServiceById, type Service, serviceSecrets, type ServiceSpec, updateService } from '../store/services.ts';
 import { HttpError } from './errors.ts';
 import type { Notifier } from './notifier.ts';
+import type { AgentGateSchema, GateReportSchema } from './schemas.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 export interface PipelineDeps {
@@ -44,7 +47,13 @@ export interface PipelineDeps {
   log: Logger;
   /** The clock WINDOW gates are evaluated with; default the system's. */
   now?: () => Date;
+  /** A JOB gate of the cluster went PENDING: its agent should look at its gates now. */
+  onGatesChange: (clusterId: string) => void;
 }
+
+/** A JOB gate for its cluster's agent to run (AgentGateSchema). */
+export type AgentGate = Static<typeof AgentGateSchema>;
+export type GateReport = Static<typeof GateReportSchema>;
 
 /** setTimeout's longest delay; a later window change is looked at again then. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -92,7 +101,77 @@ export class PipelineRunner {
   /** A pipeline was defined or changed: stages already settled get their contexts now, not at the next report. */
   async evaluate(pipeline: Pipeline): Promise<void> {
     for (const stage of pipeline.spec.stages) await this.#stageReported(pipeline, stage.name);
-    for (const edge of pipeline.spec.edges) await this.#evaluateEdge(pipeline, edge);
+    for (const edge of pipeline.spec.edges) {
+      this.#kickJobClusters(edge);
+      await this.#evaluateEdge(pipeline, edge);
+    }
+  }
+
+  /** The JOB gates the cluster's agent is to run: PENDING for a context, without an outcome yet. */
+  async jobGates(clusterId: string): Promise<AgentGate[]> {
+    const gates: AgentGate[] = [];
+    for (const pipeline of await listPipelines(this.#deps.db)) {
+      const rows = await listGates(this.#deps.db, pipeline.id);
+      for (const edge of pipeline.spec.edges) {
+        for (const gate of edge.gates) {
+          if (gate.type !== 'JOB' || gate.job.clusterId !== clusterId) continue;
+          const row = rows.find((candidate) => candidate.from === edge.from && candidate.to === edge.to && candidate.name === gate.name);
+          if (row?.state !== 'PENDING' || !row.contextId) continue;
+          const key = [pipeline.name, edge.from, edge.to, gate.name];
+          gates.push({
+            pipeline: pipeline.name,
+            from: edge.from,
+            to: edge.to,
+            gate: gate.name,
+            contextId: row.contextId,
+            namespace: gate.job.namespace,
+            jobName: `gate-${createHash('sha256')
+              .update([pipeline.id, ...key.slice(1), row.contextId].join('\0'))
+              .digest('hex')
+              .slice(0, 16)}`,
+            spec: gate.job.spec,
+          });
+        }
+      }
+    }
+    return gates;
+  }
+
+  /**
+   * A JOB gate's outcome, from the agent of its cluster: OPEN when the Job succeeded, CLOSED with its reason when it
+   * failed.
+   * @throws HttpError 404 for no such JOB gate of that cluster; 409 when the gate moved to a newer context.
+   */
+  async jobReported(clusterId: string, report: GateReport): Promise<void> {
+    const pipeline = await getPipeline(this.#deps.db, report.pipeline).catch(() => undefined);
+    const edge = pipeline?.spec.edges.find((candidate) => candidate.from === report.from && candidate.to === report.to);
+    const gate = edge?.gates.find((candidate) => candidate.name === report.gate);
+    if (!pipeline || !edge || gate?.type !== 'JOB' || gate.job.clusterId !== clusterId) {
+      throw new HttpError(
+        404,
+        `this cluster runs no JOB gate ${report.gate} on ${report.from} → ${report.to} of pipeline ${report.pipeline}`,
+      );
+    }
+    const decided = await decideGate(
+      this.#deps.db,
+      pipeline.id,
+      { from: edge.from, to: edge.to, name: gate.name },
+      {
+        state: report.state,
+        by: 'job',
+        reason: report.reason,
+        forced: false,
+        contextId: report.contextId,
+      },
+    );
+    if (!decided) throw new HttpError(409, `gate ${gate.name} moved to a newer context of stage ${edge.from}`);
+    if (report.state === 'CLOSED')
+      this.#notify(pipeline, edge, `gate ${gate.name} on ${edge.from} → ${edge.to} failed: ${report.reason}`, gate.name, 'error');
+    await this.#evaluateEdge(pipeline, edge);
+  }
+
+  #kickJobClusters(edge: Edge): void {
+    for (const gate of edge.gates) if (gate.type === 'JOB') this.#deps.onGatesChange(gate.job.clusterId);
   }
 
   /**
@@ -137,6 +216,7 @@ export class PipelineRunner {
       (entry, index) => `${services[index]!.name} rev ${entry.revision}${entry.commit ? ` ${entry.commit.slice(0, 7)}` : ''}`,
     );
     for (const edge of pipeline.spec.edges.filter((candidate) => candidate.from === stageName)) {
+      this.#kickJobClusters(edge);
       for (const gate of edge.gates.filter((candidate) => candidate.type === 'APPROVAL')) {
         const message = `gate ${gate.name} on ${edge.from} → ${edge.to} waits for approval of stage ${stageName} at ${revisions.join(', ')}`;
         this.#notify(pipeline, edge, message, gate.name);

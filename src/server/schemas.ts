@@ -586,6 +586,30 @@ const WindowGateSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const JobGateSchema = Type.Object(
+  {
+    name: StageName,
+    type: Type.Literal('JOB', { description: "a Kubernetes Job run by a cluster's agent: success opens the gate, failure closes it" }),
+    job: Type.Object(
+      {
+        cluster: Type.String({ minLength: 1, description: 'the cluster whose agent runs the Job' }),
+        namespace: Name,
+        raw: Type.Optional(
+          Type.Record(Type.String(), Type.Unknown(), { description: 'a batch/v1 JobSpec, as Plural takes it; or containers' }),
+        ),
+        containers: Type.Optional(
+          Type.Array(Type.Record(Type.String(), Type.Unknown()), { minItems: 1, description: "the Job's containers (corev1.Container)" }),
+        ),
+        labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+        annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+        serviceAccount: Type.Optional(Type.String({ minLength: 1 })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const PipelineUpsertSchema = Type.Object(
   {
     stages: Type.Array(
@@ -622,7 +646,7 @@ export const PipelineUpsertSchema = Type.Object(
         {
           from: StageName,
           to: StageName,
-          gates: Type.Optional(Type.Array(Type.Union([ApprovalGateSchema, WindowGateSchema]))),
+          gates: Type.Optional(Type.Array(Type.Union([ApprovalGateSchema, WindowGateSchema, JobGateSchema]))),
         },
         { additionalProperties: false },
       ),
@@ -715,3 +739,28 @@ export const GateParams = Type.Object({
   gate: Type.String(),
   decision: Type.Union([Type.Literal('approve'), Type.Literal('reject'), Type.Literal('force')]),
 });
+
+/** A JOB gate an agent is to run: its Job's namespace, name and spec, for the context it runs for. */
+export const AgentGateSchema = Type.Object({
+  pipeline: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  gate: Type.String(),
+  contextId: Type.String(),
+  namespace: Type.String(),
+  jobName: Type.String({ description: 'stable per gate and context, so a restarted agent finds its Job' }),
+  spec: Type.Record(Type.String(), Type.Unknown(), { description: 'the batch/v1 JobSpec' }),
+});
+
+export const GateReportSchema = Type.Object(
+  {
+    pipeline: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    gate: Type.String(),
+    contextId: Type.String(),
+    state: Type.Union([Type.Literal('OPEN'), Type.Literal('CLOSED')], { description: 'OPEN: the Job succeeded; CLOSED: it failed' }),
+    reason: Type.String({ maxLength: 4000, description: "the Job's condition, and the failing Pod's status" }),
+  },
+  { additionalProperties: false },
+);

@@ -123,6 +123,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     sources,
     onChange: onServiceChange,
     notifier,
+    onGatesChange: (clusterId) => bus.publish(clusterId, 'gates'),
     log: options.log.child({ component: 'pipelines' }),
     ...(options.now ? { now: options.now } : {}),
   });

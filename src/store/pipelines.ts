@@ -12,11 +12,21 @@ import { NotFoundError } from './errors.ts';
 import type { WindowSpec } from '../pipeline/window.ts';
 import type { Database, PipelineContextTable, PipelineGateTable, PipelinePromotionTable, PipelineTable } from './schema.ts';
 
-export type GateType = 'APPROVAL' | 'WINDOW';
+export type GateType = 'APPROVAL' | 'WINDOW' | 'JOB';
 export type GateState = 'PENDING' | 'OPEN' | 'CLOSED';
 
-/** APPROVAL: decided by people; WINDOW: open inside its windows (pipeline/window.ts). */
-export type GateSpec = { name: string; type: 'APPROVAL' } | { name: string; type: 'WINDOW'; window: WindowSpec };
+/** A JOB gate's Job: run by the agent of the cluster, in the namespace; its spec is a batch/v1 JobSpec. */
+export interface JobGateSpec {
+  clusterId: string;
+  namespace: string;
+  spec: Record<string, unknown>;
+}
+
+/** APPROVAL: decided by people; WINDOW: open inside its windows (pipeline/window.ts); JOB: a Job's outcome. */
+export type GateSpec =
+  | { name: string; type: 'APPROVAL' }
+  | { name: string; type: 'WINDOW'; window: WindowSpec }
+  | { name: string; type: 'JOB'; job: JobGateSpec };
 
 /** A stage's service; `criteria` names the service it is promoted from and the configuration keys copied. */
 export interface StageService {

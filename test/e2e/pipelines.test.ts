@@ -268,6 +268,85 @@ describe('release pipelines', () => {
     await client.deletePipeline('windowed');
   });
 
+  test("three stages: a JOB gate whose Job succeeds promotes inside its WINDOW; one whose Job fails closes with the Job's reason", async () => {
+    const service = async (cluster: string, name: string, ref: string) =>
+      await client.createService(cluster, {
+        name,
+        namespace: `${NS}-${name}`,
+        repository: repo.url,
+        git: { ref, folder: 'test-apps/k3s' },
+        configuration: { version: name },
+      });
+    const dev = await service(DEV, 'jobs-dev', 'main');
+    await service(PROD, 'jobs-staging', dev.revision.commit!);
+    await service(PROD, 'jobs-prod', dev.revision.commit!);
+    const smoke = {
+      name: 'smoke',
+      type: 'JOB' as const,
+      job: { cluster: DEV, namespace: `${NS}-gates`, containers: [{ name: 'check', image: 'registry.invalid/check:1' }] },
+    };
+    // A real Job failure: no node matches its Pod, and the job controller fails it after its deadline.
+    const checks = {
+      name: 'checks',
+      type: 'JOB' as const,
+      job: {
+        cluster: DEV,
+        namespace: `${NS}-gates`,
+        raw: {
+          activeDeadlineSeconds: 1,
+          backoffLimit: 0,
+          template: {
+            spec: {
+              nodeSelector: { 'gantry.dev/no-such-node': 'true' },
+              containers: [{ name: 'check', image: 'registry.invalid/check:1' }],
+              restartPolicy: 'Never',
+            },
+          },
+        },
+      },
+    };
+    clock = new Date('2026-11-30T09:00:00Z'); // Monday 10:00 in Berlin: inside the window
+    await client.setPipeline('jobs', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'jobs-dev' }] },
+        { name: 'staging', services: [{ cluster: PROD, name: 'jobs-staging', criteria: { cluster: DEV, name: 'jobs-dev' } }] },
+        { name: 'prod', services: [{ cluster: PROD, name: 'jobs-prod', criteria: { cluster: DEV, name: 'jobs-dev' } }] },
+      ],
+      edges: [
+        {
+          from: 'dev',
+          to: 'staging',
+          gates: [
+            smoke,
+            {
+              name: 'office-hours',
+              type: 'WINDOW',
+              window: { timeZone: 'Europe/Berlin', windows: [{ cron: '0 9 * * 1-5', duration: '8h' }] },
+            },
+          ],
+        },
+        { from: 'staging', to: 'prod', gates: [checks] },
+      ],
+    });
+    const edgeOf = async (from: string) => (await client.getPipeline('jobs')).edges.find((edge) => edge.from === from)!;
+    await waitFor('dev → staging promoted after its Job completed', async () => (await edgeOf('dev')).promoted, 50_000);
+    expect((await edgeOf('dev')).gates.find((gate) => gate.name === 'smoke')).toMatchObject({ state: 'OPEN', decidedBy: 'job' });
+    expect((await client.getService(PROD, 'jobs-staging')).git?.ref).toBe(dev.revision.commit);
+
+    const closed = await waitFor(
+      'the failing Job closed staging → prod',
+      async () => {
+        const gate = (await edgeOf('staging')).gates[0]!;
+        return gate.state === 'CLOSED' ? gate : undefined;
+      },
+      90_000,
+    );
+    expect(closed.reason).toMatch(/^job gate-[0-9a-f]{16} failed \(DeadlineExceeded: Job was active longer than specified deadline\)$/);
+    expect((await edgeOf('staging')).promoted).toBe(false);
+    expect((await client.getService(PROD, 'jobs-prod')).revision.number).toBe(1);
+    await client.deletePipeline('jobs');
+  });
+
   test('bad pipelines are refused naming the offending stage, edge or service; a stage without context has no gate to approve', async () => {
     const stages = [
       { name: 'dev', services: [{ cluster: DEV, name: 'upgrade-plan' }] },

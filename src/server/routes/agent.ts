@@ -19,7 +19,17 @@ import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
-import { AgentServiceSchema, ClusterSchema, ErrorResponses, PingSchema, ReportSchema, ServiceIdParams, TarballQuery } from '../schemas.ts';
+import {
+  AgentGateSchema,
+  AgentServiceSchema,
+  ClusterSchema,
+  GateReportSchema,
+  ErrorResponses,
+  PingSchema,
+  ReportSchema,
+  ServiceIdParams,
+  TarballQuery,
+} from '../schemas.ts';
 import type { PushChannels } from '../push-channels.ts';
 import type { TarballStore } from '../tarballs.ts';
 
@@ -133,6 +143,19 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
         .header('etag', `"${digest}"`)
         .header('x-gantry-digest', digest)
         .send(createReadStream(file));
+    },
+  );
+
+  api.get('/v1/agent/gates', { ...agents, schema: { tags, response: { 200: Type.Array(AgentGateSchema), ...errors } } }, async (request) =>
+    deps.pipelines.jobGates(agentCluster(request).id),
+  );
+
+  api.post(
+    '/v1/agent/gates/report',
+    { ...agents, schema: { tags, body: GateReportSchema, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await deps.pipelines.jobReported(agentCluster(request).id, request.body);
+      return reply.code(204).send(null);
     },
   );
 

@@ -20,6 +20,7 @@ import {
   listGates,
   listPipelines,
   listPromotions,
+  type GateSpec,
   type Pipeline,
   type PipelineSpec,
   type PromotionContext,
@@ -47,6 +48,7 @@ export interface PipelineRouteDeps {
 }
 
 type ApiPipeline = Static<typeof PipelineSchema>;
+type JobGateBody = Extract<NonNullable<PipelineUpsertBody['edges'][number]['gates']>[number], { type: 'JOB' }>['job'];
 
 export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): void {
   const { db, runner } = deps;
@@ -146,9 +148,14 @@ function nameOf(names: Map<string, { cluster: string; name: string }>, id: strin
   return found ? { cluster: found.cluster, name: found.name } : { cluster: '?', name: id };
 }
 
-/** The spec with services by id. @throws HttpError 400 naming a service the server does not have. */
+/**
+ * The spec with services and JOB gates' clusters by id, and each JOB gate's JobSpec whole.
+ * @throws HttpError 400 naming a service or cluster the server does not have, or a JOB gate with neither raw nor
+ *   containers.
+ */
 async function resolvedSpec(db: Kysely<Database>, body: PipelineUpsertBody): Promise<PipelineSpec> {
   const names = await serviceNames(db);
+  const clusterIds = new Map((await listClusters(db)).map((cluster) => [cluster.name, cluster.id]));
   const idOf = new Map([...names].map(([id, { cluster, name }]) => [`${cluster}/${name}`, id]));
   const lookup = (service: { cluster: string; name: string }, field: string): string => {
     const id = idOf.get(`${service.cluster}/${service.name}`);
@@ -168,7 +175,39 @@ async function resolvedSpec(db: Kysely<Database>, body: PipelineUpsertBody): Pro
         };
       }),
     })),
-    edges: body.edges.map((edge) => ({ from: edge.from, to: edge.to, gates: edge.gates ?? [] })),
+    edges: body.edges.map((edge, edgeIndex) => ({
+      from: edge.from,
+      to: edge.to,
+      gates: (edge.gates ?? []).map((gate, index): GateSpec => {
+        if (gate.type !== 'JOB') return gate;
+        const field = `body.edges[${edgeIndex}].gates[${index}].job`;
+        const clusterId = clusterIds.get(gate.job.cluster);
+        if (!clusterId) throw new HttpError(400, `gate ${gate.name}: no cluster ${gate.job.cluster}`, `${field}.cluster`);
+        return { name: gate.name, type: 'JOB', job: { clusterId, namespace: gate.job.namespace, spec: jobSpecOf(gate.job, field) } };
+      }),
+    })),
+  };
+}
+
+/**
+ * A JOB gate's JobSpec: `raw` as given, or one Pod of `containers` that is not restarted and not retried (as
+ * Plural's gate job spec builds it), with the labels, annotations and service account.
+ */
+function jobSpecOf(job: JobGateBody, field: string): Record<string, unknown> {
+  if (job.raw && job.containers) throw new HttpError(400, 'give raw or containers, not both', field);
+  if (job.raw) return job.raw;
+  if (!job.containers) throw new HttpError(400, 'a JOB gate needs raw (a JobSpec) or containers', field);
+  const metadata = { ...(job.labels ? { labels: job.labels } : {}), ...(job.annotations ? { annotations: job.annotations } : {}) };
+  return {
+    backoffLimit: 0,
+    template: {
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+      spec: {
+        containers: job.containers,
+        restartPolicy: 'Never',
+        ...(job.serviceAccount ? { serviceAccountName: job.serviceAccount } : {}),
+      },
+    },
   };
 }
 
