@@ -405,6 +405,118 @@ export type NotificationRouterSpec = Static<typeof NotificationRouterSpecSchema>
 export const NotificationRouterStatusSchema = Type.Object({ ...commonStatus });
 export type NotificationRouterStatus = Static<typeof NotificationRouterStatusSchema>;
 
+const Recurrences = (description: string) =>
+  Type.Array(
+    Type.Object({
+      cron: Type.String({ description: 'When it starts: a cron expression (5 fields, or 6 with seconds).' }),
+      duration: Type.String({ description: 'How long it lasts, e.g. 8h or 90m.' }),
+    }),
+    { description },
+  );
+
+const PipelineGateSchema = Type.Object({
+  name: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'Unique on its edge.' }),
+  type: Type.Union([Type.Literal('APPROVAL'), Type.Literal('WINDOW'), Type.Literal('JOB')], {
+    description: 'APPROVAL: approved by people; WINDOW: open inside its windows; JOB: a Job run by clusterRef’s agent.',
+  }),
+  clusterRef: Type.Optional(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'JOB: the Cluster resource whose agent runs the Job.' }),
+  ),
+  spec: Type.Optional(
+    Type.Object(
+      {
+        job: Type.Optional(
+          Type.Object(
+            {
+              namespace: Name('Namespace of the Job.'),
+              raw: Type.Optional(
+                Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'A batch/v1 JobSpec; or containers.' }),
+              ),
+              containers: Type.Optional(
+                Type.Array(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true }), { description: 'corev1.Containers.' }),
+              ),
+              labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+              annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+              serviceAccount: Type.Optional(Type.String()),
+            },
+            { description: "The JOB gate's Job (Plural's gate job spec)." },
+          ),
+        ),
+        window: Type.Optional(
+          Type.Object(
+            {
+              timeZone: Type.Optional(Type.String({ description: 'IANA time zone of the cron expressions; default UTC.' })),
+              windows: Recurrences('When the gate is open.'),
+              blackouts: Type.Optional(Recurrences('When it is closed, windows or not.')),
+            },
+            { description: "The WINDOW gate's windows (Gantry's; Plural's WINDOW gate has none)." },
+          ),
+        ),
+      },
+      { description: 'How the gate decides.' },
+    ),
+  ),
+});
+
+const PipelineServiceRef = (description: string) =>
+  Type.Object({ ...ObjectReferenceSchema.properties }, { description: `${description} (a ServiceDeployment resource).` });
+
+export const PipelineSpecSchema = Type.Object({
+  name: Type.Optional(
+    Type.String({
+      pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$',
+      description: 'The pipeline name on the server; default metadata.name.',
+    }),
+  ),
+  stages: Type.Array(
+    Type.Object({
+      name: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$' }),
+      services: Type.Array(
+        Type.Object({
+          serviceRef: PipelineServiceRef('The service of this stage'),
+          criteria: Type.Optional(
+            Type.Object(
+              {
+                serviceRef: PipelineServiceRef('The service of an upstream stage it is promoted from'),
+                secrets: Type.Optional(Type.Array(Type.String(), { description: 'Configuration keys copied from that service.' })),
+              },
+              { description: 'What a promotion into this service takes.' },
+            ),
+          ),
+        }),
+        { minItems: 1 },
+      ),
+    }),
+    { minItems: 1, description: "The pipeline's stages (Plural's Pipeline)." },
+  ),
+  edges: Type.Optional(
+    Type.Array(
+      Type.Object({
+        from: Type.String({ description: 'The stage promoted from.' }),
+        to: Type.String({ description: 'The stage promoted into.' }),
+        gates: Type.Optional(Type.Array(PipelineGateSchema)),
+      }),
+    ),
+  ),
+});
+export type PipelineSpec = Static<typeof PipelineSpecSchema>;
+
+export const PipelineStatusSchema = Type.Object({
+  ...commonStatus,
+  gates: Type.Optional(
+    Type.Array(
+      Type.Object({
+        edge: Type.String(),
+        name: Type.String(),
+        state: Type.String({ description: 'PENDING, OPEN or CLOSED, for the source stage’s current context.' }),
+        reason: Type.Optional(Type.String()),
+      }),
+      { description: 'Each gate as the server has it.' },
+    ),
+  ),
+});
+export type PipelineStatus = Static<typeof PipelineStatusSchema>;
+
 /** A fleet resource as the operator reads it (spec unchecked until validated against its schema). */
 export interface FleetResource<Spec, Status> {
   apiVersion: string;

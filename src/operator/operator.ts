@@ -14,6 +14,7 @@ import {
   type NotificationRouterSpec,
   type NotificationSinkSpec,
   type ObjectReference,
+  type PipelineSpec,
   type ServiceDeploymentSpec,
 } from '../api/fleet.ts';
 import type { FleetClient } from '../client/fleet-client.ts';
@@ -35,6 +36,7 @@ import { gitRepositoryKind } from './git-repository.ts';
 import { globalServiceKind } from './global-service.ts';
 import { helmRepositoryKind } from './helm-repository.ts';
 import { notificationRouterKind } from './notification-router.ts';
+import { pipelineKind } from './pipeline.ts';
 import { notificationSinkKind } from './notification-sink.ts';
 import { serviceContextKind } from './service-context.ts';
 import { serviceDeploymentKind } from './service-deployment.ts';
@@ -92,6 +94,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     { plural: 'helmrepositories', kind: helmRepositoryKind(client, cluster), extraWatches: helmRepositoryWatches() },
     { plural: 'notificationsinks', kind: notificationSinkKind(client, cluster), extraWatches: notificationSinkWatches() },
     { plural: 'notificationrouters', kind: notificationRouterKind(client, cluster), extraWatches: notificationRouterWatches() },
+    { plural: 'pipelines', kind: pipelineKind(client, cluster), extraWatches: pipelineWatches() },
   ];
   const controllers: ControllerHandle[] = [];
   const servers: ControllerServer[] = [];
@@ -241,6 +244,17 @@ function notificationRouterWatches(): ExtraWatch[] {
       resource: resource('servicedeployments'),
       map: referencing<NotificationRouterSpec>((spec) => spec.filters?.map((f) => f.serviceRef), true),
     },
+  ];
+}
+
+/** A Pipeline is reconciled again when a ServiceDeployment or Cluster (of a JOB gate) it references changes. */
+function pipelineWatches(): ExtraWatch[] {
+  const services = (spec: PipelineSpec) =>
+    spec.stages.flatMap((stage) => stage.services.flatMap((s) => [s.serviceRef, s.criteria?.serviceRef]));
+  const clusters = (spec: PipelineSpec) => (spec.edges ?? []).flatMap((edge) => (edge.gates ?? []).map((gate) => gate.clusterRef));
+  return [
+    { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'servicedeployments' }, map: referencing(services, true) },
+    { resource: { group: FLEET_GROUP, version: FLEET_VERSION, plural: 'clusters' }, map: referencing(clusters, true) },
   ];
 }
 

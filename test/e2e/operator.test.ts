@@ -119,6 +119,7 @@ describe('the deployment operator', () => {
     await operator?.stop();
     // With the operator gone, finalizers of resources whose services wait for an agent that never comes are let go.
     for (const kind of [
+      'pipelines',
       'notificationrouters',
       'notificationsinks',
       'globalservices',
@@ -227,6 +228,40 @@ describe('the deployment operator', () => {
     expect((await client.listServices(`k3s-prod-${suffix}`)).map((s) => s.name)).toEqual(['upgrade-plan']);
     expect((await client.listServices('k3s-test')).map((s) => s.name)).toEqual(['upgrade-plan-dev']);
     await waitFor('the dev Cluster healthy', async () => (await conditionOf('cluster', 'k3s-test', 'Ready'))?.status === 'True', 90_000);
+  });
+
+  test("the seed's Pipeline syncs with its serviceRefs made to resolve; approving its gate gives prod dev's commit", async () => {
+    const seed = parseYamlDocuments(await readFile(SEED, 'utf8'), SEED) as Array<Record<string, any>>;
+    const pipeline = structuredClone(seed.find((doc) => doc['kind'] === 'Pipeline')!);
+    pipeline['apiVersion'] = 'deployments.gantry.dev/v1alpha1';
+    pipeline['metadata'].namespace = NS;
+    // The seed's serviceRefs name `upgrade-plan` in namespaces upgrade-plan-dev and upgrade-plan-prod; its
+    // ServiceDeployments are upgrade-plan-dev and upgrade-plan-prod, here in NS.
+    const [dev, prod] = pipeline['spec'].stages.map((stage: any) => stage.services[0]);
+    dev.serviceRef = { name: 'upgrade-plan-dev', namespace: NS };
+    prod.serviceRef = { name: 'upgrade-plan-prod', namespace: NS };
+    prod.criteria.serviceRef = { name: 'upgrade-plan-dev', namespace: NS };
+    await apply([pipeline]);
+    const pending = await waitFor('the approval gate pending', async () => {
+      const resource = (await kubectlJson(['get', 'pipeline.deployments.gantry.dev', 'k3s-upgrade', '-n', NS])) as {
+        status?: { gates?: Array<{ name: string; state: string }> };
+      };
+      return resource.status?.gates?.[0]?.state === 'PENDING' ? resource.status.gates : undefined;
+    });
+    expect(pending).toEqual([{ edge: 'dev → prod', name: 'approval-gate', state: 'PENDING' }]);
+    const synced = await client.getPipeline('k3s-upgrade');
+    expect(synced.stages.map((stage) => stage.services.map((s) => `${s.cluster}/${s.name}`))).toEqual([
+      ['k3s-test/upgrade-plan-dev'],
+      [`k3s-prod-${suffix}/upgrade-plan`],
+    ]);
+
+    const devCommit = (await client.getService('k3s-test', 'upgrade-plan-dev')).revision.commit;
+    await client.decideGate('k3s-upgrade', { from: 'dev', to: 'prod' }, 'approval-gate', 'approve');
+    const promoted = await client.getService(`k3s-prod-${suffix}`, 'upgrade-plan');
+    expect(promoted.git?.ref).toBe(devCommit);
+    expect(promoted.revision.createdBy).toBe('pipeline/k3s-upgrade');
+    await kubectl(['delete', 'pipeline.deployments.gantry.dev', 'k3s-upgrade', '-n', NS, '--wait=true', '--timeout=30s']);
+    expect(await client.listPipelines()).toEqual([]);
   });
 
   test('a spec change reaches the cluster; deleting the resource deletes the service and its objects', async () => {
