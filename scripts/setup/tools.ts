@@ -41,6 +41,8 @@ const SOPS_VERSION = 'v3.13.3';
 const AGE_VERSION = 'v1.3.2';
 // An OCI registry on 127.0.0.1 for tests of Helm charts from oci:// repositories.
 const REGISTRY_VERSION = 'v3.1.2';
+// Prometheus for the pipelines' HEALTH gate tests; its Go module is tagged v0.3XX.Y for Prometheus v3.XX.Y.
+const PROMETHEUS_VERSION = 'v0.316.0';
 
 /** Without these the binaries report v0.0.0-master, and Helm's kubeVersion checks against the server fail. */
 function kubernetesVersionStamps(): string[] {
@@ -191,6 +193,13 @@ export const TOOLS: readonly GoTool[] = [
     module: 'github.com/distribution/distribution/v3',
     version: REGISTRY_VERSION,
     package: 'github.com/distribution/distribution/v3/cmd/registry',
+    via: 'install',
+  },
+  {
+    name: 'prometheus',
+    module: 'github.com/prometheus/prometheus',
+    version: PROMETHEUS_VERSION,
+    package: 'github.com/prometheus/prometheus/cmd/prometheus',
     via: 'install',
   },
 ];

@@ -11,12 +11,14 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Logger } from '../logger.ts';
+import { checkHealth } from '../pipeline/health-gate.ts';
 import { windowState } from '../pipeline/window.ts';
 import {
   type ContextService,
   currentContexts,
   decideGate,
   type Gate,
+  type GateState,
   getPipeline,
   listGates,
   listPipelines,
@@ -85,13 +87,21 @@ export class PipelineRunner {
     this.#timers.clear();
   }
 
-  /** An agent reported the service: a stage holding it may have settled at new revisions. Never throws. */
+  /**
+   * An agent's report changed the service's status: turning healthy, a stage holding it may have settled at new
+   * revisions; turning anything else, a soak of a HEALTH gate on that stage fails. Never throws.
+   */
   async serviceReported(service: Service): Promise<void> {
-    if (service.status !== 'healthy') return;
     try {
       for (const pipeline of await listPipelines(this.#deps.db)) {
         const stage = pipeline.spec.stages.find((candidate) => candidate.services.some((s) => s.serviceId === service.id));
-        if (stage) await this.#stageReported(pipeline, stage.name);
+        if (!stage) continue;
+        if (service.status === 'healthy') {
+          await this.#stageReported(pipeline, stage.name);
+          continue;
+        }
+        const soaking = pipeline.spec.edges.filter((edge) => edge.from === stage.name && edge.gates.some((gate) => gate.type === 'HEALTH'));
+        for (const edge of soaking) await this.#evaluateEdge(pipeline, edge);
       }
     } catch (error) {
       this.#deps.log.error({ service: service.name, error: messageOf(error) }, 'pipeline evaluation failed');
@@ -210,7 +220,7 @@ export class PipelineRunner {
     const snapshot = (services as Service[]).map(contextServiceOf);
     const current = (await currentContexts(this.#deps.db, pipeline.id)).get(stageName);
     if (current && sameRevisions(current.services, snapshot)) return;
-    const context = await recordContext(this.#deps.db, pipeline.id, stageName, snapshot);
+    const context = await recordContext(this.#deps.db, pipeline.id, stageName, snapshot, this.#now());
     this.#deps.log.info({ pipeline: pipeline.name, stage: stageName, context: context.id }, 'promotion context recorded');
     const revisions = snapshot.map(
       (entry, index) => `${services[index]!.name} rev ${entry.revision}${entry.commit ? ` ${entry.commit.slice(0, 7)}` : ''}`,
@@ -230,7 +240,7 @@ export class PipelineRunner {
     const { db } = this.#deps;
     const context = (await currentContexts(db, pipeline.id)).get(edge.from);
     if (!context || (await wasPromoted(db, pipeline.id, edge, context.id))) return;
-    await this.#evaluateWindows(pipeline, edge, context);
+    await this.#evaluateAutomatic(pipeline, edge, context);
     const gates = (await listGates(db, pipeline.id)).filter((gate) => gate.from === edge.from && gate.to === edge.to);
     if (!gates.every((gate) => gate.state === 'OPEN' && gate.contextId === context.id)) return;
     const services = await this.#promote(pipeline, edge, context);
@@ -249,40 +259,61 @@ export class PipelineRunner {
     this.#notify(pipeline, edge, `promoted ${edge.from} → ${edge.to}: ${moved.join(', ') || 'no service has criteria'}`);
   }
 
-  /** Sets the edge's WINDOW gates for the clock's now, and arms a timer for the soonest change of any of them. */
-  async #evaluateWindows(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<void> {
+  /**
+   * Sets the edge's WINDOW and HEALTH gates for the clock's now, and arms a timer for the soonest moment one of them
+   * can change: a window boundary, the next check of a soak.
+   */
+  async #evaluateAutomatic(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<void> {
     const key = `${pipeline.id}/${edge.from}/${edge.to}`;
     clearTimeout(this.#timers.get(key));
     this.#timers.delete(key);
     const now = this.#now();
+    const rows = (await listGates(this.#deps.db, pipeline.id)).filter((row) => row.from === edge.from && row.to === edge.to);
     let soonest: Date | undefined;
     for (const gate of edge.gates) {
-      if (gate.type !== 'WINDOW') continue;
-      const state = windowState(gate.window, now);
-      await setEvaluatedGate(
-        this.#deps.db,
-        pipeline.id,
-        { ...edge, name: gate.name },
-        {
-          state: state.open ? 'OPEN' : 'PENDING',
-          reason: state.reason,
-          contextId: context.id,
-        },
-      );
-      if (state.changesAt && (!soonest || state.changesAt < soonest)) soonest = state.changesAt;
+      const row = rows.find((candidate) => candidate.name === gate.name);
+      let evaluation: { state: GateState; reason: string; at?: Date | undefined } | undefined;
+      if (gate.type === 'WINDOW') {
+        const state = windowState(gate.window, now);
+        evaluation = { state: state.open ? 'OPEN' : 'PENDING', reason: state.reason, at: state.changesAt };
+      } else if (gate.type === 'HEALTH' && row?.state === 'PENDING' && row.contextId === context.id) {
+        const check = await checkHealth(gate.health, new Date(context.createdAt), now, await this.#unhealthy(pipeline, edge.from));
+        evaluation = { state: check.state, reason: check.reason, at: check.checkAt };
+        if (check.state === 'CLOSED')
+          this.#notify(pipeline, edge, `gate ${gate.name} on ${edge.from} → ${edge.to} failed: ${check.reason}`, gate.name, 'error');
+      }
+      if (!evaluation) continue;
+      await setEvaluatedGate(this.#deps.db, pipeline.id, { ...edge, name: gate.name }, { ...evaluation, contextId: context.id });
+      if (evaluation.at && (!soonest || evaluation.at < soonest)) soonest = evaluation.at;
     }
     if (!soonest) return;
     const timer = setTimeout(
       () => {
         this.#timers.delete(key);
         void getPipeline(this.#deps.db, pipeline.name)
-          .then((current) => this.evaluate(current))
-          .catch((error: unknown) => this.#deps.log.warn({ pipeline: pipeline.name, error: messageOf(error) }, 'window evaluation failed'));
+          .then(async (current) => {
+            const same = current.spec.edges.find((candidate) => candidate.from === edge.from && candidate.to === edge.to);
+            if (same) await this.#evaluateEdge(current, same);
+          })
+          .catch((error: unknown) => this.#deps.log.warn({ pipeline: pipeline.name, error: messageOf(error) }, 'gate evaluation failed'));
       },
       Math.min(Math.max(soonest.getTime() - now.getTime(), 0), MAX_TIMER_MS),
     );
     timer.unref();
     this.#timers.set(key, timer);
+  }
+
+  /** The stage's services not healthy now. */
+  async #unhealthy(pipeline: Pipeline, stageName: string): Promise<Array<{ name: string; status: string }>> {
+    const stage = pipeline.spec.stages.find((candidate) => candidate.name === stageName)!;
+    const services = await Promise.all(
+      stage.services.map((entry) => getServiceById(this.#deps.db, entry.serviceId).catch(() => undefined)),
+    );
+    return services.flatMap((service, index) =>
+      service?.status === 'healthy'
+        ? []
+        : [{ name: service?.name ?? stage.services[index]!.serviceId, status: service?.status ?? 'missing' }],
+    );
   }
 
   #notify(pipeline: Pipeline, edge: Edge, message: string, gate?: string, severity: 'info' | 'error' = 'info'): void {

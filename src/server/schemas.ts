@@ -610,6 +610,30 @@ const JobGateSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const HealthGateSchema = Type.Object(
+  {
+    name: StageName,
+    type: Type.Literal('HEALTH', { description: "the source stage's services stay healthy for the soak, the query holding" }),
+    health: Type.Object(
+      {
+        soak: Type.String({ minLength: 1, description: 'how long, e.g. 5m; 0 checks once' }),
+        interval: Type.Optional(Type.String({ minLength: 1, description: 'between checks during the soak; default 15s' })),
+        prometheus: Type.Optional(
+          Type.Object(
+            {
+              url: Type.String({ description: 'a Prometheus-compatible HTTP API, e.g. http://prometheus:9090' }),
+              query: Type.String({ minLength: 1, description: 'PromQL; holds when its result is non-empty with no 0 or NaN sample' }),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const PipelineUpsertSchema = Type.Object(
   {
     stages: Type.Array(
@@ -646,7 +670,7 @@ export const PipelineUpsertSchema = Type.Object(
         {
           from: StageName,
           to: StageName,
-          gates: Type.Optional(Type.Array(Type.Union([ApprovalGateSchema, WindowGateSchema, JobGateSchema]))),
+          gates: Type.Optional(Type.Array(Type.Union([ApprovalGateSchema, WindowGateSchema, JobGateSchema, HealthGateSchema]))),
         },
         { additionalProperties: false },
       ),

@@ -9,10 +9,11 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { NotFoundError } from './errors.ts';
+import type { HealthSpec } from '../pipeline/health-gate.ts';
 import type { WindowSpec } from '../pipeline/window.ts';
 import type { Database, PipelineContextTable, PipelineGateTable, PipelinePromotionTable, PipelineTable } from './schema.ts';
 
-export type GateType = 'APPROVAL' | 'WINDOW' | 'JOB';
+export type GateType = 'APPROVAL' | 'WINDOW' | 'JOB' | 'HEALTH';
 export type GateState = 'PENDING' | 'OPEN' | 'CLOSED';
 
 /** A JOB gate's Job: run by the agent of the cluster, in the namespace; its spec is a batch/v1 JobSpec. */
@@ -22,11 +23,15 @@ export interface JobGateSpec {
   spec: Record<string, unknown>;
 }
 
-/** APPROVAL: decided by people; WINDOW: open inside its windows (pipeline/window.ts); JOB: a Job's outcome. */
+/**
+ * APPROVAL: decided by people; WINDOW: open inside its windows (pipeline/window.ts); JOB: a Job's outcome; HEALTH: a
+ * soak and a query (pipeline/health-gate.ts).
+ */
 export type GateSpec =
   | { name: string; type: 'APPROVAL' }
   | { name: string; type: 'WINDOW'; window: WindowSpec }
-  | { name: string; type: 'JOB'; job: JobGateSpec };
+  | { name: string; type: 'JOB'; job: JobGateSpec }
+  | { name: string; type: 'HEALTH'; health: HealthSpec };
 
 /** A stage's service; `criteria` names the service it is promoted from and the configuration keys copied. */
 export interface StageService {
@@ -228,14 +233,14 @@ export async function decideGate(
 }
 
 /**
- * Sets a gate the server evaluates itself (WINDOW) for `contextId`, unless someone forced it open.
+ * Sets a gate the server evaluates itself (WINDOW, HEALTH) for `contextId`, unless someone forced it open.
  * @returns whether the row changed.
  */
 export async function setEvaluatedGate(
   db: Kysely<Database>,
   pipelineId: string,
   gate: { from: string; to: string; name: string },
-  evaluation: { state: 'OPEN' | 'PENDING'; reason: string; contextId: string },
+  evaluation: { state: GateState; reason: string; contextId: string },
   now = new Date(),
 ): Promise<boolean> {
   const result = await db

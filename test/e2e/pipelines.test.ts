@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
 import { type ApiPipeline, FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
@@ -24,6 +24,7 @@ import { testConfig } from '../support/engine.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
+import { startMetricsTarget, startPrometheus } from '../support/prometheus.ts';
 import { kubectlJsonOn, WORKLOAD_CLUSTERS, workloadKubeConfig } from '../support/workload-clusters.ts';
 
 const [DEV, PROD] = WORKLOAD_CLUSTERS;
@@ -39,8 +40,8 @@ describe('release pipelines', () => {
   let client: FleetClient;
   let env: Record<string, string>;
   let receiver: TestHttpServer;
-  /** The clock WINDOW gates see. */
-  let clock = new Date();
+  /** The clock WINDOW and HEALTH gates see: the system's unless a test fixes it. */
+  let now = () => new Date();
   const agents: RunningAgent[] = [];
   const { log } = capturedLogger('info');
 
@@ -78,7 +79,7 @@ describe('release pipelines', () => {
     server = await startFleetServer(
       testServerOptions(
         { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
-        { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300, now: () => clock },
+        { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300, now: () => now() },
       ),
     );
     client = new FleetClient({ server: server.url, token: server.adminToken! });
@@ -227,7 +228,7 @@ describe('release pipelines', () => {
       git: { ref: `${dev.revision.commit}`, folder: 'test-apps/k3s' },
       configuration: { version: 'w0' },
     });
-    clock = new Date('2026-11-28T12:00:00Z'); // a Saturday
+    now = () => new Date('2026-11-28T12:00:00Z'); // a Saturday
     await client.setPipeline('windowed', {
       stages: [
         { name: 'dev', services: [{ cluster: DEV, name: 'windowed' }] },
@@ -259,7 +260,7 @@ describe('release pipelines', () => {
     expect((await client.getPipeline('windowed')).edges[0]!.promoted).toBe(false);
 
     // Monday 10:00 in Berlin; the server's timer would evaluate the edge then, as start() does now.
-    clock = new Date('2026-11-30T09:00:00Z');
+    now = () => new Date('2026-11-30T09:00:00Z');
     await server.pipelines.start();
     expect(await gateOf()).toMatchObject({ state: 'OPEN' });
     const promoted = await client.getService(PROD, 'windowed');
@@ -305,7 +306,7 @@ describe('release pipelines', () => {
         },
       },
     };
-    clock = new Date('2026-11-30T09:00:00Z'); // Monday 10:00 in Berlin: inside the window
+    now = () => new Date('2026-11-30T09:00:00Z'); // Monday 10:00 in Berlin: inside the window
     await client.setPipeline('jobs', {
       stages: [
         { name: 'dev', services: [{ cluster: DEV, name: 'jobs-dev' }] },
@@ -345,6 +346,57 @@ describe('release pipelines', () => {
     expect((await edgeOf('staging')).promoted).toBe(false);
     expect((await client.getService(PROD, 'jobs-prod')).revision.number).toBe(1);
     await client.deletePipeline('jobs');
+  });
+
+  test('a HEALTH gate: a query holding through the soak opens it; one that does not hold closes it with the query', async () => {
+    now = () => new Date();
+    const target = await startMetricsTarget(0.01);
+    const prometheus = await startPrometheus(target.address);
+    onTestFinished(async () => {
+      await prometheus.close();
+      await target.close();
+    });
+    await prometheus.scraped(0.01);
+    const dev = await client.createService(DEV, {
+      name: 'soaked',
+      namespace: `${NS}-soaked`,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'test-apps/k3s' },
+      configuration: { version: 's1' },
+    });
+    await client.createService(PROD, {
+      name: 'soaked',
+      namespace: `${NS}-soaked`,
+      repository: repo.url,
+      git: { ref: dev.revision.commit!, folder: 'test-apps/k3s' },
+      configuration: { version: 's0' },
+    });
+    const health = { soak: '2s', interval: '500ms', prometheus: { url: prometheus.url, query: 'gantry_test_error_ratio < 0.05' } };
+    await client.setPipeline('soaked', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'soaked' }] },
+        { name: 'prod', services: [{ cluster: PROD, name: 'soaked', criteria: { cluster: DEV, name: 'soaked' } }] },
+      ],
+      edges: [{ from: 'dev', to: 'prod', gates: [{ name: 'error-rate', type: 'HEALTH', health }] }],
+    });
+    const edge = async () => (await client.getPipeline('soaked')).edges[0]!;
+    await waitFor('promoted after the soak', async () => (await edge()).promoted);
+    expect((await edge()).gates[0]).toMatchObject({ state: 'OPEN', reason: 'healthy for 2s, the query holding' });
+    const [promotion] = await client.listPromotions('soaked');
+    // The soak: the promotion came at least 2 s after dev's context.
+    const context = (await client.getPipeline('soaked')).stages[0]!.context!;
+    expect(Date.parse(promotion!.createdAt) - Date.parse(context.createdAt)).toBeGreaterThanOrEqual(2_000);
+
+    target.set(0.5);
+    await prometheus.scraped(0.5);
+    const next = await repo.commit({ 'test-apps/k3s/configmap.yaml.liquid': plan(7) }, 'round 7');
+    const closed = await waitFor('the gate closed by the query', async () => {
+      const gate = (await edge()).gates[0]!;
+      return gate.state === 'CLOSED' ? gate : undefined;
+    });
+    expect(closed.reason).toBe('the query gantry_test_error_ratio < 0.05 did not hold: no series matched');
+    expect((await client.getService(PROD, 'soaked')).git?.ref).not.toBe(next);
+    await client.deletePipeline('soaked');
   });
 
   test('bad pipelines are refused naming the offending stage, edge or service; a stage without context has no gate to approve', async () => {

@@ -190,7 +190,8 @@ async function waitForRegistry(port: number, child: ChildProcess, logFile: strin
   throw new Error(`the OCI registry did not start on port ${port}; see ${logFile}`);
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+/** Stops a child process started with start(), resolving when it has exited. */
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');

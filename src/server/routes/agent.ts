@@ -167,12 +167,12 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
       await recordServiceReport(db, service.id, request.body);
       // A service turning healthy may release services that depend on it: the agent should look again now.
       const after = await getServiceById(db, service.id).catch(() => undefined);
-      if (after?.status === 'healthy' && service.status !== 'healthy') {
-        deps.onServiceChange(after);
+      if (after?.status === 'healthy' && service.status !== 'healthy') deps.onServiceChange(after);
+      if (after && after.status !== service.status) {
+        deps.notifier.notify(serviceUpdate(agentCluster(request), after));
         // In the background: the agent's report is answered without waiting for promotions.
         void deps.pipelines.serviceReported(after);
       }
-      if (after && after.status !== service.status) deps.notifier.notify(serviceUpdate(agentCluster(request), after));
       return reply.code(204).send(null);
     },
   );

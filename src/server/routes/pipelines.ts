@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import { pipelineProblem } from '../../pipeline/graph.ts';
+import { healthProblem } from '../../pipeline/health-gate.ts';
 import { windowProblem } from '../../pipeline/window.ts';
 import { listClusters } from '../../store/clusters.ts';
 import {
@@ -119,13 +120,18 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
   );
 }
 
-/** The first WINDOW gate whose spec is bad, by field. */
+/** The first WINDOW or HEALTH gate whose spec is bad, by field. */
 function gateProblem(body: PipelineUpsertBody): { field: string; message: string } | undefined {
   for (const [edgeIndex, edge] of body.edges.entries()) {
     for (const [index, gate] of (edge.gates ?? []).entries()) {
-      const problem = gate.type === 'WINDOW' ? windowProblem(gate.window) : undefined;
+      const [at, problem] =
+        gate.type === 'WINDOW'
+          ? ['window', windowProblem(gate.window)]
+          : gate.type === 'HEALTH'
+            ? ['health', healthProblem(gate.health)]
+            : [];
       if (problem)
-        return { field: `edges[${edgeIndex}].gates[${index}].window.${problem.field}`, message: `gate ${gate.name}: ${problem.message}` };
+        return { field: `edges[${edgeIndex}].gates[${index}].${at}.${problem.field}`, message: `gate ${gate.name}: ${problem.message}` };
     }
   }
   return undefined;
