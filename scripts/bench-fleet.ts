@@ -23,7 +23,10 @@
  * samples, the slowest): by push (GitHub push event to the server's /hooks/git, the server kicks
  * the agents over their channels) against the controller's commit→applied by webhook measured in the same run
  * (bench-controller.ts, on the local cluster), and by polling (no webhook, no channel: server git poll 5 s, agent
- * poll 5 s plus up to 1 s) against those two intervals. Then the dev agent's RSS idle, and its peak while applying
+ * poll 5 s plus up to 1 s) against those two intervals. Through a pipeline (by push too): a ConfigMap service on
+ * each cluster, prod promoted from dev behind a HEALTH gate of zero soak and a JOB gate whose Job dev's agent runs;
+ * commit on dev → applied on prod, 10 samples, p50 and p95 against the push figures of the same run (what the
+ * pipeline adds; Plural's JOB-gated promotions wait for a sweep every 2–4 minutes). Then the dev agent's RSS idle, and its peak while applying
  * the microservices demo (3-templating-and-multi-env, target test; as `npm run demo`) until healthy, against
  * Plural's agent's memory request of 600 MiB.
  *
@@ -478,6 +481,23 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
       report(`commit→applied on both clusters by push ${index + 1}/${COMMIT_SAMPLES}: ${push.at(-1)!.toFixed(2)} s`);
     }
 
+    // Through a pipeline: dev's commit reaches prod once its gates (HEALTH, zero soak; a Job on dev) open.
+    await fleet.setUpPipeline(source);
+    await fleet.waitConfigMap('prod', 'staged', 'rev-0', 120_000);
+    const pipelined: number[] = [];
+    for (let index = 0; index < COMMIT_SAMPLES; index++) {
+      const value = `staged-${index + 1}`;
+      await source.commit({ 'staged/configmap.yaml': configMap('staged', value) }, value);
+      const started = performance.now();
+      const response = await announceGithubPush(`${fleet.url}/hooks/git`, source.url, WEBHOOK_SECRET);
+      if (!response.ok) throw new Error(`the server's webhook answered ${response.status}: ${await response.text()}`);
+      await fleet.waitConfigMap('prod', 'staged', value, 120_000);
+      pipelined.push((performance.now() - started) / 1000);
+      report(`commit on dev→applied on prod through the pipeline ${index + 1}/${COMMIT_SAMPLES}: ${pipelined.at(-1)!.toFixed(2)} s`);
+    }
+    // Gone before the polling part, whose commits it would otherwise promote meanwhile.
+    await fleet.removePipeline();
+
     // Polling: no webhook, no channel; the server fetches every 5 s, the agents poll every 5 s + up to 1 s.
     await fleet.stopAll();
     await fleet.startServer(database, keyFile, ['--git-poll-interval', '5s']);
@@ -509,6 +529,10 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
           baselineIs: `controller, webhook, p${p}`,
         })),
         ...pRows('commit→applied ×2, polling', polling, () => ({ baseline: 10, baselineIs: 'git poll 5 s + agent poll 5 s' })),
+        ...pRows('commit on dev→applied on prod, pipeline (HEALTH + JOB gates)', pipelined, (p) => ({
+          baseline: percentile(push, p),
+          baselineIs: `commit→applied ×2, push, p${p}`,
+        })),
         {
           measurement: 'agent RSS idle',
           value: toMib(idle.rss),
@@ -614,6 +638,64 @@ class ApplyFleet {
     return this.#agents.get(name)!.pid;
   }
 
+  /**
+   * The service `staged` on both clusters (prod at the repository's head commit) and the pipeline `bench`: prod
+   * promoted from dev behind a HEALTH gate of zero soak and a JOB gate whose Job dev's agent runs.
+   */
+  async setUpPipeline(source: BenchSource): Promise<void> {
+    const client = this.#client();
+    for (const [name, ref] of [
+      ['dev', 'main'],
+      ['prod', source.head],
+    ] as const) {
+      await client.createService(name, {
+        name: 'staged',
+        namespace: WORKLOAD_NS,
+        repository: source.url,
+        git: { ref, folder: 'staged' },
+        renderer: { kind: 'raw' },
+      });
+    }
+    await client.setPipeline('bench', {
+      stages: [
+        { name: 'dev', services: [{ cluster: 'dev', name: 'staged' }] },
+        { name: 'prod', services: [{ cluster: 'prod', name: 'staged', criteria: { cluster: 'dev', name: 'staged' } }] },
+      ],
+      edges: [
+        {
+          from: 'dev',
+          to: 'prod',
+          gates: [
+            { name: 'healthy', type: 'HEALTH', health: { soak: '0' } },
+            {
+              name: 'check',
+              type: 'JOB',
+              job: { cluster: 'dev', namespace: 'bench-gates', containers: [{ name: 'check', image: 'registry.invalid/check:1' }] },
+            },
+          ],
+        },
+      ],
+    });
+  }
+
+  async removePipeline(): Promise<void> {
+    await this.#client().deletePipeline('bench');
+  }
+
+  /** Waits until the ConfigMap `name` in the workload namespace of `cluster` has `value`. */
+  async waitConfigMap(cluster: string, name: string, value: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const configMap = await this.#kube
+        .get(cluster)!
+        .request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${WORKLOAD_NS}/configmaps/${name}`)
+        .catch(notFound);
+      if (configMap?.data?.['value'] === value) return;
+      if (Date.now() > deadline) throw new Error(`ConfigMap ${name}=${value} not applied on ${cluster} in time`);
+      await sleep(50);
+    }
+  }
+
   /** Waits until the bench ConfigMap has `value` on both clusters. */
   async waitApplied(value: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -680,9 +762,12 @@ class ApplyFleet {
   }
 }
 
-/** A repository with the bench ConfigMap service (`bench/`) and a copy of Kluctl's examples (for the demo). */
+/** A repository with the bench ConfigMap services (`bench/`, `staged/`) and a copy of Kluctl's examples (for the demo). */
 async function applyRepository(dir: string): Promise<BenchSource> {
-  const source = await BenchSource.create(dir, { 'bench/configmap.yaml': configMap('bench', 'rev-0') });
+  const source = await BenchSource.create(dir, {
+    'bench/configmap.yaml': configMap('bench', 'rev-0'),
+    'staged/configmap.yaml': configMap('staged', 'rev-0'),
+  });
   await cp(findExamples(), source.work, { recursive: true });
   await run('chmod', ['-R', 'u+w', source.work]);
   await source.commit({}, 'Kluctl examples');

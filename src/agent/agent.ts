@@ -6,7 +6,8 @@
  *   whose revision it has not applied, that is being deleted, or whose resync interval passed (drift repair);
  * - health: components not yet running are looked at again every few seconds and reported as they change;
  * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once;
- * - gate jobs: the pipeline JOB gates of this cluster, listed on each poll, their Jobs followed on the health tick.
+ * - gate jobs: the pipeline JOB gates of this cluster, listed on each poll, their Jobs followed every half second
+ *   while any runs.
  * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
  * the sources on its disk (also across its own restarts: desired-state.ts), and picks up again when the server
  * answers; reports are sent only when they change.
@@ -27,6 +28,9 @@ import { Wakeup } from './wakeup.ts';
 import { deleteService, refreshComponents, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
 
 export const AGENT_FIELD_MANAGER = 'gantry-agent';
+
+/** How often the Jobs of running JOB gates are looked at: a promotion waits on it, and each look is one GET. */
+const GATE_CHECK_MS = 500;
 
 export interface AgentOptions {
   client: AgentClient;
@@ -98,6 +102,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
   };
 
   const gateJobs = new GateJobs({ cluster, client: options.client, fieldManager: AGENT_FIELD_MANAGER, log: options.log });
+  const gatesWakeup = new Wakeup();
 
   const ping = async () => {
     const version = (await cluster.version()).replace(/^v/, '');
@@ -127,7 +132,8 @@ export function startAgent(options: AgentOptions): RunningAgent {
         return undefined;
       });
       if (gates) gateJobs.update(gates);
-      await gateJobs.check(signal);
+      // The gates loop may be in a long wait from when no gate ran: it follows new Jobs from now on.
+      if (gateJobs.following()) gatesWakeup.wake();
     }
   };
 
@@ -213,7 +219,6 @@ export function startAgent(options: AgentOptions): RunningAgent {
 
   /** Components keep changing after a sync (pods start, volumes bind): report them as they settle. */
   const health = async () => {
-    await gateJobs.check(signal);
     for (const service of known ?? []) {
       const state = states.get(service.id);
       const outcome = state?.outcome;
@@ -240,6 +245,14 @@ export function startAgent(options: AgentOptions): RunningAgent {
       health,
       (ms) => sleep(ms, signal).catch(() => undefined),
       () => options.healthIntervalMs,
+      options.log,
+      signal,
+    ),
+    supervise(
+      'gates',
+      () => gateJobs.check(signal),
+      (ms) => gatesWakeup.wait(ms, signal),
+      () => (gateJobs.following() ? GATE_CHECK_MS : options.healthIntervalMs),
       options.log,
       signal,
     ),

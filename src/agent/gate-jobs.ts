@@ -1,7 +1,7 @@
 /**
  * JOB gates run by the agent, as Plural's deployment-operator runs its PipelineGates: the server lists the JOB gates
  * of this cluster that wait for an outcome (each poll, and at once on a kick), the agent creates each gate's Job
- * (named per gate and context, so a restarted agent finds the one it made) and follows it on the health tick; a
+ * (named per gate and context, so a restarted agent finds the one it made) and follows it until it finishes; a
  * Job that completes opens the gate, one that fails closes it with the Job's condition and the failing Pod's status.
  */
 import type { AgentClient, AgentGate } from '../client/agent-client.ts';
@@ -36,6 +36,11 @@ export class GateJobs {
   /** The gates the server lists now; one it no longer lists (decided, superseded) is no longer followed. */
   update(gates: AgentGate[]): void {
     this.#gates = gates;
+  }
+
+  /** Whether any gate's Job is being followed. */
+  following(): boolean {
+    return this.#gates.length > 0;
   }
 
   /** Creates the Jobs not made yet, and reports those that finished. A gate's failure is logged, the rest go on. */
