@@ -22,6 +22,7 @@ import { SecretBox } from '../../src/store/secret-box.ts';
 import { gantry } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { configMapTemplate, startChartRepository } from '../support/chart-server.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
 import { startMetricsTarget, startPrometheus } from '../support/prometheus.ts';
@@ -397,6 +398,41 @@ describe('release pipelines', () => {
     expect(closed.reason).toBe('the query gantry_test_error_ratio < 0.05 did not hold: no series matched');
     expect((await client.getService(PROD, 'soaked')).git?.ref).not.toBe(next);
     await client.deletePipeline('soaked');
+  });
+
+  test('an edge without gates promotes a Helm service: the chart version dev resolved is copied to prod', async () => {
+    const charts = await startChartRepository();
+    onTestFinished(() => charts.close());
+    const chart = (version: string) => ({ name: 'greeting', version, files: { 'templates/cm.yaml': configMapTemplate('greeting') } });
+    await charts.publish(chart('1.0.0'));
+    const helm = (version: string) => ({ url: charts.url, chart: 'greeting', version });
+    await client.createService(DEV, { name: 'charted', namespace: `${NS}-charted`, helm: helm('^1.0') });
+    await client.createService(PROD, { name: 'charted', namespace: `${NS}-charted`, helm: helm('1.0.0') });
+    await client.setPipeline('charted', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'charted' }] },
+        { name: 'prod', services: [{ cluster: PROD, name: 'charted', criteria: { cluster: DEV, name: 'charted' } }] },
+      ],
+      edges: [{ from: 'dev', to: 'prod' }],
+    });
+    await charts.publish(chart('1.1.0'));
+    const cm = await waitFor(
+      "prod running dev's new chart version",
+      async () => {
+        const found = await kubectlJsonOn<{ data: Record<string, string> }>(PROD, [
+          'get',
+          'configmap',
+          'greeting',
+          '-n',
+          `${NS}-charted`,
+        ]).catch(() => undefined);
+        return found?.data.chartVersion === '1.1.0' ? found : undefined;
+      },
+      60_000,
+    );
+    expect(cm.data.chartVersion).toBe('1.1.0');
+    expect((await client.getService(PROD, 'charted')).helm?.version).toBe('1.1.0');
+    await client.deletePipeline('charted');
   });
 
   test('bad pipelines are refused naming the offending stage, edge or service; a stage without context has no gate to approve', async () => {
