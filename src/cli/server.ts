@@ -29,6 +29,7 @@ interface ServerFlags {
   maxDeleteShare: number;
   webhookSecretFile?: string;
   adminTokenFile?: string;
+  adminPasswordFile?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -64,6 +65,10 @@ export function serverCommand(): Command {
       '--admin-token-file <file>',
       'on an empty database, the first admin token is the one in this file (gantry-api-…) instead of a printed one ($GANTRY_ADMIN_TOKEN_FILE)',
     )
+    .option(
+      '--admin-password-file <file>',
+      "on a database without users, the first user `admin`'s password is the one in this file instead of a printed one ($GANTRY_ADMIN_PASSWORD_FILE)",
+    )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addCommand(serverInstallCommand())
     .action((flags: ServerFlags) => runServer(flags));
@@ -73,6 +78,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
   const log = createLogger({ level: flags.logLevel });
   const postgresUrl = flags.databaseUrl ?? process.env['GANTRY_DATABASE_URL'];
   const adminTokenFile = flags.adminTokenFile ?? process.env['GANTRY_ADMIN_TOKEN_FILE'];
+  const adminPasswordFile = flags.adminPasswordFile ?? process.env['GANTRY_ADMIN_PASSWORD_FILE'];
   const box = await loadEncryptionKey({
     file: flags.encryptionKeyFile,
     env: process.env,
@@ -90,10 +96,14 @@ async function runServer(flags: ServerFlags): Promise<void> {
     maxDeleteShare: flags.maxDeleteShare,
     webhookSecret: flags.webhookSecretFile ? await readSecretFile(flags.webhookSecretFile, '--webhook-secret-file') : undefined,
     adminToken: adminTokenFile ? await readAdminToken(adminTokenFile) : undefined,
+    adminPassword: adminPasswordFile ? await readSecretFile(adminPasswordFile, '--admin-password-file') : undefined,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
   if (server.adminToken && !adminTokenFile) {
     process.stderr.write(`\nFirst start: the admin API token (shown only now; keep it):\n\n  ${server.adminToken}\n\n`);
+  }
+  if (server.adminPassword && !adminPasswordFile) {
+    process.stderr.write(`First start: log in at ${server.url} as admin with password (shown only now):\n\n  ${server.adminPassword}\n\n`);
   }
   await runUntilSignalled(log, () => server.close());
 }

@@ -2,6 +2,7 @@
  * The fleet server's HTTP API (fastify): JSON under /v1, request and response shapes in TypeBox (schemas.ts),
  * the OpenAPI document generated from them at /v1/openapi.json, plus /healthz, /readyz and /metrics.
  */
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import websocket from '@fastify/websocket';
 import { fastify, LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -32,6 +33,10 @@ import { pipelineRoutes } from './routes/pipelines.ts';
 import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
+import { userRoutes } from './routes/users.ts';
+import { recordAuditEvent } from '../store/audit.ts';
+import type { Database } from '../store/schema.ts';
+import type { Kysely } from 'kysely';
 
 export interface AppOptions {
   store: Store;
@@ -79,8 +84,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(cookie);
   registerProbes(app, options.store, options.channels);
   const { db } = options.store;
+  registerAuditLog(app, db);
   const globals = new GlobalServices({
     db,
     box: options.box,
@@ -110,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   pipelineRoutes(app, { db, runner: options.pipelines });
   notificationRoutes(app, { db, box: options.box });
   helmRepositoryRoutes(app, { db, box: options.box });
+  userRoutes(app, { db });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,
@@ -118,6 +126,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Records every mutating user request in the audit log once answered (agents' reports are the fleet's state, not
+ * anyone's action, and are left out). A failed write is logged; it never fails the request.
+ */
+function registerAuditLog(app: FastifyInstance, db: Kysely<Database>): void {
+  app.addHook('onResponse', async (request, reply) => {
+    if (READ_METHODS.has(request.method) || !request.url.startsWith('/v1/') || request.url.startsWith('/v1/agent/')) return;
+    const attempted = (request.body as { username?: unknown } | undefined)?.username;
+    const actor = request.user
+      ? `${request.user.kind}:${request.user.name}`
+      : request.routeOptions.url === '/v1/login' && typeof attempted === 'string'
+        ? `user:${attempted}`
+        : 'anonymous';
+    await recordAuditEvent(db, {
+      at: new Date().toISOString(),
+      actor,
+      action: `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`,
+      target: request.url.split('?')[0] ?? request.url,
+      status: reply.statusCode,
+    }).catch((error: unknown) => request.log.error({ err: error }, 'audit event not recorded'));
+  });
 }
 
 function registerProbes(app: FastifyInstance, store: Store, channels: PushChannels): void {

@@ -17,6 +17,7 @@ import { RepositoryPoller } from './repository-poller.ts';
 import { ServiceSources } from './service-sources.ts';
 import { TarballStore } from './tarballs.ts';
 import { ensureAdminToken } from '../store/api-tokens.ts';
+import { ensureAdminUser } from '../store/users.ts';
 import { openStore, type Store } from '../store/database.ts';
 import { buildApp } from './app.ts';
 import { Notifier } from './notifier.ts';
@@ -42,6 +43,8 @@ export interface FleetServerOptions {
   webhookSecret?: string;
   /** The first admin token, on an empty database (`--admin-token-file`); default a new random one. */
   adminToken?: string;
+  /** The first admin user's password, on a database without users (`--admin-password-file`); default a random one. */
+  adminPassword?: string;
   /** Milliseconds between this replica's heartbeats; repositories move off a replica silent for 3 of them. Default 10 s. */
   heartbeatIntervalMs?: number;
   /** The clock pipelines' WINDOW gates are evaluated with; default the system's (tests inject one). */
@@ -54,6 +57,8 @@ export interface FleetServer {
   store: Store;
   /** The admin token made by this start, when the database had none; shown once, never stored in clear. */
   adminToken: string | undefined;
+  /** The password of the `admin` user made by this start, when the database had no user; shown once, stored hashed. */
+  adminPassword: string | undefined;
   /** The agents' push channels held by this replica. */
   channels: PushChannels;
   /** This replica among the live ones. */
@@ -130,6 +135,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     const adminToken = await ensureAdminToken(store.db, new Date(), options.adminToken);
+    const adminPassword = await ensureAdminUser(store.db, options.adminPassword);
     app = await buildApp({
       store,
       box: options.box,
@@ -157,6 +163,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       url,
       store,
       adminToken,
+      adminPassword,
       channels,
       replicas,
       pipelines,

@@ -1,21 +1,16 @@
 /**
- * Users' API tokens (see tokens.ts), each shown once. The first start of a server makes an admin token (Argo CD and Plural print their first admin
- * credentials the same way); roles beyond admin arrive with the UI's users and rights.
+ * API tokens (see tokens.ts), each shown once: a token either has a role of its own over everything (the first
+ * admin token the server makes at first start, as Argo CD and Plural print their first admin credentials, and
+ * tokens an installer hands to an operator), or acts as a user, with that user's role bindings.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Role } from '../server/rights.ts';
 import type { Database } from './schema.ts';
 import { hashToken, newToken } from './tokens.ts';
 
-/** admin: everything. reader: reads, never secrets in clear. */
-/** admin: everything; reader: reads; approver: reads, and approves or rejects pipeline gates. */
-export type Role = 'admin' | 'reader' | 'approver';
-
-export interface ApiIdentity {
-  id: string;
-  name: string;
-  role: Role;
-}
+/** The token's own role (see server/rights.ts), or the user it acts as. */
+export type ApiIdentity = { id: string; name: string } & ({ role: Role; userId?: undefined } | { role?: undefined; userId: string });
 
 const TOKEN_PREFIX = 'gantry-api-';
 
@@ -29,7 +24,17 @@ export async function createApiToken(db: Kysely<Database>, name: string, role: R
   const token = newApiToken();
   await db
     .insertInto('api_tokens')
-    .values(tokenRow(randomUUID(), name, role, token, now))
+    .values(tokenRow(randomUUID(), name, { role }, token, now))
+    .execute();
+  return token;
+}
+
+/** Makes a token named `name` that acts as the user; returns its only copy. */
+export async function createUserToken(db: Kysely<Database>, userId: string, name: string, now = new Date()): Promise<string> {
+  const token = newApiToken();
+  await db
+    .insertInto('api_tokens')
+    .values(tokenRow(randomUUID(), name, { userId }, token, now))
     .execute();
   return token;
 }
@@ -52,7 +57,7 @@ export async function ensureAdminToken(db: Kysely<Database>, now = new Date(), g
   const token = given ?? newApiToken();
   const inserted = await db
     .insertInto('api_tokens')
-    .values(tokenRow(FIRST_ADMIN_ID, 'admin', 'admin', token, now))
+    .values(tokenRow(FIRST_ADMIN_ID, 'admin', { role: 'admin' }, token, now))
     .onConflict((conflict) => conflict.column('id').doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 ? token : undefined;
@@ -63,8 +68,10 @@ export function isApiTokenForm(token: string): boolean {
   return token.startsWith(TOKEN_PREFIX) && /^[A-Za-z0-9_-]{32,}$/.test(token.slice(TOKEN_PREFIX.length));
 }
 
-function tokenRow(id: string, name: string, role: Role, token: string, now: Date) {
-  return { id, name, token_hash: hashToken(token), role, created_at: now.toISOString(), revoked_at: null };
+/** A token with a role of its own, or (role '') one acting as the user `userId`. */
+function tokenRow(id: string, name: string, owner: { role: Role } | { userId: string }, token: string, now: Date) {
+  const [role, userId] = 'role' in owner ? [owner.role, null] : ['', owner.userId];
+  return { id, name, token_hash: hashToken(token), role, created_at: now.toISOString(), revoked_at: null, user_id: userId };
 }
 
 /** Who a token belongs to, or undefined for an unknown or revoked one. */
@@ -72,9 +79,12 @@ export async function identityForApiToken(db: Kysely<Database>, token: string): 
   if (!token.startsWith(TOKEN_PREFIX)) return undefined;
   const row = await db
     .selectFrom('api_tokens')
-    .select(['id', 'name', 'role'])
+    .select(['id', 'name', 'role', 'user_id'])
     .where('token_hash', '=', hashToken(token))
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row ? { id: row.id, name: row.name, role: row.role as Role } : undefined;
+  if (!row) return undefined;
+  return row.user_id === null
+    ? { id: row.id, name: row.name, role: row.role as Role }
+    : { id: row.id, name: row.name, userId: row.user_id };
 }

@@ -233,6 +233,50 @@ async function pipelines(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+/**
+ * People and their rights: users with argon2id password hashes, role bindings (subjects, a role and a scope, as
+ * JSON), browser sessions (hashed cookie values), the audit log of mutating requests, and API tokens that act as
+ * a user.
+ */
+async function users(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('users')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('password_hash', 'text', (c) => c.notNull())
+    .addColumn('groups', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('role_bindings')
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('role', 'text', (c) => c.notNull())
+    .addColumn('subjects', 'text', (c) => c.notNull())
+    .addColumn('scope', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('sessions')
+    .addColumn('id_hash', 'text', (c) => c.primaryKey())
+    .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('expires_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('sessions_expiry').on('sessions').column('expires_at').execute();
+  await db.schema
+    .createTable('audit_events')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('at', 'text', (c) => c.notNull())
+    .addColumn('actor', 'text', (c) => c.notNull())
+    .addColumn('action', 'text', (c) => c.notNull())
+    .addColumn('target', 'text', (c) => c.notNull())
+    .addColumn('status', 'integer', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('audit_events_at').on('audit_events').column('at').execute();
+  await db.schema.alterTable('api_tokens').addColumn('user_id', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -242,4 +286,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005-helm-repositories': { up: helmRepositories },
   '0006-secret-values': { up: secretValues },
   '0007-pipelines': { up: pipelines },
+  '0008-users': { up: users },
 };

@@ -137,6 +137,45 @@ export interface ApiTokenTable {
   role: string;
   created_at: string;
   revoked_at: string | null;
+  /** Set when the token acts as that user (their role bindings), `role` then unused. */
+  user_id: string | null;
+}
+
+/** People who log in with a password (argon2id hash, PHC string); `groups` is a JSON string array. */
+export interface UserTable {
+  id: string;
+  name: string;
+  password_hash: string;
+  groups: string;
+  created_at: string;
+}
+
+/** A role granted to users and groups (`subjects`, JSON) within a `scope` (JSON; see server/rights.ts). */
+export interface RoleBindingTable {
+  name: string;
+  role: string;
+  subjects: string;
+  scope: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A browser session: the SHA-256 of its cookie value, its user, and when it ends. */
+export interface SessionTable {
+  id_hash: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** One mutating API request: who, what (method and route), on what (the path), and the status answered. */
+export interface AuditEventTable {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  status: number;
 }
 
 /**
@@ -241,6 +280,10 @@ export interface Database {
   global_services: GlobalServiceTable;
   service_contexts: ServiceContextTable;
   api_tokens: ApiTokenTable;
+  users: UserTable;
+  role_bindings: RoleBindingTable;
+  sessions: SessionTable;
+  audit_events: AuditEventTable;
   server_replicas: ServerReplicaTable;
   notification_sinks: NotificationSinkTable;
   notification_routers: NotificationRouterTable;

@@ -1,6 +1,6 @@
 /**
- * /v1/clusters: the fleet's clusters and their agents' deploy tokens. Reading needs any API token; creating,
- * tagging, deleting and token rotation need an admin.
+ * /v1/clusters: the fleet's clusters and their agents' deploy tokens. Each is read by those with a role on it;
+ * creating, tagging, deleting and token rotation need an admin of the whole fleet.
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -9,7 +9,7 @@ import { createCluster, deleteCluster, getCluster, listClusters, rotateDeployTok
 import type { GlobalServices } from '../global-services.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
-import { userAccess } from '../auth.ts';
+import { authorize, mayDo, userAccess } from '../auth.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import {
   ClusterNameParams,
@@ -32,7 +32,7 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
   api.get(
     '/v1/clusters',
     { ...readers, schema: { tags: ['clusters'], response: { 200: Type.Array(ClusterSchema), ...errors } } },
-    async () => listClusters(db),
+    async (request) => (await listClusters(db)).filter((cluster) => mayDo(request, 'read', { cluster })),
   );
 
   api.post(
@@ -49,7 +49,11 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
   api.get(
     '/v1/clusters/:name',
     { ...readers, schema: { tags: ['clusters'], params: ClusterNameParams, response: { 200: ClusterSchema, ...errors } } },
-    async (request) => getCluster(db, request.params.name),
+    async (request) => {
+      const cluster = await getCluster(db, request.params.name);
+      authorize(request, 'read', { cluster });
+      return cluster;
+    },
   );
 
   api.put(

@@ -1,9 +1,9 @@
 /**
  * /v1/pipelines: release pipelines (Plural's Pipeline). Admins define them (PUT, the whole pipeline: stages of
  * services by cluster and name, edges with gates; 400 naming the offending stage, edge or service) and delete them;
- * anyone with a token reads them with each stage's promotion context and each gate's state; admins and approvers
- * approve or reject APPROVAL gates, admins force any gate open (recorded as forced). Promotions are listed newest
- * first.
+ * anyone with a role reads them with each stage's promotion context and each gate's state; approvers, writers and
+ * admins bound to the pipeline approve or reject APPROVAL gates, admins force any gate open (recorded as forced).
+ * Promotions are listed newest first.
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -30,7 +30,7 @@ import {
 } from '../../store/pipelines.ts';
 import type { Database } from '../../store/schema.ts';
 import { listServices, type Service } from '../../store/services.ts';
-import { userAccess } from '../auth.ts';
+import { authorize, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { PipelineRunner } from '../pipelines.ts';
 import {
@@ -54,7 +54,7 @@ type JobGateBody = Extract<NonNullable<PipelineUpsertBody['edges'][number]['gate
 export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): void {
   const { db, runner } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { readers, admins, approvers } = userAccess(db);
+  const { readers, admins } = userAccess(db);
   const errors = ErrorResponses;
   const tags = ['pipelines'];
   const path = '/v1/pipelines/:name';
@@ -92,12 +92,12 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
 
   api.post(
     `${path}/edges/:from/:to/gates/:gate/:decision`,
-    { ...approvers, schema: { tags, params: GateParams, response: { 200: PipelineSchema, ...errors } } },
+    { ...readers, schema: { tags, params: GateParams, response: { 200: PipelineSchema, ...errors } } },
     async (request) => {
       const { name, from, to, gate, decision } = request.params;
-      if (decision === 'force' && request.user?.role !== 'admin') throw new HttpError(403, 'only admins force a gate open');
+      authorize(request, decision === 'force' ? 'force' : 'approve', { pipeline: name });
       const pipeline = await getPipeline(db, name);
-      await runner.decide(pipeline, { from, to, name: gate }, decision, request.user?.name ?? 'unknown');
+      await runner.decide(pipeline, { from, to, name: gate }, decision, requestUser(request).name);
       return await toApiPipeline(db, pipeline, await serviceNames(db));
     },
   );

@@ -2,9 +2,10 @@
  * Services of a cluster: /v1/clusters/{cluster}/services/{name}, with their revisions and rollback, and
  * /v1/services to list across clusters. Each write resolves the source (ref → commit, folder → tarball; helm
  * version → chart version, chart → wrapper project tarball) before anything is stored, so a bad ref, folder,
- * chart or version is a 400 naming the field and no revision.
+ * chart or version is a 400 naming the field and no revision. Reading a service needs a role on it (or its
+ * cluster), writing one a writer's or admin's (rights.ts); lists show only what the caller may read.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
@@ -28,7 +29,7 @@ import {
   type ServiceSpec,
   updateService,
 } from '../../store/services.ts';
-import { userAccess } from '../auth.ts';
+import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
 import {
   ClusterParams,
   DeleteServiceQuery,
@@ -58,7 +59,7 @@ type ApiService = Static<typeof ServiceSchema>;
 export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): void {
   const { db, box, sources } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { readers, admins } = userAccess(db);
+  const { readers } = userAccess(db);
   const errors = ErrorResponses;
   const tags = ['services'];
   const path = '/v1/clusters/:cluster/services/:name';
@@ -75,17 +76,22 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     },
     async (request) => {
       const clusters = request.query.cluster ? [await getCluster(db, request.query.cluster)] : await listClusters(db);
-      const services = (await Promise.all(clusters.map((cluster) => listServices(db, { clusterId: cluster.id })))).flat();
-      return await toApiServices(db, box, services);
+      const visible = await Promise.all(
+        clusters.map(async (cluster) =>
+          (await listServices(db, { clusterId: cluster.id })).filter((service) => mayDo(request, 'read', { cluster, service })),
+        ),
+      );
+      return await toApiServices(db, box, visible.flat());
     },
   );
 
   api.post(
     '/v1/clusters/:cluster/services',
-    { ...admins, schema: { tags, params: ClusterParams, body: NewServiceSchema, response: { 201: ServiceSchema, ...errors } } },
+    { ...readers, schema: { tags, params: ClusterParams, body: NewServiceSchema, response: { 201: ServiceSchema, ...errors } } },
     async (request, reply) => {
       const cluster = await getCluster(db, request.params.cluster);
       const body = request.body;
+      authorize(request, 'write', { cluster, service: body });
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, body, body.name, 'body');
       checkSecretValues(spec, body.secretValues, 'body');
@@ -103,7 +109,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
           protect: body.protect,
         },
         source,
-        { by: request.user?.name ?? 'unknown', message: 'created' },
+        { by: requestUser(request).name, message: 'created' },
       );
       deps.onChange(service);
       return reply.code(201).send(await toApiService(db, box, service));
@@ -111,14 +117,14 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
   );
 
   api.get(path, { ...readers, schema: { tags, params: ServiceParams, response: { 200: ServiceSchema, ...errors } } }, async (request) =>
-    toApiService(db, box, await findService(db, request.params)),
+    toApiService(db, box, await authorizedService(db, request, 'read')),
   );
 
   api.patch(
     path,
-    { ...admins, schema: { tags, params: ServiceParams, body: ServiceUpdateSchema, response: { 200: ServiceSchema, ...errors } } },
+    { ...readers, schema: { tags, params: ServiceParams, body: ServiceUpdateSchema, response: { 200: ServiceSchema, ...errors } } },
     async (request) => {
-      const service = await findService(db, request.params);
+      const service = await authorizedService(db, request, 'write');
       const body = request.body;
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, mergedSource(service.spec, body), service.name, 'body');
@@ -137,7 +143,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
           protect: body.protect,
         },
         source,
-        { by: request.user?.name ?? 'unknown', message: 'updated' },
+        { by: requestUser(request).name, message: 'updated' },
       );
       if (revised) deps.onChange(updated);
       return await toApiService(db, box, updated);
@@ -147,7 +153,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
   api.delete(
     path,
     {
-      ...admins,
+      ...readers,
       schema: {
         tags,
         params: ServiceParams,
@@ -156,14 +162,14 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       },
     },
     async (request, reply) => {
-      const service = await findService(db, request.params);
+      const service = await authorizedService(db, request, 'write');
       if (service.protect) throw new ConflictError('protected service', 'name', service.name);
       if (request.query.detach === 'true') {
         await removeService(db, service.id);
         return reply.code(204).send(null);
       }
       await markServiceDeleted(db, service.id);
-      const marked = await findService(db, request.params);
+      const marked = await getService(db, service.clusterId, service.name);
       deps.onChange(marked);
       // 202: the agent deletes the objects, then reports, and the service is gone.
       return reply.code(202).send(await toApiService(db, box, marked));
@@ -173,24 +179,31 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
   api.get(
     `${path}/revisions`,
     { ...readers, schema: { tags, params: ServiceParams, response: { 200: Type.Array(RevisionSchema), ...errors } } },
-    async (request) => (await listRevisions(db, (await findService(db, request.params)).id)).map(toApiRevision),
+    async (request) => (await listRevisions(db, (await authorizedService(db, request, 'read')).id)).map(toApiRevision),
   );
 
   api.post(
     `${path}/rollback`,
-    { ...admins, schema: { tags, params: ServiceParams, body: RollbackSchema, response: { 200: ServiceSchema, ...errors } } },
+    { ...readers, schema: { tags, params: ServiceParams, body: RollbackSchema, response: { 200: ServiceSchema, ...errors } } },
     async (request) => {
-      const service = await findService(db, request.params);
-      const rolledBack = await rollbackService(db, service.id, request.body.revision, { by: request.user?.name ?? 'unknown' });
+      const service = await authorizedService(db, request, 'write');
+      const rolledBack = await rollbackService(db, service.id, request.body.revision, { by: requestUser(request).name });
       deps.onChange(rolledBack);
       return await toApiService(db, box, rolledBack);
     },
   );
 }
 
-async function findService(db: Kysely<Database>, params: { cluster: string; name: string }): Promise<Service> {
-  const cluster = await getCluster(db, params.cluster);
-  return await getService(db, cluster.id, params.name);
+/** The service the route's params name, once the caller may do `action` on it. @throws HttpError 403, NotFoundError */
+async function authorizedService(
+  db: Kysely<Database>,
+  request: FastifyRequest<{ Params: { cluster: string; name: string } }>,
+  action: 'read' | 'write',
+): Promise<Service> {
+  const cluster = await getCluster(db, request.params.cluster);
+  const service = await getService(db, cluster.id, request.params.name);
+  authorize(request, action, { cluster, service });
+  return service;
 }
 
 /**

@@ -1,0 +1,76 @@
+/**
+ * Who may do what: the roles, the scopes a role is bound within, and the one decision every route asks,
+ * `allows(grants, action, target)`. Pure; the grants come from role bindings (store/role-bindings.ts) or a token's
+ * role. Roles, as the UI issue defines them:
+ *  - admin: everything within its scope; with scope `all`, also the fleet's configuration (clusters, repositories,
+ *    contexts, notifications, global services, pipeline definitions, users and bindings) and forcing gates.
+ *  - writer: reads, changes services (create, update, roll back, delete), approves gates, proxies.
+ *  - approver: reads, approves or rejects pipeline gates, proxies.
+ *  - reader: reads (never secrets in clear) and proxies; on the cluster, proxied requests run as the group the role
+ *    maps to (see clusterGroups), which the agent's install binds read-only.
+ * A scope is `all` or names clusters (by name or by tags, all of which must match), services (by name, on any
+ * cluster) and pipelines (by name); a cluster in scope covers its services.
+ */
+export const ROLES = ['admin', 'writer', 'approver', 'reader'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** `administer` is the fleet's configuration; the others act on a target. */
+export type Action = 'read' | 'write' | 'approve' | 'force' | 'proxy' | 'administer';
+
+export interface ScopeSelector {
+  clusters?: string[];
+  clusterTags?: Record<string, string>;
+  services?: string[];
+  pipelines?: string[];
+}
+export type Scope = 'all' | ScopeSelector;
+
+export interface Grant {
+  role: Role;
+  scope: Scope;
+}
+
+/** What an action is on; none for fleet-wide reads and administration. */
+export interface Target {
+  cluster?: { name: string; tags: Record<string, string> };
+  service?: { name: string };
+  pipeline?: string;
+}
+
+const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
+  admin: new Set(['read', 'write', 'approve', 'force', 'proxy', 'administer']),
+  writer: new Set(['read', 'write', 'approve', 'proxy']),
+  approver: new Set(['read', 'approve', 'proxy']),
+  reader: new Set(['read', 'proxy']),
+};
+
+/** Whether any of `grants` allows `action` on `target`. */
+export function allows(grants: readonly Grant[], action: Action, target: Target = {}): boolean {
+  return grants.some((grant) => ROLE_ACTIONS[grant.role].has(action) && covers(grant.scope, action, target));
+}
+
+function covers(scope: Scope, action: Action, target: Target): boolean {
+  if (scope === 'all') return true;
+  // The fleet's configuration is shared by every cluster, so only an unscoped admin changes it.
+  if (action === 'administer') return false;
+  if (!target.cluster && !target.service && target.pipeline === undefined) return action === 'read';
+  if (target.pipeline !== undefined) return scope.pipelines?.includes(target.pipeline) ?? false;
+  if (target.service && scope.services?.includes(target.service.name)) return true;
+  return target.cluster !== undefined && coversCluster(scope, target.cluster);
+}
+
+function coversCluster(scope: ScopeSelector, cluster: { name: string; tags: Record<string, string> }): boolean {
+  if (scope.clusters?.includes(cluster.name)) return true;
+  const tags = Object.entries(scope.clusterTags ?? {});
+  return tags.length > 0 && tags.every(([key, value]) => cluster.tags[key] === value);
+}
+
+/**
+ * The Kubernetes groups a proxied request impersonates on `cluster`, one per role the grants give there
+ * (`gantry:admin`, `gantry:writer`, `gantry:approver`, `gantry:reader`); the agent's install binds them to
+ * ClusterRoles, so the cluster's own RBAC has the last word.
+ */
+export function clusterGroups(grants: readonly Grant[], cluster: { name: string; tags: Record<string, string> }): string[] {
+  const roles = new Set(grants.filter((grant) => covers(grant.scope, 'proxy', { cluster })).map((grant) => grant.role));
+  return ROLES.filter((role) => roles.has(role)).map((role) => `gantry:${role}`);
+}

@@ -1,0 +1,221 @@
+/**
+ * Users, sessions, role bindings and the audit log over real HTTP, on SQLite and PostgreSQL: logging in with the
+ * first admin's printed password, cookies as a browser gets them, scoped writers and readers, tokens acting as a
+ * user, and the record of who did what.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
+import { apiCall, testServerOptions } from '../../test/support/fleet.ts';
+import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
+import { capturedLogger } from '../controller/test-support.ts';
+import { type FleetServer, startFleetServer } from './server.ts';
+
+const CONFIGMAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  value: one\n';
+
+describe.each(DATABASE_KINDS)('users and rights on %s', (kind) => {
+  let database: TestDatabase;
+  let server: FleetServer;
+  let cacheDir: string;
+  let repo: TestRepo;
+  let admin: string;
+  const { log, lines } = capturedLogger('info');
+
+  /** A browser's call: the session cookie instead of a token. */
+  async function browserCall(method: string, url: string, cookie: string | undefined, body?: unknown) {
+    const response = await fetch(`${server.url}${url}`, {
+      method,
+      headers: { ...(cookie ? { cookie } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, setCookie: response.headers.get('set-cookie'), body: text ? JSON.parse(text) : undefined };
+  }
+
+  async function logIn(username: string, password: string): Promise<string> {
+    const response = await browserCall('POST', '/v1/login', undefined, { username, password });
+    expect(response.status).toBe(200);
+    return response.setCookie!.split(';')[0]!;
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-users-test-'));
+    repo = await createRepo({ 'apps/web/configmap.yaml': CONFIGMAP });
+    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }, { gitPollIntervalMs: 60_000 }));
+    admin = server.adminToken!;
+    await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'dev', tags: { env: 'dev' } });
+    await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'prod', tags: { env: 'prod' } });
+    await apiCall(server, 'POST', '/v1/repositories', admin, { url: repo.url });
+    for (const cluster of ['dev', 'prod']) {
+      const created = await apiCall(server, 'POST', `/v1/clusters/${cluster}/services`, admin, {
+        name: 'web',
+        namespace: 'web',
+        repository: repo.url,
+        git: { ref: 'main', folder: 'apps/web' },
+        renderer: { kind: 'raw' },
+      });
+      expect(created.status).toBe(201);
+    }
+    expect(
+      (await apiCall(server, 'POST', '/v1/users', admin, { name: 'dana', password: 'dana-password', groups: ['dev-team'] })).status,
+    ).toBe(201);
+    expect((await apiCall(server, 'POST', '/v1/users', admin, { name: 'rick', password: 'rick-password' })).status).toBe(201);
+    const bind = (name: string, body: object) => apiCall(server, 'PUT', `/v1/role-bindings/${name}`, admin, body);
+    expect(
+      (
+        await bind('dev-writers', {
+          role: 'writer',
+          subjects: [{ kind: 'group', name: 'dev-team' }],
+          scope: { clusterTags: { env: 'dev' } },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await bind('readers', {
+          role: 'reader',
+          subjects: [
+            { kind: 'user', name: 'rick' },
+            { kind: 'group', name: 'dev-team' },
+          ],
+          scope: 'all',
+        })
+      ).status,
+    ).toBe(200);
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await repo?.remove();
+    await database?.drop();
+    await rm(cacheDir, { recursive: true, force: true });
+  });
+
+  test('the first admin logs in with the password made at first start; the cookie is HttpOnly and SameSite=Strict', async () => {
+    expect(server.adminPassword).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    const response = await browserCall('POST', '/v1/login', undefined, { username: 'admin', password: server.adminPassword });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ kind: 'user', name: 'admin', groups: [], grants: [{ role: 'admin', scope: 'all' }] });
+    expect(response.setCookie).toMatch(/^gantry_session=gantry-session-[A-Za-z0-9_-]{43};/);
+    expect(response.setCookie).toMatch(/HttpOnly/);
+    expect(response.setCookie).toMatch(/SameSite=Strict/);
+    const cookie = response.setCookie!.split(';')[0]!;
+    expect((await browserCall('GET', '/v1/clusters', cookie)).body.map((cluster: { name: string }) => cluster.name)).toEqual([
+      'dev',
+      'prod',
+    ]);
+  });
+
+  test('a wrong password or an unknown user is a 401 that does not say which; passwords are stored as argon2id only', async () => {
+    for (const [username, password] of [
+      ['dana', 'not-her-password'],
+      ['nobody', 'whatever-password'],
+    ]) {
+      expect(await browserCall('POST', '/v1/login', undefined, { username, password })).toMatchObject({
+        status: 401,
+        setCookie: null,
+        body: { message: 'wrong username or password' },
+      });
+    }
+    const rows = await server.store.db.selectFrom('users').select(['name', 'password_hash']).execute();
+    for (const row of rows) expect(row.password_hash).toMatch(/^\$argon2id\$/);
+    expect(JSON.stringify(rows)).not.toContain('dana-password');
+  });
+
+  test('a writer bound by cluster tag rolls back on dev and is refused on prod; the reader sees but never writes', async () => {
+    const dana = await logIn('dana', 'dana-password');
+    const rollback = (cluster: string, cookie: string) =>
+      browserCall('POST', `/v1/clusters/${cluster}/services/web/rollback`, cookie, { revision: 1 });
+    expect((await rollback('dev', dana)).status).toBe(200);
+    expect(await rollback('prod', dana)).toMatchObject({
+      status: 403,
+      body: { message: expect.stringContaining('user dana (writer, reader) may not write service prod/web') },
+    });
+    const rick = await logIn('rick', 'rick-password');
+    expect((await browserCall('GET', '/v1/services', rick)).body).toHaveLength(2);
+    expect(await rollback('dev', rick)).toMatchObject({ status: 403 });
+    expect(await browserCall('POST', '/v1/clusters', rick, { name: 'sneaky' })).toMatchObject({ status: 403 });
+  });
+
+  test('a user bound only on dev sees only dev, its services and no prod', async () => {
+    await apiCall(server, 'POST', '/v1/users', admin, { name: 'devonly', password: 'devonly-password' });
+    await apiCall(server, 'PUT', '/v1/role-bindings/devonly', admin, {
+      role: 'reader',
+      subjects: [{ kind: 'user', name: 'devonly' }],
+      scope: { clusters: ['dev'] },
+    });
+    const cookie = await logIn('devonly', 'devonly-password');
+    expect((await browserCall('GET', '/v1/clusters', cookie)).body.map((cluster: { name: string }) => cluster.name)).toEqual(['dev']);
+    expect((await browserCall('GET', '/v1/services', cookie)).body.map((service: { cluster: string }) => service.cluster)).toEqual(['dev']);
+    expect((await browserCall('GET', '/v1/clusters/prod/services/web', cookie)).status).toBe(403);
+    expect((await browserCall('GET', '/v1/clusters/prod', cookie)).status).toBe(403);
+  });
+
+  test('the access review answers each check as the routes would decide it', async () => {
+    const dana = await logIn('dana', 'dana-password');
+    const services = (await apiCall(server, 'GET', '/v1/services', admin)).body as { id: string; cluster: string }[];
+    const id = (cluster: string) => services.find((service) => service.cluster === cluster)!.id;
+    const review = await browserCall('POST', '/v1/access-review', dana, {
+      checks: [
+        { action: 'write', service: id('dev') },
+        { action: 'write', service: id('prod') },
+        { action: 'read', cluster: 'prod' },
+        { action: 'proxy', cluster: 'dev' },
+        { action: 'approve', pipeline: 'release' },
+        { action: 'administer' },
+        { action: 'read', cluster: 'no-such-cluster' },
+      ],
+    });
+    expect(review).toMatchObject({ status: 200, body: { allowed: [true, false, true, true, false, false, false] } });
+  });
+
+  test('a token a user makes acts as that user; logging out or deleting the user ends access', async () => {
+    const dana = await logIn('dana', 'dana-password');
+    const made = await browserCall('POST', '/v1/me/tokens', dana, { name: 'laptop' });
+    expect(made.status).toBe(201);
+    expect(await apiCall(server, 'GET', '/v1/me', made.body.token)).toMatchObject({ status: 200, body: { kind: 'user', name: 'dana' } });
+    expect((await apiCall(server, 'POST', '/v1/clusters/prod/services/web/rollback', made.body.token, { revision: 1 })).status).toBe(403);
+
+    expect((await browserCall('POST', '/v1/logout', dana)).status).toBe(204);
+    expect(await browserCall('GET', '/v1/me', dana)).toMatchObject({
+      status: 401,
+      body: { message: expect.stringContaining('log in again') },
+    });
+
+    const again = await logIn('dana', 'dana-password');
+    expect((await apiCall(server, 'DELETE', '/v1/users/dana', admin)).status).toBe(204);
+    expect((await browserCall('GET', '/v1/me', again)).status).toBe(401);
+    expect((await apiCall(server, 'GET', '/v1/me', made.body.token)).status).toBe(401);
+  });
+
+  test('the audit log records who did what, refusals and failed logins included, and never a password', async () => {
+    const events = (await apiCall(server, 'GET', '/v1/audit?limit=500', admin)).body as {
+      at: string;
+      actor: string;
+      action: string;
+      target: string;
+      status: number;
+    }[];
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          actor: 'user:dana',
+          action: 'POST /v1/clusters/:cluster/services/:name/rollback',
+          target: '/v1/clusters/dev/services/web/rollback',
+          status: 200,
+        }),
+        expect.objectContaining({ actor: 'user:dana', target: '/v1/clusters/prod/services/web/rollback', status: 403 }),
+        expect.objectContaining({ actor: 'user:nobody', action: 'POST /v1/login', status: 401 }),
+        expect.objectContaining({ actor: 'token:admin', action: 'DELETE /v1/users/:name', target: '/v1/users/dana', status: 204 }),
+      ]),
+    );
+    expect(events.every((event, index) => index === 0 || events[index - 1]!.at >= event.at)).toBe(true);
+    expect(JSON.stringify(events)).not.toMatch(/password/);
+    const rick = await logIn('rick', 'rick-password');
+    expect((await browserCall('GET', '/v1/audit', rick)).status).toBe(403);
+    expect(JSON.stringify(lines)).not.toMatch(/gantry-session-|dana-password/);
+  });
+});
