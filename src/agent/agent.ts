@@ -5,7 +5,8 @@
  * - poll: every interval plus random jitter, fetches the cluster's services from the server and syncs each one
  *   whose revision it has not applied, that is being deleted, or whose resync interval passed (drift repair);
  * - health: components not yet running are looked at again every few seconds and reported as they change;
- * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once;
+ * - push: a WebSocket on which the server kicks the agent when a service changes, which wakes the poll at once,
+ *   and tunnels users' Kubernetes API requests (the auth proxy, api-proxy.ts) to be sent on impersonating them;
  * - gate jobs: the pipeline JOB gates of this cluster, listed on each poll, their Jobs followed every half second
  *   while any runs.
  * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
@@ -20,6 +21,8 @@ import type { Engine } from '../engine.ts';
 import type { Logger } from '../logger.ts';
 import { sleep } from '../sleep.ts';
 import { GANTRY_VERSION } from '../version.ts';
+import { apiProxy } from './api-proxy.ts';
+import { ensureProxyRbac } from './proxy-rbac.ts';
 import { runPushChannel } from './push-channel.ts';
 import { DesiredState } from './desired-state.ts';
 import { GateJobs } from './gate-jobs.ts';
@@ -230,6 +233,13 @@ export function startAgent(options: AgentOptions): RunningAgent {
     }
   };
 
+  const proxy = (async () => {
+    await ensureProxyRbac(cluster.withSignal(signal), AGENT_FIELD_MANAGER).catch((error: unknown) =>
+      options.log.warn({ error: messageOf(error) }, "the auth proxy's ClusterRoles were not applied; the cluster's own RBAC applies"),
+    );
+    return await apiProxy(options.kubeConfig, options.log.child({ component: 'api-proxy' }));
+  })();
+  proxy.catch((error: unknown) => options.log.warn({ error: messageOf(error) }, 'the auth proxy cannot reach this cluster'));
   const wakeup = new Wakeup();
   const loops = [
     supervise(
@@ -265,13 +275,27 @@ export function startAgent(options: AgentOptions): RunningAgent {
       signal,
     ),
     ...(options.pushChannel
-      ? [runPushChannel({ server: options.client.server, token: options.token, onKick: () => wakeup.wake(), log: options.log, signal })]
+      ? [
+          runPushChannel({
+            server: options.client.server,
+            token: options.token,
+            onKick: () => wakeup.wake(),
+            onProxyStream: (stream, request) =>
+              void proxy.then(
+                (ready) => ready.forward(stream, request),
+                (error: unknown) => stream.destroy(error instanceof Error ? error : new Error(String(error))),
+              ),
+            log: options.log,
+            signal,
+          }),
+        ]
       : []),
   ];
   return {
     async stop() {
       stopping.abort(new Error('agent stopping'));
       await Promise.all(loops);
+      await proxy.then((ready) => ready.close()).catch(() => undefined);
     },
   };
 }

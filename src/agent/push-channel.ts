@@ -1,16 +1,20 @@
 /**
  * The agent's end of the push channel: a WebSocket to the server's /v1/agent/socket, reconnected with backoff
- * (1 s doubling to 30 s) whenever it drops. Each `{"kick": …}` message wakes the poll loop; polling goes on
- * regardless, so the channel only makes changes arrive sooner.
+ * (1 s doubling to 30 s) whenever it drops. Each `{"kick": …}` text message wakes the poll loop; polling goes on
+ * regardless, so the channel only makes changes arrive sooner. Binary messages on the same socket are the auth
+ * proxy's tunnel (tunnel/mux.ts), whose streams `onProxyStream` forwards to the cluster's API server.
  */
 import WebSocket from 'ws';
 import type { Logger } from '../logger.ts';
 import { sleep } from '../sleep.ts';
+import { TunnelMux, type TunnelRequest, type TunnelStream } from '../tunnel/mux.ts';
 
 export interface PushChannelOptions {
   server: string;
   token: string;
   onKick: (serviceId: string) => void;
+  /** Takes each proxied request the server tunnels to this cluster. */
+  onProxyStream: (stream: TunnelStream, request: TunnelRequest) => void;
   log: Logger;
   signal: AbortSignal;
 }
@@ -32,13 +36,15 @@ function connectOnce(url: URL, options: PushChannelOptions): Promise<boolean> {
   return new Promise((resolve) => {
     let opened = false;
     const socket = new WebSocket(url, { headers: { authorization: `Bearer ${options.token}` }, handshakeTimeout: 10_000 });
+    new TunnelMux(socket, options.onProxyStream);
     const stop = () => socket.close(1001, 'agent stopping');
     options.signal.addEventListener('abort', stop, { once: true });
     socket.on('open', () => {
       opened = true;
       options.log.info('push channel connected');
     });
-    socket.on('message', (data) => {
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) return;
       const message = parseMessage(String(data));
       if (message?.kick) options.onKick(message.kick);
     });

@@ -1,8 +1,12 @@
 /**
- * `gantry cluster create|list|get|tag|delete|token`: the fleet's clusters through the server's API, as Plural's
- * `plural cd clusters …`. Creating a cluster (or rotating its token) prints its agent's deploy token once.
+ * `gantry cluster create|list|get|tag|delete|token|kubeconfig`: the fleet's clusters through the server's API, as
+ * Plural's `plural cd clusters …`. Creating a cluster (or rotating its token) prints its agent's deploy token once;
+ * `kubeconfig` writes one for the auth proxy.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
+import { toYaml } from '../yaml.ts';
+import { type Login, readLogin } from '../client/login.ts';
 import type { ApiCluster } from '../client/fleet-client.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
 
@@ -117,7 +121,49 @@ export function clusterCommand(): Command {
       }),
     ),
   );
+  cluster.addCommand(
+    addFleetOutputFlag(
+      new Command('kubeconfig')
+        .description("a kubeconfig reaching the cluster's Kubernetes API through the server's auth proxy and its agent, as you")
+        .argument('<name>', 'cluster name')
+        .option('--file <path>', 'write it to this file (mode 0600) instead of printing it')
+        .option('--certificate-authority <file>', "PEM of the CA that signed the server's certificate, when not a public one"),
+    ).action((name: string, flags: { file?: string; certificateAuthority?: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const login = await readLogin(process.env);
+        // client-go sends no credentials to an http:// server, so such a kubeconfig could only fail.
+        if (!login.server.startsWith('https://'))
+          throw new Error(`kubectl sends credentials only over TLS: log in to the server's https:// address (not ${login.server})`);
+        await client.getCluster(name);
+        const ca = flags.certificateAuthority === undefined ? undefined : await readFile(flags.certificateAuthority);
+        const config = proxyKubeconfig(login, name, ca);
+        const text = flags.output === 'json' ? `${JSON.stringify(config, null, 2)}\n` : toYaml(config);
+        if (flags.file === undefined) process.stdout.write(text);
+        else {
+          await writeFile(flags.file, text, { mode: 0o600 });
+          process.stderr.write(`wrote ${flags.file}: kubectl --kubeconfig ${flags.file} get pods -A\n`);
+        }
+      }),
+    ),
+  );
   return cluster;
+}
+
+/**
+ * A kubeconfig whose server is the proxy path of the cluster and whose user is the logged-in token, so kubectl's
+ * requests are the user's (the agent impersonates them on the cluster). Context and cluster are named `gantry-NAME`.
+ */
+function proxyKubeconfig(login: Login, cluster: string, ca: Buffer | undefined): object {
+  const name = `gantry-${cluster}`;
+  const server = `${login.server.replace(/\/$/, '')}/v1/clusters/${encodeURIComponent(cluster)}/proxy`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name, cluster: { server, ...(ca ? { 'certificate-authority-data': ca.toString('base64') } : {}) } }],
+    users: [{ name, user: { token: login.token } }],
+    contexts: [{ name, context: { cluster: name, user: name } }],
+    'current-context': name,
+  };
 }
 
 function formatTags(tags: Record<string, string>): string {

@@ -34,6 +34,7 @@ import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 import { userRoutes } from './routes/users.ts';
+import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
 import { recordAuditEvent } from '../store/audit.ts';
 import type { Database } from '../store/schema.ts';
 import type { Kysely } from 'kysely';
@@ -118,6 +119,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   notificationRoutes(app, { db, box: options.box });
   helmRepositoryRoutes(app, { db, box: options.box });
   userRoutes(app, { db });
+  await clusterProxyRoutes(app, { db, channels: options.channels });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,

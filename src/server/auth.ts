@@ -13,7 +13,7 @@ import type { Database } from '../store/schema.ts';
 import { sessionUser } from '../store/sessions.ts';
 import { getUserById } from '../store/users.ts';
 import { HttpError } from './errors.ts';
-import { type Action, allows, type Grant, type Target } from './rights.ts';
+import { type Action, allows, type Grant, type Target } from '../rights.ts';
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'gantry_session';

@@ -2,15 +2,18 @@
  * The push side of the agent protocol: each connected agent holds a WebSocket (GET /v1/agent/socket with its
  * deploy token), and a change of one of its cluster's services sends `{"kick": "<service id>"}` down it, so the
  * agent polls at once instead of at its next interval (Plural's deployAgentNotification kick). Everything also
- * works by polling alone: a lost message or socket only costs one interval.
+ * works by polling alone: a lost message or socket only costs one interval. The same socket carries the auth
+ * proxy's tunnel (binary frames, tunnel/mux.ts): `tunnel(clusterId)` opens streams to the cluster's agent.
  */
 import type { WebSocket } from 'ws';
+import { TunnelMux } from '../tunnel/mux.ts';
 
 /** Sent every this many milliseconds, so idle proxies keep the connection and dead peers are noticed. */
 const PING_INTERVAL_MS = 30_000;
 
 export class PushChannels {
   readonly #sockets = new Map<string, Set<WebSocket>>();
+  readonly #tunnels = new WeakMap<WebSocket, TunnelMux>();
   readonly #pinger: NodeJS.Timeout;
 
   constructor() {
@@ -25,6 +28,7 @@ export class PushChannels {
     const sockets = this.#sockets.get(clusterId) ?? new Set<WebSocket>();
     sockets.add(socket);
     this.#sockets.set(clusterId, sockets);
+    this.#tunnels.set(socket, new TunnelMux(socket));
     socket.on('close', () => {
       sockets.delete(socket);
       if (sockets.size === 0) this.#sockets.delete(clusterId);
@@ -35,6 +39,12 @@ export class PushChannels {
   kick(clusterId: string, serviceId: string): void {
     const message = JSON.stringify({ kick: serviceId });
     for (const socket of this.#sockets.get(clusterId) ?? []) socket.send(message);
+  }
+
+  /** The tunnel to the cluster's agent (its newest socket, when a restarting agent briefly holds two), if connected. */
+  tunnel(clusterId: string): TunnelMux | undefined {
+    const newest = [...(this.#sockets.get(clusterId) ?? [])].at(-1);
+    return newest && this.#tunnels.get(newest);
   }
 
   /** Number of connected agents. */

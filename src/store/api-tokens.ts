@@ -5,11 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Role } from '../server/rights.ts';
+import type { Role } from '../rights.ts';
 import type { Database } from './schema.ts';
 import { hashToken, newToken } from './tokens.ts';
 
-/** The token's own role (see server/rights.ts), or the user it acts as. */
+/** The token's own role (see rights.ts), or the user it acts as. */
 export type ApiIdentity = { id: string; name: string } & ({ role: Role; userId?: undefined } | { role?: undefined; userId: string });
 
 const TOKEN_PREFIX = 'gantry-api-';

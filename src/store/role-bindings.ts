@@ -1,9 +1,9 @@
 /**
  * Role bindings: a role granted to subjects (users and groups, by name) within a scope, as Kubernetes'
- * RoleBindings grant a role to subjects. What a role and a scope allow is server/rights.ts's to say.
+ * RoleBindings grant a role to subjects. What a role and a scope allow is rights.ts's to say.
  */
 import type { Kysely } from 'kysely';
-import type { Grant, Role, Scope } from '../server/rights.ts';
+import type { Grant, Role, Scope } from '../rights.ts';
 import { NotFoundError } from './errors.ts';
 import type { Database, RoleBindingTable } from './schema.ts';
 

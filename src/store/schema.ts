@@ -150,7 +150,7 @@ export interface UserTable {
   created_at: string;
 }
 
-/** A role granted to users and groups (`subjects`, JSON) within a `scope` (JSON; see server/rights.ts). */
+/** A role granted to users and groups (`subjects`, JSON) within a `scope` (JSON; see rights.ts). */
 export interface RoleBindingTable {
   name: string;
   role: string;

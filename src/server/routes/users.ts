@@ -17,7 +17,7 @@ import { createSession, endSession } from '../../store/sessions.ts';
 import { createUser, deleteUser, getUser, listUsers, updateUser, verifyUserPassword } from '../../store/users.ts';
 import { mayDo, requestUser, requireUser, SESSION_COOKIE, userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
-import type { Target } from '../rights.ts';
+import type { Target } from '../../rights.ts';
 import {
   AccessReviewResultSchema,
   AccessReviewSchema,

@@ -1,0 +1,216 @@
+/**
+ * The auth proxy end to end: a server (SQLite) in this process, the two workload clusters with their agents, and
+ * the real kubectl reaching them through `gantry cluster kubeconfig` as users of the server: a reader lists pods and
+ * follows a watch, is refused Secrets and writes by the cluster's RBAC (impersonated, whatever headers they send),
+ * a user bound to dev only cannot reach prod, and a response larger than the tunnel's window arrives whole.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { FleetClient } from '../../src/client/fleet-client.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
+import { Engine } from '../../src/engine.ts';
+import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { clusterLayout } from '../../scripts/cluster/layout.ts';
+import { gantry } from '../support/cli.ts';
+import { testConfig } from '../support/engine.ts';
+import { apiCall, pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { startTlsFront, type TlsFront } from '../support/tls-front.ts';
+import { kubectlOn, WORKLOAD_CLUSTERS, workloadKubeConfig } from '../support/workload-clusters.ts';
+
+const [DEV, PROD] = WORKLOAD_CLUSTERS;
+const NS = `proxy-${randomBytes(3).toString('hex')}`;
+const KUBECTL = path.join(clusterLayout().bin, 'kubectl');
+
+describe('the auth proxy', () => {
+  let dir: string;
+  let server: FleetServer;
+  /** TLS in front of the server, as an ingress: kubectl sends credentials only over TLS. */
+  let front: TlsFront;
+  let engine: Engine;
+  const agents: RunningAgent[] = [];
+  /** kubeconfig files per user and cluster, written by `gantry cluster kubeconfig`. */
+  const kubeconfigs: Record<string, string> = {};
+  let devonly: string;
+  const { log } = capturedLogger('info');
+
+  /** A user with `password`, bound as `role` within `scope`, and an API token of theirs. */
+  async function userToken(name: string, role: string, scope: unknown): Promise<string> {
+    const admin = server.adminToken!;
+    expect((await apiCall(server, 'POST', '/v1/users', admin, { name, password: `${name}-password` })).status).toBe(201);
+    expect(
+      (await apiCall(server, 'PUT', `/v1/role-bindings/${name}`, admin, { role, subjects: [{ kind: 'user', name }], scope })).status,
+    ).toBe(200);
+    const login = await fetch(`${server.url}/v1/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: name, password: `${name}-password` }),
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const made = await fetch(`${server.url}/v1/me/tokens`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'kubectl' }),
+    });
+    return ((await made.json()) as { token: string }).token;
+  }
+
+  async function writeKubeconfig(user: string, token: string, cluster: string): Promise<string> {
+    const file = path.join(dir, `${user}-${cluster}.kubeconfig`);
+    const run = await gantry(['cluster', 'kubeconfig', cluster, '--file', file, '--certificate-authority', front.caFile], {
+      env: userEnv(token),
+    });
+    expect(run).toMatchObject({ code: 0, stderr: expect.stringContaining('wrote') });
+    return file;
+  }
+
+  /** The CLI as the user, through the TLS front (its CA trusted as NODE_EXTRA_CA_CERTS). */
+  const userEnv = (token: string) => ({ GANTRY_SERVER: front.url, GANTRY_TOKEN: token, NODE_EXTRA_CA_CERTS: front.caFile });
+
+  const kubectlAs = (kubeconfig: string, args: readonly string[]) =>
+    execa(KUBECTL, ['--kubeconfig', kubeconfig, ...args], { reject: false, env: { KUBECONFIG: '' } });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-proxy-'));
+    server = await startFleetServer(
+      testServerOptions(
+        { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'cache'), log },
+        { gitPollIntervalMs: 60_000 },
+      ),
+    );
+    front = await startTlsFront(server.url, dir);
+    const client = new FleetClient({ server: server.url, token: server.adminToken! });
+    engine = new Engine(testConfig());
+    for (const cluster of WORKLOAD_CLUSTERS) {
+      const { deployToken } = await client.createCluster({ name: cluster, tags: { env: cluster } });
+      const options = { server: server.url, token: deployToken, engine, kubeConfig: workloadKubeConfig(cluster) };
+      agents.push(
+        startAgent(pushedAgentOptions({ ...options, dataDir: path.join(dir, `agent-${cluster}`), log: log.child({ agent: cluster }) })),
+      );
+    }
+    for (const cluster of WORKLOAD_CLUSTERS) {
+      await kubectlOn(cluster, ['create', 'namespace', NS]);
+      await kubectlOn(cluster, ['create', 'configmap', 'greeting', '-n', NS, '--from-literal=hello=world']);
+      await kubectlOn(cluster, ['create', 'secret', 'generic', 'password', '-n', NS, '--from-literal=password=hunter2-proxy']);
+      await kubectlOn(cluster, ['create', 'deployment', 'web', '-n', NS, '--image=registry.invalid/web:1']);
+    }
+    kubeconfigs['rick'] = await writeKubeconfig('rick', await userToken('rick', 'reader', 'all'), DEV);
+    devonly = await userToken('devonly', 'reader', { clusters: [DEV] });
+    kubeconfigs['devonly-dev'] = await writeKubeconfig('devonly', devonly, DEV);
+    // The agents hold their tunnels once their push channels are up.
+    await waitFor('both agents connected', async () => server.channels.connected() === 2 || undefined, 30_000);
+  });
+
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await front?.close();
+    await server?.close();
+    await engine?.close();
+    for (const cluster of WORKLOAD_CLUSTERS) await kubectlOn(cluster, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('kubectl through `gantry cluster kubeconfig` lists the pods of a workload cluster', async () => {
+    await waitFor(
+      'the Deployment’s pod',
+      async () => (await kubectlOn(DEV, ['get', 'pods', '-n', NS, '-o', 'name'])).trim() || undefined,
+      30_000,
+    );
+    const pods = await kubectlAs(kubeconfigs['rick']!, [
+      'get',
+      'pods',
+      '-A',
+      '-o',
+      'custom-columns=NS:.metadata.namespace,NAME:.metadata.name',
+    ]);
+    expect(pods).toMatchObject({ exitCode: 0 });
+    expect(pods.stdout).toMatch(new RegExp(`^${NS}\\s+web-`, 'm'));
+  });
+
+  test('kubectl follows a watch through the tunnel; stopping it closes the tunnel stream', async () => {
+    const watcher = spawn(KUBECTL, ['--kubeconfig', kubeconfigs['rick']!, 'get', 'configmaps', '-n', NS, '-w', '-o', 'name'], {
+      env: { ...process.env, KUBECONFIG: '' },
+    });
+    const lines = createInterface({ input: watcher.stdout });
+    const seen: string[] = [];
+    lines.on('line', (line) => seen.push(line));
+    try {
+      await waitFor('the initial list', async () => seen.includes('configmap/greeting') || undefined, 20_000);
+      await kubectlOn(DEV, ['create', 'configmap', 'arrived-later', '-n', NS]);
+      await waitFor('the watch event', async () => seen.includes('configmap/arrived-later') || undefined, 20_000);
+      expect(server.channels.tunnel(await clusterId(DEV))!.size).toBeGreaterThan(0);
+    } finally {
+      watcher.kill('SIGTERM');
+      await once(watcher, 'exit');
+    }
+    await waitFor('the tunnel stream closed', async () => server.channels.tunnel(await clusterId(DEV))!.size === 0 || undefined, 10_000);
+  });
+
+  test("the cluster's RBAC decides as the impersonated reader: no Secrets, no writes, whatever headers are sent", async () => {
+    const secrets = await kubectlAs(kubeconfigs['rick']!, ['get', 'secrets', '-n', NS]);
+    expect(secrets.exitCode).not.toBe(0);
+    expect(secrets.stderr).toContain('User "rick" cannot list resource "secrets"');
+    const deleted = await kubectlAs(kubeconfigs['rick']!, ['delete', 'configmap', 'greeting', '-n', NS]);
+    expect(deleted.stderr).toContain('User "rick" cannot delete resource "configmaps"');
+    expect(await kubectlOn(DEV, ['get', 'configmap', 'greeting', '-n', NS, '-o', 'name'])).toBe('configmap/greeting');
+
+    const smuggled = await kubectlAs(kubeconfigs['rick']!, [
+      'get',
+      'secrets',
+      '-n',
+      NS,
+      '--as',
+      'system:admin',
+      '--as-group',
+      'system:masters',
+    ]);
+    expect(smuggled.exitCode).not.toBe(0);
+    expect(smuggled.stdout + smuggled.stderr).not.toContain('password');
+  });
+
+  test('a user bound to dev only reaches dev, and the server refuses prod before any agent sees it', async () => {
+    expect(await kubectlAs(kubeconfigs['devonly-dev']!, ['get', 'configmap', 'greeting', '-n', NS, '-o', 'name'])).toMatchObject({
+      exitCode: 0,
+      stdout: 'configmap/greeting',
+    });
+    expect(await gantry(['cluster', 'kubeconfig', PROD], { env: userEnv(devonly) })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('may not read cluster test-prod'),
+    });
+    // The same kubeconfig pointed at prod's proxy path by hand.
+    const prodConfig = path.join(dir, 'devonly-prod.kubeconfig');
+    await writeFile(
+      prodConfig,
+      (await readFile(kubeconfigs['devonly-dev']!, 'utf8')).replace(`/v1/clusters/${DEV}/proxy`, `/v1/clusters/${PROD}/proxy`),
+    );
+    const refused = await kubectlAs(prodConfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps`]);
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toContain('may not proxy cluster test-prod');
+  });
+
+  test("a response larger than the tunnel's flow-control window arrives whole", async () => {
+    const value = randomBytes(600 * 1024)
+      .toString('base64')
+      .slice(0, 900 * 1024);
+    // create, not apply: apply's last-applied annotation may not hold 900 KiB.
+    await execa(KUBECTL, ['create', '-f', '-'], {
+      env: { KUBECONFIG: clusterLayout(DEV).kubeconfig },
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'large', namespace: NS }, data: { value } }),
+    });
+    const read = await kubectlAs(kubeconfigs['rick']!, ['get', 'configmap', 'large', '-n', NS, '-o', 'jsonpath={.data.value}']);
+    expect(read.exitCode).toBe(0);
+    expect(read.stdout.length).toBe(value.length);
+    expect(read.stdout === value).toBe(true);
+  });
+
+  async function clusterId(name: string): Promise<string> {
+    return (await apiCall(server, 'GET', `/v1/clusters/${name}`, server.adminToken!)).body.id as string;
+  }
+});
