@@ -34,6 +34,8 @@ import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 import { userRoutes } from './routes/users.ts';
+import { eventRoutes } from './routes/events.ts';
+import type { FleetChange, FleetChanges } from './fleet-changes.ts';
 import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
 import { recordAuditEvent } from '../store/audit.ts';
 import type { Database } from '../store/schema.ts';
@@ -54,6 +56,10 @@ export interface AppOptions {
   notifier: Notifier;
   /** Release pipelines: told of agents' reports, deciding gates. */
   pipelines: PipelineRunner;
+  /** This replica's browsers' event streams (GET /v1/events). */
+  changes: FleetChanges;
+  /** Tells every replica's browsers of a change. */
+  announce: (change: FleetChange) => void;
   /** See GlobalServiceDeps.maxDeleteShare. */
   maxDeleteShare: number;
   /** Turns on POST /hooks/git (GitHub, GitLab, Gitea pushes), checked against this secret, as the controller's. */
@@ -97,7 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onChange: options.onServiceChange,
     maxDeleteShare: options.maxDeleteShare,
   });
-  clusterRoutes(app, { db, globals, notifier: options.notifier });
+  clusterRoutes(app, { db, globals, notifier: options.notifier, announce: options.announce });
   globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources });
   agentRoutes(app, {
     db,
@@ -107,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onServiceChange: options.onServiceChange,
     notifier: options.notifier,
     pipelines: options.pipelines,
+    announce: options.announce,
     rebuildTarball: async (service) => {
       await options.sources.resolveSpec(pinnedSpec(service.revision.spec, service.revision));
     },
@@ -119,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   notificationRoutes(app, { db, box: options.box });
   helmRepositoryRoutes(app, { db, box: options.box });
   userRoutes(app, { db });
+  eventRoutes(app, { db, changes: options.changes });
   await clusterProxyRoutes(app, { db, channels: options.channels });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {

@@ -2,11 +2,13 @@
  * Kicks across replicas: a change handled by one replica must reach an agent whose push channel another replica
  * holds. On PostgreSQL every replica LISTENs on one channel and a kick is a NOTIFY (delivered to all listeners,
  * the sender included), so no replica's memory is needed for correctness; on SQLite there is one replica and the
- * kick goes straight to its channels. The listening connection is re-opened with backoff when it drops (a database
+ * kick goes straight to its channels. The same channel carries fleet changes for browsers (fleet-changes.ts). The
+ * listening connection is re-opened with backoff when it drops (a database
  * restart); kicks sent meanwhile are lost, which costs the agent one poll interval, never a revision.
  */
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
+import type { FleetChange } from './fleet-changes.ts';
 import { sleep } from '../sleep.ts';
 
 const CHANNEL = 'gantry_kicks';
@@ -14,21 +16,29 @@ const CHANNEL = 'gantry_kicks';
 export interface KickBus {
   /** Sends the kick to the cluster's agents, on whichever replica holds their channel. */
   publish(clusterId: string, serviceId: string): void;
+  /** Tells every replica's browsers of a change. */
+  announce(change: FleetChange): void;
   close(): Promise<void>;
 }
 
+/** What a replica does with what the bus delivers. */
+export interface BusHandlers {
+  onKick: (clusterId: string, serviceId: string) => void;
+  onChange: (change: FleetChange) => void;
+}
+
 /** For the embedded database: the one replica kicks its own channels. */
-export async function localKickBus(onKick: (clusterId: string, serviceId: string) => void): Promise<KickBus> {
-  return { publish: onKick, close: async () => undefined };
+export async function localKickBus(handlers: BusHandlers): Promise<KickBus> {
+  return { publish: handlers.onKick, announce: handlers.onChange, close: async () => undefined };
 }
 
 /** For PostgreSQL at `url`. Resolves once it listens. */
-export async function postgresKickBus(url: string, onKick: (clusterId: string, serviceId: string) => void, log: Logger): Promise<KickBus> {
+export async function postgresKickBus(url: string, handlers: BusHandlers, log: Logger): Promise<KickBus> {
   const stopping = new AbortController();
   const publisher = new pg.Pool({ connectionString: url, max: 2 });
   publisher.on('error', () => undefined);
   publisher.on('connect', (client) => client.on('error', () => undefined));
-  let listener = await listen(url, onKick, log);
+  let listener = await listen(url, handlers, log);
   const keepListening = (async () => {
     let failures = 0;
     while (!stopping.signal.aborted) {
@@ -39,7 +49,7 @@ export async function postgresKickBus(url: string, onKick: (clusterId: string, s
         await sleep(Math.min(10_000, 500 * 2 ** failures), stopping.signal).catch(() => undefined);
         if (stopping.signal.aborted) return;
         try {
-          listener = await listen(url, onKick, log);
+          listener = await listen(url, handlers, log);
           failures = 0;
           break;
         } catch {
@@ -53,6 +63,10 @@ export async function postgresKickBus(url: string, onKick: (clusterId: string, s
       publisher.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ clusterId, serviceId })]).catch((error: Error) => {
         log.warn({ error: error.message }, 'kick not sent; the agent will see the change at its next poll');
       });
+    },
+    announce(change) {
+      // A lost change costs a browser one stale view until the next; nothing to log per change.
+      publisher.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ change })]).catch(() => undefined);
     },
     async close() {
       stopping.abort();
@@ -69,7 +83,7 @@ interface Listener {
   ended: Promise<void>;
 }
 
-async function listen(url: string, onKick: (clusterId: string, serviceId: string) => void, log: Logger): Promise<Listener> {
+async function listen(url: string, handlers: BusHandlers, log: Logger): Promise<Listener> {
   const client = new pg.Client({ connectionString: url });
   const ended = new Promise<void>((resolve) => {
     client.on('end', () => resolve());
@@ -78,8 +92,9 @@ async function listen(url: string, onKick: (clusterId: string, serviceId: string
   await client.connect();
   client.on('notification', (message) => {
     try {
-      const { clusterId, serviceId } = JSON.parse(message.payload ?? '') as { clusterId: string; serviceId: string };
-      onKick(clusterId, serviceId);
+      const payload = JSON.parse(message.payload ?? '') as { clusterId: string; serviceId: string } | { change: FleetChange };
+      if ('change' in payload) handlers.onChange(payload.change);
+      else handlers.onKick(payload.clusterId, payload.serviceId);
     } catch {
       log.warn({ payload: message.payload }, 'ignoring a malformed kick');
     }

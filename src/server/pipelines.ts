@@ -51,6 +51,8 @@ export interface PipelineDeps {
   now?: () => Date;
   /** A JOB gate of the cluster went PENDING: its agent should look at its gates now. */
   onGatesChange: (clusterId: string) => void;
+  /** A pipeline's contexts, gates or promotions may have changed (the UI's live updates). */
+  onPipelineChange: (name: string) => void;
 }
 
 /** A JOB gate for its cluster's agent to run (AgentGateSchema). */
@@ -222,6 +224,7 @@ export class PipelineRunner {
     if (current && sameRevisions(current.services, snapshot)) return;
     const context = await recordContext(this.#deps.db, pipeline.id, stageName, snapshot, this.#now());
     this.#deps.log.info({ pipeline: pipeline.name, stage: stageName, context: context.id }, 'promotion context recorded');
+    this.#deps.onPipelineChange(pipeline.name);
     const revisions = snapshot.map(
       (entry, index) => `${services[index]!.name} rev ${entry.revision}${entry.commit ? ` ${entry.commit.slice(0, 7)}` : ''}`,
     );
@@ -235,8 +238,17 @@ export class PipelineRunner {
     }
   }
 
-  /** Promotes the source stage's current context along the edge when every gate is OPEN for it, once. */
+  /** Evaluates the edge's gates and promotes when they are open; whatever happened, the pipeline's view changed. */
   async #evaluateEdge(pipeline: Pipeline, edge: Edge): Promise<void> {
+    try {
+      await this.#promoteWhenOpen(pipeline, edge);
+    } finally {
+      this.#deps.onPipelineChange(pipeline.name);
+    }
+  }
+
+  /** Promotes the source stage's current context along the edge when every gate is OPEN for it, once. */
+  async #promoteWhenOpen(pipeline: Pipeline, edge: Edge): Promise<void> {
     const { db } = this.#deps;
     const context = (await currentContexts(db, pipeline.id)).get(edge.from);
     if (!context || (await wasPromoted(db, pipeline.id, edge, context.id))) return;

@@ -10,6 +10,7 @@ import type { Service } from '../store/services.ts';
 import path from 'node:path';
 import { trackCharts } from './chart-tracker.ts';
 import { trackCommits } from './commit-tracker.ts';
+import { type FleetChange, FleetChanges } from './fleet-changes.ts';
 import { localKickBus, postgresKickBus } from './kick-bus.ts';
 import { PushChannels } from './push-channels.ts';
 import { ReplicaSet } from './replica-set.ts';
@@ -83,11 +84,19 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
   const tarballs = new TarballStore(path.join(options.cacheDir, 'fleet', 'tarballs'));
   const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, charts: engine.charts, tarballs });
   const channels = new PushChannels();
-  const kick = (clusterId: string, serviceId: string) => channels.kick(clusterId, serviceId);
+  const changes = new FleetChanges();
+  const handlers = {
+    onKick: (clusterId: string, serviceId: string) => {
+      channels.kick(clusterId, serviceId);
+      // Every service change kicks its agent, so every replica hears of it here; 'gates' is the JOB gates' kick.
+      if (serviceId !== 'gates') changes.emit({ kind: 'service', id: serviceId });
+    },
+    onChange: (change: FleetChange) => changes.emit(change),
+  };
   const bus = await (
     store.kind === 'postgres'
-      ? postgresKickBus(options.databaseUrl, kick, options.log.child({ component: 'kick-bus' }))
-      : localKickBus(kick)
+      ? postgresKickBus(options.databaseUrl, handlers, options.log.child({ component: 'kick-bus' }))
+      : localKickBus(handlers)
   ).catch(async (error: unknown) => {
     await engine.close();
     await store.close();
@@ -129,6 +138,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     onChange: onServiceChange,
     notifier,
     onGatesChange: (clusterId) => bus.publish(clusterId, 'gates'),
+    onPipelineChange: (name) => bus.announce({ kind: 'pipeline', name }),
     log: options.log.child({ component: 'pipelines' }),
     ...(options.now ? { now: options.now } : {}),
   });
@@ -149,6 +159,8 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       onServiceChange,
       notifier,
       pipelines,
+      changes,
+      announce: (change) => bus.announce(change),
       log: options.log,
       version: options.version,
     });

@@ -17,6 +17,7 @@ import type { SecretBox } from '../../store/secret-box.ts';
 import { getServiceById, listServices, recordServiceReport, type Service, serviceSecrets } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
+import type { FleetChange } from '../fleet-changes.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
 import {
@@ -42,6 +43,8 @@ export interface AgentRouteDeps {
   channels: PushChannels;
   /** Kicks the service's agent, on whichever replica holds its channel. */
   onServiceChange: (service: Service) => void;
+  /** Tells browsers of a change (a report, a ping). */
+  announce: (change: FleetChange) => void;
   /** Fleet events to notification routers. */
   notifier: Notifier;
   /** A service turning healthy may settle a pipeline stage. */
@@ -69,6 +72,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     async (request) => {
       const cluster = agentCluster(request);
       await recordPing(db, cluster.id, request.body);
+      deps.announce({ kind: 'cluster', id: cluster.id });
       return getCluster(db, cluster.name);
     },
   );
@@ -165,6 +169,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     async (request, reply) => {
       const service = await ownService(db, request, request.params.id);
       await recordServiceReport(db, service.id, request.body);
+      deps.announce({ kind: 'service', id: service.id });
       // A service turning healthy may release services that depend on it: the agent should look again now.
       const after = await getServiceById(db, service.id).catch(() => undefined);
       if (after?.status === 'healthy' && service.status !== 'healthy') deps.onServiceChange(after);

@@ -10,6 +10,7 @@ import type { GlobalServices } from '../global-services.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import { authorize, mayDo, userAccess } from '../auth.ts';
+import type { FleetChange } from '../fleet-changes.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import {
   ClusterNameParams,
@@ -23,7 +24,10 @@ import {
   TagsUpdateSchema,
 } from '../schemas.ts';
 
-export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; globals: GlobalServices; notifier: Notifier }): void {
+export function clusterRoutes(
+  app: FastifyInstance,
+  deps: { db: Kysely<Database>; globals: GlobalServices; notifier: Notifier; announce: (change: FleetChange) => void },
+): void {
   const { db, globals } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { readers, admins } = userAccess(db);
@@ -42,6 +46,7 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
       const created = await createCluster(db, request.body);
       await globals.clusterAdded();
       deps.notifier.notify(clusterEvent('cluster.create', created.cluster));
+      deps.announce({ kind: 'cluster', id: created.cluster.id });
       return reply.code(201).send(created);
     },
   );
@@ -69,7 +74,11 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
       },
     },
     // Global services follow the tags; a change that would delete too many of one's copies is held (409).
-    async (request) => globals.setClusterTags(request.params.name, request.body.tags, request.query.confirm === 'true'),
+    async (request) => {
+      const cluster = await globals.setClusterTags(request.params.name, request.body.tags, request.query.confirm === 'true');
+      deps.announce({ kind: 'cluster', id: cluster.id });
+      return cluster;
+    },
   );
 
   api.delete(
@@ -79,6 +88,7 @@ export function clusterRoutes(app: FastifyInstance, deps: { db: Kysely<Database>
       const cluster = await getCluster(db, request.params.name);
       await deleteCluster(db, request.params.name);
       deps.notifier.notify(clusterEvent('cluster.delete', cluster));
+      deps.announce({ kind: 'cluster', id: cluster.id });
       return reply.code(204).send(null);
     },
   );
