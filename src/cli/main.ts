@@ -6,6 +6,8 @@ import { agentCommand } from './agent.ts';
 import { clusterCommand } from './cluster.ts';
 import { contextCommand } from './context.ts';
 import { pipelineCommand } from './pipeline.ts';
+import { roleBindingCommand, userCommand } from './user.ts';
+import { auditCommand } from './audit.ts';
 import { controllerCommand } from './controller.ts';
 import { deleteCommand } from './delete.ts';
 import { deployCommand } from './deploy.ts';
@@ -57,6 +59,9 @@ export async function main(argv: string[]): Promise<number> {
     globalServiceCommand(),
     contextCommand(),
     pipelineCommand(),
+    userCommand(),
+    roleBindingCommand(),
+    auditCommand(),
     agentCommand(),
     operatorCommand(),
     upCommand(),

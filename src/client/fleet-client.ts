@@ -28,6 +28,11 @@ import type {
   ServiceContextSchema,
   ServiceSchema,
   ServiceUpdateBody,
+  UserSchema,
+  RoleBindingSchema,
+  RoleBindingUpsertSchema,
+  AuditEventSchema,
+  IdentitySchema,
 } from '../server/schemas.ts';
 
 export type ApiCluster = Static<typeof ClusterSchema>;
@@ -43,6 +48,11 @@ export type ApiHelmRepository = Static<typeof HelmRepositorySchema>;
 export type ApiRouter = Static<typeof RouterSchema>;
 export type ApiPipeline = Static<typeof PipelineSchema>;
 export type ApiPromotion = Static<typeof PromotionSchema>;
+export type ApiUser = Static<typeof UserSchema>;
+export type ApiRoleBinding = Static<typeof RoleBindingSchema>;
+export type RoleBindingBody = Static<typeof RoleBindingUpsertSchema>;
+export type ApiAuditEvent = Static<typeof AuditEventSchema>;
+export type ApiIdentity = Static<typeof IdentitySchema>;
 /** approve or reject an APPROVAL gate; force any gate open (admins). */
 export type GateDecision = 'approve' | 'reject' | 'force';
 
@@ -255,6 +265,43 @@ export class FleetClient {
 
   async deleteRouter(name: string): Promise<void> {
     await this.#call('DELETE', `/v1/notifications/routers/${encodeURIComponent(name)}`);
+  }
+
+  whoAmI(): Promise<ApiIdentity> {
+    return this.#call('GET', '/v1/me');
+  }
+
+  listUsers(): Promise<ApiUser[]> {
+    return this.#call('GET', '/v1/users');
+  }
+
+  createUser(user: { name: string; password: string; groups?: string[] }): Promise<ApiUser> {
+    return this.#call('POST', '/v1/users', user);
+  }
+
+  updateUser(name: string, change: { password?: string; groups?: string[] }): Promise<ApiUser> {
+    return this.#call('PATCH', `/v1/users/${encodeURIComponent(name)}`, change);
+  }
+
+  async deleteUser(name: string): Promise<void> {
+    await this.#call('DELETE', `/v1/users/${encodeURIComponent(name)}`);
+  }
+
+  listRoleBindings(): Promise<ApiRoleBinding[]> {
+    return this.#call('GET', '/v1/role-bindings');
+  }
+
+  setRoleBinding(name: string, binding: RoleBindingBody): Promise<ApiRoleBinding> {
+    return this.#call('PUT', `/v1/role-bindings/${encodeURIComponent(name)}`, binding);
+  }
+
+  async deleteRoleBinding(name: string): Promise<void> {
+    await this.#call('DELETE', `/v1/role-bindings/${encodeURIComponent(name)}`);
+  }
+
+  /** Newest first. */
+  listAuditEvents(limit: number): Promise<ApiAuditEvent[]> {
+    return this.#call('GET', `/v1/audit?limit=${limit}`);
   }
 
   /**

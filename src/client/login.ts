@@ -36,3 +36,27 @@ export async function readLogin(env: NodeJS.ProcessEnv): Promise<Login> {
     throw new Error(`not logged in: run gantry login --server URL --token TOKEN (or set GANTRY_SERVER and GANTRY_TOKEN)`);
   return { server, token };
 }
+
+/**
+ * Logs in with a user's password and makes an API token acting as that user (named `name`), as `gantry login
+ * --username` saves it. @throws Error with the server's message (a wrong password is "wrong username or password").
+ */
+export async function tokenForPassword(server: string, user: { username: string; password: string }, name: string): Promise<string> {
+  const login = await fetch(new URL('/v1/login', server), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(user),
+  });
+  if (!login.ok)
+    throw new Error(`${server}: ${((await login.json().catch(() => ({}))) as { message?: string }).message ?? `HTTP ${login.status}`}`);
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const made = await fetch(new URL('/v1/me/tokens', server), {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  const body = (await made.json()) as { token?: string; message?: string };
+  await fetch(new URL('/v1/logout', server), { method: 'POST', headers: { cookie } });
+  if (!made.ok || !body.token) throw new Error(`${server}: ${body.message ?? `HTTP ${made.status}`}`);
+  return body.token;
+}

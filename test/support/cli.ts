@@ -56,11 +56,18 @@ const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
 /** The kubectl the local cluster's setup built (the machine's own may be years older). */
 const KUBECTL = path.join(REPO_ROOT, '.cluster/bin/kubectl');
 
-/** Runs `gantry <args>` against the local cluster (with `env` added to its environment) and returns its exit code and output. */
-export async function gantry(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+/**
+ * Runs `gantry <args>` against the local cluster (with `env` added to its environment, `input` on its stdin) and
+ * returns its exit code and output.
+ */
+export async function gantry(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string>; input?: string } = {},
+): Promise<CliRun> {
   const result = await execa(NODE, [BIN, ...args], {
     cwd: options.cwd,
     env: { KUBECONFIG, ...options.env },
+    ...(options.input === undefined ? {} : { input: options.input }),
     reject: false,
     stripFinalNewline: false,
   });
