@@ -1,6 +1,7 @@
 /**
- * A typed client of the fleet API (/v1), for the CLI and, later, the operator: the same endpoints and shapes the
- * server documents at /v1/openapi.json.
+ * A typed client of the fleet API (/v1), for the CLI, the operator and the web UI: the same endpoints and shapes the
+ * server documents at /v1/openapi.json. It uses only fetch, so it runs in a browser too, where it sends no token and
+ * the browser sends the session cookie.
  */
 import type { Static } from 'typebox';
 import type {
@@ -72,8 +73,8 @@ export class ApiError extends Error {
 export interface FleetClientOptions {
   /** The server's base URL, e.g. http://127.0.0.1:8090. */
   server: string;
-  /** An API token (gantry-api-…) or, for agents, a deploy token. */
-  token: string;
+  /** An API token (gantry-api-…) or, for agents, a deploy token; none in a browser, which sends its session cookie. */
+  token?: string;
   /** Per-request timeout in milliseconds. Default 30 s. */
   timeoutMs?: number;
 }
@@ -314,7 +315,7 @@ export class FleetClient {
       response = await fetch(url, {
         method,
         headers: {
-          authorization: `Bearer ${this.#options.token}`,
+          ...(this.#options.token === undefined ? {} : { authorization: `Bearer ${this.#options.token}` }),
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
