@@ -15,7 +15,7 @@ import { sleep } from '../src/sleep.ts';
 import { clusterUp } from './cluster/cluster.ts';
 import { clusterLayout } from './cluster/layout.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';
-import { agentUp, fleetLayout, serverUp } from './fleet/fleet.ts';
+import { agentUp, fleetLayout, readAdminPassword, serverUp } from './fleet/fleet.ts';
 
 const WORKLOAD = [
   { cluster: 'dev', target: 'test', tags: { tier: 'web', env: 'dev' } },
@@ -88,6 +88,9 @@ console.log((await run(process.execPath, [path.join(REPO_ROOT, 'bin/gantry.js'),
 console.log('Services:\n');
 console.log((await run(process.execPath, [path.join(REPO_ROOT, 'bin/gantry.js'), 'service', 'list'], { env: login() })).stdout);
 console.log(`${services.length} services healthy, deployed by the agents of ${WORKLOAD.map((w) => w.cluster).join(' and ')}.
+
+Open the web UI at ${state.server}/ and log in as admin with password ${await readAdminPassword()}
+(kept in ${fleetLayout().adminPassword}).
 
 Look around (the API is ${state.server}, its OpenAPI document at ${state.server}/v1/openapi.json):
   export GANTRY_SERVER=${state.server} GANTRY_TOKEN=$(cat ${fleetLayout().adminToken})

@@ -2,8 +2,11 @@
  * The demo's fleet on this machine: one `gantry server` (embedded SQLite) and one `gantry agent` per workload
  * cluster, each a detached process like the clusters' components, recorded in `.cluster/fleet/state.json` so a
  * second `up` reuses what runs and `down` stops exactly what it started. The admin token the server prints at its
- * first start is kept in `.cluster/fleet/admin-token` (mode 0600) for the demo's own calls and the user's.
+ * first start is kept in `.cluster/fleet/admin-token` (mode 0600) for the demo's own calls and the user's; the
+ * first admin user's password is made here and handed to the server in `.cluster/fleet/admin-password` (0600), so
+ * every run of the demo can print how to log in to the UI.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { clusterLayout } from '../cluster/layout.ts';
@@ -17,6 +20,7 @@ export interface FleetLayout {
   state: string;
   logs: string;
   adminToken: string;
+  adminPassword: string;
   serverData: string;
   agentData: (cluster: string) => string;
   agentToken: (cluster: string) => string;
@@ -38,6 +42,7 @@ export function fleetLayout(): FleetLayout {
     state: path.join(root, 'state.json'),
     logs: path.join(root, 'logs'),
     adminToken: path.join(root, 'admin-token'),
+    adminPassword: path.join(root, 'admin-password'),
     serverData: path.join(root, 'server'),
     agentData: (cluster) => path.join(root, 'agents', cluster),
     agentToken: (cluster) => path.join(root, 'agents', cluster, 'token'),
@@ -63,7 +68,19 @@ export async function serverUp(report: (line: string) => void): Promise<{ state:
   const { port } = await freePorts(['port']);
   const server = `http://127.0.0.1:${port}`;
   report(`starting gantry server on ${server}`);
-  const args = [GANTRY, 'server', '--listen', `127.0.0.1:${port}`, '--data-dir', layout.serverData, '--git-poll-interval', '10s'];
+  await ensureAdminPassword(layout);
+  const args = [
+    GANTRY,
+    'server',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--data-dir',
+    layout.serverData,
+    '--git-poll-interval',
+    '10s',
+    '--admin-password-file',
+    layout.adminPassword,
+  ];
   const process = startComponent('server', NODE, args, layout.logs);
   const state: FleetState = { server, processes: { ...previous?.processes, server: process } };
   await writeFleetState(layout, state);
@@ -115,6 +132,18 @@ export async function fleetDown(report: (line: string) => void): Promise<void> {
     await stopComponent(process, 10_000);
   }
   await rm(layout.root, { recursive: true, force: true });
+}
+
+/** The first admin user's password, made once (a server started on an empty database takes it). */
+async function ensureAdminPassword(layout: FleetLayout): Promise<void> {
+  if (await readFile(layout.adminPassword, 'utf8').catch(() => undefined)) return;
+  await mkdir(path.dirname(layout.adminPassword), { recursive: true });
+  await writeFile(layout.adminPassword, `${randomBytes(12).toString('base64url')}\n`, { mode: 0o600 });
+}
+
+/** The admin user's password for the demo to print. */
+export async function readAdminPassword(layout = fleetLayout()): Promise<string> {
+  return (await readFile(layout.adminPassword, 'utf8')).trim();
 }
 
 async function readAdminToken(layout: FleetLayout): Promise<string> {

@@ -1,8 +1,8 @@
 /**
  * Everything a fresh machine needs beyond `npm ci` before tests, the demo or the local cluster can run:
  * the Go-built tools in the machine-wide cache, files of Go modules the tests use (Flux's GitRepository CRD), the
- * Python env for templating, PostgreSQL (Debian's package) for the fleet server's tests, and `.cluster/bin` and
- * `.cluster/crds` linking to them.
+ * Python env for templating, PostgreSQL (Debian's package) for the fleet server's tests, `.cluster/bin` and
+ * `.cluster/crds` linking to them, and the web UI's build with Chromium (Debian's) for its browser tests.
  */
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { link, writePythonLauncher } from './links.ts';
 import { ensurePostgres, POSTGRES_PROGRAMS } from './postgres.ts';
 import { ensurePythonEnv } from './python-env.ts';
 import { type GoTool, KWOK_STAGES_DIR, MODULE_FILES, TOOLS } from './tools.ts';
+import { ensureWebUi } from './web.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const REQUIREMENTS = join(REPO_ROOT, 'src', 'template', 'requirements.txt');
@@ -41,6 +42,7 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
   await writePythonLauncher(join(layout.bin, 'python3'), python);
   const postgres = await ensurePostgres(report);
   for (const program of POSTGRES_PROGRAMS) await link(join(layout.bin, program), join(postgres, program));
+  await ensureWebUi(report);
 }
 
 function toolBinary(tool: GoTool): string {

@@ -35,6 +35,7 @@ import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
 import { userRoutes } from './routes/users.ts';
 import { eventRoutes } from './routes/events.ts';
+import { registerWebUi } from './web-ui.ts';
 import type { FleetChange, FleetChanges } from './fleet-changes.ts';
 import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
 import { recordAuditEvent } from '../store/audit.ts';
@@ -135,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerWebUi(app);
   return app;
 }
 

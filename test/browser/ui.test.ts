@@ -1,0 +1,232 @@
+/**
+ * The web UI in a real browser (Debian's Chromium through playwright-core) against a real fleet: a server (SQLite)
+ * in this process serving the built UI, agents on the two workload clusters, a raw-YAML service `web` on each from
+ * a local git repository (dev following main, now at its second revision; prod pinned at the first commit), and
+ * a pipeline dev → prod behind an APPROVAL gate waiting for dev's second commit. An admin logs in through the
+ * form, sees both clusters healthy, looks into dev's service, approves the gate and watches prod get promoted,
+ * then rolls prod back and watches the rollback applied; a reader sees neither the approve nor the rollback
+ * button. Every step waits on what the page shows, which live updates (server-sent events) bring. Screenshots of
+ * the main pages go to docs/screenshots for docs/ui.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { FleetClient } from '../../src/client/fleet-client.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
+import { Engine } from '../../src/engine.ts';
+import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { launchBrowser, openPage, screenshot } from '../support/browser.ts';
+import { testConfig } from '../support/engine.ts';
+import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { kubectlJsonOn, kubectlOn, WORKLOAD_CLUSTERS, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
+
+const [DEV, PROD] = WORKLOAD_CLUSTERS;
+const NS = `web-${randomBytes(3).toString('hex')}`;
+const ADMIN_PASSWORD = 'admin-password-for-the-ui';
+const READER = { name: 'rita', password: 'rita-reads-everything' };
+const PIPELINE = 'web-release';
+const app = (round: number) => ({
+  'apps/web/configmap.yaml.liquid': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  round: "${round}"\n  greeting: "{{ configuration.greeting }}"\n`,
+  'apps/web/serviceaccount.yaml': 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: web\n',
+});
+
+describe('the web UI', () => {
+  let dir: string;
+  let server: FleetServer;
+  let repo: TestRepo;
+  let engine: Engine;
+  let browser: Browser;
+  /** The admin's page; the reader gets one of their own. */
+  let page: Page;
+  const agents: RunningAgent[] = [];
+  const { log } = capturedLogger('info');
+
+  /** The round the cluster's `web` ConfigMap says, once it says `round`. */
+  const runsRound = (cluster: WorkloadCluster, round: number) =>
+    waitFor(
+      `${cluster} running round ${round}`,
+      async () => {
+        const configMap = await kubectlJsonOn<{ data: Record<string, string> }>(cluster, ['get', 'configmap', 'web', '-n', NS]).catch(
+          () => undefined,
+        );
+        return configMap?.data.round === String(round) || undefined;
+      },
+      30_000,
+    );
+
+  async function logIn(user: { name: string; password: string }): Promise<Page> {
+    const opened = await openPage(browser, server.url);
+    await opened.goto('/');
+    await opened.getByLabel('User name').fill(user.name);
+    await opened.getByLabel('Password').fill(user.password);
+    await opened.getByRole('button', { name: 'Log in' }).click();
+    await opened.getByRole('heading', { name: 'Fleet' }).waitFor();
+    return opened;
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-ui-'));
+    repo = await createRepo(app(1));
+    server = await startFleetServer(
+      testServerOptions(
+        { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
+        { gitPollIntervalMs: 300, adminPassword: ADMIN_PASSWORD },
+      ),
+    );
+    const client = new FleetClient({ server: server.url, token: server.adminToken! });
+    engine = new Engine(testConfig());
+    for (const cluster of WORKLOAD_CLUSTERS) {
+      const { deployToken } = await client.createCluster({ name: cluster, tags: { env: cluster.replace('test-', '') } });
+      const options = { server: server.url, token: deployToken, engine, kubeConfig: workloadKubeConfig(cluster) };
+      agents.push(
+        startAgent(pushedAgentOptions({ ...options, dataDir: path.join(dir, `agent-${cluster}`), log: log.child({ agent: cluster }) })),
+      );
+    }
+    await client.createRepository({ url: repo.url });
+    const source = { namespace: NS, repository: repo.url, renderer: { kind: 'raw' as const } };
+    const dev = await client.createService(DEV, {
+      name: 'web',
+      ...source,
+      git: { ref: 'main', folder: 'apps/web' },
+      configuration: { greeting: 'hello from dev' },
+    });
+    // prod at a fixed commit, as promotions leave it.
+    await client.createService(PROD, {
+      name: 'web',
+      ...source,
+      git: { ref: dev.revision.commit!, folder: 'apps/web' },
+      configuration: { greeting: 'hello from prod' },
+    });
+    await client.setPipeline(PIPELINE, {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'web' }] },
+        { name: 'prod', services: [{ cluster: PROD, name: 'web', criteria: { cluster: DEV, name: 'web', secrets: ['greeting'] } }] },
+      ],
+      edges: [{ from: 'dev', to: 'prod', gates: [{ name: 'approval', type: 'APPROVAL' }] }],
+    });
+    await client.createUser(READER);
+    await client.setRoleBinding('rita-reads', { role: 'reader', subjects: [{ kind: 'user', name: READER.name }], scope: 'all' });
+    const second = await repo.commit(app(2), 'round 2');
+    await waitFor(
+      "dev's second commit waiting at the gate, prod healthy",
+      async () => {
+        const pipeline = await client.getPipeline(PIPELINE);
+        const [devStage, prodStage] = pipeline.stages;
+        const gate = pipeline.edges[0]!.gates[0];
+        return (
+          devStage!.context?.services[0]?.commit === second &&
+          gate?.state === 'PENDING' &&
+          gate.contextId === devStage!.context.id &&
+          prodStage!.services[0]!.status === 'healthy'
+        );
+      },
+      60_000,
+    );
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await server?.close();
+    await engine?.close();
+    await repo?.remove();
+    for (const cluster of WORKLOAD_CLUSTERS) await kubectlOn(cluster, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('an admin logs in through the form and sees both clusters healthy, with their services', async () => {
+    const login = await openPage(browser, server.url);
+    await login.goto('/fleet');
+    await login.getByRole('button', { name: 'Log in' }).waitFor();
+    await screenshot(login, 'login');
+    await login.context().close();
+
+    page = await logIn({ name: 'admin', password: ADMIN_PASSWORD });
+    for (const cluster of WORKLOAD_CLUSTERS) {
+      await page.locator(`tr[data-cluster="${cluster}"] .badge-healthy`).waitFor();
+      await page.locator(`tr[data-service="${cluster}/web"] .badge-healthy`).waitFor();
+    }
+    await page.locator('.live-live').waitFor();
+    await screenshot(page, 'fleet');
+
+    await page.getByLabel('Search clusters, services, tags').fill('env=prod');
+    await page.locator(`tr[data-cluster="${DEV}"]`).waitFor({ state: 'detached' });
+    expect(await page.locator('tr[data-cluster]').count()).toBe(1);
+    await page.getByLabel('Search clusters, services, tags').fill('');
+  });
+
+  test("a service shows its component tree, an object as the cluster has it, its revisions' diff and its configuration masked", async () => {
+    await page.locator(`tr[data-service="${DEV}/web"]`).getByRole('link', { name: 'web' }).click();
+    await page.getByRole('heading', { level: 1, name: /^web/ }).waitFor();
+    const configMap = page.locator(`[data-object="${NS}/ConfigMap/web"]`);
+    await configMap.locator('.badge-healthy').waitFor();
+    await page.locator(`[data-object="${NS}/ServiceAccount/web"] .badge-healthy`).waitFor();
+    await configMap.getByRole('button').click();
+    const object = page.getByRole('region', { name: `Object ConfigMap ${NS}/web` });
+    await object.getByText('round: "2"').waitFor();
+    expect(await object.textContent()).toContain('greeting: hello from dev');
+    await screenshot(page, 'service-components');
+
+    await page.getByRole('tab', { name: /Revisions/ }).click();
+    await page.locator('tr[data-revision="1"]').waitFor();
+    await page.getByRole('region', { name: 'Revision diff' }).locator('.removed').first().waitFor();
+    await screenshot(page, 'service-revisions');
+
+    await page.getByRole('tab', { name: 'Configuration' }).click();
+    await page.getByRole('cell', { name: 'greeting (hidden)' }).waitFor();
+    expect(await page.locator('body').textContent()).not.toContain('hello from dev');
+    await screenshot(page, 'service-configuration');
+  });
+
+  test('a reader sees the pending gate and the revisions, but no approve and no rollback button', async () => {
+    const reader = await logIn(READER);
+    await reader.goto(`/pipelines/${PIPELINE}`);
+    await reader.locator('tr[data-gate="approval"] .gate-pending').waitFor();
+    await reader.getByText('Read-only: deciding these gates').waitFor();
+    expect(await reader.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    await screenshot(reader, 'pipeline-reader');
+
+    await reader.goto(`/fleet/${PROD}/web/revisions`);
+    await reader.getByText('Read-only: rolling back').waitFor();
+    expect(await reader.getByRole('button', { name: /Roll back/ }).count()).toBe(0);
+    await reader.context().close();
+  });
+
+  test("approving the gate promotes dev's commit to prod, drawn and listed in the history as it happens", async () => {
+    await page.getByRole('link', { name: 'Pipelines' }).click();
+    await page.getByRole('link', { name: PIPELINE }).click();
+    const gate = page.locator('tr[data-gate="approval"]');
+    await gate.locator('.gate-pending').waitFor();
+    await page.getByRole('region', { name: 'Stage dev' }).locator('.badge-healthy').waitFor();
+    await screenshot(page, 'pipeline-pending');
+
+    await gate.getByRole('button', { name: 'Approve' }).click();
+    await gate.locator('.gate-open').waitFor();
+    await page.locator('tr[data-promotion="dev-prod"]').waitFor();
+    await page.getByText('✓ promoted').waitFor();
+    const prodStage = page.getByRole('region', { name: 'Stage prod' });
+    await prodStage.getByText('#2').waitFor();
+    await prodStage.locator('.badge-healthy').waitFor();
+    await runsRound(PROD, 2);
+    await screenshot(page, 'pipeline-promoted');
+  });
+
+  test('rolling prod back to its first revision applies it, with progress shown until it is healthy', async () => {
+    await page.goto(`/fleet/${PROD}/web/revisions`);
+    const first = page.locator('tr[data-revision="1"]');
+    await first.getByRole('button', { name: 'Roll back to #1' }).click();
+    await first.getByRole('button', { name: 'Confirm rollback to #1' }).click();
+    await page.getByTestId('revision').getByText('#3').waitFor();
+    await page.getByTestId('applied').getByText('#3').waitFor();
+    await page.locator('.page-header .badge-healthy').waitFor();
+    await page.locator('tr[data-revision="3"]').getByText('rollback to revision 1').waitFor();
+    await runsRound(PROD, 1);
+    await screenshot(page, 'service-rolled-back');
+  });
+});

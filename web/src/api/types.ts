@@ -1,0 +1,22 @@
+/**
+ * The API's shapes as the server's own schemas define them (through the fleet client's names), as types only: the
+ * UI speaks the contract the server validates and documents.
+ */
+import type { Static } from 'typebox';
+import type { ApiCluster, ApiIdentity, ApiPipeline, ApiPromotion, ApiRevision, ApiService } from '../../../src/client/fleet-client.ts';
+import type { AccessReviewSchema } from '../../../src/server/schemas.ts';
+
+export type { GateDecision } from '../../../src/client/fleet-client.ts';
+export type { FleetChange } from '../../../src/server/fleet-changes.ts';
+
+export type Cluster = ApiCluster;
+export type Service = ApiService;
+export type Component = Service['components'][number];
+export type Revision = ApiRevision;
+export type Pipeline = ApiPipeline;
+export type Stage = Pipeline['stages'][number];
+export type Edge = Pipeline['edges'][number];
+export type Gate = Edge['gates'][number];
+export type Promotion = ApiPromotion;
+export type Identity = ApiIdentity;
+export type AccessCheck = Static<typeof AccessReviewSchema>['checks'][number];

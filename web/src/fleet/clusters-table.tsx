@@ -1,0 +1,60 @@
+/** The clusters: agent health, Kubernetes and agent versions, last ping, tags and how many services are healthy. */
+import type { Cluster, Service } from '../api/types.ts';
+import { clusterHealth } from '../health.ts';
+import { StatusBadge } from '../ui/status-badge.tsx';
+import { Tags } from '../ui/tags.tsx';
+import { TimeAgo } from '../ui/time-ago.tsx';
+import { Count } from '../ui/count.tsx';
+import { EmptyRow } from '../ui/empty-row.tsx';
+
+export function ClustersTable(props: { clusters: Cluster[]; services: Service[]; total: number; onPick: (name: string) => void }) {
+  return (
+    <>
+      <h2>
+        Clusters <Count shown={props.clusters.length} total={props.total} />
+      </h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Health</th>
+            <th>Kubernetes</th>
+            <th>Agent</th>
+            <th>Last ping</th>
+            <th>Tags</th>
+            <th>Services healthy</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.clusters.map((cluster) => {
+            const services = props.services.filter((service) => service.cluster === cluster.name);
+            return (
+              <tr key={cluster.id} data-cluster={cluster.name}>
+                <td>
+                  <button type="button" className="link" title="show its services only" onClick={() => props.onPick(cluster.name)}>
+                    {cluster.name}
+                  </button>
+                </td>
+                <td>
+                  <StatusBadge {...clusterHealth(cluster)} />
+                </td>
+                <td>{cluster.kubernetesVersion ?? <span className="muted">—</span>}</td>
+                <td>{cluster.agentVersion ?? <span className="muted">—</span>}</td>
+                <td>
+                  <TimeAgo time={cluster.pingedAt} />
+                </td>
+                <td>
+                  <Tags tags={cluster.tags} />
+                </td>
+                <td>
+                  {services.filter((service) => service.status === 'healthy').length} / {services.length}
+                </td>
+              </tr>
+            );
+          })}
+          {props.clusters.length === 0 && <EmptyRow columns={7} text={props.total === 0 ? 'No clusters yet.' : undefined} />}
+        </tbody>
+      </table>
+    </>
+  );
+}

@@ -1,0 +1,34 @@
+/** One pipeline: its stages and edges drawn, the gates with what the user may decide, and its promotions. */
+import { Link, useParams } from 'react-router';
+import { useAllowed, usePipeline } from '../api/queries.ts';
+import { QueryView } from '../ui/query-view.tsx';
+import { GatesTable } from './gates-table.tsx';
+import { PipelineGraph } from './pipeline-graph.tsx';
+import { PromotionHistory } from './promotion-history.tsx';
+
+export function PipelinePage() {
+  const { name = '' } = useParams();
+  const pipeline = usePipeline(name);
+  const allowed = useAllowed([
+    { action: 'approve', pipeline: name },
+    { action: 'force', pipeline: name },
+  ]);
+  const rights = allowed && { mayApprove: allowed[0] === true, mayForce: allowed[1] === true };
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/pipelines">Pipelines</Link> › {name}
+      </p>
+      <QueryView query={pipeline} what={`pipeline ${name}`}>
+        {(found) => (
+          <>
+            <h1>{found.name}</h1>
+            <PipelineGraph pipeline={found} />
+            <GatesTable pipeline={found} rights={rights} />
+            <PromotionHistory pipeline={found.name} />
+          </>
+        )}
+      </QueryView>
+    </>
+  );
+}
