@@ -7,11 +7,15 @@
  *    every resource except Secrets (RBAC cannot subtract, so the core group's resources are listed), and pod logs.
  *  - gantry-proxy-writer (groups gantry:writer, gantry:admin): also patch and update KluctlDeployments, which is how
  *    the UI asks for a deploy, a prune, a reconcile, a suspension or an approval.
+ *  - gantry-proxy-results (all four groups, a Role in the command results' namespace): read the Secrets there, which
+ *    hold the KluctlDeployments' command results, obfuscated before they are kept (deploy/result-store.ts). The
+ *    namespace is made when missing, so the binding exists before the controller's first result.
  */
 import { FLEET_GROUP } from '../api/fleet.ts';
 import { GROUP as KLUCTL_GROUP, PLURAL as KLUCTL_PLURAL } from '../api/kluctl-deployment.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
+import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
 
 const READ = ['get', 'list', 'watch'];
 /** The core group's resources a reader sees: all but Secrets. */
@@ -35,6 +39,8 @@ const CORE_READABLE = [
 
 export const PROXY_READER_ROLE = 'gantry-proxy-reader';
 export const PROXY_WRITER_ROLE = 'gantry-proxy-writer';
+export const PROXY_RESULTS_ROLE = 'gantry-proxy-results';
+const ALL_GROUPS = ['gantry:reader', 'gantry:approver', 'gantry:writer', 'gantry:admin'];
 
 export function proxyRbacManifests(): KubeObject[] {
   const labels = { 'app.kubernetes.io/part-of': 'gantry', 'app.kubernetes.io/component': 'auth-proxy' };
@@ -59,8 +65,22 @@ export function proxyRbacManifests(): KubeObject[] {
       { nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/version', '/openapi/*'], verbs: ['get'] },
     ]),
     role(PROXY_WRITER_ROLE, [{ apiGroups: [KLUCTL_GROUP], resources: [KLUCTL_PLURAL], verbs: ['patch', 'update'] }]),
-    binding(PROXY_READER_ROLE, ['gantry:reader', 'gantry:approver', 'gantry:writer', 'gantry:admin']),
+    binding(PROXY_READER_ROLE, ALL_GROUPS),
     binding(PROXY_WRITER_ROLE, ['gantry:writer', 'gantry:admin']),
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_RESULTS_NAMESPACE, labels } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: PROXY_RESULTS_ROLE, namespace: DEFAULT_RESULTS_NAMESPACE, labels },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: READ }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: PROXY_RESULTS_ROLE, namespace: DEFAULT_RESULTS_NAMESPACE, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: PROXY_RESULTS_ROLE },
+      subjects: ALL_GROUPS.map((group) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group })),
+    },
   ];
 }
 

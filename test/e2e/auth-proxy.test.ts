@@ -157,6 +157,8 @@ describe('the auth proxy', () => {
     const secrets = await kubectlAs(kubeconfigs['rick']!, ['get', 'secrets', '-n', NS]);
     expect(secrets.exitCode).not.toBe(0);
     expect(secrets.stderr).toContain('User "rick" cannot list resource "secrets"');
+    // The command results' namespace is the exception: its Secrets are KluctlDeployments' obfuscated results.
+    expect(await kubectlAs(kubeconfigs['rick']!, ['get', 'secrets', '-n', 'gantry-results'])).toMatchObject({ exitCode: 0 });
     const deleted = await kubectlAs(kubeconfigs['rick']!, ['delete', 'configmap', 'greeting', '-n', NS]);
     expect(deleted.stderr).toContain('User "rick" cannot delete resource "configmaps"');
     expect(await kubectlOn(DEV, ['get', 'configmap', 'greeting', '-n', NS, '-o', 'name'])).toBe('configmap/greeting');
