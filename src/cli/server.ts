@@ -30,6 +30,7 @@ interface ServerFlags {
   webhookSecretFile?: string;
   adminTokenFile?: string;
   adminPasswordFile?: string;
+  advertiseUrl?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -66,6 +67,10 @@ export function serverCommand(): Command {
       'on an empty database, the first admin token is the one in this file (gantry-api-…) instead of a printed one ($GANTRY_ADMIN_TOKEN_FILE)',
     )
     .option(
+      '--advertise-url <url>',
+      'where the other replicas reach this one, e.g. http://$(POD_IP):8090 (default: the --listen address) ($GANTRY_ADVERTISE_URL)',
+    )
+    .option(
       '--admin-password-file <file>',
       "on a database without users, the first user `admin`'s password is the one in this file instead of a printed one ($GANTRY_ADMIN_PASSWORD_FILE)",
     )
@@ -96,6 +101,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
     maxDeleteShare: flags.maxDeleteShare,
     webhookSecret: flags.webhookSecretFile ? await readSecretFile(flags.webhookSecretFile, '--webhook-secret-file') : undefined,
     adminToken: adminTokenFile ? await readAdminToken(adminTokenFile) : undefined,
+    advertiseUrl: flags.advertiseUrl ?? process.env['GANTRY_ADVERTISE_URL'],
     adminPassword: adminPasswordFile ? await readSecretFile(adminPasswordFile, '--admin-password-file') : undefined,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');

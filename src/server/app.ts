@@ -111,6 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     box: options.box,
     tarballs: options.tarballs,
     channels: options.channels,
+    replicaId: options.replicas.id,
     onServiceChange: options.onServiceChange,
     notifier: options.notifier,
     pipelines: options.pipelines,
@@ -128,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   helmRepositoryRoutes(app, { db, box: options.box });
   userRoutes(app, { db });
   eventRoutes(app, { db, changes: options.changes });
-  await clusterProxyRoutes(app, { db, channels: options.channels });
+  await clusterProxyRoutes(app, { db, channels: options.channels, replicas: options.replicas });
   if (options.webhookSecret) {
     await registerWebhookRoutes(app, {
       secret: options.webhookSecret,

@@ -44,6 +44,11 @@ export interface FleetServerOptions {
   webhookSecret?: string;
   /** The first admin token, on an empty database (`--admin-token-file`); default a new random one. */
   adminToken?: string;
+  /**
+   * Where the other replicas reach this one (they pass it proxied requests for the agents whose sockets it holds);
+   * default the address it listens on.
+   */
+  advertiseUrl?: string;
   /** The first admin user's password, on a database without users (`--admin-password-file`); default a random one. */
   adminPassword?: string;
   /** Milliseconds between this replica's heartbeats; repositories move off a replica silent for 3 of them. Default 10 s. */
@@ -167,7 +172,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();
     const url = `http://${options.host}:${typeof address === 'object' && address ? address.port : options.port}`;
-    await replicas.start(url);
+    await replicas.start(options.advertiseUrl ?? url);
     poller.start();
     void pipelines.start().catch((error: unknown) => options.log.error({ err: error }, 'pipelines could not be evaluated at start'));
     const server = app;

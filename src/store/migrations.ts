@@ -277,6 +277,16 @@ async function users(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('api_tokens').addColumn('user_id', 'text').execute();
 }
 
+/** Which replica holds each cluster's agent socket, so a proxied request reaching another replica is passed on. */
+async function agentTunnels(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('agent_tunnels')
+    .addColumn('cluster_id', 'text', (c) => c.primaryKey().references('clusters.id').onDelete('cascade'))
+    .addColumn('replica_id', 'text', (c) => c.notNull())
+    .addColumn('connected_at', 'text', (c) => c.notNull())
+    .execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -287,4 +297,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006-secret-values': { up: secretValues },
   '0007-pipelines': { up: pipelines },
   '0008-users': { up: users },
+  '0009-agent-tunnels': { up: agentTunnels },
 };

@@ -168,6 +168,13 @@ export interface SessionTable {
   expires_at: string;
 }
 
+/** The replica holding a cluster's agent socket (the auth proxy's tunnel) since `connected_at`. */
+export interface AgentTunnelTable {
+  cluster_id: string;
+  replica_id: string;
+  connected_at: string;
+}
+
 /** One mutating API request: who, what (method and route), on what (the path), and the status answered. */
 export interface AuditEventTable {
   id: string;
@@ -284,6 +291,7 @@ export interface Database {
   role_bindings: RoleBindingTable;
   sessions: SessionTable;
   audit_events: AuditEventTable;
+  agent_tunnels: AgentTunnelTable;
   server_replicas: ServerReplicaTable;
   notification_sinks: NotificationSinkTable;
   notification_routers: NotificationRouterTable;

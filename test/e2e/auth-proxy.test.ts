@@ -13,6 +13,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { SecretBox } from '../../src/store/secret-box.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
 import { FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
@@ -215,4 +217,80 @@ describe('the auth proxy', () => {
   async function clusterId(name: string): Promise<string> {
     return (await apiCall(server, 'GET', `/v1/clusters/${name}`, server.adminToken!)).body.id as string;
   }
+});
+
+describe('the auth proxy across replicas', () => {
+  let database: TestDatabase;
+  let dir: string;
+  let engine: Engine;
+  let agent: RunningAgent;
+  /** `holding` holds the agent's socket; requests go to `other`. */
+  let holding: FleetServer;
+  let other: FleetServer;
+  let holdingClosed = false;
+  const { log } = capturedLogger('info');
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-proxy-replicas-'));
+    const box = new SecretBox(randomBytes(32));
+    const options = (name: string) =>
+      testServerOptions({ databaseUrl: database.url, cacheDir: path.join(dir, name), log }, { box, heartbeatIntervalMs: 500 });
+    holding = await startFleetServer(options('holding'));
+    other = await startFleetServer(options('other'));
+    const { deployToken } = await new FleetClient({ server: holding.url, token: holding.adminToken! }).createCluster({ name: DEV });
+    engine = new Engine(testConfig());
+    agent = startAgent(
+      pushedAgentOptions({
+        server: holding.url,
+        token: deployToken,
+        engine,
+        kubeConfig: workloadKubeConfig(DEV),
+        dataDir: path.join(dir, 'agent'),
+        log,
+      }),
+    );
+    await waitFor('the agent connected', async () => holding.channels.connected() === 1 || undefined, 30_000);
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await engine?.close();
+    await other?.close();
+    if (!holdingClosed) await holding?.close();
+    await database?.drop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('a request to a replica without the agent socket is passed to the one holding it, watches included', async () => {
+    const token = holding.adminToken!;
+    const list = await apiCall(other, 'GET', `/v1/clusters/${DEV}/proxy/api/v1/namespaces/default/configmaps`, token);
+    expect(list).toMatchObject({ status: 200, body: { kind: 'ConfigMapList' } });
+
+    const abort = new AbortController();
+    const name = `passed-${randomBytes(3).toString('hex')}`;
+    const watch = await fetch(`${other.url}/v1/clusters/${DEV}/proxy/api/v1/namespaces/default/configmaps?watch=true`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: abort.signal,
+    });
+    expect(watch.status).toBe(200);
+    const reader = watch.body!.pipeThrough(new TextDecoderStream()).getReader();
+    await kubectlOn(DEV, ['create', 'configmap', name, '-n', 'default']);
+    try {
+      let seen = '';
+      while (!seen.includes(`"name":"${name}"`)) seen += (await reader.read()).value ?? '';
+    } finally {
+      abort.abort();
+      await kubectlOn(DEV, ['delete', 'configmap', name, '-n', 'default']);
+    }
+  });
+
+  test('when the holding replica is gone, the other says the agent is not connected', async () => {
+    const token = holding.adminToken!;
+    await agent.stop();
+    await holding.close();
+    holdingClosed = true;
+    const answer = await apiCall(other, 'GET', `/v1/clusters/${DEV}/proxy/api`, token);
+    expect(answer).toMatchObject({ status: 503, body: { kind: 'Status', message: `the agent of cluster ${DEV} is not connected` } });
+  });
 });

@@ -18,6 +18,7 @@ import { getServiceById, listServices, recordServiceReport, type Service, servic
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { FleetChange } from '../fleet-changes.ts';
+import { recordTunnel, removeTunnel } from '../../store/agent-tunnels.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
 import {
@@ -41,6 +42,8 @@ export interface AgentRouteDeps {
   /** Rebuilds a tarball this replica does not have from the revision's pinned commit. */
   rebuildTarball: (service: Service) => Promise<void>;
   channels: PushChannels;
+  /** This replica's id, recorded as the holder of the agents' sockets it accepts (the auth proxy's tunnels). */
+  replicaId: string;
   /** Kicks the service's agent, on whichever replica holds its channel. */
   onServiceChange: (service: Service) => void;
   /** Tells browsers of a change (a report, a ping). */
@@ -63,7 +66,14 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
   );
 
   api.get('/v1/agent/socket', { ...agents, websocket: true, schema: { tags } }, (socket, request) => {
-    deps.channels.add(agentCluster(request).id, socket);
+    const cluster = agentCluster(request);
+    deps.channels.add(cluster.id, socket);
+    const warn = (error: unknown) => request.log.warn({ err: error, cluster: cluster.name }, 'tunnel holder not recorded');
+    recordTunnel(db, cluster.id, deps.replicaId).catch(warn);
+    socket.on('close', () => {
+      // A reconnected agent may already hold a newer socket here.
+      if (!deps.channels.tunnel(cluster.id)) removeTunnel(db, cluster.id, deps.replicaId).catch(warn);
+    });
   });
 
   api.post(

@@ -5,7 +5,8 @@
  * impersonating the user and the groups their roles map to there (clusterGroups), so the cluster's own RBAC
  * decides the rest: by default the agent's ClusterRoles let readers read (never Secrets) and writers also act on
  * KluctlDeployments. Bodies stream both ways, so watches and `kubectl logs -f` work. Mutating requests are
- * recorded in the audit log with the status the cluster answered.
+ * recorded in the audit log with the status the cluster answered. With several replicas, a request reaching one
+ * that does not hold the cluster's agent socket is passed on to the one that does (store/agent-tunnels.ts).
  */
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,14 +19,26 @@ import type { TunnelRequest } from '../../tunnel/mux.ts';
 import { authorize, type Identity, requestUser, requireUser } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { PushChannels } from '../push-channels.ts';
+import type { ReplicaSet } from '../replica-set.ts';
+import { tunnelHolder } from '../../store/agent-tunnels.ts';
+import { request as undiciRequest } from 'undici';
 import { clusterGroups } from '../../rights.ts';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Marks a request one replica passed to the one holding the agent's socket. */
+const HOP_HEADER = 'x-gantry-proxy-hop';
+const HOP_BY_HOP = /^(host|connection|keep-alive|transfer-encoding|upgrade|te|trailer|proxy-.*)$/i;
 const STATUS_REASONS: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 503: 'ServiceUnavailable' };
 /** The caller's headers that stay on this side: its credentials for Gantry, and hop-by-hop ones. */
 const LOCAL_HEADERS = /^(authorization|cookie|host|connection|keep-alive|transfer-encoding|upgrade|proxy-.*|te|trailer)$/i;
 
-export async function clusterProxyRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; channels: PushChannels }): Promise<void> {
+interface ProxyDeps {
+  db: Kysely<Database>;
+  channels: PushChannels;
+  replicas: ReplicaSet;
+}
+
+export async function clusterProxyRoutes(app: FastifyInstance, deps: ProxyDeps): Promise<void> {
   await app.register(async (scope) => {
     // Bodies pass through unread: the cluster's API server parses them.
     scope.removeAllContentTypeParsers();
@@ -50,14 +63,19 @@ export async function clusterProxyRoutes(app: FastifyInstance, deps: { db: Kysel
 }
 
 async function proxy(
-  deps: { db: Kysely<Database>; channels: PushChannels },
+  deps: ProxyDeps,
   request: FastifyRequest<{ Params: { name: string; '*': string } }>,
   reply: FastifyReply,
 ): Promise<void> {
   const cluster = await getCluster(deps.db, request.params.name);
   authorize(request, 'proxy', { cluster });
   const tunnel = deps.channels.tunnel(cluster.id);
-  if (!tunnel) throw new HttpError(503, `the agent of cluster ${cluster.name} is not connected to this server`);
+  if (!tunnel) {
+    // One hop at most: the replica a request was passed to answers it or says the agent is gone.
+    const holder = request.headers[HOP_HEADER] === undefined ? await holderUrl(deps, cluster.id) : undefined;
+    if (!holder) throw new HttpError(503, `the agent of cluster ${cluster.name} is not connected`);
+    return await passToReplica(holder, request, reply);
+  }
   const user = requestUser(request);
   const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
   const stream = tunnel.open({
@@ -87,6 +105,53 @@ async function proxy(
     }
   }
   if (!READ_METHODS.has(request.method)) await audit(deps.db, request, user, response.statusCode);
+}
+
+/** The URL of the live replica holding the cluster's agent socket, when another replica holds it. */
+async function holderUrl(deps: ProxyDeps, clusterId: string): Promise<string | undefined> {
+  const holder = await tunnelHolder(deps.db, clusterId);
+  if (holder === undefined || holder === deps.replicas.id) return undefined;
+  return (await deps.replicas.live()).find((replica) => replica.id === holder)?.url;
+}
+
+/**
+ * Sends the request on to the replica at `url` as it came (its credentials too: that replica checks them again and
+ * records the audit event), streaming both ways.
+ */
+async function passToReplica(url: string, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const abort = new AbortController();
+  reply.hijack();
+  const response = reply.raw;
+  response.once('close', () => {
+    if (!response.writableFinished) abort.abort(new Error('the caller went away'));
+  });
+  try {
+    const passed = await undiciRequest(`${url}${request.url}`, {
+      method: request.method as 'GET',
+      headers: { ...passedOnHeaders(request.headers), [HOP_HEADER]: '1' },
+      body: READ_METHODS.has(request.method) ? null : request.raw,
+      signal: abort.signal,
+    });
+    const headers = Object.fromEntries(Object.entries(passed.headers).filter(([name]) => !HOP_BY_HOP.test(name)));
+    response.writeHead(passed.statusCode, headers as Record<string, string | string[]>);
+    response.flushHeaders();
+    await pipeline(passed.body, response);
+  } catch (error) {
+    if (abort.signal.aborted) return;
+    if (response.headersSent) return void response.destroy();
+    response.writeHead(502, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        message: `the replica at ${url} holding the agent's tunnel: ${error instanceof Error ? error.message : String(error)}`,
+      }),
+    );
+  }
+}
+
+function passedOnHeaders(headers: FastifyRequest['headers']): Record<string, string | string[]> {
+  const passed: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.test(name)) passed[name] = value;
+  return passed;
 }
 
 /** Kubernetes user names: a user's own name; a token with a role of its own is `gantry:token:<name>`. */
