@@ -120,7 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await options.sources.resolveSpec(pinnedSpec(service.revision.spec, service.revision));
     },
   });
-  serviceRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
+  serviceRoutes(app, { db, box: options.box, sources: options.sources, tarballs: options.tarballs, onChange: options.onServiceChange });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });

@@ -334,6 +334,21 @@ export const ServiceSchema = Type.Object({
 
 export const ServiceParams = Type.Object({ cluster: Type.String(), name: Type.String() });
 export const ClusterParams = Type.Object({ cluster: Type.String() });
+export const RevisionDiffQuery = Type.Object({
+  from: Type.String({ pattern: '^[1-9][0-9]*$', description: 'the older revision number' }),
+  to: Type.String({ pattern: '^[1-9][0-9]*$', description: 'the newer revision number' }),
+});
+export const RevisionDiffSchema = Type.Object({
+  from: Type.Integer(),
+  to: Type.Integer(),
+  files: Type.Array(
+    Type.Object({
+      path: Type.String(),
+      change: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')]),
+      patch: Type.String({ description: 'unified diff, empty for files over 512 KiB' }),
+    }),
+  ),
+});
 export const RollbackSchema = Type.Object({ revision: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 export const DeleteServiceQuery = Type.Object({
   // A string: query values are not coerced (see app.ts), and "true"/"false" is what a URL carries.

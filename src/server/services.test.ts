@@ -109,6 +109,21 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
     expect(moved.revision.digest).not.toBe(changed.body.revision.digest);
   });
 
+  test("the diff of two revisions shows their sources' changed files, and nothing for a configuration-only change", async () => {
+    const diff = await call('GET', '/v1/clusters/dev/services/web/revisions/diff?from=1&to=3', admin);
+    expect(diff.body).toEqual({
+      from: 1,
+      to: 3,
+      files: [{ path: 'configmap.yaml', change: 'changed', patch: expect.stringContaining('-  value: "one"\n+  value: "two"') }],
+    });
+    expect(diff.body.files[0].patch).toMatch(/^--- configmap.yaml\t#1\n\+\+\+ configmap.yaml\t#3\n@@/);
+    expect((await call('GET', '/v1/clusters/dev/services/web/revisions/diff?from=1&to=2', admin)).body.files).toEqual([]);
+    expect(await call('GET', '/v1/clusters/dev/services/web/revisions/diff?from=1&to=42', admin)).toMatchObject({
+      status: 404,
+      body: { message: 'the service has no revision 42', field: 'querystring.to' },
+    });
+  });
+
   test('rollback adds a revision with the old content and pins the ref; the history lists newest first', async () => {
     const before = (await call('GET', '/v1/clusters/dev/services/web', admin)).body;
     const first = (await call('GET', '/v1/clusters/dev/services/web/revisions', admin)).body.find(

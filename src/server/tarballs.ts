@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { create } from 'tar';
+import { create, extract } from 'tar';
 
 /** Files below `root` (relative, `/`-separated), sorted, without symlinks leaving it. */
 async function sortedFiles(root: string): Promise<string[]> {
@@ -41,6 +41,23 @@ export class TarballStore {
       const digest = await sha256(file);
       await rename(file, this.path(digest));
       return digest;
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * The tarball's files (relative path → content as UTF-8), for comparing revisions.
+   * @throws Error when this replica does not have it.
+   */
+  async files(digest: string): Promise<Map<string, string>> {
+    const file = await this.find(digest);
+    if (!file) throw new Error(`tarball ${digest} is not on this replica`);
+    const temp = await mkdtemp(path.join(this.dir, 'read-'));
+    try {
+      await extract({ file, cwd: temp });
+      const names = await sortedFiles(temp);
+      return new Map(await Promise.all(names.map(async (name) => [name, await readFile(path.join(temp, name), 'utf8')] as const)));
     } finally {
       await rm(temp, { recursive: true, force: true });
     }

@@ -22,6 +22,7 @@ import {
   listRevisions,
   listServices,
   markServiceDeleted,
+  pinnedSpec,
   removeService,
   rollbackService,
   type Revision,
@@ -30,11 +31,16 @@ import {
   updateService,
 } from '../../store/services.ts';
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
+import { HttpError } from '../errors.ts';
+import { revisionDiff } from '../revision-diff.ts';
+import type { TarballStore } from '../tarballs.ts';
 import {
   ClusterParams,
   DeleteServiceQuery,
   ErrorResponses,
   NewServiceSchema,
+  RevisionDiffQuery,
+  RevisionDiffSchema,
   RevisionSchema,
   RollbackSchema,
   ServiceParams,
@@ -50,6 +56,8 @@ export interface ServiceRouteDeps {
   db: Kysely<Database>;
   box: SecretBox;
   sources: ServiceSources;
+  /** Source tarballs, compared by the revisions' diff. */
+  tarballs: TarballStore;
   /** Called after a service changed, so its agent hears of it at once. */
   onChange: (service: Service) => void;
 }
@@ -180,6 +188,25 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     `${path}/revisions`,
     { ...readers, schema: { tags, params: ServiceParams, response: { 200: Type.Array(RevisionSchema), ...errors } } },
     async (request) => (await listRevisions(db, (await authorizedService(db, request, 'read')).id)).map(toApiRevision),
+  );
+
+  api.get(
+    `${path}/revisions/diff`,
+    {
+      ...readers,
+      schema: { tags, params: ServiceParams, querystring: RevisionDiffQuery, response: { 200: RevisionDiffSchema, ...errors } },
+    },
+    async (request) => {
+      const revisions = await listRevisions(db, (await authorizedService(db, request, 'read')).id);
+      const numbered = (field: 'from' | 'to') => {
+        const revision = revisions.find((candidate) => candidate.number === Number(request.query[field]));
+        if (!revision) throw new HttpError(404, `the service has no revision ${request.query[field]}`, `querystring.${field}`);
+        return revision;
+      };
+      const [from, to] = [numbered('from'), numbered('to')];
+      const ensure = async (revision: Revision) => void (await sources.resolveSpec(pinnedSpec(revision.spec, revision)));
+      return { from: from.number, to: to.number, files: await revisionDiff(deps.tarballs, from, to, ensure) };
+    },
   );
 
   api.post(
