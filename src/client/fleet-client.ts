@@ -34,6 +34,7 @@ import type {
   RoleBindingUpsertSchema,
   AuditEventSchema,
   IdentitySchema,
+  RevisionDiffSchema,
 } from '../server/schemas.ts';
 
 export type ApiCluster = Static<typeof ClusterSchema>;
@@ -54,6 +55,7 @@ export type ApiRoleBinding = Static<typeof RoleBindingSchema>;
 export type RoleBindingBody = Static<typeof RoleBindingUpsertSchema>;
 export type ApiAuditEvent = Static<typeof AuditEventSchema>;
 export type ApiIdentity = Static<typeof IdentitySchema>;
+export type ApiRevisionDiff = Static<typeof RevisionDiffSchema>;
 /** approve or reject an APPROVAL gate; force any gate open (admins). */
 export type GateDecision = 'approve' | 'reject' | 'force';
 
@@ -266,6 +268,11 @@ export class FleetClient {
 
   async deleteRouter(name: string): Promise<void> {
     await this.#call('DELETE', `/v1/notifications/routers/${encodeURIComponent(name)}`);
+  }
+
+  /** The files that differ between two revisions' sources, a unified diff each. */
+  revisionDiff(cluster: string, name: string, from: number, to: number): Promise<ApiRevisionDiff> {
+    return this.#call('GET', `${servicePath(cluster, name)}/revisions/diff?from=${from}&to=${to}`);
   }
 
   whoAmI(): Promise<ApiIdentity> {

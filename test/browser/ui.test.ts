@@ -176,6 +176,9 @@ describe('the web UI', () => {
     await page.getByRole('tab', { name: /Revisions/ }).click();
     await page.locator('tr[data-revision="1"]').waitFor();
     await page.getByRole('region', { name: 'Revision diff' }).locator('.removed').first().waitFor();
+    const sourceFile = page.getByRole('region', { name: 'Source files diff' }).locator('[data-file="configmap.yaml.liquid"]');
+    await sourceFile.locator('.added', { hasText: 'round: "2"' }).waitFor();
+    expect(await sourceFile.locator('.removed').textContent()).toContain('round: "1"');
     await screenshot(page, 'service-revisions');
 
     await page.getByRole('tab', { name: 'Configuration' }).click();

@@ -53,7 +53,7 @@ export function RevisionsPanel({ service }: { service: Service }) {
                 ))}
               </tbody>
             </table>
-            {newestFirst.length > 1 && <RevisionDiff revisions={newestFirst} />}
+            {newestFirst.length > 1 && <RevisionDiff service={service} revisions={newestFirst} />}
           </>
         );
       }}
