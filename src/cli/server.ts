@@ -31,6 +31,7 @@ interface ServerFlags {
   adminTokenFile?: string;
   adminPasswordFile?: string;
   advertiseUrl?: string;
+  trustProxy?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -65,6 +66,10 @@ export function serverCommand(): Command {
     .option(
       '--admin-token-file <file>',
       'on an empty database, the first admin token is the one in this file (gantry-api-…) instead of a printed one ($GANTRY_ADMIN_TOKEN_FILE)',
+    )
+    .option(
+      '--trust-proxy <addresses>',
+      'believe X-Forwarded-Proto/-For from these proxies (addresses or CIDRs, comma-separated), e.g. the ingress terminating TLS, so session cookies are Secure ($GANTRY_TRUST_PROXY)',
     )
     .option(
       '--advertise-url <url>',
@@ -102,6 +107,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
     webhookSecret: flags.webhookSecretFile ? await readSecretFile(flags.webhookSecretFile, '--webhook-secret-file') : undefined,
     adminToken: adminTokenFile ? await readAdminToken(adminTokenFile) : undefined,
     advertiseUrl: flags.advertiseUrl ?? process.env['GANTRY_ADVERTISE_URL'],
+    trustProxy: flags.trustProxy ?? process.env['GANTRY_TRUST_PROXY'],
     adminPassword: adminPasswordFile ? await readSecretFile(adminPasswordFile, '--admin-password-file') : undefined,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');

@@ -68,6 +68,12 @@ export interface AppOptions {
   log: Logger;
   /** Gantry's version, in the OpenAPI document. */
   version: string;
+  /**
+   * Proxies (an ingress terminating TLS) whose X-Forwarded-Proto and X-Forwarded-For are believed, as fastify's
+   * trustProxy takes them: addresses or CIDRs, comma-separated; none by default. Session cookies are marked Secure
+   * when the request, as the proxy saw it, was https.
+   */
+  trustProxy?: string | undefined;
 }
 
 const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -78,6 +84,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: options.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: (request) => PROBE_PATHS.has(request.url.split('?')[0] ?? '') }),
     forceCloseConnections: true,
+    ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
     bodyLimit: 4 * 1024 * 1024,
     // fastify's Ajv drops unknown properties and coerces types by default; a misspelt field or a number where a
     // string belongs must be an error instead.

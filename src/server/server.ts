@@ -49,6 +49,8 @@ export interface FleetServerOptions {
    * default the address it listens on.
    */
   advertiseUrl?: string;
+  /** See AppOptions.trustProxy. */
+  trustProxy?: string;
   /** The first admin user's password, on a database without users (`--admin-password-file`); default a random one. */
   adminPassword?: string;
   /** Milliseconds between this replica's heartbeats; repositories move off a replica silent for 3 of them. Default 10 s. */
@@ -168,6 +170,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       announce: (change) => bus.announce(change),
       log: options.log,
       version: options.version,
+      trustProxy: options.trustProxy,
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

@@ -44,7 +44,9 @@ describe.each(DATABASE_KINDS)('users and rights on %s', (kind) => {
     database = await createTestDatabase(kind);
     cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-users-test-'));
     repo = await createRepo({ 'apps/web/configmap.yaml': CONFIGMAP });
-    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }, { gitPollIntervalMs: 60_000 }));
+    server = await startFleetServer(
+      testServerOptions({ databaseUrl: database.url, cacheDir, log }, { gitPollIntervalMs: 60_000, trustProxy: '127.0.0.1' }),
+    );
     admin = server.adminToken!;
     await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'dev', tags: { env: 'dev' } });
     await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'prod', tags: { env: 'prod' } });
@@ -107,6 +109,17 @@ describe.each(DATABASE_KINDS)('users and rights on %s', (kind) => {
       'dev',
       'prod',
     ]);
+  });
+
+  test('behind a trusted proxy terminating TLS, the session cookie is Secure; over plain http it is not', async () => {
+    const login = (headers: Record<string, string>) =>
+      fetch(`${server.url}/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ username: 'rick', password: 'rick-password' }),
+      });
+    expect((await login({ 'x-forwarded-proto': 'https' })).headers.get('set-cookie')).toMatch(/; Secure/);
+    expect((await login({})).headers.get('set-cookie')).not.toMatch(/; Secure/);
   });
 
   test('a wrong password or an unknown user is a 401 that does not say which; passwords are stored as argon2id only', async () => {
