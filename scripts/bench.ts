@@ -8,6 +8,7 @@
  * - fresh deploy with readiness: `gantry deploy` vs kubectl apply + `kubectl wait` for every Deployment and
  *   StatefulSet to be ready
  * - no-op redeploy: a second `gantry deploy` vs a second kubectl apply
+ * - startup: `gantry --help` and `gantry version` vs `kubectl version --client`
  * Gantry's times include rendering (Jinja2, Helm, kustomize); kubectl gets the rendered file for free.
  * The namespace is deleted before each fresh deploy.
  *
@@ -112,6 +113,9 @@ async function benchCli(): Promise<string> {
     kubectlFresh: number;
     kubectlFreshWait: number;
     kubectlNoop: number;
+    gantryHelp: number;
+    gantryVersion: number;
+    kubectlVersion: number;
   }
   const samples: Sample[] = [];
   try {
@@ -127,7 +131,20 @@ async function benchCli(): Promise<string> {
       const kubectlFresh = await timed(kubectlApply);
       const kubectlFreshWait = kubectlFresh + (await timed(kubectlWait));
       const kubectlNoop = await timed(kubectlApply);
-      samples.push({ gantryNoWait, gantryFresh, gantryNoop, kubectlFresh, kubectlFreshWait, kubectlNoop });
+      const gantryHelp = await timed(() => gantry(['--help']));
+      const gantryVersion = await timed(() => gantry(['version']));
+      const kubectlVersion = await timed(() => kubectl(['version', '--client']));
+      samples.push({
+        gantryNoWait,
+        gantryFresh,
+        gantryNoop,
+        kubectlFresh,
+        kubectlFreshWait,
+        kubectlNoop,
+        gantryHelp,
+        gantryVersion,
+        kubectlVersion,
+      });
     }
   } finally {
     await clean().catch((error: Error) => console.error(`bench: cleanup failed: ${error.message}`));
@@ -142,6 +159,8 @@ async function benchCli(): Promise<string> {
     ['fresh deploy, apply only', 'gantryNoWait', 'kubectlFresh'],
     ['fresh deploy, until ready', 'gantryFresh', 'kubectlFreshWait'],
     ['no-op redeploy', 'gantryNoop', 'kubectlNoop'],
+    ['startup: --help', 'gantryHelp', 'kubectlVersion'],
+    ['startup: version', 'gantryVersion', 'kubectlVersion'],
   ];
   const lines = [
     `\nmicroservices-demo/3-templating-and-multi-env, target test; median of ${runs} run(s), seconds\n`,

@@ -34,10 +34,7 @@ interface AgentRunFlags {
 }
 
 export function agentCommand(): Command {
-  return new Command('agent')
-    .description("the fleet's pull agent: deploys its cluster's services from a Gantry server")
-    .addCommand(agentInstallCommand())
-    .addCommand(agentRunCommand());
+  return new Command('agent').addCommand(agentInstallCommand()).addCommand(agentRunCommand());
 }
 
 function agentRunCommand(): Command {

@@ -6,20 +6,17 @@ import { Command, InvalidArgumentError } from 'commander';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
 
 export function auditCommand(): Command {
-  return addFleetOutputFlag(
-    new Command('audit')
-      .description("the server's audit log of changes, newest first (admins)")
-      .option('--limit <n>', 'at most this many events', limitArg, 50),
-  ).action((flags: { limit: number; output: FleetOutput }) =>
-    withFleetClient(async (client) => {
-      const events = await client.listAuditEvents(flags.limit);
-      printFleet(flags.output, events, () =>
-        formatTable(
-          ['TIME', 'ACTOR', 'ACTION', 'TARGET', 'STATUS'],
-          events.map((e) => [e.at, e.actor, e.action.split(' ')[0] ?? e.action, e.target, String(e.status)]),
-        ),
-      );
-    }),
+  return addFleetOutputFlag(new Command('audit').option('--limit <n>', 'at most this many events', limitArg, 50)).action(
+    (flags: { limit: number; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const events = await client.listAuditEvents(flags.limit);
+        printFleet(flags.output, events, () =>
+          formatTable(
+            ['TIME', 'ACTOR', 'ACTION', 'TARGET', 'STATUS'],
+            events.map((e) => [e.at, e.actor, e.action.split(' ')[0] ?? e.action, e.target, String(e.status)]),
+          ),
+        );
+      }),
   );
 }
 

@@ -18,7 +18,7 @@ interface CreateFlags {
 }
 
 export function clusterCommand(): Command {
-  const cluster = new Command('cluster').description("manage the fleet's clusters on the Gantry server (see gantry login)");
+  const cluster = new Command('cluster');
 
   cluster.addCommand(
     addFleetOutputFlag(

@@ -16,7 +16,7 @@ interface SetFlags {
 }
 
 export function contextCommand(): Command {
-  const context = new Command('context').description('manage service contexts, configuration shared by services (see gantry login)');
+  const context = new Command('context');
 
   context.addCommand(
     addFleetOutputFlag(

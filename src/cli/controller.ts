@@ -7,8 +7,5 @@ import { controllerInstallCommand } from './controller-install.ts';
 import { controllerRunCommand } from './controller-run.ts';
 
 export function controllerCommand(): Command {
-  return new Command('controller')
-    .description('the GitOps controller for KluctlDeployment resources')
-    .addCommand(controllerInstallCommand())
-    .addCommand(controllerRunCommand());
+  return new Command('controller').addCommand(controllerInstallCommand()).addCommand(controllerRunCommand());
 }

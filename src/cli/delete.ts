@@ -5,7 +5,7 @@ import { addDeletionFlags, deletionOptions, type DeletionFlags } from './prune.t
 import { runResultCommand } from './run-action.ts';
 
 export function deleteCommand(): Command {
-  const command = new Command('delete').description('delete every object of the target (found by its discriminator), Namespaces last');
+  const command = new Command('delete');
   addDeletionFlags(command).action((flags: DeletionFlags) =>
     runResultCommand('delete', flags, async ({ engine, progress }) => {
       const prepared = await prepareFromFlags(flags, engine, progress);

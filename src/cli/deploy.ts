@@ -24,7 +24,7 @@ interface DeployFlags extends TargetFlags, ApplyFlags, ResultFlags {
 }
 
 export function deployCommand(): Command {
-  const command = new Command('deploy').description('render the target and apply it with server-side apply, waiting for readiness');
+  const command = new Command('deploy');
   addApplyFlags(addResultFlags(addTargetFlags(command)))
     .option('--dry-run', 'server-side dry run: show what would change, persist nothing')
     .option('--prune', 'also delete orphan objects (the target owns them, the render no longer produces them)')

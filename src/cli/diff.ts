@@ -14,9 +14,7 @@ import {
 import { runResultCommand } from './run-action.ts';
 
 export function diffCommand(): Command {
-  const command = new Command('diff').description(
-    'show what deploy would change (a server-side dry-run apply), one unified diff per changed object',
-  );
+  const command = new Command('diff');
   addApplyFlags(addResultFlags(addTargetFlags(command))).action((flags: TargetFlags & ApplyFlags & ResultFlags) =>
     runResultCommand('diff', flags, async ({ engine, progress }) => {
       const prepared = await prepareFromFlags(flags, engine, progress);

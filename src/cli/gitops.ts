@@ -60,9 +60,7 @@ const REQUEST_DESCRIPTIONS: Record<RequestKind, string> = {
 };
 
 export function gitopsCommand(): Command {
-  const gitops = new Command('gitops').description(
-    'drive KluctlDeployments through the GitOps controller: request deploy, diff, prune, validate, reconcile; suspend, resume',
-  );
+  const gitops = new Command('gitops');
   for (const kind of ['deploy', 'diff', 'prune', 'validate', 'reconcile'] as const) gitops.addCommand(requestCommand(kind));
   gitops.addCommand(suspendCommand(true));
   gitops.addCommand(suspendCommand(false));

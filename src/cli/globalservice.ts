@@ -16,7 +16,7 @@ interface CreateFlags extends SourceFlags {
 }
 
 export function globalServiceCommand(): Command {
-  const command = new Command('globalservice').description('manage services kept on every cluster a tag selector picks (see gantry login)');
+  const command = new Command('globalservice');
 
   command.addCommand(
     addFleetOutputFlag(

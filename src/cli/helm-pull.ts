@@ -16,9 +16,7 @@ interface HelmPullFlags {
  * {chart, source, version, dir}; the exit code is 1 when anything failed.
  */
 export function helmPullCommand(): Command {
-  const command = new Command('helm-pull').description(
-    "recursively searches for 'helm-chart.yaml' files and pre-pulls their charts into .helm-charts",
-  );
+  const command = new Command('helm-pull');
   addOutputFlag(command.option('--project-dir <dir>', 'folder of the Kluctl project', '.')).action(async (flags: HelmPullFlags) => {
     let result: HelmPullResult;
     try {

@@ -20,9 +20,7 @@ interface HelmUpdateFlags {
  * currentVersion, newestVersion, status: up-to-date|update-available|skipped|updated|not-updatable}.
  */
 export function helmUpdateCommand(): Command {
-  const command = new Command('helm-update').description(
-    "recursively searches for 'helm-chart.yaml' files and checks for new available versions",
-  );
+  const command = new Command('helm-update');
   addOutputFlag(command.option('--project-dir <dir>', 'folder of the Kluctl project', '.'))
     .option('--upgrade', 'write new versions into helm-chart.yaml and perform helm-pull afterwards')
     .option('--commit', 'create a git commit for every updated chart')

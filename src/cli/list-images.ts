@@ -12,7 +12,7 @@ interface ListImagesFlags extends TargetFlags {
 
 /** Prints the images images.get_image resolved, as a fixed-images file (`images:` list), like Kluctl's list-images. */
 export function listImagesCommand(): Command {
-  const command = new Command('list-images').description('render the target and list the images images.get_image resolved');
+  const command = new Command('list-images');
   addTargetFlags(command)
     .option('--simple', 'only image and resultImage per entry')
     .option('--offline-kubernetes', 'render without a cluster')

@@ -3,7 +3,7 @@ import { loadKluctlProject } from '../project/kluctl-project.ts';
 import { addOutputFlag, type OutputFormat } from './options.ts';
 
 export function listTargetsCommand(): Command {
-  const command = new Command('list-targets').description("list the project's targets");
+  const command = new Command('list-targets');
   addOutputFlag(command)
     .option('--project-dir <dir>', 'folder of the Kluctl project', '.')
     .action(async (flags: { projectDir: string; output: OutputFormat }) => {

@@ -19,7 +19,6 @@ interface LoginFlags {
 
 export function loginCommand(): Command {
   return new Command('login')
-    .description('log in to a Gantry server with an API token or a user and password, and save it for the other commands')
     .requiredOption('--server <url>', 'the server, e.g. http://127.0.0.1:8090')
     .option('--token <token>', 'an API token (the admin token is printed at the first start of the server)')
     .option('--username <name>', 'a user (the admin user and its password are printed at the first start)')

@@ -32,13 +32,7 @@ interface OperatorRunFlags {
 }
 
 export function operatorCommand(): Command {
-  return new Command('operator')
-    .description(
-      "the fleet's GitOps front end: GitRepository, Cluster, ServiceDeployment, GlobalService, ServiceContext and notification resources reconciled into the server",
-    )
-    .addCommand(operatorRunCommand())
-    .addCommand(installCrdsCommand())
-    .addCommand(operatorInstallCommand());
+  return new Command('operator').addCommand(operatorRunCommand()).addCommand(installCrdsCommand()).addCommand(operatorInstallCommand());
 }
 
 function operatorRunCommand(): Command {

@@ -17,7 +17,7 @@ interface GateFlags {
 }
 
 export function pipelineCommand(): Command {
-  const pipeline = new Command('pipeline').description('manage release pipelines: stages, edges, gates and promotions (see gantry login)');
+  const pipeline = new Command('pipeline');
 
   pipeline.addCommand(
     addFleetOutputFlag(

@@ -4,7 +4,7 @@ import { addResultFlags, addTargetFlags, prepareFromFlags, requireCluster, type 
 import { runResultCommand } from './run-action.ts';
 
 export function pokeImagesCommand(): Command {
-  const command = new Command('poke-images').description('set only the images images.get_image resolves, in the objects already deployed');
+  const command = new Command('poke-images');
   addResultFlags(addTargetFlags(command))
     .option('--dry-run', 'show the changes, persist nothing')
     .action((flags: TargetFlags & ResultFlags & { dryRun?: boolean }) =>

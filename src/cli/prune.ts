@@ -22,7 +22,7 @@ interface DeletionFlags extends TargetFlags, ResultFlags {
 }
 
 export function pruneCommand(): Command {
-  const command = new Command('prune').description("delete the target's objects that the render no longer produces");
+  const command = new Command('prune');
   addDeletionFlags(command).action((flags: DeletionFlags) =>
     runResultCommand('prune', flags, async ({ engine, progress }) => {
       const prepared = await prepareFromFlags(flags, engine, progress);

@@ -11,7 +11,7 @@ interface RenderFlags extends TargetFlags {
 }
 
 export function renderCommand(): Command {
-  const command = new Command('render').description('render the target and print its objects (multi-document YAML) on stdout');
+  const command = new Command('render');
   addTargetFlags(command)
     .option('--offline-kubernetes', 'render without a cluster (built-in kind scopes, default Kubernetes version for Helm)')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))

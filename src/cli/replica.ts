@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
 
 export function replicaCommand(): Command {
-  const replica = new Command('replica').description('look at the Gantry server replicas (see gantry login)');
+  const replica = new Command('replica');
   replica.addCommand(
     addFleetOutputFlag(new Command('list').description('list live replicas and the repositories each fetches')).action(
       (flags: { output: FleetOutput }) =>

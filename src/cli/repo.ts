@@ -17,7 +17,7 @@ interface AddFlags {
 }
 
 export function repoCommand(): Command {
-  const repo = new Command('repo').description('manage the git repositories services are sourced from (see gantry login)');
+  const repo = new Command('repo');
 
   repo.addCommand(
     addFleetOutputFlag(

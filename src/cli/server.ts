@@ -42,7 +42,6 @@ function defaultDataDir(env: NodeJS.ProcessEnv): string {
 
 export function serverCommand(): Command {
   return new Command('server')
-    .description('run the fleet control plane: the API that clusters, services and agents are managed through')
     .option('--listen <address>', 'host:port of the API', parseAddress, parseAddress('127.0.0.1:8090'))
     .option(
       '--data-dir <dir>',

@@ -31,7 +31,7 @@ interface WaitFlags {
 const DEFAULT_TIMEOUT = '5m';
 
 export function serviceCommand(): Command {
-  const service = new Command('service').description('manage the services clusters run, on the Gantry server (see gantry login)');
+  const service = new Command('service');
 
   service.addCommand(
     withWait(

@@ -29,7 +29,6 @@ interface UpFlags {
 
 export function upCommand(): Command {
   const command = new Command('up')
-    .description('write a fleet repository (bootstrap/, clusters/, services/), push it and bootstrap it onto the management cluster')
     .requiredOption('--dir <dir>', 'the repository (made with git init when it is none)')
     .option('--git-url <url>', 'the remote the server fetches the repository from (default: its origin; added as origin when it has none)')
     .option('--kubeconfig <file>', 'kubeconfig of the management cluster instead of $KUBECONFIG / ~/.kube/config')
@@ -82,7 +81,6 @@ export function upCommand(): Command {
 
 export function downCommand(): Command {
   const command = new Command('down')
-    .description('stop the server, operator and agent `gantry up --runtime local` started')
     .option('--context <name>', 'kubeconfig context `up` ran against (default: the current context)')
     .option('--kubeconfig <file>', 'kubeconfig the context is read from')
     .option('--state-dir <dir>', 'the state folder `up` used');

@@ -10,7 +10,7 @@ import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFl
 const ROLES = ['admin', 'writer', 'approver', 'reader'];
 
 export function userCommand(): Command {
-  const user = new Command('user').description('manage the users who log in to the Gantry server (admins)');
+  const user = new Command('user');
   user.addCommand(
     addFleetOutputFlag(
       new Command('create')
@@ -80,7 +80,7 @@ interface BindingFlags {
 }
 
 export function roleBindingCommand(): Command {
-  const bindings = new Command('rolebinding').description('grant roles to users and groups, within a scope (admins)');
+  const bindings = new Command('rolebinding');
   bindings.addCommand(
     addFleetOutputFlag(
       new Command('set')

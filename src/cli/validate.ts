@@ -5,7 +5,7 @@ import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 
 export function validateCommand(): Command {
-  const command = new Command('validate').description('check that every object of the target exists and is ready');
+  const command = new Command('validate');
   addResultFlags(addTargetFlags(command))
     .option('--wait <duration>', 'keep checking until valid or this much time passed', '0s')
     .action((flags: TargetFlags & ResultFlags & { wait: string }) =>
