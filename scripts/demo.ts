@@ -4,7 +4,8 @@
  * cluster, and a local git repository holding a copy of Kluctl's examples; then creates, through the API, a
  * Kluctl-project service of the microservices demo on each workload cluster (target `test` on dev, `prod` on
  * prod) and a global service of a small raw-YAML service for every cluster tagged `tier: web`, waits until the
- * agents report them all healthy, and prints the clusters and services and how to look further. Idempotent: a second run reuses what runs. `npm run demo:single` is the single-cluster demo.
+ * agents report them all healthy, sets a release pipeline dev → prod behind an approval gate, and prints the clusters,
+ * services, the web UI's address and login, and how to look further. Idempotent: a second run reuses what runs. `npm run demo:single` is the single-cluster demo.
  */
 import { cp, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,7 @@ spec:
 `,
 };
 const TIMEOUT_MS = 10 * 60_000;
+const PIPELINE = 'ms-demo-release';
 
 const report = (line: string) => console.error(`demo: ${line}`);
 const bin = path.join(REPO_ROOT, '.cluster/bin');
@@ -82,6 +84,15 @@ await client
   })
   .catch(ignoreConflict);
 const services = await waitHealthy();
+// A release pipeline over the two ms-demo services: dev's context waits at an approval gate before prod gets dev's
+// commit. PUT is idempotent, and a gate already decided stays decided.
+await client.setPipeline(PIPELINE, {
+  stages: [
+    { name: 'dev', services: [{ cluster: 'dev', name: 'ms-demo' }] },
+    { name: 'prod', services: [{ cluster: 'prod', name: 'ms-demo', criteria: { cluster: 'dev', name: 'ms-demo' } }] },
+  ],
+  edges: [{ from: 'dev', to: 'prod', gates: [{ name: 'approval', type: 'APPROVAL' }] }],
+});
 
 console.log('\nClusters:\n');
 console.log((await run(process.execPath, [path.join(REPO_ROOT, 'bin/gantry.js'), 'cluster', 'list'], { env: login() })).stdout);
@@ -90,13 +101,14 @@ console.log((await run(process.execPath, [path.join(REPO_ROOT, 'bin/gantry.js'),
 console.log(`${services.length} services healthy, deployed by the agents of ${WORKLOAD.map((w) => w.cluster).join(' and ')}.
 
 Open the web UI at ${state.server}/ and log in as admin with password ${await readAdminPassword()}
-(kept in ${fleetLayout().adminPassword}).
+(kept in ${fleetLayout().adminPassword}). The pipeline ${PIPELINE} waits there for your approval to promote dev to prod.
 
 Look around (the API is ${state.server}, its OpenAPI document at ${state.server}/v1/openapi.json):
   export GANTRY_SERVER=${state.server} GANTRY_TOKEN=$(cat ${fleetLayout().adminToken})
   npx gantry service get ms-demo --cluster dev        # components and their health
   npx gantry service revisions ms-demo --cluster prod
   npx gantry globalservice get hello                  # on every cluster tagged tier=web
+  npx gantry pipeline get ${PIPELINE}               # the DAG and its gate; gantry pipeline approve ${PIPELINE} approval
   export KUBECONFIG=${clusterLayout('dev').kubeconfig} PATH=${bin}:$PATH
   kubectl get deployments -n ms-demo-test
   npm run cluster -- status                           # the three clusters; logs of server and agents: ${fleetLayout().logs}
