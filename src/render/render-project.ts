@@ -12,7 +12,7 @@ import type { DeploymentItem } from '../project/deployment-project.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { withCrdScopes, type ScopeResolver } from '../kube/scope.ts';
-import { templateItem } from './template-item.ts';
+import { renderedItemDir, templateItem } from './template-item.ts';
 import { renderHelmChart, type HelmEnvironment } from './helm.ts';
 import { buildKustomization } from './kustomize.ts';
 import { addKluctlMetadata, settleNamespaces } from './postprocess.ts';
@@ -76,11 +76,12 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
     pathItems,
     (item) => limit(() => templateItem(item, renderRoot, { renderer, tools, sopsEnv, signal })),
     signal,
+    renderRoot,
   );
 
   request.onPhase?.('Rendering Helm charts');
   const helm = { ...request.helm, helmHome: path.join(request.workDir, 'helm'), signal };
-  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)), signal);
+  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)), signal, renderRoot);
 
   request.onPhase?.('Building kustomize objects');
   const built = await eachItem(
@@ -93,6 +94,7 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
             return (await buildKustomization(renderedDirs[index] as string, options)).objects;
           }),
     signal,
+    renderRoot,
   );
 
   request.onPhase?.('Postprocessing objects');
@@ -123,16 +125,30 @@ async function eachItem<T>(
   items: readonly DeploymentItem[],
   work: (item: DeploymentItem, index: number) => Promise<T>,
   signal: AbortSignal | undefined,
+  renderRoot?: string,
 ): Promise<T[]> {
   const results = await Promise.allSettled(items.map(work));
   signal?.throwIfAborted();
-  const problems = results.flatMap((result, index) =>
-    result.status === 'rejected'
-      ? problemsOf(result.reason).map((problem) => describeFailure(items[index] as DeploymentItem, problem))
-      : [],
-  );
+  const problems = results.flatMap((result, index) => {
+    if (result.status === 'fulfilled') return [];
+    const item = items[index] as DeploymentItem;
+    const shown = (problem: string) => (renderRoot === undefined ? problem : projectPaths(problem, item, renderRoot));
+    return problemsOf(result.reason).map((problem) => describeFailure(item, shown(problem)));
+  });
   if (problems.length > 0) throw new RenderError(problems);
   return results.map((result) => (result as PromiseFulfilledResult<T>).value);
+}
+
+/**
+ * The problem with the render's temporary copy of the item's folder (YAML parsed after templating, kustomize's own
+ * errors) named as the user knows it: relative to the project, or `<source>/…` for a git include.
+ */
+function projectPaths(problem: string, item: DeploymentItem, renderRoot: string): string {
+  if (item.relDir === undefined) return problem;
+  const shownDir = path.posix.join(item.source.id, item.relDir);
+  return problem
+    .replaceAll(`${renderedItemDir(renderRoot, item)}/`, shownDir === '.' ? '' : `${shownDir}/`)
+    .replaceAll(renderedItemDir(renderRoot, item), shownDir);
 }
 
 /** Prefixes the item's folder unless the problem already names a file of it (or an absolute path). */

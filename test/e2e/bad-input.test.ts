@@ -64,7 +64,21 @@ describe('bad input', { timeout: 300_000 }, () => {
     });
     const { code, result } = await gantryJson(['deploy', '-t', 't', '--project-dir', dir, '--context', context]);
     expect(code).toBe(1);
-    expect(result.errors[0]?.message).toMatch(/bad\.yaml:5: invalid YAML/);
+    // The file as the project has it, not the render's temporary copy.
+    expect(result.errors[0]?.message).toMatch(/^app\/bad\.yaml:5: invalid YAML/);
+  });
+
+  it("names a failing kustomize build by the item's folder in the project", async () => {
+    const dir = await project({
+      '.kluctl.yaml': kluctl('kustomize-error'),
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/kustomization.yaml': 'resources:\n  - configmap.yaml\npatches:\n  - path: missing-patch.yaml\n',
+      'app/configmap.yaml': configMap('good'),
+    });
+    const run = await gantry(['render', '-t', 't', '--project-dir', dir, '--offline-kubernetes']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/kustomize build of app failed: .*missing-patch\.yaml/s);
+    expect(run.stderr).not.toContain('gantry-render-');
   });
 
   it('names the object the API server rejects and still applies the others', async () => {
