@@ -88,6 +88,20 @@ export const KluctlDeploymentSpecSchema = Type.Object({
       { description: 'Gantry/Flux extension: a Flux source whose artifact holds the project (instead of source).' },
     ),
   ),
+  path: Type.Optional(
+    Type.String({
+      description: "Flux Kluctl controller's spelling of sourceRef.path: the folder of the Kluctl project inside the sourceRef's artifact.",
+    }),
+  ),
+  dependsOn: Type.Optional(
+    Type.Array(
+      Type.Object({
+        name: Type.String(),
+        namespace: Type.Optional(Type.String({ description: "The KluctlDeployment's namespace; this one's when unset." })),
+      }),
+      { description: 'Flux Kluctl controller extension: KluctlDeployments that must be Ready before this one reconciles.' },
+    ),
+  ),
   sourceOverrides: Type.Optional(
     Type.Array(Type.Object({ repoKey: Type.String(), url: Type.String(), isGroup: Type.Optional(Type.Boolean()) })),
   ),
@@ -312,6 +326,8 @@ export const REASONS = {
   validateFailed: 'ValidateFailed',
   diffFailed: 'DiffFailed',
   progressing: 'Progressing',
+  /** Flux's reason for a deployment held back by its dependsOn. */
+  dependencyNotReady: 'DependencyNotReady',
 } as const;
 
 export interface KluctlDeployment {

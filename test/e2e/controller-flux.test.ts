@@ -11,6 +11,8 @@
  * whose bytes do not match its digest makes the deployment not Ready, naming both digests, with nothing from it
  * applied, and the next good artifact recovers it; a GitRepository that does not exist, then one without an
  * artifact, give readable not-Ready messages, and once an artifact appears the project at `sourceRef.path` deploys.
+ * The Flux Kluctl controller's own form (top-level `path`, `dependsOn`) reconciles with only its apiVersion changed:
+ * prod waits, not Ready with DependencyNotReady, until test is Ready.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -258,6 +260,63 @@ describe('gantry controller run with Flux GitRepository sources', { timeout: 300
       );
       expect(deployment.status.projectKey).toEqual({ repoKey: `flux:${NS}/late`, subDir: 'deploy' });
       expect(await configMapValue('late-settings')).toBe('arrived');
+    });
+  });
+  describe("the Flux Kluctl controller's spelling: spec.path beside sourceRef, and dependsOn", () => {
+    /** One project with targets test and prod, each its own ConfigMap and discriminator, in the folder `deploy`. */
+    const project = (value: string): Record<string, string> => ({
+      'deploy/.kluctl.yaml': `discriminator: e2e-fluxkluctl-${NS}-{{ target.name }}\ntargets:\n  - name: test\n  - name: prod\n`,
+      'deploy/deployment.yaml': 'deployments:\n  - path: app\n',
+      'deploy/app/configmap.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fk-{{ target.name }}\n  namespace: ${NS}\ndata:\n  value: "${value}"\n`,
+    });
+    /** As the Flux Kluctl controller's docs write it, with only the apiVersion changed. */
+    const fluxKluctlDeployment = (target: string, dependsOn?: string) => ({
+      apiVersion: API,
+      kind: 'KluctlDeployment',
+      metadata: { name: `fk-${target}`, namespace: NS },
+      spec: {
+        interval: '10m',
+        path: 'deploy',
+        sourceRef: { kind: 'GitRepository', name: 'fluxkluctl' },
+        timeout: '2m',
+        target,
+        context: 'default',
+        prune: true,
+        ...(dependsOn ? { dependsOn: [{ name: dependsOn }] } : {}),
+      },
+    });
+
+    it('holds prod until test is Ready, then deploys both from the folder spec.path names', async () => {
+      await applyObject(gitRepository(NS, 'fluxkluctl'));
+      await applyDeployment(fluxKluctlDeployment('prod', 'fk-test'));
+      await applyDeployment(fluxKluctlDeployment('test'));
+      const held = await waitDeployment(
+        'fk-prod',
+        'prod held by its dependency',
+        (current) => readyOf(current)?.reason === 'DependencyNotReady',
+      );
+      expect(readyOf(held)?.message).toContain(`dependencies not ready: ${NS}/fk-test (`);
+      expect(held.status?.lastDeployResult).toBeUndefined();
+
+      const revision = gitRevision();
+      await publishArtifact(server, NS, 'fluxkluctl', { served: await packArtifact(project('released')), revision });
+      const test = await waitDeployment('fk-test', 'test Ready', isReady);
+      const prod = await waitDeployment('fk-prod', 'prod Ready after test', isReady);
+      expect(Date.parse(prod.status.lastDeployResult.commandInfo.startTime)).toBeGreaterThanOrEqual(
+        Date.parse(readyOf(test)!.lastTransitionTime),
+      );
+      expect(prod.status.projectKey).toEqual({ repoKey: `flux:${NS}/fluxkluctl`, subDir: 'deploy' });
+      expect(await configMapValue('fk-test')).toBe('released');
+      expect(await configMapValue('fk-prod')).toBe('released');
+    });
+
+    it('refuses spec.path and sourceRef.path naming different folders, saying so', async () => {
+      const both = fluxKluctlDeployment('test');
+      const conflicting = { ...both, metadata: { name: 'fk-conflict', namespace: NS } };
+      (conflicting.spec as Record<string, unknown>)['sourceRef'] = { kind: 'GitRepository', name: 'fluxkluctl', path: 'elsewhere' };
+      await applyDeployment(conflicting);
+      const refused = await waitDeployment('fk-conflict', 'conflict refused', (current) => readyOf(current)?.status === 'False');
+      expect(readyOf(refused)?.message).toContain('spec.path (deploy) and spec.sourceRef.path (elsewhere) name different folders');
     });
   });
 });

@@ -238,7 +238,9 @@ export async function getDeployment(namespace: string, name: string): Promise<Re
 }
 
 /** Its Ready condition, or undefined. */
-export function readyOf(deployment: Record<string, any>): { status: string; reason: string; message: string } | undefined {
+export function readyOf(
+  deployment: Record<string, any>,
+): { status: string; reason: string; message: string; lastTransitionTime: string } | undefined {
   return (deployment.status?.conditions ?? []).find((condition: { type: string }) => condition.type === 'Ready');
 }
 

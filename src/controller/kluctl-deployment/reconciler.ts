@@ -20,7 +20,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Value } from 'typebox/value';
 import {
   FINALIZER,
+  GROUP,
   KIND,
+  VERSION,
   KluctlDeploymentSpecSchema,
   REASONS,
   type KluctlDeployment,
@@ -171,6 +173,9 @@ interface Prepared {
 
 type Command = 'deploy' | 'poke-images' | 'diff' | 'prune' | 'validate';
 
+/** How soon a deployment held back by its dependsOn looks again (Flux's kustomize-controller waits 30 s). */
+const DEPENDENCY_RETRY_MS = 5_000;
+
 class Reconciliation {
   private readonly deployment: KluctlDeployment;
   private readonly deps: ReconcilerDeps;
@@ -183,6 +188,8 @@ class Reconciliation {
   private failed = false;
   /** The first failure's message. */
   private failure: string | undefined;
+  /** The dependencies (dependsOn) not Ready yet, which hold this reconcile back. */
+  private heldBy: string[] = [];
 
   private readonly reconcileId: string;
 
@@ -217,7 +224,8 @@ class Reconciliation {
         await this.serveRequest(request);
         requeueNow = true;
       } else if (!spec.suspend || request) {
-        await this.reconcileFully(request);
+        this.heldBy = await this.dependenciesNotReady(spec);
+        if (this.heldBy.length === 0) await this.reconcileFully(request);
       } else {
         this.status.observedGeneration = this.generation();
       }
@@ -241,6 +249,7 @@ class Reconciliation {
     const written = await this.patchStatus();
     if (!written) return { requeueAfterMs: retryIntervalMs(this.deployment.spec), error: new Error('the status could not be written') };
     if (requeueNow) return { requeueAfterMs: 0 };
+    if (this.heldBy.length > 0) return { requeueAfterMs: DEPENDENCY_RETRY_MS };
     if (this.failed) return { requeueAfterMs: retryIntervalMs(this.deployment.spec), error: new Error(this.failure ?? 'reconcile failed') };
     return { requeueAfterMs: nextReconcileIn({ ...this.deployment, status: this.status }, Date.now()) };
   }
@@ -312,6 +321,24 @@ class Reconciliation {
         this.setRequestResult(request, requestResult);
       }
     }
+  }
+
+  /**
+   * The KluctlDeployments of `spec.dependsOn` that are not Ready at their current generation (Flux's rule for
+   * dependencies), each as `namespace/name (why)`.
+   */
+  private async dependenciesNotReady(spec: KluctlDeploymentSpec): Promise<string[]> {
+    const held: string[] = [];
+    for (const dependency of spec.dependsOn ?? []) {
+      const namespace = dependency.namespace ?? this.deployment.metadata.namespace;
+      const found = (await this.deps.cluster.get({ group: GROUP, version: VERSION, kind: KIND, namespace, name: dependency.name })) as
+        KluctlDeployment | undefined;
+      const ready = found?.status?.conditions?.find((condition) => condition.type === 'Ready');
+      const current = found !== undefined && found.status?.observedGeneration === found.metadata.generation;
+      if (ready?.status === 'True' && current) continue;
+      held.push(`${namespace}/${dependency.name} (${found ? (ready?.message ?? 'no Ready condition yet') : 'not found'})`);
+    }
+    return held;
   }
 
   /** Kluctl's needDeploy, with the manual approval gate. */
@@ -496,6 +523,10 @@ class Reconciliation {
   /** Ready, from the last deploy and validation (Kluctl's buildFinalStatus). */
   private readyCondition() {
     const generation = this.generation();
+    if (this.heldBy.length > 0) {
+      const message = `dependencies not ready: ${this.heldBy.join(', ')}`;
+      return { type: 'Ready', status: 'False' as const, reason: REASONS.dependencyNotReady, message, observedGeneration: generation };
+    }
     if (this.status.lastPrepareError) {
       return {
         type: 'Ready',

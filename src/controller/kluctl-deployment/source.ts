@@ -43,6 +43,17 @@ export function gitUrlOf(deployment: Pick<KluctlDeployment, 'spec'>): string | u
 }
 
 /**
+ * The project's folder in a sourceRef's artifact: `sourceRef.path` (Gantry's spelling) or `path` (the Flux Kluctl
+ * controller's). @throws Error when both are set and differ.
+ */
+function sourceRefPath(spec: KluctlDeployment['spec']): string | undefined {
+  const ours = spec.sourceRef?.path;
+  if (ours !== undefined && spec.path !== undefined && ours !== spec.path)
+    throw new Error(`spec.path (${spec.path}) and spec.sourceRef.path (${ours}) name different folders: set one of them`);
+  return ours ?? spec.path;
+}
+
+/**
  * Fetches the project's files.
  * @throws Error naming the repository (or GitRepository) that cannot be fetched, the ref that does not exist, the
  *   credentials Secret that is missing, or the path that is not in the source.
@@ -52,14 +63,16 @@ export async function resolveSource(deployment: KluctlDeployment, deps: SourceDe
   if (spec.sourceRef) {
     if (spec.sourceRef.kind !== 'GitRepository')
       throw new Error(`sourceRef kind ${spec.sourceRef.kind} is not supported (only GitRepository)`);
+    const subDir = sourceRefPath(spec);
     const namespace = spec.sourceRef.namespace ?? metadata.namespace;
     const artifact = await fetchFluxArtifact(deps.cluster, namespace, spec.sourceRef.name, deps.artifactsDir, deps.signal);
     return {
-      projectDir: await projectFolder(artifact.dir, spec.sourceRef.path),
+      projectDir: await projectFolder(artifact.dir, subDir),
       revision: artifact.revision,
-      projectKey: { repoKey: `flux:${namespace}/${spec.sourceRef.name}`, subDir: spec.sourceRef.path ?? '' },
+      projectKey: { repoKey: `flux:${namespace}/${spec.sourceRef.name}`, subDir: subDir ?? '' },
     };
   }
+  if (spec.path !== undefined) throw new Error('spec.path goes with spec.sourceRef; with spec.source, the folder is spec.source.git.path');
   if (spec.source?.oci) throw new Error('OCI sources are not supported by this version of Gantry');
   if (spec.source?.secretRef || spec.source?.credentials)
     throw new Error(
