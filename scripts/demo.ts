@@ -4,7 +4,8 @@
  * cluster, and a local git repository holding a copy of Kluctl's examples; then creates, through the API, a
  * Kluctl-project service of the microservices demo on each workload cluster (target `test` on dev, `prod` on
  * prod) and a global service of a small raw-YAML service for every cluster tagged `tier: web`, waits until the
- * agents report them all healthy, sets a release pipeline dev → prod behind an approval gate, and prints the clusters,
+ * agents report them all healthy, sets a release pipeline dev → prod behind an approval gate, starts the
+ * KluctlDeployment controller on dev with Kluctl's `simple` example, and prints the clusters,
  * services, the web UI's address and login, and how to look further. Idempotent: a second run reuses what runs. `npm run demo:single` is the single-cluster demo.
  */
 import { cp, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -16,7 +17,7 @@ import { sleep } from '../src/sleep.ts';
 import { clusterUp } from './cluster/cluster.ts';
 import { clusterLayout } from './cluster/layout.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';
-import { agentUp, fleetLayout, readAdminPassword, serverUp } from './fleet/fleet.ts';
+import { agentUp, controllerUp, fleetLayout, readAdminPassword, serverUp } from './fleet/fleet.ts';
 
 const WORKLOAD = [
   { cluster: 'dev', target: 'test', tags: { tier: 'web', env: 'dev' } },
@@ -84,6 +85,8 @@ await client
   })
   .catch(ignoreConflict);
 const services = await waitHealthy();
+await controllerUp('dev', report);
+await kubectlOn('dev', ['apply', '--server-side', '--field-manager=gantry-demo', '-f', '-'], JSON.stringify(simpleDeployment(repository)));
 // A release pipeline over the two ms-demo services: dev's context waits at an approval gate before prod gets dev's
 // commit. PUT is idempotent, and a gate already decided stays decided.
 await client.setPipeline(PIPELINE, {
@@ -101,7 +104,8 @@ console.log((await run(process.execPath, [path.join(REPO_ROOT, 'bin/gantry.js'),
 console.log(`${services.length} services healthy, deployed by the agents of ${WORKLOAD.map((w) => w.cluster).join(' and ')}.
 
 Open the web UI at ${state.server}/ and log in as admin with password ${await readAdminPassword()}
-(kept in ${fleetLayout().adminPassword}). The pipeline ${PIPELINE} waits there for your approval to promote dev to prod.
+(kept in ${fleetLayout().adminPassword}). The pipeline ${PIPELINE} waits there for your approval to promote dev to prod,
+and the KluctlDeployment default/simple on dev, reconciled by a \`gantry controller run\`, shows its results.
 
 Look around (the API is ${state.server}, its OpenAPI document at ${state.server}/v1/openapi.json):
   export GANTRY_SERVER=${state.server} GANTRY_TOKEN=$(cat ${fleetLayout().adminToken})
@@ -113,6 +117,20 @@ Look around (the API is ${state.server}, its OpenAPI document at ${state.server}
   kubectl get deployments -n ms-demo-test
   npm run cluster -- status                           # the three clusters; logs of server and agents: ${fleetLayout().logs}
   npm run fleet -- down && npm run cluster -- down --all   # stop everything`);
+
+/** Kluctl's `simple` example as a KluctlDeployment of the demo's repository, for the controller on dev. */
+function simpleDeployment(url: string): object {
+  return {
+    apiVersion: 'gitops.gantry.dev/v1beta1',
+    kind: 'KluctlDeployment',
+    metadata: { name: 'simple', namespace: 'default' },
+    spec: { interval: '5m', source: { git: { url, path: 'simple' } }, target: 'simple', context: 'default', prune: true },
+  };
+}
+
+function kubectlOn(cluster: string, args: string[], input: string) {
+  return run(path.join(bin, 'kubectl'), args, { env: { KUBECONFIG: clusterLayout(cluster).kubeconfig }, input });
+}
 
 function login(): Record<string, string> {
   return { GANTRY_SERVER: state.server, GANTRY_TOKEN: adminToken };

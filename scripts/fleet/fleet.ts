@@ -13,6 +13,7 @@ import { clusterLayout } from '../cluster/layout.ts';
 import { freePorts } from '../../src/ports.ts';
 import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../../src/processes.ts';
 import { waitUntil } from '../cluster/readiness.ts';
+import { run } from '../../src/exec.ts';
 import { REPO_ROOT } from '../examples.ts';
 
 export interface FleetLayout {
@@ -117,6 +118,40 @@ export async function agentUp(cluster: string, server: string, report: (line: st
     layout.agentData(cluster),
     '--poll-interval',
     '30s',
+  ];
+  state.processes[name] = startComponent(name, NODE, args, layout.logs);
+  await writeFleetState(layout, state);
+}
+
+/**
+ * Starts `gantry controller run` on the workload cluster unless it runs (a host process, as the agents are), after
+ * applying the KluctlDeployment and Alert CRDs it needs there, so the UI has KluctlDeployments to show.
+ */
+export async function controllerUp(cluster: string, report: (line: string) => void): Promise<void> {
+  const layout = fleetLayout();
+  const state = await readFleetState(layout);
+  if (!state) throw new Error('start the server first (serverUp)');
+  const name = `controller-${cluster}`;
+  const existing = state.processes[name];
+  if (existing && isRunning(existing)) return;
+  const kubeconfig = clusterLayout(cluster).kubeconfig;
+  await run(path.join(clusterLayout().bin, 'kubectl'), ['apply', '--server-side', '-k', path.join(REPO_ROOT, 'install/crds')], {
+    env: { KUBECONFIG: kubeconfig },
+  });
+  report(`starting the KluctlDeployment controller of cluster ${cluster}`);
+  const { health, metrics } = await freePorts(['health', 'metrics']);
+  const args = [
+    GANTRY,
+    'controller',
+    'run',
+    '--kubeconfig',
+    kubeconfig,
+    '--health-probe-bind-address',
+    `127.0.0.1:${health}`,
+    '--metrics-bind-address',
+    `127.0.0.1:${metrics}`,
+    '--cache-dir',
+    path.join(layout.root, 'controllers', cluster),
   ];
   state.processes[name] = startComponent(name, NODE, args, layout.logs);
   await writeFleetState(layout, state);
