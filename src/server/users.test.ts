@@ -11,6 +11,7 @@ import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../tes
 import { apiCall, testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { capturedLogger } from '../controller/test-support.ts';
+import { LOGIN_FAILURE_WINDOW_MS, verifyUserPassword } from '../store/users.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
 
 const CONFIGMAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  value: one\n';
@@ -136,6 +137,25 @@ describe.each(DATABASE_KINDS)('users and rights on %s', (kind) => {
     const rows = await server.store.db.selectFrom('users').select(['name', 'password_hash']).execute();
     for (const row of rows) expect(row.password_hash).toMatch(/^\$argon2id\$/);
     expect(JSON.stringify(rows)).not.toContain('dana-password');
+  });
+
+  test('five wrong passwords lock the user for five minutes (429, Retry-After), even for the right one; then it works', async () => {
+    await apiCall(server, 'POST', '/v1/users', admin, { name: 'locky', password: 'locky-password' });
+    for (let attempt = 0; attempt < 5; attempt++)
+      expect((await browserCall('POST', '/v1/login', undefined, { username: 'locky', password: 'guess-guess' })).status).toBe(401);
+    const locked = await fetch(`${server.url}/v1/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'locky', password: 'locky-password' }),
+    });
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(290);
+    expect(((await locked.json()) as { message: string }).message).toMatch(/^too many wrong passwords for locky: try again after /);
+    const later = new Date(Date.now() + LOGIN_FAILURE_WINDOW_MS + 1_000);
+    expect(await verifyUserPassword(server.store.db, 'locky', 'locky-password', later)).toMatchObject({ name: 'locky' });
+    // The right password reset the count: one more wrong one locks nothing.
+    expect((await browserCall('POST', '/v1/login', undefined, { username: 'locky', password: 'guess-guess' })).status).toBe(401);
+    expect((await browserCall('POST', '/v1/login', undefined, { username: 'locky', password: 'locky-password' })).status).toBe(200);
   });
 
   test('a writer bound by cluster tag rolls back on dev and is refused on prod; the reader sees but never writes', async () => {

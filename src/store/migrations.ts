@@ -287,6 +287,15 @@ async function agentTunnels(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+/** Failed logins per user, for the lockout after repeated wrong passwords. */
+async function loginFailures(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .alterTable('users')
+    .addColumn('failed_logins', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.alterTable('users').addColumn('first_failed_at', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -298,4 +307,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-pipelines': { up: pipelines },
   '0008-users': { up: users },
   '0009-agent-tunnels': { up: agentTunnels },
+  '0010-login-failures': { up: loginFailures },
 };

@@ -4,6 +4,8 @@
  * ids are random UUIDs made by the server. Names follow Plural's model where it has one (cluster handle, deploy
  * token, service revision, component, global service, service context).
  */
+import type { Generated } from 'kysely';
+
 export interface ClusterTable {
   id: string;
   /** Unique, human-chosen; the CLI and API address clusters by it. */
@@ -148,6 +150,9 @@ export interface UserTable {
   password_hash: string;
   groups: string;
   created_at: string;
+  /** Wrong passwords since `first_failed_at`; reset by a right one or when the window passed. */
+  failed_logins: Generated<number>;
+  first_failed_at: string | null;
 }
 
 /** A role granted to users and groups (`subjects`, JSON) within a `scope` (JSON; see rights.ts). */

@@ -82,14 +82,51 @@ export async function deleteUser(db: Kysely<Database>, name: string): Promise<vo
   });
 }
 
+/** Wrong passwords that lock a user's logins, and the window they count in: Argo CD's defaults (5 in 300 s). */
+export const LOGIN_FAILURE_LIMIT = 5;
+export const LOGIN_FAILURE_WINDOW_MS = 300_000;
+
+/** Logins are refused for this user until `retryAt`, after too many wrong passwords. */
+export class LoginLockedError extends Error {
+  readonly retryAt: Date;
+
+  constructor(name: string, retryAt: Date) {
+    super(`too many wrong passwords for ${name}: try again after ${retryAt.toISOString()}`);
+    this.name = 'LoginLockedError';
+    this.retryAt = retryAt;
+  }
+}
+
 /**
  * The user when `password` is theirs, else undefined (an unknown name costs a hash as well, so timing does not tell
- * which names exist).
+ * which names exist). LOGIN_FAILURE_LIMIT wrong passwords within LOGIN_FAILURE_WINDOW_MS lock the user's logins
+ * until the window has passed since the first of them; a right password resets the count.
+ * @throws LoginLockedError while locked, without looking at the password.
  */
-export async function verifyUserPassword(db: Kysely<Database>, name: string, password: string): Promise<User | undefined> {
+export async function verifyUserPassword(
+  db: Kysely<Database>,
+  name: string,
+  password: string,
+  now = new Date(),
+): Promise<User | undefined> {
   const row = await db.selectFrom('users').selectAll().where('name', '=', name).executeTakeFirst();
+  const windowStart = row?.first_failed_at ? Date.parse(row.first_failed_at) : undefined;
+  const inWindow = windowStart !== undefined && now.getTime() - windowStart < LOGIN_FAILURE_WINDOW_MS;
+  if (row && inWindow && row.failed_logins >= LOGIN_FAILURE_LIMIT)
+    throw new LoginLockedError(name, new Date(windowStart! + LOGIN_FAILURE_WINDOW_MS));
   const matches = await verify(row?.password_hash ?? (await unknownUserHash()), password).catch(() => false);
-  return row && matches ? toUser(row) : undefined;
+  if (!row) return undefined;
+  if (matches) {
+    if (row.failed_logins > 0)
+      await db.updateTable('users').set({ failed_logins: 0, first_failed_at: null }).where('id', '=', row.id).execute();
+    return toUser(row);
+  }
+  await db
+    .updateTable('users')
+    .set(inWindow ? { failed_logins: row.failed_logins + 1 } : { failed_logins: 1, first_failed_at: now.toISOString() })
+    .where('id', '=', row.id)
+    .execute();
+  return undefined;
 }
 
 /** The name of the user made at first start. */

@@ -14,7 +14,7 @@ import { deleteRoleBinding, getRoleBinding, grantsOf, listRoleBindings, putRoleB
 import type { Database } from '../../store/schema.ts';
 import { getServiceById } from '../../store/services.ts';
 import { createSession, endSession } from '../../store/sessions.ts';
-import { createUser, deleteUser, getUser, listUsers, updateUser, verifyUserPassword } from '../../store/users.ts';
+import { createUser, deleteUser, getUser, listUsers, LoginLockedError, updateUser, verifyUserPassword } from '../../store/users.ts';
 import { mayDo, requestUser, requireUser, SESSION_COOKIE, userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { Target } from '../../rights.ts';
@@ -25,6 +25,7 @@ import {
   AuditQuery,
   CreatedTokenSchema,
   ErrorResponses,
+  ErrorSchema,
   IdentitySchema,
   LoginSchema,
   NameParams,
@@ -49,9 +50,13 @@ export function userRoutes(app: FastifyInstance, deps: { db: Kysely<Database> })
 
   api.post(
     '/v1/login',
-    { schema: { tags, security: [], body: LoginSchema, response: { 200: IdentitySchema, ...errors } } },
+    { schema: { tags, security: [], body: LoginSchema, response: { 200: IdentitySchema, ...errors, 429: ErrorSchema } } },
     async (request, reply) => {
-      const user = await verifyUserPassword(db, request.body.username, request.body.password);
+      const user = await verifyUserPassword(db, request.body.username, request.body.password).catch((error: unknown) => {
+        if (!(error instanceof LoginLockedError)) throw error;
+        void reply.header('retry-after', String(Math.max(1, Math.ceil((error.retryAt.getTime() - Date.now()) / 1000))));
+        throw new HttpError(429, error.message);
+      });
       if (!user) throw new HttpError(401, 'wrong username or password');
       const session = await createSession(db, user.id, SESSION_LIFETIME_MS);
       void reply.setCookie(SESSION_COOKIE, session, {
