@@ -13,6 +13,8 @@ import type { CommandResult } from './result.ts';
 
 export const DEFAULT_RESULTS_NAMESPACE = 'gantry-results';
 const LABEL_PREFIX = 'gantry.dev/result';
+/** The command's start time (ISO 8601, milliseconds), which orders results. */
+const START_TIME_ANNOTATION = 'gantry.dev/result-start-time';
 
 /** A kept result: which project, which command on which target, and the result itself. */
 export interface StoredResult {
@@ -48,7 +50,12 @@ export async function writeCommandResult(cluster: Cluster, stored: StoredResult,
     apiVersion: 'v1',
     kind: 'Secret',
     type: 'Opaque',
-    metadata: { name, namespace: options.namespace, labels: { ...labels, [`${LABEL_PREFIX}-command`]: stored.commandInfo.command } },
+    metadata: {
+      name,
+      namespace: options.namespace,
+      labels: { ...labels, [`${LABEL_PREFIX}-command`]: stored.commandInfo.command },
+      annotations: { [START_TIME_ANNOTATION]: stored.commandInfo.startTime },
+    },
     data: { 'result.json.gz': gzipSync(JSON.stringify(stored)).toString('base64') },
   };
   await cluster.apply(secret, { fieldManager: options.fieldManager });
@@ -97,15 +104,20 @@ async function pruneOldResults(cluster: Cluster, labels: Record<string, string>,
   }
 }
 
-/** Newest first: by creation time, then by name (which starts with the start time). */
+/**
+ * Newest first: by the command's start time (milliseconds; a CLI runs several commands within one second, the
+ * resolution of creationTimestamp), then by creation time for results written before the annotation existed.
+ */
 async function listResults(cluster: Cluster, labels: Record<string, string>, namespace: string): Promise<KubeObject[]> {
   const resource = await cluster.resourceFor({ group: '', version: 'v1', kind: 'Secret' });
   const selector = Object.entries(labels)
     .map(([key, value]) => `${key}=${value}`)
     .join(',');
   const secrets = await cluster.list(resource, selector, namespace);
+  const started = (secret: KubeObject) => secret.metadata.annotations?.[START_TIME_ANNOTATION] ?? '';
   return secrets.sort(
     (a, b) =>
+      started(b).localeCompare(started(a)) ||
       (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') ||
       (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''),
   );
