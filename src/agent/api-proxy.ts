@@ -1,12 +1,16 @@
 /**
- * The agent's end of the auth proxy: each tunnel stream the server opens (tunnel/mux.ts) becomes one request to
- * this cluster's Kubernetes API server, sent with the agent's credentials but impersonating the user and groups the
- * server named (Impersonate-User / Impersonate-Group, as Plural's agent does), so the cluster's RBAC decides what
- * the user may do there. Whatever credentials or impersonation headers the request carried are dropped first. The
- * response streams back until it ends or the user goes away (a watch, `kubectl logs -f`).
+ * Forwarding requests to a cluster's Kubernetes API server with a kubeconfig's credentials, as the auth proxy and
+ * `gantry webui` need it: whatever credentials or impersonation headers the request carried are dropped first, the
+ * kubeconfig's are added, and the response streams back until it ends or the caller goes away (a watch,
+ * `kubectl logs -f`).
+ *  - The agent's end of the auth proxy (apiProxy): each tunnel stream the server opens (tunnel/mux.ts) becomes one
+ *    request sent with the agent's credentials but impersonating the user and groups the server named
+ *    (Impersonate-User / Impersonate-Group, as Plural's agent does), so the cluster's RBAC decides what the user
+ *    may do there.
+ *  - `gantry webui` (webui/server.ts) forwards the browser's requests as the kubeconfig's own user.
  */
 import type { RequestOptions } from 'node:https';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
@@ -16,18 +20,46 @@ import type { TunnelRequest, TunnelStream } from '../tunnel/mux.ts';
 /** Request headers never forwarded: the caller's credentials, impersonation, and hop-by-hop headers. */
 const DROPPED_REQUEST_HEADERS =
   /^(authorization|cookie|impersonate-.*|host|connection|keep-alive|transfer-encoding|upgrade|proxy-.*|te|trailer|content-length)$/i;
-/** Response headers the server's own HTTP layer sets. */
+/** Response headers the caller's own HTTP layer sets. */
 const DROPPED_RESPONSE_HEADERS = /^(connection|keep-alive|transfer-encoding|content-length)$/i;
 const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export interface ApiProxy {
-  /** Forwards one tunnel stream; never throws (failures become a 502 or a reset stream). */
-  forward(stream: TunnelStream, request: TunnelRequest): void;
+/** One request for the API server. */
+export interface ApiCall {
+  method: string;
+  /** Path and query below the API server's root, e.g. `/api/v1/pods?watch=true`. */
+  path: string;
+  /** The caller's headers; those DROPPED_REQUEST_HEADERS names are left out. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The request body, read unless the method has none. */
+  body: Readable;
+  /** Who the request acts as; the kubeconfig's own user when unset. */
+  impersonate?: { user: string; groups: string[] };
+}
+
+/** Where the answer goes: its status and headers first, then its body. */
+export interface ApiAnswer {
+  respond(status: number, headers: Record<string, string | string[]>): void;
+  body: Writable;
+}
+
+export interface ApiServerForwarder {
+  /** The API server's URL. */
+  server: string;
+  /**
+   * Sends `call` and streams the answer into `answer` until it ends or `signal` fires (the caller went away). Never
+   * throws: a failure before the answer began is answered as a 502 Kubernetes Status, one after it destroys the
+   * answer's body.
+   */
+  forward(call: ApiCall, answer: ApiAnswer, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
-/** A proxy to the API server `kubeConfig`'s current context names, with its own connection pool. */
-export async function apiProxy(kubeConfig: KubeConfig, log: Logger): Promise<ApiProxy> {
+/**
+ * Forwards to the API server `kubeConfig`'s current context names, with its own connection pool; `who` names the
+ * forwarder in the Status of a failure (`the agent`).
+ */
+export async function apiServerForwarder(kubeConfig: KubeConfig, log: Logger, who: string): Promise<ApiServerForwarder> {
   const server = kubeConfig.getCurrentCluster()?.server;
   if (!server) throw new Error('the kubeconfig has no current cluster');
   const options: RequestOptions = {};
@@ -39,42 +71,61 @@ export async function apiProxy(kubeConfig: KubeConfig, log: Logger): Promise<Api
   });
   const base = server.replace(/\/$/, '');
 
-  const forward = async (stream: TunnelStream, tunnelled: TunnelRequest) => {
-    const abort = new AbortController();
-    stream.once('close', () => abort.abort(new Error('the user went away')));
+  const forward = async (call: ApiCall, answer: ApiAnswer, signal: AbortSignal) => {
     let responded = false;
     try {
-      const response = await request(`${base}${tunnelled.path}`, {
-        method: tunnelled.method as 'GET',
-        headers: { ...forwardedHeaders(tunnelled), ...(await credentials(kubeConfig)) },
-        // A copy of the body: undici destroys a request body it is done with, and the tunnel stream carries the
+      const response = await request(`${base}${call.path}`, {
+        method: call.method as 'GET',
+        headers: { ...forwardedHeaders(call), ...(await credentials(kubeConfig)) },
+        // A copy of the body: undici destroys a request body it is done with, and a tunnel stream carries the
         // response too.
-        body: BODYLESS.has(tunnelled.method) ? null : stream.pipe(new PassThrough()),
+        body: BODYLESS.has(call.method) ? null : call.body.pipe(new PassThrough()),
         dispatcher,
-        signal: abort.signal,
+        signal,
       });
-      stream.respond({ status: response.statusCode, headers: keptHeaders(response.headers) });
+      answer.respond(response.statusCode, keptHeaders(response.headers));
       responded = true;
-      await pipeline(response.body, stream);
+      await pipeline(response.body, answer.body);
     } catch (error) {
-      if (abort.signal.aborted) return;
+      if (signal.aborted) return;
       if (responded) {
-        stream.destroy(error instanceof Error ? error : new Error(String(error)));
+        answer.body.destroy(error instanceof Error ? error : new Error(String(error)));
         return;
       }
-      log.warn({ path: tunnelled.path, error: error instanceof Error ? error.message : String(error) }, 'proxied request failed');
-      stream.respond({ status: 502, headers: { 'content-type': 'application/json' } });
-      stream.end(JSON.stringify(apiServerUnreachable(error)));
+      log.warn({ path: call.path, error: error instanceof Error ? error.message : String(error) }, 'proxied request failed');
+      answer.respond(502, { 'content-type': 'application/json' });
+      answer.body.end(JSON.stringify(apiServerUnreachable(who, error)));
     }
   };
 
+  return { server: base, forward, close: () => dispatcher.close() };
+}
+
+export interface ApiProxy {
+  /** Forwards one tunnel stream; never throws (failures become a 502 or a reset stream). */
+  forward(stream: TunnelStream, request: TunnelRequest): void;
+  close(): Promise<void>;
+}
+
+/** The agent's end of the auth proxy: tunnel streams forwarded impersonating the user the server named. */
+export async function apiProxy(kubeConfig: KubeConfig, log: Logger): Promise<ApiProxy> {
+  const forwarder = await apiServerForwarder(kubeConfig, log, 'the agent');
   return {
-    forward: (stream, tunnelled) => void forward(stream, tunnelled),
-    close: () => dispatcher.close(),
+    forward: (stream, tunnelled) => {
+      const abort = new AbortController();
+      stream.once('close', () => abort.abort(new Error('the user went away')));
+      const { method, path, headers, user, groups } = tunnelled;
+      void forwarder.forward(
+        { method, path, headers, body: stream, impersonate: { user, groups } },
+        { respond: (status, responseHeaders) => stream.respond({ status, headers: responseHeaders }), body: stream },
+        abort.signal,
+      );
+    },
+    close: () => forwarder.close(),
   };
 }
 
-/** The agent's own Authorization header, read per request: a service account's token file is rotated. */
+/** The kubeconfig's Authorization header, read per request: a service account's token file is rotated. */
 async function credentials(kubeConfig: KubeConfig): Promise<Record<string, string>> {
   const options: RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(options);
@@ -82,11 +133,14 @@ async function credentials(kubeConfig: KubeConfig): Promise<Record<string, strin
 }
 
 /** The caller's headers minus what must not pass, plus who to impersonate. */
-function forwardedHeaders(tunnelled: TunnelRequest): Record<string, string | string[]> {
+function forwardedHeaders(call: ApiCall): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(tunnelled.headers)) if (!DROPPED_REQUEST_HEADERS.test(name)) headers[name] = value;
-  headers['impersonate-user'] = tunnelled.user;
-  if (tunnelled.groups.length > 0) headers['impersonate-group'] = tunnelled.groups;
+  for (const [name, value] of Object.entries(call.headers))
+    if (value !== undefined && !DROPPED_REQUEST_HEADERS.test(name)) headers[name] = value;
+  if (call.impersonate) {
+    headers['impersonate-user'] = call.impersonate.user;
+    if (call.impersonate.groups.length > 0) headers['impersonate-group'] = call.impersonate.groups;
+  }
   return headers;
 }
 
@@ -97,7 +151,7 @@ function keptHeaders(headers: Record<string, string | string[] | undefined>): Re
 }
 
 /** A Kubernetes Status, so kubectl prints the reason as it prints the API server's own errors. */
-function apiServerUnreachable(error: unknown): object {
-  const message = `the agent could not reach its Kubernetes API server: ${error instanceof Error ? error.message : String(error)}`;
+function apiServerUnreachable(who: string, error: unknown): object {
+  const message = `${who} could not reach its Kubernetes API server: ${error instanceof Error ? error.message : String(error)}`;
   return { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason: 'ServiceUnavailable', code: 502 };
 }

@@ -80,6 +80,11 @@ const CATALOGUE: CatalogueEntry[] = [
     load: async () => (await import('./controller.ts')).controllerCommand(),
   },
   {
+    name: 'webui',
+    description: "serve the web UI's KluctlDeployments and live objects for one kubeconfig context, without a server (no login)",
+    load: async () => (await import('./webui.ts')).webuiCommand(),
+  },
+  {
     name: 'server',
     description: 'run the fleet control plane: the API that clusters, services and agents are managed through',
     load: async () => (await import('./server.ts')).serverCommand(),

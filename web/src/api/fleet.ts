@@ -26,17 +26,27 @@ export async function reviewAccess(checks: readonly AccessCheck[]): Promise<bool
   return (await call<{ allowed: boolean[] }>('POST', '/v1/access-review', { checks })).allowed;
 }
 
-/** A GET of the cluster's Kubernetes API through the auth proxy, as the logged-in user. */
-export function clusterGet<T>(cluster: string, path: string): Promise<T> {
-  return call('GET', `/v1/clusters/${encodeURIComponent(cluster)}/proxy${path}`);
+/** Where the cluster's Kubernetes API `path` is reached through the auth proxy. */
+export function clusterUrl(cluster: string, path: string): string {
+  return `/v1/clusters/${encodeURIComponent(cluster)}/proxy${path}`;
+}
+
+/** A GET of the cluster's Kubernetes API through the auth proxy, as the logged-in user; `accept` picks a form. */
+export function clusterGet<T>(cluster: string, path: string, accept?: string): Promise<T> {
+  return call('GET', clusterUrl(cluster, path), undefined, accept ? { accept } : {});
+}
+
+/** A JSON merge patch (RFC 7386) of an object through the auth proxy, as `kubectl patch --type merge` sends it. */
+export function clusterMergePatch<T>(cluster: string, path: string, patch: unknown): Promise<T> {
+  return call('PATCH', clusterUrl(cluster, path), patch, { 'content-type': 'application/merge-patch+json' });
 }
 
 /** @throws ApiError with the server's message (the proxy's Kubernetes Status has one too). */
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   const response = await fetch(path, {
     method,
     credentials: 'same-origin',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (response.status === 204) return undefined as T;

@@ -7,9 +7,10 @@ import { fleet, reviewAccess } from './fleet.ts';
 import { usePollingFallback } from './live-updates.tsx';
 import type { AccessCheck } from './types.ts';
 
-export function useClusters() {
+/** `enabled` false where there is no fleet (gantry webui). */
+export function useClusters(enabled = true) {
   const refetchInterval = usePollingFallback();
-  return useQuery({ queryKey: ['clusters'], queryFn: () => fleet.listClusters(), refetchInterval });
+  return useQuery({ queryKey: ['clusters'], queryFn: () => fleet.listClusters(), refetchInterval, enabled });
 }
 
 export function useServices() {

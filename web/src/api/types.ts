@@ -20,3 +20,4 @@ export type Gate = Edge['gates'][number];
 export type Promotion = ApiPromotion;
 export type Identity = ApiIdentity;
 export type AccessCheck = Static<typeof AccessReviewSchema>['checks'][number];
+export type { UiConfig } from '../../../src/webui/ui-config.ts';

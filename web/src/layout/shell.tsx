@@ -1,35 +1,56 @@
 /**
- * The frame of every page: the navigation on the left (KluctlDeployments and Live are to come and shown as such),
- * and on top who is logged in and whether live updates flow.
+ * The frame of every page: the navigation on the left, and on top who is logged in and whether live updates flow.
+ * Under `gantry webui` there is no fleet and no login: only the KluctlDeployments and Live pages, and on top the
+ * kubeconfig context they show.
  */
 import type { ReactNode } from 'react';
 import { NavLink } from 'react-router';
 import { useLiveStatus } from '../api/live-updates.tsx';
+import type { UiConfig } from '../api/types.ts';
 import { useIdentity, useLogOut } from '../session/session.tsx';
+import { useUiMode } from '../session/ui-mode.tsx';
 import { Spinner } from '../ui/spinner.tsx';
 
 export function Shell({ children }: { children: ReactNode }) {
+  const mode = useUiMode();
   return (
     <div className="shell">
       <nav className="sidebar" aria-label="Main">
         <div className="brand">Gantry</div>
-        <NavLink to="/fleet">Fleet</NavLink>
-        <NavLink to="/pipelines">Pipelines</NavLink>
-        <span className="nav-later" title="coming later">
-          KluctlDeployments
-        </span>
-        <span className="nav-later" title="coming later">
-          Live
-        </span>
+        {mode.kind === 'fleet' && (
+          <>
+            <NavLink to="/fleet">Fleet</NavLink>
+            <NavLink to="/pipelines">Pipelines</NavLink>
+          </>
+        )}
+        <NavLink to="/kluctl">KluctlDeployments</NavLink>
+        <NavLink to="/live">Live</NavLink>
       </nav>
       <div className="main">
         <header className="topbar">
-          <LiveIndicator />
-          <UserMenu />
+          {mode.kind === 'local' ? (
+            <LocalContext config={mode.config} />
+          ) : (
+            <>
+              <LiveIndicator />
+              <UserMenu />
+            </>
+          )}
         </header>
         <main className="content">{children}</main>
       </div>
     </div>
+  );
+}
+
+function LocalContext({ config }: { config: UiConfig }) {
+  return (
+    <span className="user" title="gantry webui: no login; whoever reaches it acts with the kubeconfig's credentials">
+      <span>
+        Context <strong>{config.context}</strong> <span className="muted">({config.server})</span>
+      </span>
+      <span className="tag warn">local, no login</span>
+    </span>
   );
 }
 
