@@ -38,9 +38,7 @@ import { eventRoutes } from './routes/events.ts';
 import { registerWebUi } from './web-ui.ts';
 import type { FleetChange, FleetChanges } from './fleet-changes.ts';
 import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
-import { recordAuditEvent } from '../store/audit.ts';
-import type { Database } from '../store/schema.ts';
-import type { Kysely } from 'kysely';
+import { registerAuditLog } from './audit-log.ts';
 
 export interface AppOptions {
   store: Store;
@@ -146,31 +144,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerWebUi(app);
   return app;
-}
-
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/**
- * Records every mutating user request in the audit log once answered (agents' reports are the fleet's state, not
- * anyone's action, and are left out). A failed write is logged; it never fails the request.
- */
-function registerAuditLog(app: FastifyInstance, db: Kysely<Database>): void {
-  app.addHook('onResponse', async (request, reply) => {
-    if (READ_METHODS.has(request.method) || !request.url.startsWith('/v1/') || request.url.startsWith('/v1/agent/')) return;
-    const attempted = (request.body as { username?: unknown } | undefined)?.username;
-    const actor = request.user
-      ? `${request.user.kind}:${request.user.name}`
-      : request.routeOptions.url === '/v1/login' && typeof attempted === 'string'
-        ? `user:${attempted}`
-        : 'anonymous';
-    await recordAuditEvent(db, {
-      at: new Date().toISOString(),
-      actor,
-      action: `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`,
-      target: request.url.split('?')[0] ?? request.url,
-      status: reply.statusCode,
-    }).catch((error: unknown) => request.log.error({ err: error }, 'audit event not recorded'));
-  });
 }
 
 function registerProbes(app: FastifyInstance, store: Store, channels: PushChannels): void {

@@ -11,7 +11,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { recordAuditEvent } from '../../store/audit.ts';
+import { auditRequest, isMutating } from '../audit-log.ts';
 import { getCluster } from '../../store/clusters.ts';
 import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
@@ -24,13 +24,12 @@ import { tunnelHolder } from '../../store/agent-tunnels.ts';
 import { request as undiciRequest } from 'undici';
 import { clusterGroups } from '../../rights.ts';
 
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Marks a request one replica passed to the one holding the agent's socket. */
 const HOP_HEADER = 'x-gantry-proxy-hop';
 const HOP_BY_HOP = /^(host|connection|keep-alive|transfer-encoding|upgrade|te|trailer|proxy-.*)$/i;
+/** What stays on this side of the tunnel: hop-by-hop headers, and the caller's credentials for Gantry. */
+const LOCAL_HEADERS = new RegExp(`${HOP_BY_HOP.source}|^(authorization|cookie)$`, 'i');
 const STATUS_REASONS: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 503: 'ServiceUnavailable' };
-/** The caller's headers that stay on this side: its credentials for Gantry, and hop-by-hop ones. */
-const LOCAL_HEADERS = /^(authorization|cookie|host|connection|keep-alive|transfer-encoding|upgrade|proxy-.*|te|trailer)$/i;
 
 interface ProxyDeps {
   db: Kysely<Database>;
@@ -81,7 +80,7 @@ async function proxy(
   const stream = tunnel.open({
     method: request.method,
     path: `/${request.params['*']}${query}`,
-    headers: passedHeaders(request.headers),
+    headers: headersWithout(request.headers, LOCAL_HEADERS),
     user: impersonatedUser(user),
     groups: clusterGroups(user.grants, cluster),
   } satisfies TunnelRequest);
@@ -104,7 +103,7 @@ async function proxy(
       response.destroy();
     }
   }
-  if (!READ_METHODS.has(request.method)) await audit(deps.db, request, user, response.statusCode);
+  if (isMutating(request.method)) await auditRequest(deps.db, request, `${user.kind}:${user.name}`, response.statusCode);
 }
 
 /** The URL of the live replica holding the cluster's agent socket, when another replica holds it. */
@@ -128,11 +127,11 @@ async function passToReplica(url: string, request: FastifyRequest, reply: Fastif
   try {
     const passed = await undiciRequest(`${url}${request.url}`, {
       method: request.method as 'GET',
-      headers: { ...passedOnHeaders(request.headers), [HOP_HEADER]: '1' },
-      body: READ_METHODS.has(request.method) ? null : request.raw,
+      headers: { ...headersWithout(request.headers, HOP_BY_HOP), [HOP_HEADER]: '1' },
+      body: isMutating(request.method) ? request.raw : null,
       signal: abort.signal,
     });
-    const headers = Object.fromEntries(Object.entries(passed.headers).filter(([name]) => !HOP_BY_HOP.test(name)));
+    const headers = headersWithout(passed.headers, HOP_BY_HOP);
     response.writeHead(passed.statusCode, headers as Record<string, string | string[]>);
     response.flushHeaders();
     await pipeline(passed.body, response);
@@ -148,30 +147,14 @@ async function passToReplica(url: string, request: FastifyRequest, reply: Fastif
   }
 }
 
-function passedOnHeaders(headers: FastifyRequest['headers']): Record<string, string | string[]> {
-  const passed: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.test(name)) passed[name] = value;
-  return passed;
-}
-
 /** Kubernetes user names: a user's own name; a token with a role of its own is `gantry:token:<name>`. */
 function impersonatedUser(user: Identity): string {
   return user.kind === 'user' ? user.name : `gantry:token:${user.name}`;
 }
 
-function passedHeaders(headers: FastifyRequest['headers']): Record<string, string | string[]> {
-  const passed: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !LOCAL_HEADERS.test(name)) passed[name] = value;
-  return passed;
-}
-
-async function audit(db: Kysely<Database>, request: FastifyRequest, user: Identity, status: number): Promise<void> {
-  const target = request.url.split('?')[0] ?? request.url;
-  await recordAuditEvent(db, {
-    at: new Date().toISOString(),
-    actor: `${user.kind}:${user.name}`,
-    action: `${request.method} /v1/clusters/:name/proxy/*`,
-    target,
-    status,
-  }).catch((error: unknown) => request.log.error({ err: error }, 'audit event not recorded'));
+/** The headers but those `dropped` names. */
+function headersWithout(headers: Record<string, string | string[] | undefined>, dropped: RegExp): Record<string, string | string[]> {
+  const kept: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !dropped.test(name)) kept[name] = value;
+  return kept;
 }
