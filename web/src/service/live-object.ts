@@ -5,12 +5,11 @@
 import { type QueryClient, useQuery, useQueryClient } from '@tanstack/react-query';
 import { clusterGet } from '../api/fleet.ts';
 import type { Component } from '../api/types.ts';
+import type { KubeObject } from '../kube/kube-object.ts';
 
 interface ApiResourceList {
   resources: { name: string; kind: string; namespaced: boolean }[];
 }
-
-export type KubeObject = Record<string, unknown> & { kind?: string; metadata?: Record<string, unknown> };
 
 export function useLiveObject(cluster: string, service: string, component: Component) {
   const queryClient = useQueryClient();

@@ -1,14 +1,12 @@
 /**
- * One object of the service as the cluster has it, in YAML: the rendered object after apply, with what the cluster
- * added (status, defaults). managedFields are left out as noise; a Secret's values are masked even where the
- * cluster's RBAC lets the user read them.
+ * One object of the service as the cluster has it, in YAML (kube/object-yaml.tsx): the rendered object after apply,
+ * with what the cluster added (status, defaults).
  */
-import { stringify } from 'yaml';
 import type { Component } from '../api/types.ts';
+import { ObjectYaml } from '../kube/object-yaml.tsx';
 import { ErrorMessage } from '../ui/error-message.tsx';
 import { LoadingPage } from '../ui/spinner.tsx';
-import { type KubeObject, useLiveObject } from './live-object.ts';
-import { MASK } from './mask.ts';
+import { useLiveObject } from './live-object.ts';
 
 export function ObjectView({ cluster, service, component }: { cluster: string; service: string; component: Component }) {
   const object = useLiveObject(cluster, service, component);
@@ -18,19 +16,7 @@ export function ObjectView({ cluster, service, component }: { cluster: string; s
       <h3>{title}</h3>
       {object.isPending && <LoadingPage what="the object from the cluster" />}
       {object.isError && <ErrorMessage error={object.error} />}
-      {object.data && <pre className="code">{stringify(shown(object.data))}</pre>}
+      {object.data && <ObjectYaml object={object.data} label={title} />}
     </section>
   );
-}
-
-function shown(object: KubeObject): KubeObject {
-  const { managedFields: _managedFields, ...metadata } = object.metadata ?? {};
-  const copy: KubeObject = { ...object, metadata };
-  if (object.kind === 'Secret') {
-    for (const field of ['data', 'stringData']) {
-      const values = object[field] as Record<string, unknown> | undefined;
-      if (values) copy[field] = Object.fromEntries(Object.keys(values).map((key) => [key, MASK]));
-    }
-  }
-  return copy;
 }
