@@ -8,7 +8,7 @@
  * - fresh deploy with readiness: `gantry deploy` vs kubectl apply + `kubectl wait` for every Deployment and
  *   StatefulSet to be ready
  * - no-op redeploy: a second `gantry deploy` vs a second kubectl apply
- * - startup: `gantry --help` and `gantry version` vs `kubectl version --client`
+ * - startup: `gantry --help` and `gantry --version` vs `kubectl version --client`
  * Gantry's times include rendering (Jinja2, Helm, kustomize); kubectl gets the rendered file for free.
  * The namespace is deleted before each fresh deploy.
  *
@@ -132,7 +132,7 @@ async function benchCli(): Promise<string> {
       const kubectlFreshWait = kubectlFresh + (await timed(kubectlWait));
       const kubectlNoop = await timed(kubectlApply);
       const gantryHelp = await timed(() => gantry(['--help']));
-      const gantryVersion = await timed(() => gantry(['version']));
+      const gantryVersion = await timed(() => gantry(['--version']));
       const kubectlVersion = await timed(() => kubectl(['version', '--client']));
       samples.push({
         gantryNoWait,
@@ -160,7 +160,7 @@ async function benchCli(): Promise<string> {
     ['fresh deploy, until ready', 'gantryFresh', 'kubectlFreshWait'],
     ['no-op redeploy', 'gantryNoop', 'kubectlNoop'],
     ['startup: --help', 'gantryHelp', 'kubectlVersion'],
-    ['startup: version', 'gantryVersion', 'kubectlVersion'],
+    ['startup: --version', 'gantryVersion', 'kubectlVersion'],
   ];
   const lines = [
     `\nmicroservices-demo/3-templating-and-multi-env, target test; median of ${runs} run(s), seconds\n`,

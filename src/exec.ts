@@ -37,13 +37,19 @@ export class CommandError extends Error {
   readonly command: string;
   readonly exitCode: number | undefined;
   readonly stderr: string;
+  /** Why it failed, without the command and stderr (e.g. `exited with code 1`). */
+  readonly reason: string;
+  /** The program itself was not found (on PATH, or at the path given). */
+  readonly missingProgram: boolean;
 
-  constructor(command: string, exitCode: number | undefined, stderr: string, reason: string) {
+  constructor(command: string, exitCode: number | undefined, stderr: string, reason: string, missingProgram = false) {
     super(`${command}: ${reason}${stderr ? `\n${stderr.trimEnd()}` : ''}`);
     this.name = 'CommandError';
     this.command = command;
     this.exitCode = exitCode;
     this.stderr = stderr;
+    this.reason = reason;
+    this.missingProgram = missingProgram;
   }
 }
 
@@ -109,7 +115,7 @@ function toCommandError(file: string, args: readonly string[], error: unknown): 
   if (!(error instanceof ExecaError)) return error instanceof Error ? error : new Error(String(error));
   const command = [file, ...args].join(' ');
   const stderr = typeof error.stderr === 'string' ? error.stderr : '';
-  if (error.code === 'ENOENT') return new CommandError(command, undefined, '', `${file} was not found on PATH`);
+  if (error.code === 'ENOENT') return new CommandError(command, undefined, '', `${file} was not found on PATH`, true);
   if (error.timedOut) return new CommandError(command, undefined, stderr, 'timed out');
   return new CommandError(command, error.exitCode, stderr, `exited with code ${error.exitCode ?? 'unknown'}`);
 }

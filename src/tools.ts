@@ -5,9 +5,20 @@
  * tenant's helm, git or templates.
  */
 import type { ChildProcess } from 'node:child_process';
-import { run, start, type RunOptions, type RunResult } from './exec.ts';
+import { CommandError, run, start, type RunOptions, type RunResult } from './exec.ts';
 
 export type Tool = 'helm' | 'kustomize' | 'sops' | 'git' | 'python' | 'gpg' | 'gpgconf';
+
+/** Where each program comes from, for the error when it is missing, and the variable that names it exactly. */
+const INSTALL_HINTS: Readonly<Record<Tool, string>> = {
+  helm: 'install Helm 3 (https://helm.sh/docs/intro/install/) or set GANTRY_HELM to its path',
+  kustomize: 'install kustomize (https://kubectl.docs.kubernetes.io/installation/kustomize/) or set GANTRY_KUSTOMIZE to its path',
+  sops: 'install sops (https://github.com/getsops/sops/releases) or set GANTRY_SOPS to its path',
+  git: 'install git (Debian/Ubuntu: apt-get install git) or set GANTRY_GIT to its path',
+  python: 'install Python 3.11+ (Debian/Ubuntu: apt-get install python3 python3-venv) or set GANTRY_PYTHON to its path',
+  gpg: 'install GnuPG (Debian/Ubuntu: apt-get install gnupg) or set GANTRY_GPG to its path',
+  gpgconf: 'install GnuPG (Debian/Ubuntu: apt-get install gnupg) or set GANTRY_GPGCONF to its path',
+};
 
 /** Exact paths, or names looked up on the child environment's PATH. */
 export type ToolPaths = Readonly<Record<Tool, string>>;
@@ -22,12 +33,24 @@ export class Tools {
     this.env = env;
   }
 
+  /** The same tools with `tool` run from `path`. */
+  with(tool: Tool, path: string): Tools {
+    return new Tools({ ...this.paths, [tool]: path }, this.env);
+  }
+
   /**
    * Runs `tool args...` to completion; `options.env` is added to the child environment.
-   * @throws CommandError (src/exec.ts) on failure; the signal's reason when `options.signal` fired.
+   * @throws CommandError (src/exec.ts) on failure, saying how to install the program when it is missing; the signal's
+   *   reason when `options.signal` fired.
    */
-  run(tool: Tool, args: readonly string[], options: Omit<RunOptions, 'extendEnv'> = {}): Promise<RunResult> {
-    return run(this.paths[tool], args, { ...options, env: { ...this.env, ...options.env }, extendEnv: false });
+  async run(tool: Tool, args: readonly string[], options: Omit<RunOptions, 'extendEnv'> = {}): Promise<RunResult> {
+    try {
+      return await run(this.paths[tool], args, { ...options, env: { ...this.env, ...options.env }, extendEnv: false });
+    } catch (error) {
+      if (!(error instanceof CommandError) || !error.missingProgram) throw error;
+      const reason = `${this.paths[tool]} was not found on PATH: ${INSTALL_HINTS[tool]}`;
+      throw new CommandError(error.command, undefined, '', reason, true);
+    }
   }
 
   /** Starts a long-lived `tool args...` with pipes, as src/exec.ts's start. */

@@ -6,7 +6,8 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '../../src/exec.ts';
-import { populateAtomically, toolDir } from './cache.ts';
+import { populateAtomically } from '../../src/cache-entry.ts';
+import { toolDir } from './cache.ts';
 import type { GoTool, ModuleFiles } from './tools.ts';
 
 /** The parts of `go mod edit -json` output that are used here. */

@@ -2,21 +2,24 @@
  * Everything a fresh machine needs beyond `npm ci` before tests, the demo or the local cluster can run:
  * the Go-built tools in the machine-wide cache, files of Go modules the tests use (Flux's GitRepository CRD), the
  * Python env for templating, PostgreSQL (Debian's package) for the fleet server's tests, `.cluster/bin` and
- * `.cluster/crds` linking to them, and the web UI's build with Chromium (Debian's) for its browser tests.
+ * `.cluster/crds` linking to them, the web UI's build with Chromium (Debian's) for its browser tests, and mmdebstrap
+ * (Debian's) for the image build.
  */
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clusterLayout, DEFAULT_CLUSTER } from '../cluster/layout.ts';
+import { cliEngineConfig } from '../../src/engine-config.ts';
+import { createPythonEnv } from '../../src/template/python-env.ts';
+import { Tools } from '../../src/tools.ts';
 import { pathExists, toolDir } from './cache.ts';
 import { buildMissingTools, fetchMissingModuleFiles } from './go-build.ts';
 import { link, writePythonLauncher } from './links.ts';
+import { ensureMmdebstrap } from './mmdebstrap.ts';
 import { ensurePostgres, POSTGRES_PROGRAMS } from './postgres.ts';
-import { ensurePythonEnv } from './python-env.ts';
 import { type GoTool, KWOK_STAGES_DIR, MODULE_FILES, TOOLS } from './tools.ts';
 import { ensureWebUi } from './web.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const REQUIREMENTS = join(REPO_ROOT, 'src', 'template', 'requirements.txt');
 
 /**
  * Builds what is missing and links it; fast (no subprocess at all) when everything is in place.
@@ -30,7 +33,8 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
   const missingFiles = [];
   for (const entry of MODULE_FILES) if (!(await pathExists(toolDir(entry.name, entry.version)))) missingFiles.push(entry);
   await fetchMissingModuleFiles(missingFiles, report);
-  const python = await ensurePythonEnv(REQUIREMENTS, report);
+  const host = cliEngineConfig();
+  const python = await createPythonEnv(new Tools(host.tools, host.childEnv), host.cacheDir, report);
 
   const layout = clusterLayout(DEFAULT_CLUSTER, REPO_ROOT);
   for (const tool of TOOLS) await link(join(layout.bin, tool.name), toolBinary(tool));
@@ -43,6 +47,7 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
   const postgres = await ensurePostgres(report);
   for (const program of POSTGRES_PROGRAMS) await link(join(layout.bin, program), join(postgres, program));
   await ensureWebUi(report);
+  await ensureMmdebstrap(report);
 }
 
 function toolBinary(tool: GoTool): string {

@@ -24,11 +24,12 @@ export const CHROMIUM = '/usr/bin/chromium';
  *   apt-get), saying what to install.
  */
 export async function ensureWebUi(report: (line: string) => void): Promise<void> {
-  await buildWhenStale(report);
+  await buildWebUiWhenStale(report);
   await ensureChromium(report);
 }
 
-async function buildWhenStale(report: (line: string) => void): Promise<void> {
+/** Builds web/dist with Vite when it is missing or older than a file it is built from. @throws when the build fails. */
+export async function buildWebUiWhenStale(report: (line: string) => void): Promise<void> {
   const built = await modifiedAt(join(DIST, 'index.html'));
   if (built !== undefined && (await newestSource()) <= built) return;
   report('building the web UI (vite build web)');

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { startAgent } from '../agent/agent.ts';
 import { AgentClient } from '../client/agent-client.ts';
-import { defaultCacheDir, Engine, serverEngineConfig } from '../engine.ts';
+import { Engine } from '../engine.ts';
+import { defaultCacheDir, serverEngineConfig } from '../engine-config.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { createLogger } from '../logger.ts';
 import { agentInstallCommand } from './agent-install.ts';
@@ -81,6 +82,7 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
       cacheDir: flags.cacheDir ?? defaultCacheDir(process.env),
       allowSystemEnvHint: "the agent shows services' templates no variables of its own",
       onTemplateStderr: (line) => log.debug({ component: 'jinja2' }, line),
+      onNotice: (line) => log.info({ component: 'python' }, line),
     }),
   );
   const client = new AgentClient({ server, token });

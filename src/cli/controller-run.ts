@@ -11,7 +11,8 @@ import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress, positiveIntegerArg } from './options.ts';
 import { startKluctlController, type Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { defaultCacheDir, Engine, serverEngineConfig } from '../engine.ts';
+import { Engine } from '../engine.ts';
+import { defaultCacheDir, serverEngineConfig } from '../engine-config.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 
 interface ControllerRunFlags {
@@ -97,6 +98,7 @@ async function runControllerProcess(flags: ControllerRunFlags): Promise<void> {
       allowSystemEnvHint: `the controller shows templates only the variables named by --allow-system-env-var (${flags.allowSystemEnvVar.join(', ') || 'none'})`,
       kubeApi: { qps: flags.kubeApiQps, burst: flags.kubeApiBurst },
       onTemplateStderr: (line) => logger.debug({ component: 'jinja2' }, line),
+      onNotice: (line) => logger.info({ component: 'python' }, line),
       gitRefreshMs: flags.gitRefreshInterval,
     }),
   );

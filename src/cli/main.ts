@@ -1,10 +1,10 @@
 /**
  * The `gantry` command line: one subcommand per verb, as Kluctl's CLI has them. Each verb's module is imported only
  * when that verb runs (the catalogue below holds what `gantry --help` lists), so a command loads just what it
- * uses: `gantry --help` and `gantry version` load no engine, no Kubernetes client and no server.
+ * uses: `gantry --help` and `gantry --version` load no engine, no Kubernetes client and no server.
  */
 import { Command, CommanderError } from 'commander';
-import { versionCommand } from './version.ts';
+import { GANTRY_VERSION } from '../version.ts';
 
 interface CatalogueEntry {
   name: string;
@@ -165,12 +165,18 @@ const CATALOGUE: CatalogueEntry[] = [
     description: 'stop the server, operator and agent `gantry up --runtime local` started',
     load: async () => (await import('./up.ts')).downCommand(),
   },
+  {
+    name: 'version',
+    description: 'print the versions of Gantry and of the programs it runs (Python with Jinja2, helm, kustomize, sops)',
+    load: async () => (await import('./version.ts')).versionCommand(),
+  },
 ];
 
 /** Runs the CLI on `argv` (process.argv form) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('gantry')
     .description('GitOps continuous delivery for Kubernetes: deploys Kluctl projects with server-side apply')
+    .version(GANTRY_VERSION, '-V, --version', "print Gantry's version (`gantry version` adds its programs')")
     .showHelpAfterError()
     .exitOverride();
   const words = argv.slice(2).filter((arg) => !arg.startsWith('-'));
@@ -180,7 +186,6 @@ export async function main(argv: string[]): Promise<number> {
     const command = entry.name === invoked ? await entry.load() : new Command(entry.name);
     program.addCommand(command.description(entry.description));
   }
-  program.addCommand(versionCommand());
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { PreparedTarget } from '../deploy/prepare.ts';
 import type { CommandResult } from '../deploy/result.ts';
 import { writeCommandResult } from '../deploy/result-store.ts';
-import { cliEngineConfig, Engine } from '../engine.ts';
+import { Engine } from '../engine.ts';
+import { cliEngineConfig } from '../engine-config.ts';
 import { stderrProgress, type Progress } from '../progress.ts';
 import { errorResult, parseOutputs, printResult } from './output.ts';
 import type { ResultFlags } from './options.ts';
@@ -26,9 +27,10 @@ export interface CliRun {
 
 /** Runs `action` with an Engine made from the CLI's configuration, closed afterwards. */
 export async function withCliEngine<T>(action: (run: CliRun) => Promise<T>): Promise<T> {
-  const engine = new Engine(cliEngineConfig());
+  const progress = stderrProgress();
+  const engine = new Engine({ ...cliEngineConfig(), onNotice: (line) => progress.step('python', line) });
   try {
-    return await action({ engine, progress: stderrProgress() });
+    return await action({ engine, progress });
   } finally {
     await engine.close();
   }

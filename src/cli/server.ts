@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger } from '../logger.ts';
-import { defaultCacheDir } from '../engine.ts';
+import { defaultCacheDir } from '../engine-config.ts';
 import { serverInstallCommand } from './server-install.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';

@@ -3,7 +3,8 @@
  * database, starts the repository poller and serves the API until closed. The CLI (cli/server.ts) and the tests
  * start it the same way.
  */
-import { Engine, serverEngineConfig } from '../engine.ts';
+import { Engine } from '../engine.ts';
+import { serverEngineConfig } from '../engine-config.ts';
 import type { Logger } from '../logger.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import type { Service } from '../store/services.ts';

@@ -143,7 +143,7 @@ describe('missing keys', () => {
     const encrypted = await sopsEncrypt(plain, 'yaml', { age: age.recipient });
     const missing = testTools(testConfig({ tools: { ...testConfig().tools, sops: '/nonexistent/sops' } }));
     await expect(decryptIfEncrypted(encrypted, { file: 'secret.yaml', format: 'yaml', tools: missing })).rejects.toThrow(
-      'secret.yaml: cannot decrypt with sops: /nonexistent/sops was not found on PATH (install sops or set GANTRY_SOPS)',
+      'secret.yaml: cannot decrypt with sops: /nonexistent/sops was not found on PATH: install sops (https://github.com/getsops/sops/releases) or set GANTRY_SOPS to its path',
     );
   });
 });

@@ -65,16 +65,14 @@ async function decrypt(text: string, keys: readonly SopsKey[], options: DecryptO
     return (await options.tools.run('sops', args, { input: text, env: options.env, timeoutMs: TIMEOUT_MS, signal: options.signal })).stdout;
   } catch (error) {
     if (options.signal?.aborted) throw error;
-    throw new SopsError(options.file, failureReason(error, keys, options.tools, { ...options.tools.env, ...options.env }));
+    throw new SopsError(options.file, failureReason(error, keys, { ...options.tools.env, ...options.env }));
   }
 }
 
-function failureReason(error: unknown, keys: readonly SopsKey[], tools: Tools, env: Record<string, string | undefined>): string {
+function failureReason(error: unknown, keys: readonly SopsKey[], env: Record<string, string | undefined>): string {
   if (!(error instanceof CommandError)) return error instanceof Error ? error.message : String(error);
-  if (error.exitCode === undefined)
-    return /not found on PATH/.test(error.message)
-      ? `${tools.paths.sops} was not found on PATH (install sops or set GANTRY_SOPS)`
-      : (error.message.split('\n')[0] ?? error.message);
+  if (error.missingProgram) return error.reason;
+  if (error.exitCode === undefined) return error.message.split('\n')[0] ?? error.message;
   if (error.exitCode === COULD_NOT_RETRIEVE_KEY)
     return `no key to decrypt it is available: ${keys.map((key) => missingKey(key, env)).join('; ')}`;
   return firstMeaningfulLine(error.stderr) ?? error.message;

@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { JinjaWorker, type WorkerRequest, type WorkerResult } from './jinja-worker.ts';
-import { checkPython } from './python-check.ts';
+import { resolvePython } from './python-env.ts';
 import { TemplateError } from './template-error.ts';
 import type { Tools } from '../tools.ts';
 
@@ -24,6 +24,10 @@ export interface JinjaPoolOptions {
   workers?: number;
   /** Receives each line workers write to stderr (debug_print). */
   onStderr: (line: string) => void;
+  /** Where Gantry may make its own Python env when `tools`' python lacks the packages (see resolvePython). */
+  pythonEnvCache?: string;
+  /** Receives the lines saying the Python env is being made. */
+  onNotice?: (line: string) => void;
 }
 
 /** Variables and lookup rules shared by every template of one request. */
@@ -72,17 +76,18 @@ interface Job {
 
 export class JinjaPool {
   private readonly size: number;
-  private readonly tools: Tools;
+  private readonly options: JinjaPoolOptions;
   private readonly onStderr: (line: string) => void;
   private readonly workers = new Set<JinjaWorker>();
   private readonly queue: Job[] = [];
-  private pythonChecked: Promise<void> | undefined;
+  /** The tools with the Python workers run, once found (or made) and checked. */
+  private pythonTools: Promise<Tools> | undefined;
   private closed = false;
 
   /** Starts nothing yet: Python is checked and workers start on the first render. */
   constructor(options: JinjaPoolOptions) {
     this.size = Math.max(1, Math.floor(options.workers ?? availableParallelism()));
-    this.tools = options.tools;
+    this.options = options;
     this.onStderr = options.onStderr;
   }
 
@@ -176,14 +181,16 @@ export class JinjaPool {
 
   /** Hands queued requests to idle workers, starting workers up to the pool size; called whenever one may be free. */
   private async dispatch(): Promise<void> {
+    let tools: Tools;
     try {
-      await (this.pythonChecked ??= checkPython(this.tools));
+      const { pythonEnvCache, onNotice = () => {} } = this.options;
+      tools = await (this.pythonTools ??= resolvePython(this.options.tools, pythonEnvCache, onNotice));
     } catch (error) {
       for (const job of this.queue.splice(0)) job.reject(error as Error);
       return;
     }
     while (!this.closed && this.queue.length > 0) {
-      const worker = this.idleWorker() ?? this.startWorker();
+      const worker = this.idleWorker() ?? this.startWorker(tools);
       const job = worker && this.queue.shift();
       if (!worker || !job) return;
       worker
@@ -198,9 +205,9 @@ export class JinjaPool {
     return undefined;
   }
 
-  private startWorker(): JinjaWorker | undefined {
+  private startWorker(tools: Tools): JinjaWorker | undefined {
     if (this.workers.size >= this.size) return undefined;
-    const worker = new JinjaWorker(this.tools, this.onStderr, (gone) => {
+    const worker = new JinjaWorker(tools, this.onStderr, (gone) => {
       this.workers.delete(gone);
       void this.dispatch();
     });

@@ -11,7 +11,7 @@ import type { Tools } from '../tools.ts';
 export const REQUIREMENTS_FILE = fileURLToPath(new URL('./requirements.txt', import.meta.url));
 
 // 3.11: datetime.fromisoformat (time.parse_iso) reads ISO 8601 as Kluctl's embedded Python (3.14) does, `Z` included.
-const MINIMUM_PYTHON = [3, 11] as const;
+export const MINIMUM_PYTHON = [3, 11] as const;
 
 // Prints {"python": [major, minor, micro], "packages": {name: version or null}} for the names given as arguments.
 const PROBE = `
@@ -37,6 +37,12 @@ interface Probe {
  * @throws Error naming what is missing or of the wrong version and the command that installs it.
  */
 export async function checkPython(tools: Tools): Promise<void> {
+  const problem = await pythonProblem(tools);
+  if (problem !== undefined) throw new Error(problem);
+}
+
+/** What checkPython would throw, or undefined when the interpreter has the pinned packages. */
+export async function pythonProblem(tools: Tools): Promise<string | undefined> {
   const python = tools.paths.python;
   const required = await pinnedRequirements();
   let probe: Probe;
@@ -44,23 +50,20 @@ export async function checkPython(tools: Tools): Promise<void> {
     probe = JSON.parse((await tools.run('python', ['-c', PROBE, ...required.keys()], { timeoutMs: 60_000 })).stdout) as Probe;
   } catch (error) {
     if (!(error instanceof CommandError)) throw error;
-    // The seam reports a program missing from PATH as an exit without code and without stderr.
-    const notFound = error.exitCode === undefined && !error.stderr;
-    const reason = notFound ? `${python} not found` : `${python} failed: ${error.stderr.trim().split('\n').pop()}`;
-    throw new Error(
+    const reason = error.missingProgram ? `${python} not found` : `${python} failed: ${error.stderr.trim().split('\n').pop()}`;
+    return (
       `${reason}: install Python ${MINIMUM_PYTHON.join('.')}+ and \`pip install -r ${REQUIREMENTS_FILE}\`, ` +
-        'or point Gantry at a Python that has them (GANTRY_PYTHON)',
+      'or point Gantry at a Python that has them (GANTRY_PYTHON)'
     );
   }
   const [major = 0, minor = 0] = probe.python;
   if (major < MINIMUM_PYTHON[0] || (major === MINIMUM_PYTHON[0] && minor < MINIMUM_PYTHON[1])) {
-    throw new Error(`${python} is Python ${probe.python.join('.')}; Gantry's templating needs ${MINIMUM_PYTHON.join('.')}+`);
+    return `${python} is Python ${probe.python.join('.')}; Gantry's templating needs ${MINIMUM_PYTHON.join('.')}+`;
   }
   const wrong = [...required].filter(([name, version]) => probe.packages[name] !== version);
-  if (wrong.length > 0) {
-    const found = wrong.map(([name, version]) => `${name} ${probe.packages[name] ?? 'missing'} (needs ${version})`);
-    throw new Error(`${python}: ${found.join(', ')}: run \`${python} -m pip install -r ${REQUIREMENTS_FILE}\``);
-  }
+  if (wrong.length === 0) return undefined;
+  const found = wrong.map(([name, version]) => `${name} ${probe.packages[name] ?? 'missing'} (needs ${version})`);
+  return `${python}: ${found.join(', ')}: run \`${python} -m pip install -r ${REQUIREMENTS_FILE}\``;
 }
 
 /** Package name -> exact version, from the `name==version` lines of requirements.txt. */

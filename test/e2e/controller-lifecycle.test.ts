@@ -11,7 +11,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEASE_NAME, startKluctlController, type RunningKluctlController } from '../../src/controller/kluctl-deployment/controller.ts';
 import { capturedLogger } from '../../src/controller/test-support.ts';
-import { Engine, serverEngineConfig } from '../../src/engine.ts';
+import { Engine } from '../../src/engine.ts';
+import { serverEngineConfig } from '../../src/engine-config.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { kubectl, kubectlJson } from '../support/cli.ts';
 import {

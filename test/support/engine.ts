@@ -3,7 +3,7 @@
  * whose PATH global-setup starts with the local cluster's tools (python3 with Jinja2, helm, kustomize, sops, git).
  */
 import path from 'node:path';
-import { cliEngineConfig, type EngineConfig } from '../../src/engine.ts';
+import { cliEngineConfig, type EngineConfig } from '../../src/engine-config.ts';
 import type { ProjectEnvironment } from '../../src/project/environment.ts';
 import { SensitiveValues } from '../../src/project/sensitive.ts';
 import { GitCache } from '../../src/source/git-cache.ts';

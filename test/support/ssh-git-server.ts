@@ -10,7 +10,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { run, start } from '../../src/exec.ts';
-import { pathExists, populateAtomically, toolDir } from '../../scripts/setup/cache.ts';
+import { populateAtomically } from '../../src/cache-entry.ts';
+import { pathExists, toolDir } from '../../scripts/setup/cache.ts';
 
 const SOURCE_DIR = path.join(import.meta.dirname, 'ssh-git-server');
 const SOURCE_FILES = ['main.go', 'go.mod', 'go.sum'];
