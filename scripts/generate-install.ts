@@ -2,7 +2,8 @@
  * `npm run generate`: writes install/, the controller's install manifests, as a small Kluctl project that
  * `gantry controller install` deploys with Gantry's own engine (and `kluctl deploy` could too):
  *
- *   .kluctl.yaml      target `default`, discriminator `gantry-controller-install`
+ *   .kluctl.yaml      target `default` (its fixed image: the controller's, tagged with the package version),
+ *                     discriminator `gantry-controller-install`
  *   deployment.yaml   crds, barrier, namespaces, rbac, controller
  *   crds/             the KluctlDeployment and Alert CRDs, from the TypeBox schemas in src/api
  *   namespaces/       gantry-system (the controller) and the command results namespace
@@ -13,6 +14,10 @@
  * a role with exactly what the controller itself touches, plus cluster-admin to deploy arbitrary objects for
  * KluctlDeployments without spec.serviceAccountName (those with one are deployed impersonating it).
  * Every file is generated; a test holds the checked-in folder equal to this script's output.
+ *
+ * It also writes what the Helm chart charts/gantry must share with install/: Chart.yaml (version and appVersion are
+ * the package version, the image tag) and crds/ (the same CRDs). The chart's templates are hand-written; a test
+ * holds their default rendering equal to install/'s.
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -30,11 +35,17 @@ import { toYaml } from '../src/yaml.ts';
 import { REPO_ROOT } from './examples.ts';
 
 export const INSTALL_DIR = path.join(REPO_ROOT, 'install');
+export const CHART_DIR = path.join(REPO_ROOT, 'charts', 'gantry');
 export const INSTALL_TARGET = 'default';
 export const INSTALL_DISCRIMINATOR = 'gantry-controller-install';
 export const CONTROLLER_NAMESPACE = 'gantry-system';
 export const CONTROLLER_NAME = 'gantry-controller';
 export const IMAGE_REPOSITORY = GANTRY_IMAGE_REPOSITORY;
+/**
+ * The controller container's image in install/: Kluctl's fixed-image lookup, which the target's `images` answer with
+ * the package version's tag, and `gantry controller install --image` (or `-F`) overrides.
+ */
+const IMAGE_EXPRESSION = `{{ images.get_image("${IMAGE_REPOSITORY}") }}`;
 /** Ports of `gantry controller run`: Prometheus metrics, and /healthz + /readyz. */
 export const METRICS_PORT = 8080;
 export const HEALTH_PORT = 8081;
@@ -163,7 +174,7 @@ function rbac(): Manifest[] {
   ];
 }
 
-function controllerDeployment(version: string): Manifest {
+function controllerDeployment(): Manifest {
   const fromField = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });
   return {
     apiVersion: 'apps/v1',
@@ -188,7 +199,7 @@ function controllerDeployment(version: string): Manifest {
           containers: [
             {
               name: 'controller',
-              image: `${IMAGE_REPOSITORY}:${version}`,
+              image: IMAGE_EXPRESSION,
               imagePullPolicy: 'IfNotPresent',
               command: ['gantry', 'controller', 'run'],
               args: [
@@ -196,6 +207,8 @@ function controllerDeployment(version: string): Manifest {
                 `--metrics-bind-address=:${METRICS_PORT}`,
                 `--health-probe-bind-address=:${HEALTH_PORT}`,
                 `--webhook-secret-file=${WEBHOOK_SECRET_DIR}/token`,
+                // The default, explicit: the Helm chart, where it is a value, renders the same arguments.
+                `--command-result-namespace=${DEFAULT_RESULTS_NAMESPACE}`,
               ],
               // HOME and the caches (git mirrors, Helm charts) go to the writable /tmp volume.
               env: [
@@ -251,7 +264,14 @@ export function installFiles(version: string): Map<string, string> {
     for (const { file, manifest } of manifests) files.set(`${dir}/${file}`, HEADER + toYaml(manifest));
     files.set(`${dir}/kustomization.yaml`, HEADER + toYaml({ resources: manifests.map(({ file }) => file) }));
   };
-  files.set('.kluctl.yaml', HEADER + toYaml({ discriminator: INSTALL_DISCRIMINATOR, targets: [{ name: INSTALL_TARGET }] }));
+  files.set(
+    '.kluctl.yaml',
+    HEADER +
+      toYaml({
+        discriminator: INSTALL_DISCRIMINATOR,
+        targets: [{ name: INSTALL_TARGET, images: [{ image: IMAGE_REPOSITORY, resultImage: `${IMAGE_REPOSITORY}:${version}` }] }],
+      }),
+  );
   files.set(
     'deployment.yaml',
     HEADER +
@@ -270,13 +290,32 @@ export function installFiles(version: string): Map<string, string> {
     rbac().map((manifest) => ({ file: fileNameOf(manifest), manifest })),
   );
   addItem('controller', [
-    { file: 'deployment.yaml', manifest: controllerDeployment(version) },
+    { file: 'deployment.yaml', manifest: controllerDeployment() },
     { file: 'service.yaml', manifest: controllerService() },
   ]);
   for (const [file, content] of files) {
-    if (/\{[{%#]/.test(content))
+    if (/\{[{%#]/.test(content.replaceAll(IMAGE_EXPRESSION, '')))
       throw new Error(`install/${file}: the generated manifest contains Jinja2 syntax, which rendering would interpret`);
   }
+  return files;
+}
+
+/** The generated files of charts/gantry (relative path → content) for the package `version`. */
+export function chartFiles(version: string): Map<string, string> {
+  const files = new Map<string, string>();
+  files.set(
+    'Chart.yaml',
+    HEADER +
+      toYaml({
+        apiVersion: 'v2',
+        name: 'gantry',
+        description: 'Gantry, GitOps continuous delivery for Kubernetes: the controller reconciling KluctlDeployments',
+        type: 'application',
+        version,
+        appVersion: version,
+      }),
+  );
+  for (const crd of gantryCrds()) files.set(`crds/${(crd['metadata'] as { name: string }).name}.yaml`, HEADER + toYaml(crd));
   return files;
 }
 
@@ -302,14 +341,24 @@ export async function listFiles(dir: string): Promise<string[]> {
   }
 }
 
-async function main(): Promise<void> {
-  const files = installFiles(await packageVersion());
-  for (const stale of (await listFiles(INSTALL_DIR)).filter((file) => !files.has(file))) await rm(path.join(INSTALL_DIR, stale));
-  for (const [file, content] of files) {
-    await mkdir(path.dirname(path.join(INSTALL_DIR, file)), { recursive: true });
-    await writeFile(path.join(INSTALL_DIR, file), content);
+/** Writes `files` below `dir`, removing files below `owned` (folders of `dir` the generator alone writes) it no longer makes. */
+async function writeFiles(dir: string, owned: readonly string[], files: Map<string, string>): Promise<void> {
+  for (const folder of owned) {
+    const stale = (await listFiles(path.join(dir, folder))).map((file) => path.join(folder, file)).filter((file) => !files.has(file));
+    for (const file of stale) await rm(path.join(dir, file));
   }
-  console.error(`wrote ${files.size} files to ${path.relative(process.cwd(), INSTALL_DIR) || '.'}`);
+  for (const [file, content] of files) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), content);
+  }
+  console.error(`wrote ${files.size} files to ${path.relative(process.cwd(), dir) || '.'}`);
+}
+
+async function main(): Promise<void> {
+  const version = await packageVersion();
+  await writeFiles(INSTALL_DIR, ['.'], installFiles(version));
+  // The chart's templates, values and README are hand-written; only crds/ is the generator's alone.
+  await writeFiles(CHART_DIR, ['crds'], chartFiles(version));
 }
 
 if (import.meta.main) await main();

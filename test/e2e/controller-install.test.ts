@@ -1,8 +1,8 @@
 /**
  * `gantry controller install`: the checked-in install/ is what the generator produces, and the command deploys it
  * with Gantry's engine — CRDs established, RBAC in place, the controller Deployment available (kwok runs its Pod),
- * nothing to do the second time. The Deployment is deleted afterwards so no controller is left running against the
- * shared cluster; CRDs, namespaces and RBAC stay (other tests install them too).
+ * nothing to do the second time, another image with --image. The Deployment is deleted afterwards so no controller
+ * is left running against the shared cluster; CRDs, namespaces and RBAC stay (other tests install them too).
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -89,7 +89,8 @@ describe('gantry controller install', { timeout: 300_000 }, () => {
       'get',
       'clusterrolebindings',
       '-l',
-      'app.kubernetes.io/name=gantry-controller',
+      // The install's own: a Helm release of charts/gantry (test/e2e/chart.test.ts) has the same name label.
+      'app.kubernetes.io/name=gantry-controller,kluctl.io/discriminator=gantry-controller-install',
     ]);
     expect(bindings.items.map((binding) => binding.roleRef.name).sort()).toEqual(['cluster-admin', CONTROLLER_NAME]);
     const leases = await kubectlJson<{ rules: Array<{ resources: string[] }> }>([
@@ -119,5 +120,24 @@ describe('gantry controller install', { timeout: 300_000 }, () => {
     expect(result.errors).toEqual([]);
     expect(code).toBe(0);
     expect([...result.newObjects, ...result.changedObjects, ...result.deletedObjects]).toEqual([]);
+  });
+
+  it('replaces the image with --image: a change in a dry run, then in the Deployment', async () => {
+    const image = `registry.invalid/gantry@sha256:${'ef'.repeat(32)}`;
+    const liveImage = async () =>
+      (await kubectlJson<Record<string, any>>(['get', 'deployment', CONTROLLER_NAME, '-n', CONTROLLER_NAMESPACE]))['spec'].template.spec
+        .containers[0].image as string;
+
+    const dryRun = await gantryJson(['controller', 'install', '--dry-run', '--image', image], { cwd });
+    expect(dryRun.result.errors).toEqual([]);
+    expect(names(dryRun.result.changedObjects)).toEqual([DEPLOYMENT]);
+    expect(dryRun.result.changedObjects[0]!.diff).toContain(image);
+    expect(await liveImage()).toBe(`${IMAGE_REPOSITORY}:${await packageVersion()}`);
+
+    const { code, result } = await gantryJson(['controller', 'install', '--image', image, '-y'], { cwd });
+    expect(result.errors).toEqual([]);
+    expect(code).toBe(0);
+    expect(names(result.changedObjects)).toEqual([DEPLOYMENT]);
+    expect(await liveImage()).toBe(image);
   });
 });
