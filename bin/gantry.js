@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import module from 'node:module';
+import { delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const sources = new URL('../src/cli/main.ts', import.meta.url);
@@ -19,6 +20,9 @@ if (major < 24) {
   const child = spawnSync(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(child.status ?? 1);
 }
+
+// In this repository, programs PATH lacks (helm, kustomize, kubectl, ...) come from the ones setup built.
+if (existsSync(sources)) process.env.PATH = [process.env.PATH, fileURLToPath(new URL('../.cluster/bin', import.meta.url))].join(delimiter);
 
 // Caches compiled modules on disk: loading @kubernetes/client-node alone otherwise costs half a second per run.
 module.enableCompileCache?.();
