@@ -64,12 +64,40 @@ export const VarsSourceHttpSchema = Type.Object(
 );
 export type VarsSourceHttp = Static<typeof VarsSourceHttpSchema>;
 
+/** kluctl's VarsSourceGitFiles: branches/tags by regex (or one commit, or the default branch) and file globs. */
+const VarsSourceGitFilesSchema = Type.Object(
+  {
+    url: Type.String(),
+    ref: Type.Optional(
+      Type.Object(
+        { branch: Type.Optional(Type.String()), tag: Type.Optional(Type.String()), commit: Type.Optional(Type.String()) },
+        Strict,
+      ),
+    ),
+    files: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            glob: Type.String(),
+            render: Type.Optional(Type.Boolean()),
+            parseYaml: Type.Optional(Type.Boolean()),
+            yamlMultiDoc: Type.Optional(Type.Boolean()),
+          },
+          Strict,
+        ),
+      ),
+    ),
+  },
+  Strict,
+);
+export type VarsSourceGitFiles = Static<typeof VarsSourceGitFilesSchema>;
+
 export const VarsSourceSchema = Type.Object(
   {
     values: Type.Optional(AnyObject),
     file: Type.Optional(Type.String()),
     git: Type.Optional(VarsSourceGitSchema),
-    gitFiles: Type.Optional(AnyObject),
+    gitFiles: Type.Optional(VarsSourceGitFilesSchema),
     clusterConfigMap: Type.Optional(VarsSourceClusterMapSchema),
     clusterSecret: Type.Optional(VarsSourceClusterMapSchema),
     clusterObject: Type.Optional(VarsSourceClusterObjectSchema),
@@ -233,6 +261,7 @@ export const SUPPORTED_VARS_SOURCES = [
   'values',
   'file',
   'git',
+  'gitFiles',
   'clusterConfigMap',
   'clusterSecret',
   'clusterObject',
@@ -241,11 +270,4 @@ export const SUPPORTED_VARS_SOURCES = [
 ] as const;
 
 /** Every vars source kind Kluctl has (the keys of VarsSourceSchema that are not modifiers). */
-export const VARS_SOURCE_KINDS = [
-  ...SUPPORTED_VARS_SOURCES,
-  'gitFiles',
-  'awsSecretsManager',
-  'gcpSecretManager',
-  'vault',
-  'azureKeyVault',
-] as const;
+export const VARS_SOURCE_KINDS = [...SUPPORTED_VARS_SOURCES, 'awsSecretsManager', 'gcpSecretManager', 'vault', 'azureKeyVault'] as const;

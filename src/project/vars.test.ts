@@ -233,6 +233,116 @@ describe('git', () => {
   });
 });
 
+describe('gitFiles', () => {
+  let repo: TestRepo;
+  let age: AgeKey;
+  let mainCommit: string;
+  beforeAll(async () => {
+    age = await createAgeKey();
+    repo = await createRepo({
+      'envs/a/info.yaml': 'name: a\nowner: "{{ team }}"\n',
+      'envs/b/info.yaml': 'name: b\n',
+      'envs/multi.yaml': 'x: 1\n---\nx: 2\n',
+      'notes.txt': 'not matched\n',
+    });
+    await repo.branch('preview-env-1');
+    await repo.commit({
+      'envs/c/info.yaml': 'name: c\n',
+      'secret.yaml': await sopsEncrypt('token: s3cret\n', 'yaml', { age: age.recipient }),
+    });
+    await repo.branch('preview-env-2');
+    await repo.tag('v1.0.0');
+    mainCommit = await repo.commit({ 'envs/a/info.yaml': 'name: a-main\n' });
+    cleanups.push(
+      () => repo.remove(),
+      () => age.remove(),
+    );
+  }, 120_000);
+
+  it('loads the matching files of every branch a regex matches, as Kluctl lays them out', async () => {
+    const vars = await load(
+      [
+        { values: { team: 'blue' } },
+        {
+          gitFiles: {
+            url: repo.url,
+            ref: { branch: 'preview-env-.*' },
+            files: [
+              { glob: 'envs/*/info.yaml', parseYaml: true, render: true },
+              { glob: 'envs/multi.yaml', parseYaml: true, yamlMultiDoc: true },
+            ],
+          },
+          targetPath: 'previewEnvs',
+        },
+      ],
+      { environment: { sopsEnv: { SOPS_AGE_KEY_FILE: age.keyFile } } },
+    );
+    const envs = vars['previewEnvs'] as Array<Record<string, any>>;
+    expect(envs.map((env) => [env['ref'], env['refStr']])).toEqual([
+      [{ branch: 'preview-env-1' }, 'refs/heads/preview-env-1'],
+      [{ branch: 'preview-env-2' }, 'refs/heads/preview-env-2'],
+    ]);
+    const [first, second] = envs;
+    expect(first?.['files'].map((file: { path: string }) => file.path)).toEqual([
+      'envs/a/info.yaml',
+      'envs/b/info.yaml',
+      'envs/multi.yaml',
+    ]);
+    expect(second?.['files'].map((file: { path: string }) => file.path)).toEqual([
+      'envs/a/info.yaml',
+      'envs/b/info.yaml',
+      'envs/c/info.yaml',
+      'envs/multi.yaml',
+    ]);
+    expect(first?.['filesByPath']['envs/a/info.yaml']).toEqual({
+      file: { glob: 'envs/*/info.yaml', parseYaml: true, render: true },
+      path: 'envs/a/info.yaml',
+      size: 'name: a\nowner: "{{ team }}"\n'.length,
+      // Jinja2 as Kluctl configures it drops one trailing newline.
+      content: 'name: a\nowner: "blue"',
+      parsed: { name: 'a', owner: 'blue' },
+    });
+    expect(first?.['filesTree']['envs']['b']['info.yaml'].parsed).toEqual({ name: 'b' });
+    expect(first?.['filesByPath']['envs/multi.yaml'].parsed).toEqual([{ x: 1 }, { x: 2 }]);
+    expect(sensitive.list()).toEqual([]);
+  });
+
+  it('loads the default branch, a tag by regex or the ref a commit is the tip of; decrypts sops files as sensitive', async () => {
+    const files = [{ glob: '**/info.yaml', parseYaml: true }];
+    const main = await load([{ gitFiles: { url: repo.url, files }, targetPath: 'x' }]);
+    expect((main['x'] as any)[0].ref).toEqual({ branch: 'main' });
+    expect((main['x'] as any)[0].filesByPath['envs/a/info.yaml'].parsed).toEqual({ name: 'a-main' });
+
+    const byCommit = await load([{ gitFiles: { url: repo.url, ref: { commit: mainCommit }, files }, targetPath: 'x' }]);
+    expect((byCommit['x'] as any)[0].refStr).toBe('refs/heads/main');
+
+    const tagged = await load(
+      [{ gitFiles: { url: repo.url, ref: { tag: 'v1\\..*' }, files: [{ glob: 'secret.yaml', parseYaml: true }] }, targetPath: 'x' }],
+      { environment: { sopsEnv: { SOPS_AGE_KEY_FILE: age.keyFile } } },
+    );
+    expect((tagged['x'] as any)[0].ref).toEqual({ tag: 'v1.0.0' });
+    expect((tagged['x'] as any)[0].files[0].parsed).toEqual({ token: 's3cret' });
+    expect(sensitive.list()).toContain('s3cret');
+  });
+
+  it('gives an empty list, or nothing with ignoreMissing, when no ref matches; refuses bad refs and a missing targetPath', async () => {
+    expect(await load([{ gitFiles: { url: repo.url, ref: { branch: 'nope-.*' } }, targetPath: 'x' }])).toEqual({ x: [] });
+    expect(await load([{ gitFiles: { url: repo.url, ref: { branch: 'nope-.*' } }, targetPath: 'x', ignoreMissing: true }])).toEqual({});
+    await expect(load([{ gitFiles: { url: repo.url, ref: { commit: '0'.repeat(40) } }, targetPath: 'x' }])).rejects.toThrow(
+      `deployment.yaml: vars[0]: commit ${'0'.repeat(40)} is not the tip of a branch or tag of ${repo.url}`,
+    );
+    await expect(load([{ gitFiles: { url: repo.url, ref: { branch: '(' } }, targetPath: 'x' }])).rejects.toThrow(
+      "deployment.yaml: vars[0]: invalid branch regex '('",
+    );
+    await expect(load([{ gitFiles: { url: repo.url } }])).rejects.toThrow(
+      "deployment.yaml: vars[0]: 'targetPath' is required for a vars source that does not load a mapping",
+    );
+    await expect(load([{ gitFiles: { url: `${repo.url}-missing` }, targetPath: 'x' }])).rejects.toThrow(
+      `deployment.yaml: vars[0]: git repository ${repo.url}-missing could not be fetched`,
+    );
+  });
+});
+
 describe('systemEnvVars', () => {
   it('reads a tree of variables, parsed as YAML, with defaults', async () => {
     Object.assign(process.env, { GANTRY_VARS_TEST_NUMBER: '42', GANTRY_VARS_TEST_QUOTED: "'43'", GANTRY_VARS_TEST_TEXT: 'hello' });

@@ -1,8 +1,8 @@
 /**
  * Vars sources, as kluctl's templating/variable-sources docs define them: each source is rendered with the vars
  * loaded before it (and skipped when its `when` is false), loaded, optionally placed at a targetPath, then merged
- * into the templating context (or under it, with noOverride). Gantry loads values, file, git, clusterConfigMap,
- * clusterSecret, clusterObject, systemEnvVars and http (see vars/); the cloud secret stores and gitFiles are refused
+ * into the templating context (or under it, with noOverride). Gantry loads values, file, git, gitFiles,
+ * clusterConfigMap, clusterSecret, clusterObject, systemEnvVars and http (see vars/); the secret stores are refused
  * with a clear error.
  *
  * The values a sensitive source loads (sops-encrypted files, Secrets, cluster objects, environment variables, or
@@ -14,6 +14,7 @@ import { deepMerge, isPlainObject, type Values } from '../values.ts';
 import { loadClusterMap, loadClusterObject } from './vars/cluster.ts';
 import { loadSystemEnvVars } from './vars/env.ts';
 import { loadFileSource, loadGitSource } from './vars/files.ts';
+import { loadGitFilesSource } from './vars/git-files.ts';
 import { loadHttp } from './vars/http.ts';
 import { parseTargetPath, placeAtPath } from './vars/json-path.ts';
 import { renderWithContext, type LoadedVars, type SourceRequest, type VarsScope } from './vars/source.ts';
@@ -30,6 +31,7 @@ const LOADERS: { [K in SupportedKind]: Loader<K> } = {
   values: (values) => ({ value: values, sensitive: false }),
   file: loadFileSource,
   git: loadGitSource,
+  gitFiles: loadGitFilesSource,
   clusterConfigMap: (config, request) => loadClusterMap(config, 'ConfigMap', request),
   clusterSecret: (config, request) => loadClusterMap(config, 'Secret', request),
   clusterObject: loadClusterObject,

@@ -60,6 +60,14 @@ interface GitRun {
 
 const GIT_TIMEOUT_MS = 5 * 60_000;
 
+/** What GitCache.refs lists. */
+export interface RemoteRefs {
+  /** The branch HEAD names, without `refs/heads/`; undefined for a repository without one. */
+  defaultBranch: string | undefined;
+  /** `refs/heads/<branch>` and `refs/tags/<tag>` with the commit each points to. */
+  refs: Array<{ name: string; commit: string }>;
+}
+
 export interface Checkout {
   /** Folder holding the files of `commit`; never modified after creation. */
   dir: string;
@@ -118,6 +126,28 @@ export class GitCache {
    */
   async fetch(url: string, access: GitAccess = {}, signal?: AbortSignal): Promise<void> {
     await this.serialized(mirrorKey(url, access), () => this.updateMirror(url, false, access, { force: true, signal }));
+  }
+
+  /**
+   * The branches and tags of a repository (full ref names, annotated tags peeled to their commits, sorted by name) and
+   * its default branch, fetching the mirror first unless it was fetched recently.
+   * @throws Error naming the URL when it cannot be fetched.
+   */
+  async refs(url: string, access: GitAccess = {}, signal?: AbortSignal): Promise<RemoteRefs> {
+    return this.serialized(mirrorKey(url, access), async () => {
+      const mirror = await this.updateMirror(url, false, access, { signal });
+      const format = '--format=%(refname) %(objectname) %(*objectname)';
+      const { stdout } = await this.git(['for-each-ref', '--sort=refname', format, 'refs/heads', 'refs/tags'], { cwd: mirror });
+      const refs = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const [name = '', object = '', peeled] = line.split(' ');
+          return { name, commit: peeled || object };
+        });
+      const head = await this.git(['symbolic-ref', '--quiet', 'HEAD'], { cwd: mirror }).catch(() => undefined);
+      return { defaultBranch: head?.stdout.trim().replace(/^refs\/heads\//, '') || undefined, refs };
+    });
   }
 
   /** The files of the commit `ref` points to (see resolve for errors). */
