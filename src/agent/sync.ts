@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentReport, AgentService } from '../client/agent-client.ts';
 import { deployTarget } from '../deploy/deploy.ts';
+import { TargetLockedError } from '../deploy/target-lock.ts';
 import { prepareTarget } from '../deploy/prepare.ts';
 import { deleteByDiscriminator } from '../deploy/prune.ts';
 import { targetObjects } from '../deploy/rendered-target.ts';
@@ -64,6 +65,8 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     return { applied: false, components: [], errors: [{ source: 'render', message: messageOf(error) }] };
   }
   const result = await deployTarget(prepared.rendered, cluster, {
+    // Waits for nobody: a CLI changing the service's objects makes this sync fail, and the next one tries again.
+    lock: { holder: `the agent's service ${service.name}`, waitMs: 0 },
     fieldManager: context.fieldManager,
     dryRun: false,
     prune: true,
@@ -80,7 +83,11 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     },
     progress,
     signal,
+  }).catch((error: unknown) => {
+    if (error instanceof TargetLockedError) return error;
+    throw error;
   });
+  if (result instanceof TargetLockedError) return { applied: false, components: [], errors: [{ source: 'sync', message: result.message }] };
   const refs = targetObjects(prepared.rendered).map(refOf);
   return { applied: true, components: await componentsOf(cluster, refs, result), errors: resultErrors(result) };
 }

@@ -9,7 +9,7 @@ export function deleteCommand(): Command {
   addDeletionFlags(command).action((flags: DeletionFlags) =>
     runResultCommand('delete', flags, async ({ engine, progress }) => {
       const prepared = await prepareFromFlags(flags, engine, progress);
-      const result = await deleteTarget(prepared.rendered, requireCluster(prepared), deletionOptions(flags, engine, progress));
+      const result = await deleteTarget(prepared.rendered, requireCluster(prepared), deletionOptions('delete', flags, engine, progress));
       return { prepared, result };
     }),
   );

@@ -11,6 +11,7 @@ import {
   type ApplyFlags,
   type ResultFlags,
   type TargetFlags,
+  cliTargetLock,
 } from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
@@ -43,6 +44,7 @@ export function deployCommand(): Command {
           confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
           fieldManager: engine.config.fieldManager,
           progress,
+          lock: cliTargetLock('deploy', parseDuration(flags.timeout)),
         });
         return { prepared, result };
       }),

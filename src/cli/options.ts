@@ -1,6 +1,7 @@
 /**
  * Flags shared by the target commands, named as Kluctl names them (common-arguments docs), and their parsing.
  */
+import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -13,6 +14,7 @@ import { readFixedImages } from '../project/fixed-images.ts';
 import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
+import type { TargetLock } from '../deploy/target-lock.ts';
 import { parseDuration } from '../duration.ts';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 
@@ -201,4 +203,12 @@ export function parseAddress(text: string): Address {
   if (!match) throw new InvalidArgumentError(`'${text}' is not an address (expected host:port or :port)`);
   const host = match[1] === '' ? '0.0.0.0' : match[1]!.replace(/^\[(.*)\]$/, '$1');
   return { host, port: Number(match[2]) };
+}
+
+/**
+ * The target lock of a CLI command that changes the cluster: named after the command, the user and the machine, so
+ * whoever finds the target locked knows whom to ask; waits up to `waitMs` (the command's --timeout) for another.
+ */
+export function cliTargetLock(command: string, waitMs: number): TargetLock {
+  return { holder: `gantry ${command} (${userInfo().username}@${hostname()}, pid ${process.pid})`, waitMs };
 }

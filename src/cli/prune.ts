@@ -10,6 +10,7 @@ import {
   requireCluster,
   type ResultFlags,
   type TargetFlags,
+  cliTargetLock,
 } from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
@@ -26,7 +27,7 @@ export function pruneCommand(): Command {
   addDeletionFlags(command).action((flags: DeletionFlags) =>
     runResultCommand('prune', flags, async ({ engine, progress }) => {
       const prepared = await prepareFromFlags(flags, engine, progress);
-      const result = await pruneTarget(prepared.rendered, requireCluster(prepared), deletionOptions(flags, engine, progress));
+      const result = await pruneTarget(prepared.rendered, requireCluster(prepared), deletionOptions('prune', flags, engine, progress));
       return { prepared, result };
     }),
   );
@@ -34,13 +35,14 @@ export function pruneCommand(): Command {
 }
 
 /** What prune and delete run with. */
-export function deletionOptions(flags: DeletionFlags, engine: Engine, progress: Progress): DeletionCommandOptions {
+export function deletionOptions(command: string, flags: DeletionFlags, engine: Engine, progress: Progress): DeletionCommandOptions {
   return {
     dryRun: flags.dryRun ?? false,
     timeoutMs: parseDuration(flags.timeout),
     confirm: (refs) => confirmDeletion(refs, flags),
     fieldManager: engine.config.fieldManager,
     progress,
+    lock: cliTargetLock(command, parseDuration(flags.timeout)),
   };
 }
 

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
-import { LeaderElector, type LeaderElectionSettings } from './leader-election.ts';
+import { LeaderElector, type LeaderElectionSettings } from '../kube/lease.ts';
 import { reconcileLogger, type Logger } from '../logger.ts';
 import { ControllerMetrics, type ReconcileOutcome } from './metrics.ts';
 import { startServer } from './server.ts';

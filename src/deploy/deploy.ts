@@ -13,6 +13,7 @@ import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
 import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+import { lockedUnlessDryRun, type TargetLock } from './target-lock.ts';
 import { maskResult, ResultCollector, type CommandResult } from './result.ts';
 
 /** What every command that writes to the cluster is given besides its own options. */
@@ -22,6 +23,8 @@ export interface CommandContext {
   progress: Progress;
   /** Cancels the command: requests are abandoned, waits end, and the signal's reason is thrown. */
   signal?: AbortSignal | undefined;
+  /** Who holds the target's lock while the command changes the cluster (see target-lock.ts); default this process, not waiting. */
+  lock?: TargetLock | undefined;
 }
 
 export interface DeployOptions extends CommandContext {
@@ -43,11 +46,16 @@ export interface DeployOptions extends CommandContext {
 }
 
 /**
- * Deploys (or dry-runs) a rendered target.
+ * Deploys (or dry-runs) a rendered target, holding its lock unless it is a dry run.
  * @returns the result, with the values of the target's sensitive vars masked.
- * @throws the signal's reason when it fired; errors of single objects are in the result.
+ * @throws the signal's reason when it fired; TargetLockedError when another holder keeps the target's lock; errors
+ *   of single objects are in the result.
  */
-export async function deployTarget(target: RenderedTarget, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
+export function deployTarget(target: RenderedTarget, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
+  return lockedUnlessDryRun('deploy', target.target.discriminator, cluster, options, (locked) => applyTarget(target, cluster, locked));
+}
+
+async function applyTarget(target: RenderedTarget, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
   const sensitive = new SensitiveValues(target.sensitiveValues);
   const progress = maskedProgress(options.progress, sensitive);
   const bound = cluster.withSignal(options.signal);

@@ -11,10 +11,23 @@ import { SensitiveValues } from '../project/sensitive.ts';
 import type { CommandContext } from './deploy.ts';
 import { diffObjects } from './diff.ts';
 import type { RenderedTarget } from './rendered-target.ts';
+import { lockedUnlessDryRun } from './target-lock.ts';
 import { maskResult, ResultCollector, type CommandResult } from './result.ts';
 
-/** @throws the signal's reason when it fired; failures of single objects are in the result. */
-export async function pokeImages(
+/**
+ * Pokes the images, holding the target's lock unless it is a dry run.
+ * @throws the signal's reason when it fired; TargetLockedError when another holder keeps the target's lock; failures
+ *   of single objects are in the result.
+ */
+export function pokeImages(
+  target: RenderedTarget,
+  cluster: Cluster,
+  options: CommandContext & { dryRun: boolean },
+): Promise<CommandResult> {
+  return lockedUnlessDryRun('poke-images', target.target.discriminator, cluster, options, (locked) => patchImages(target, cluster, locked));
+}
+
+async function patchImages(
   target: RenderedTarget,
   unbound: Cluster,
   options: CommandContext & { dryRun: boolean },

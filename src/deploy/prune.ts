@@ -15,6 +15,7 @@ import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
 import type { RenderedTarget } from './rendered-target.ts';
+import { lockedUnlessDryRun } from './target-lock.ts';
 import { maskResult, ResultCollector, type CommandResult } from './result.ts';
 
 export interface DeletionCommandOptions extends CommandContext {
@@ -27,10 +28,15 @@ export interface DeletionCommandOptions extends CommandContext {
 }
 
 /**
- * Deletes the target's orphan objects.
- * @throws Error for a target without a name or discriminator; the signal's reason when it fired.
+ * Deletes the target's orphan objects, holding the target's lock unless it is a dry run.
+ * @throws Error for a target without a name or discriminator; the signal's reason when it fired; TargetLockedError
+ *   when another holder keeps the target's lock.
  */
-export async function pruneTarget(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
+export function pruneTarget(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
+  return lockedUnlessDryRun('prune', target.target.discriminator, cluster, options, (locked) => pruneOrphans(target, cluster, locked));
+}
+
+async function pruneOrphans(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
   const sensitive = new SensitiveValues(target.sensitiveValues);
   const context = { ...options, progress: maskedProgress(options.progress, sensitive) };
   const bound = cluster.withSignal(options.signal);
@@ -48,7 +54,11 @@ export async function pruneTarget(target: RenderedTarget, cluster: Cluster, opti
  * are not part of what is deleted: as with Helm, they stay unless their delete policy removes them).
  * @throws as pruneTarget.
  */
-export async function deleteTarget(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
+export function deleteTarget(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
+  return lockedUnlessDryRun('delete', target.target.discriminator, cluster, options, (locked) => deleteOwned(target, cluster, locked));
+}
+
+async function deleteOwned(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
   const sensitive = new SensitiveValues(target.sensitiveValues);
   const progress = maskedProgress(options.progress, sensitive);
   const bound = cluster.withSignal(options.signal);

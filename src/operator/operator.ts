@@ -18,7 +18,7 @@ import {
   type ServiceDeploymentSpec,
 } from '../api/fleet.ts';
 import type { FleetClient } from '../client/fleet-client.ts';
-import type { LeaderElectionSettings } from '../controller/leader-election.ts';
+import type { LeaderElectionSettings } from '../kube/lease.ts';
 import { ControllerMetrics } from '../controller/metrics.ts';
 import { startServer, type ControllerServer } from '../controller/server.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../controller/manager.ts';

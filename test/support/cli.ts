@@ -12,6 +12,8 @@ export interface GantryProcess {
   output: { stdout: string; stderr: string };
   /** Resolves with the first match of `pattern` in the stream, waiting for it. @throws when the process exits first. */
   waitForOutput(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves with the exit code once it has exited by itself. */
+  exited: Promise<number>;
   /** SIGTERM, then resolves when it has exited. */
   stop(): Promise<void>;
 }
@@ -24,9 +26,10 @@ export function startGantry(args: readonly string[], options: { env?: Record<str
   const changed = new EventEmitter();
   child.stdout?.on('data', (chunk: Buffer) => ((output.stdout += chunk.toString()), changed.emit('data')));
   child.stderr?.on('data', (chunk: Buffer) => ((output.stderr += chunk.toString()), changed.emit('data')));
-  void child.then(() => ((exited = true), changed.emit('data')));
+  const exitCode = child.then((result) => ((exited = true), changed.emit('data'), result.exitCode ?? -1));
   return {
     output,
+    exited: exitCode,
     async waitForOutput(stream, pattern, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

@@ -14,7 +14,7 @@ import { registerWebhookRoutes } from '../../gitops/webhooks.ts';
 import { Cluster } from '../../kube/cluster.ts';
 import { KubeClient } from '../../kube/client.ts';
 import { FLUX_SOURCE_GROUP, sweepFluxArtifacts } from '../../source/flux-artifact.ts';
-import type { LeaderElectionSettings } from '../leader-election.ts';
+import type { LeaderElectionSettings } from '../../kube/lease.ts';
 import type { Logger } from '../../logger.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../manager.ts';
 import { startServer, type ControllerServer } from '../server.ts';

@@ -15,6 +15,7 @@
  *   when the controller stops or loses its Lease, so a replica that is no longer leader stops writing at once —
  *   status included — instead of finishing its deploy beside the new leader.
  */
+import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Value } from 'typebox/value';
@@ -453,8 +454,18 @@ class Reconciliation {
     }
   }
 
+  /**
+   * What every command is run with. The target's lock is not waited for: a CLI or an agent changing the same target
+   * makes this reconcile fail with who holds it, and the next one (after retryInterval) tries again.
+   */
   private commandContext(): CommandContext {
-    return { fieldManager: this.deps.engine.config.fieldManager, progress: progressTo(this.log), signal: this.signal };
+    const { namespace, name } = this.deployment.metadata;
+    return {
+      fieldManager: this.deps.engine.config.fieldManager,
+      progress: progressTo(this.log),
+      signal: this.signal,
+      lock: { holder: `the controller's KluctlDeployment ${namespace}/${name} (${hostname()})`, waitMs: 0 },
+    };
   }
 
   /** The deployment's cluster: rendered against, so never undefined here. */

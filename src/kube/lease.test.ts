@@ -3,8 +3,8 @@
  * namespace of the test's own, with short durations (lease 3 s, renew deadline 2 s, retry 0.5 s).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LeaderElector, microTime } from './leader-election.ts';
-import { capturedLogger, createNamespace, deleteNamespace, TcpProxy, testClient, waitFor } from './test-support.ts';
+import { LeaderElector, microTime } from './lease.ts';
+import { capturedLogger, createNamespace, deleteNamespace, TcpProxy, testClient, waitFor } from '../controller/test-support.ts';
 
 const TIMING = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
 

@@ -16,7 +16,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeApiError, type KubeClient } from '../kube/client.ts';
+import { KubeApiError, type KubeClient } from './client.ts';
 import type { Logger } from '../logger.ts';
 
 /** client-go's JitterFactor for the acquire loop. */
@@ -43,6 +43,8 @@ export interface LeaderElectionOptions extends LeaderElectionSettings {
   onStartedLeading: (signal: AbortSignal) => void;
   /** Called when this candidate stops leading (lost or stopped); the Lease is released after it resolves. */
   onStoppedLeading: () => void | Promise<void>;
+  /** Told why an attempt to acquire or renew failed: another holder's valid Lease, or the error (e.g. 403 Forbidden). */
+  onNotAcquired?: (reason: { holder: string } | { error: unknown }) => void;
   log: Logger;
 }
 
@@ -178,11 +180,16 @@ export class LeaderElector {
       if (!current) return this.observe(await this.create(now, signal));
       this.observe(current);
       const holder = current.spec?.holderIdentity;
-      if (holder && holder !== this.identity && this.valid(now.getTime())) return false;
+      if (holder && holder !== this.identity && this.valid(now.getTime())) {
+        this.options.onNotAcquired?.({ holder });
+        return false;
+      }
       const spec = holder === this.identity ? this.renewedSpec(current.spec ?? {}, now) : this.takenOverSpec(current.spec ?? {}, now);
       return this.observe(await this.update(current, spec, signal));
     } catch (error) {
-      if (!this.stopped) this.options.log.debug({ err: error, lease: this.leaseName }, 'could not acquire or renew the lease');
+      if (this.stopped) return false;
+      this.options.log.debug({ err: error, lease: this.leaseName }, 'could not acquire or renew the lease');
+      this.options.onNotAcquired?.({ error });
       return false;
     }
   }
