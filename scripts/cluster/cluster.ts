@@ -17,7 +17,7 @@ import {
   PORT_NAMES,
   schedulerCommand,
 } from './components.ts';
-import { kubeconfigYaml, writeCredentials } from './credentials.ts';
+import { kubeconfigYaml, readCredentials, writeCredentials } from './credentials.ts';
 import { type ClusterLayout, clusterLayout } from './layout.ts';
 import { withLock } from './lock.ts';
 import { kwokNode, NODE_NAMES } from './nodes.ts';
@@ -60,6 +60,7 @@ export interface ClusterOptions {
 // Long enough for another clone's `up` (tens of seconds) to finish; short enough to notice a hung one.
 const LOCK_TIMEOUT_MS = 5 * 60_000;
 const STOP_GRACE_MS = 10_000;
+const APISERVER = 'kube-apiserver';
 const OWN_STAGES = fileURLToPath(new URL('stages', import.meta.url));
 
 /**
@@ -102,6 +103,43 @@ export async function clusterDown(options: ClusterOptions = {}): Promise<void> {
   });
   // A named cluster's folder holds nothing else; the default cluster's is `.cluster/` itself, which keeps the tools.
   if (layout.data !== join(layout.root, 'data')) await rm(dirname(layout.lock), { recursive: true, force: true });
+}
+
+/**
+ * Kills the cluster's kube-apiserver with SIGKILL, as a crash would, for fault tests; etcd and the other components
+ * keep running. startApiServer brings it back.
+ * @throws Error when the cluster is not running.
+ */
+export async function stopApiServer(layout: ClusterLayout = clusterLayout()): Promise<void> {
+  await withLock(layout.lock, LOCK_TIMEOUT_MS, async () => {
+    const apiserver = (await runningState(layout)).components.find((component) => component.name === APISERVER);
+    if (apiserver && isRunning(apiserver)) await stopComponent(apiserver, STOP_GRACE_MS, 'SIGKILL');
+  });
+}
+
+/**
+ * Starts the kube-apiserver stopApiServer killed, on the same port with the same certificate and token (its data is
+ * in etcd), and resolves when /readyz answers.
+ * @throws Error when the cluster is not running or the apiserver does not become ready (naming its log).
+ */
+export async function startApiServer(layout: ClusterLayout = clusterLayout()): Promise<void> {
+  await withLock(layout.lock, LOCK_TIMEOUT_MS, async () => {
+    const state = await runningState(layout);
+    const index = state.components.findIndex((component) => component.name === APISERVER);
+    const previous = state.components[index];
+    if (previous && isRunning(previous)) return;
+    const command = apiserverCommand(state.ports, await readCredentials(layout.data));
+    const apiserver = startComponent(command.name, join(layout.bin, command.binary), command.args, layout.logs);
+    state.components[index] = apiserver;
+    await writeState(layout, state);
+    await waitUntil(target(layout, apiserver, 'kube-apiserver /readyz'), 90_000, () => apiserverReady(layout, state));
+  });
+}
+
+async function runningState(layout: ClusterLayout): Promise<ClusterState> {
+  const state = await readState(layout);
+  if (!state) throw new Error(`cluster ${layout.name} is not running`);
+  return state;
 }
 
 /** What state.json records, checked against the live processes and the API. */

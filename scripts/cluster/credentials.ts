@@ -3,7 +3,7 @@
  * token, plus the kubeconfig that carries that token.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toYaml } from '../../src/yaml.ts';
 
@@ -28,18 +28,29 @@ export async function writeCredentials(dataDir: string): Promise<ClusterCredenti
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
   });
-  const credentials: ClusterCredentials = {
-    certDir: pki,
-    serviceAccountKey: join(pki, 'service-account.key'),
-    serviceAccountPublicKey: join(pki, 'service-account.pub'),
-    tokenFile: join(pki, 'tokens.csv'),
-    token: randomBytes(32).toString('hex'),
-  };
+  const credentials = credentialFiles(pki, randomBytes(32).toString('hex'));
   await writeFile(credentials.serviceAccountKey, keys.privateKey, { mode: 0o600 });
   await writeFile(credentials.serviceAccountPublicKey, keys.publicKey);
   // Format: token,user,uid,"group1,group2".
   await writeFile(credentials.tokenFile, `${credentials.token},admin,admin,"system:masters"\n`, { mode: 0o600 });
   return credentials;
+}
+
+/** The credentials an earlier writeCredentials left under `<dataDir>/pki` (to restart a component with them). */
+export async function readCredentials(dataDir: string): Promise<ClusterCredentials> {
+  const pki = join(dataDir, 'pki');
+  const token = (await readFile(join(pki, 'tokens.csv'), 'utf8')).split(',')[0] ?? '';
+  return credentialFiles(pki, token);
+}
+
+function credentialFiles(pki: string, token: string): ClusterCredentials {
+  return {
+    certDir: pki,
+    serviceAccountKey: join(pki, 'service-account.key'),
+    serviceAccountPublicKey: join(pki, 'service-account.pub'),
+    tokenFile: join(pki, 'tokens.csv'),
+    token,
+  };
 }
 
 /**
