@@ -14,12 +14,19 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { KubeApiError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import { LeaderElector } from '../kube/lease.ts';
+import { LeaderElector, type LeaseObservation } from '../kube/lease.ts';
 import { createLogger } from '../logger.ts';
 import type { Progress } from '../progress.ts';
 
 export const TARGET_LOCK_NAMESPACE = 'kube-system';
 const TIMING = { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 2000 };
+
+/**
+ * What this process last saw of each target Lease (by API server and name): a controller's reconciles each take the
+ * lock anew, and a holder that died must look expired to the next one 30 s after its last renew, not 30 s after the
+ * newest attempt first looked.
+ */
+const observations = new Map<string, LeaseObservation>();
 
 /** Who takes the lock and how long it waits for another holder. */
 export interface TargetLock {
@@ -68,6 +75,7 @@ export async function withTargetLock<T>(
 ): Promise<T> {
   if (!discriminator) return action(context.signal);
   const name = targetLockName(discriminator);
+  const observationKey = `${cluster.client.server} ${name}`;
   let leading: (signal: AbortSignal) => void = () => {};
   let notAcquired: (reason: { holder: string } | { error: unknown }) => void = () => {};
   const elector = new LeaderElector({
@@ -80,6 +88,7 @@ export async function withTargetLock<T>(
     onStoppedLeading: () => {},
     onNotAcquired: (reason) => notAcquired(reason),
     log: createLogger({ level: 'fatal' }),
+    observed: observations.get(observationKey),
   });
   const acquired = new Promise<AbortSignal | undefined>((resolve, reject) => {
     const started = Date.now();
@@ -116,6 +125,8 @@ export async function withTargetLock<T>(
   } finally {
     done = true;
     await elector.stop();
+    const seen = elector.observation;
+    if (seen) observations.set(observationKey, seen);
   }
 }
 

@@ -35,6 +35,17 @@ export interface LeaderElectionSettings {
   renewDeadlineMs?: number;
   /** How often candidates try to acquire and the leader renews. Default 2 s. */
   retryPeriodMs?: number;
+  /**
+   * What an earlier candidate of this process saw of the Lease (its `observation` when it stopped), so that a series
+   * of short-lived candidates judges expiry from when the Lease really last changed, not from when each first looked.
+   */
+  observed?: LeaseObservation;
+}
+
+/** A Lease's resourceVersion and when (ms since the epoch, local clock) it was first seen with it. */
+export interface LeaseObservation {
+  resourceVersion: string;
+  at: number;
 }
 
 export interface LeaderElectionOptions extends LeaderElectionSettings {
@@ -82,7 +93,8 @@ export class LeaderElector {
   private leading = false;
   /** The Lease as last read or written, and when its resourceVersion last changed on the local clock. */
   private lease: Lease | undefined;
-  private observedAt = 0;
+  private observedVersion: string | undefined;
+  private observedAt: number;
 
   /** @throws Error when the durations do not satisfy client-go's rules. */
   constructor(options: LeaderElectionOptions) {
@@ -91,12 +103,19 @@ export class LeaderElector {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2000;
+    this.observedVersion = options.observed?.resourceVersion;
+    this.observedAt = options.observed?.at ?? 0;
     if (this.leaseDurationMs % 1000 !== 0 || this.leaseDurationMs < 1000)
       throw new Error(`leaseDurationMs must be whole seconds, not ${this.leaseDurationMs}`);
     if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leaseDurationMs must be greater than renewDeadlineMs');
     if (this.renewDeadlineMs <= JITTER_FACTOR * this.retryPeriodMs)
       throw new Error(`renewDeadlineMs must be greater than retryPeriodMs × ${JITTER_FACTOR}`);
     if (options.identity === '') throw new Error('identity must not be empty');
+  }
+
+  /** The Lease's resourceVersion as last seen, and since when; undefined before the first look. */
+  get observation(): LeaseObservation | undefined {
+    return this.observedVersion === undefined ? undefined : { resourceVersion: this.observedVersion, at: this.observedAt };
   }
 
   /** True while this candidate leads. */
@@ -236,7 +255,10 @@ export class LeaderElector {
 
   /** Records a Lease read or written; its validity restarts when its resourceVersion changed. Returns true. */
   private observe(lease: Lease): true {
-    if (lease.metadata.resourceVersion !== this.lease?.metadata.resourceVersion) this.observedAt = Date.now();
+    if (lease.metadata.resourceVersion !== this.observedVersion) {
+      this.observedVersion = lease.metadata.resourceVersion;
+      this.observedAt = Date.now();
+    }
     this.lease = lease;
     return true;
   }

@@ -93,7 +93,7 @@ describe('kube-apiserver killed and restarted', { timeout: 240_000 }, () => {
     const dir = await project(first, second);
     const deploy = startGantry(deployArgs(dir), { env: { KUBECONFIG: layout.kubeconfig } });
     await waitFor(
-      async () => (await names('pvc').catch(() => [])).includes('claim'),
+      async () => (await names('pvc').catch((): string[] => [])).includes('claim'),
       60_000,
       () => deploy.output.stderr,
     );
