@@ -114,7 +114,8 @@ export function start(file: string, args: readonly string[], options: StartOptio
 function toCommandError(file: string, args: readonly string[], error: unknown): Error {
   if (!(error instanceof ExecaError)) return error instanceof Error ? error : new Error(String(error));
   const command = [file, ...args].join(' ');
-  const stderr = typeof error.stderr === 'string' ? error.stderr : '';
+  // Some programs (tsc) write their errors to stdout: without stderr, stdout is what explains the failure.
+  const stderr = (typeof error.stderr === 'string' && error.stderr) || (typeof error.stdout === 'string' ? error.stdout : '');
   if (error.code === 'ENOENT') return new CommandError(command, undefined, '', `${file} was not found on PATH`, true);
   if (error.timedOut) return new CommandError(command, undefined, stderr, 'timed out');
   return new CommandError(command, error.exitCode, stderr, `exited with code ${error.exitCode ?? 'unknown'}`);

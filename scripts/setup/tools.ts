@@ -43,6 +43,8 @@ const AGE_VERSION = 'v1.3.2';
 const REGISTRY_VERSION = 'v3.1.2';
 // Prometheus for the pipelines' HEALTH gate tests; its Go module is tagged v0.3XX.Y for Prometheus v3.XX.Y.
 const PROMETHEUS_VERSION = 'v0.316.0';
+// Assembles, pushes and pulls Gantry's image (scripts/image) and lets its test unpack it; v0.22.x builds with Go 1.26.
+const CRANE_VERSION = 'v0.22.1';
 
 /** Without these the binaries report v0.0.0-master, and Helm's kubeVersion checks against the server fail. */
 function kubernetesVersionStamps(): string[] {
@@ -200,6 +202,13 @@ export const TOOLS: readonly GoTool[] = [
     module: 'github.com/prometheus/prometheus',
     version: PROMETHEUS_VERSION,
     package: 'github.com/prometheus/prometheus/cmd/prometheus',
+    via: 'install',
+  },
+  {
+    name: 'crane',
+    module: 'github.com/google/go-containerregistry',
+    version: CRANE_VERSION,
+    package: 'github.com/google/go-containerregistry/cmd/crane',
     via: 'install',
   },
 ];
