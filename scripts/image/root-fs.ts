@@ -15,12 +15,13 @@ import { createPythonEnv } from '../../src/template/python-env.ts';
 import { REQUIREMENTS_FILE } from '../../src/template/python-check.ts';
 import { Tools } from '../../src/tools.ts';
 import { toolDir } from '../setup/cache.ts';
-import { MMDEBSTRAP } from '../setup/mmdebstrap.ts';
 import { TOOLS } from '../setup/tools.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The Debian release, the same as debian:bookworm-slim in the Dockerfile. */
+/** mmdebstrap, from Debian's package (scripts/setup installs it): makes the root file system without a container engine. */
+export const MMDEBSTRAP = '/usr/bin/mmdebstrap';
 export const DEBIAN_SUITE = 'bookworm';
 
 /** Installed with their dependencies (no recommends) on top of Debian's minimal system (Essential packages and apt). */

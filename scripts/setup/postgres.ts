@@ -4,7 +4,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { run } from '../../src/exec.ts';
+import { installDebianPackage } from './debian-package.ts';
 import { pathExists } from './cache.ts';
 
 /** Debian installs each major version's server binaries into its own folder. */
@@ -22,13 +22,12 @@ export const POSTGRES_PROGRAMS = ['postgres', 'initdb', 'psql', 'pg_ctl'] as con
 export async function ensurePostgres(report: (line: string) => void): Promise<string> {
   const found = await installedBinDir();
   if (found) return found;
-  if (process.getuid?.() !== 0 || !(await pathExists('/usr/bin/apt-get'))) {
-    throw new Error('setup: PostgreSQL server binaries not found in /usr/lib/postgresql; install Debian package postgresql');
-  }
-  report('installing PostgreSQL (apt-get install postgresql)');
-  const env = { DEBIAN_FRONTEND: 'noninteractive' };
-  await run('apt-get', ['update', '-qq'], { env });
-  await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'], { env });
+  await installDebianPackage(
+    'postgresql',
+    'PostgreSQL server binaries not found in /usr/lib/postgresql',
+    "the fleet server's tests run it",
+    report,
+  );
   const installed = await installedBinDir();
   if (!installed) throw new Error('setup: apt-get installed postgresql, but no server binaries appeared in /usr/lib/postgresql');
   return installed;

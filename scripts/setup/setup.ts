@@ -14,7 +14,8 @@ import { Tools } from '../../src/tools.ts';
 import { pathExists, toolDir } from './cache.ts';
 import { buildMissingTools, fetchMissingModuleFiles } from './go-build.ts';
 import { link, writePythonLauncher } from './links.ts';
-import { ensureMmdebstrap } from './mmdebstrap.ts';
+import { ensureDebianProgram } from './debian-package.ts';
+import { MMDEBSTRAP } from '../image/root-fs.ts';
 import { ensurePostgres, POSTGRES_PROGRAMS } from './postgres.ts';
 import { type GoTool, KWOK_STAGES_DIR, MODULE_FILES, TOOLS } from './tools.ts';
 import { ensureWebUi } from './web.ts';
@@ -47,7 +48,7 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
   const postgres = await ensurePostgres(report);
   for (const program of POSTGRES_PROGRAMS) await link(join(layout.bin, program), join(postgres, program));
   await ensureWebUi(report);
-  await ensureMmdebstrap(report);
+  await ensureDebianProgram(MMDEBSTRAP, 'mmdebstrap', 'the image build makes its Debian root file system with it', report);
 }
 
 function toolBinary(tool: GoTool): string {

@@ -8,7 +8,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/exec.ts';
-import { pathExists } from './cache.ts';
+import { ensureDebianProgram } from './debian-package.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WEB_DIR = join(REPO_ROOT, 'web');
@@ -25,7 +25,7 @@ export const CHROMIUM = '/usr/bin/chromium';
  */
 export async function ensureWebUi(report: (line: string) => void): Promise<void> {
   await buildWebUiWhenStale(report);
-  await ensureChromium(report);
+  await ensureDebianProgram(CHROMIUM, 'chromium', 'the browser tests drive it', report);
 }
 
 /** Builds web/dist with Vite when it is missing or older than a file it is built from. @throws when the build fails. */
@@ -58,16 +58,4 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 async function modifiedAt(file: string): Promise<number | undefined> {
   return (await stat(file).catch(() => undefined))?.mtimeMs;
-}
-
-async function ensureChromium(report: (line: string) => void): Promise<void> {
-  if (await pathExists(CHROMIUM)) return;
-  if (process.getuid?.() !== 0 || !(await pathExists('/usr/bin/apt-get'))) {
-    throw new Error(`setup: ${CHROMIUM} not found; install Debian package chromium (the browser tests drive it)`);
-  }
-  report('installing Chromium for the browser tests (apt-get install chromium)');
-  const env = { DEBIAN_FRONTEND: 'noninteractive' };
-  await run('apt-get', ['update', '-qq'], { env });
-  await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { env });
-  if (!(await pathExists(CHROMIUM))) throw new Error(`setup: apt-get installed chromium, but ${CHROMIUM} did not appear`);
 }
