@@ -12,9 +12,16 @@ import { ProblemList } from './problems.ts';
  */
 export function validate<S extends TSchema>(schema: S, value: unknown, file: string): Static<S> {
   if (Value.Check(schema, value)) return value as Static<S>;
-  const problems = [...Value.Errors(schema, value)]
-    .filter((error) => error.keyword !== 'boolean')
-    .map((error) => `${file}: ${describePath(error.instancePath)}${describeError(error)}`);
+  const errors = [...Value.Errors(schema, value)];
+  // An unknown field gives an additionalProperties error and a `false`-schema one; TypeBox stops after 8 errors, so
+  // past 8 unknown fields only the latter come, and then they are what names the fields.
+  const named = errors.some((error) => error.keyword === 'additionalProperties');
+  const problems = errors.flatMap((error) => {
+    if (error.keyword !== 'boolean') return [`${file}: ${describePath(error.instancePath)}${describeError(error)}`];
+    if (named) return [];
+    const slash = error.instancePath.lastIndexOf('/');
+    return [`${file}: ${describePath(error.instancePath.slice(0, slash))}unknown field '${error.instancePath.slice(slash + 1)}'`];
+  });
   throw new ProblemList([...new Set(problems)]);
 }
 

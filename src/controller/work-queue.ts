@@ -11,6 +11,9 @@
  */
 
 /** What a handler answers for one key. */
+/** The longest delay setTimeout takes, 2^31 - 1 ms (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface HandlerResult {
   /** Handle the key again after this many milliseconds (unless something asks for an earlier time). */
   requeueAfterMs?: number;
@@ -216,7 +219,9 @@ export class WorkQueue {
         this.timerDue = Infinity;
         this.pump();
       },
-      Math.max(0, next - Date.now()),
+      // Node fires a longer delay than a signed 32-bit number of ms at once, which would re-arm in a busy loop (an
+      // interval of 600h); a capped timer finds nothing due and arms the rest.
+      Math.min(MAX_TIMER_MS, Math.max(0, next - Date.now())),
     );
   }
 

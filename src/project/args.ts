@@ -21,9 +21,19 @@ export async function parseArgs(argList: readonly string[], argsFiles: readonly 
     const match = ARG_PATTERN.exec(arg);
     if (!match) throw new Error(`invalid argument '${arg}': expected name=value`);
     const [, name, raw] = match as unknown as [string, string, string];
+    checkArgName(name, `invalid argument '${arg}'`);
     setPath(args, name, await argValue(raw, name));
   }
   return args;
+}
+
+/**
+ * Refuses an arg name (a dotted path) with a `__proto__` step: setting it would reach Object.prototype and give every
+ * object of the process that key.
+ * @throws Error starting with `label`.
+ */
+export function checkArgName(name: string, label: string): void {
+  if (name.split('.').includes('__proto__')) throw new Error(`${label}: '__proto__' cannot be part of an argument name`);
 }
 
 async function argValue(raw: string, name: string): Promise<unknown> {

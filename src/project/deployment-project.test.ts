@@ -118,6 +118,18 @@ describe('bad input', () => {
     }
   });
 
+  it('refuses a project including itself (the deployment fuzzer found `include: ""` loading forever)', async () => {
+    const dir = await copyExample('microservices-demo/3-templating-and-multi-env');
+    try {
+      await writeFile(path.join(dir, 'third-party/deployment.yml'), 'deployments:\n  - include: ""\n');
+      await expect(load(dir, 'test')).rejects.toThrow(
+        /third-party\/deployment\.yml: deployments\[0\]: includes nest more than 32 deep \(does '' include a project that includes it\?\)/,
+      );
+    } finally {
+      await removeCopy(dir);
+    }
+  });
+
   it('rejects an item folder outside the project', async () => {
     const dir = await copyExample('microservices-demo/3-templating-and-multi-env');
     try {

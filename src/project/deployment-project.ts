@@ -98,7 +98,8 @@ interface LoadState {
 /**
  * Loads the tree below `rootDir` with the root templating context (target, args).
  * @throws Error naming the deployment.yaml (and item) for template errors, invalid YAML, unknown keys,
- * missing folders, paths outside the project, unknown git repositories or refs.
+ * missing folders, paths outside the project, unknown git repositories or refs, includes nested too deep (a
+ * project including itself).
  */
 export async function loadDeploymentItems(
   rootDir: string,
@@ -197,7 +198,19 @@ async function collectItems(node: ProjectNode, state: LoadState): Promise<Deploy
   return items;
 }
 
+/**
+ * How deep includes may nest. A project that includes itself (`include: .`, `include: ''`) or an ancestor would
+ * otherwise load forever; a finite recursion that templates end with `when` stays possible below this depth.
+ */
+const MAX_INCLUDE_DEPTH = 32;
+
 async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, label: string, state: LoadState): Promise<DeploymentItem[]> {
+  let depth = 0;
+  for (let current: ProjectNode | undefined = node; current; current = current.parent?.node) depth++;
+  if (depth >= MAX_INCLUDE_DEPTH) {
+    const what = config.include !== undefined ? `'${config.include}'` : 'the git include';
+    throw new Error(`${label}: includes nest more than ${MAX_INCLUDE_DEPTH} deep (does ${what} include a project that includes it?)`);
+  }
   const { dir, source } =
     config.git !== undefined
       ? await checkoutGitInclude(config.git, label, state)

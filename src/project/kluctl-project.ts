@@ -12,6 +12,7 @@ import { renderStrings } from './render-values.ts';
 import { validateFixedImages, type FixedImage } from './fixed-images.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
 import { findProjectFile } from '../files.ts';
+import { checkArgName } from './args.ts';
 
 /** A loaded project file; `file` is undefined for a project without `.kluctl.yaml` (Kluctl's no-name target). */
 export interface KluctlProject {
@@ -107,11 +108,12 @@ function selectTarget(project: KluctlProject, name: string | undefined): TargetC
 /**
  * Fills in arg defaults and checks required args, as kluctl's LoadDefaultArgs does (for .kluctl.yaml and for
  * library projects' .kluctl-library.yaml).
- * @throws Error naming `file` and the missing arg.
+ * @throws Error naming `file` and the missing arg, or an arg whose name would reach Object.prototype.
  */
 export function withDefaultArgs(args: Values, definitions: readonly ArgDefinition[], file: string | undefined): Values {
   let defaults: Values = {};
   for (const definition of definitions) {
+    checkArgName(definition.name, `${file}: argument '${definition.name}'`);
     if (definition.default === undefined) continue;
     const value: Values = {};
     setPath(value, definition.name, structuredClone(definition.default));
