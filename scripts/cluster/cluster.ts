@@ -24,7 +24,7 @@ import { kwokNode, NODE_NAMES } from './nodes.ts';
 import { defaultStorageClass } from './storage.ts';
 import { freePorts } from '../../src/ports.ts';
 import { type ComponentProcess, isRunning, residentBytes, startComponent, stopComponent } from '../../src/processes.ts';
-import { answersOk, waitUntil } from './readiness.ts';
+import { answersOk, untilPortFree, waitUntil } from './readiness.ts';
 
 /** Contents of the cluster's state.json. */
 export interface ClusterState {
@@ -112,8 +112,10 @@ export async function clusterDown(options: ClusterOptions = {}): Promise<void> {
  */
 export async function stopApiServer(layout: ClusterLayout = clusterLayout()): Promise<void> {
   await withLock(layout.lock, LOCK_TIMEOUT_MS, async () => {
-    const apiserver = (await runningState(layout)).components.find((component) => component.name === APISERVER);
+    const state = await runningState(layout);
+    const apiserver = state.components.find((component) => component.name === APISERVER);
     if (apiserver && isRunning(apiserver)) await stopComponent(apiserver, STOP_GRACE_MS, 'SIGKILL');
+    await untilPortFree(state.ports.apiserver, 10_000);
   });
 }
 
