@@ -67,6 +67,7 @@ const OWN_STAGES = fileURLToPath(new URL('stages', import.meta.url));
  * Starts the cluster unless it is already running (then returns at once). Resolves when /readyz is ok, the kwok
  * Nodes are Ready and namespace default has its ServiceAccount (Pods cannot be created before that).
  * A cluster left half-running (a component died) is stopped and started afresh.
+ * A start that fails is tried once more from scratch.
  * @throws Error naming the step that failed and the log to read; whatever had been started is stopped again.
  */
 export async function clusterUp(options: ClusterOptions = {}): Promise<ClusterState> {
@@ -84,7 +85,12 @@ export async function clusterUp(options: ClusterOptions = {}): Promise<ClusterSt
       await stopComponents(previous.components, report);
     }
     const started = performance.now();
-    const state = await startCluster(layout, report);
+    const state = await startCluster(layout, report).catch((error: Error) => {
+      // Seen once on a loaded machine: etcd closed its listeners a second after starting, for no reason its log gave.
+      // A fresh start (new ports, empty data) is cheap; a second failure is reported.
+      report(`start failed (${error.message}); starting afresh once more`);
+      return startCluster(layout, report);
+    });
     report(`up at ${state.server} in ${((performance.now() - started) / 1000).toFixed(1)}s`);
     return state;
   });
