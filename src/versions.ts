@@ -4,9 +4,8 @@
  * making Gantry's env).
  */
 import { CommandError } from './exec.ts';
-import { isFile } from './files.ts';
-import { pythonProblem, REQUIREMENTS_FILE } from './template/python-check.ts';
-import { pythonEnvPython } from './template/python-env.ts';
+import { REQUIREMENTS_FILE } from './template/python-check.ts';
+import { choosePython } from './template/python-env.ts';
 import type { Tool, Tools } from './tools.ts';
 import { GANTRY_VERSION } from './version.ts';
 
@@ -71,14 +70,9 @@ async function programVersion(tools: Tools, tool: Tool, args: readonly string[])
 
 /** The Python resolvePython would pick, or the env it would make. */
 async function pythonVersion(tools: Tools, envCache: string | undefined): Promise<Versions['python']> {
-  if (envCache !== undefined) {
-    const own = tools.with('python', pythonEnvPython(envCache));
-    if (await isFile(own.paths.python)) return probePython(own);
-    if ((await pythonProblem(tools)) !== undefined) {
-      return { path: own.paths.python, pending: `made on first render from python3 and ${REQUIREMENTS_FILE}` };
-    }
-  }
-  return probePython(tools);
+  const chosen = await choosePython(tools, envCache);
+  if (chosen.pending) return { path: chosen.tools.paths.python, pending: `made on first render from python3 and ${REQUIREMENTS_FILE}` };
+  return probePython(chosen.tools);
 }
 
 async function probePython(tools: Tools): Promise<ProgramVersion & { jinja2?: string }> {

@@ -26,27 +26,29 @@ export function pythonEnvPython(cacheDir: string): string {
 }
 
 /**
- * The tools the Jinja2 workers run with: `tools` as they are when `envCache` is undefined (the role named its Python,
- * which must have the pinned packages), else Gantry's env under `envCache` if it exists, else python3 from PATH when
- * it has the pinned packages, else Gantry's env made now (from that python3, with pip from PyPI or the index pip is
- * configured with).
+ * The Python the Jinja2 workers run, as far as it can be told without making anything: `tools`' own when `envCache`
+ * is undefined (the role named its Python), else Gantry's env under `envCache` if it exists, else python3 from PATH
+ * when it has the pinned packages, else Gantry's env still to be made (`pending`).
+ */
+export async function choosePython(tools: Tools, envCache: string | undefined): Promise<{ tools: Tools; pending: boolean }> {
+  if (envCache === undefined) return { tools, pending: false };
+  const own = tools.with('python', pythonEnvPython(envCache));
+  if (await isFile(own.paths.python)) return { tools: own, pending: false };
+  if ((await pythonProblem(tools)) === undefined) return { tools, pending: false };
+  return { tools: own, pending: true };
+}
+
+/**
+ * The tools the Jinja2 workers run with, as choosePython picks them, making Gantry's env first when it is pending
+ * (from python3 on PATH, with pip from PyPI or the index pip is configured with); the Python is checked.
  * @param report receives a line when the env is being made (it takes a few seconds) and when it is done.
  * @throws Error naming what to install when python3, its venv module or a package is missing, or pip fails.
  */
 export async function resolvePython(tools: Tools, envCache: string | undefined, report: (line: string) => void): Promise<Tools> {
-  if (envCache === undefined) {
-    await checkPython(tools);
-    return tools;
-  }
-  const own = tools.with('python', pythonEnvPython(envCache));
-  if (await isFile(own.paths.python)) {
-    await checkPython(own);
-    return own;
-  }
-  if ((await pythonProblem(tools)) === undefined) return tools;
-  await createPythonEnv(tools, envCache, report);
-  await checkPython(own);
-  return own;
+  const chosen = await choosePython(tools, envCache);
+  if (chosen.pending && envCache !== undefined) await createPythonEnv(tools, envCache, report);
+  await checkPython(chosen.tools);
+  return chosen.tools;
 }
 
 /**

@@ -55,15 +55,20 @@ export async function loadGitSource(config: VarsSourceGit, request: SourceReques
   return renderVarsFile({ rootDir: checkout.dir, file: relative, searchDirs: ['.'], name: `${relative} (git ${config.url})` }, request);
 }
 
-/** Kluctl's GitRef: at most one object naming exactly one of branch, tag or commit. */
 function gitRef(config: VarsSourceGit, label: string): GitRef {
   if (!config.ref) return {};
-  const set = (['branch', 'tag', 'commit'] as const).filter((field) => config.ref?.[field]);
-  if (set.length !== 1)
-    throw new Error(
-      `${label}: git ref needs exactly one of 'branch', 'tag' or 'commit'${set.length > 1 ? ` (found ${set.join(', ')})` : ''}`,
-    );
+  checkOneRef(config.ref, `${label}: git ref`);
   return config.ref;
+}
+
+/**
+ * Kluctl's GitRef, as the git and gitFiles sources take it: exactly one of branch, tag or commit.
+ * @throws Error starting with `what` (e.g. `deployment.yaml: vars[0]: git ref`) otherwise.
+ */
+export function checkOneRef(ref: { branch?: string; tag?: string; commit?: string }, what: string): void {
+  const set = (['branch', 'tag', 'commit'] as const).filter((field) => ref[field]);
+  if (set.length !== 1)
+    throw new Error(`${what} needs exactly one of 'branch', 'tag' or 'commit'${set.length > 1 ? ` (found ${set.join(', ')})` : ''}`);
 }
 
 function describeRef(ref: GitRef): string {

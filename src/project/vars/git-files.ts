@@ -18,6 +18,7 @@ import { sopsFormatOf } from '../../sops/metadata.ts';
 import type { RemoteRefs } from '../../source/git-cache.ts';
 import { renderStrings } from '../render-values.ts';
 import type { VarsSourceGitFiles } from '../schema.ts';
+import { checkOneRef } from './files.ts';
 import { parseVarsText, type LoadedVars, type SourceRequest } from './source.ts';
 
 type FileFilter = NonNullable<VarsSourceGitFiles['files']>[number];
@@ -70,14 +71,13 @@ export async function loadGitFilesSource(config: VarsSourceGitFiles, request: So
 /** Kluctl's filterGitRefs: the default branch, the ref a commit is the tip of, or the refs a branch/tag regex matches. */
 function matchingRefs(config: VarsSourceGitFiles, remote: RemoteRefs, label: string): MatchedRef[] {
   const ref = config.ref;
-  const set = (['branch', 'tag', 'commit'] as const).filter((field) => ref?.[field]);
-  if (ref && set.length !== 1) throw new Error(`${label}: gitFiles ref needs exactly one of 'branch', 'tag' or 'commit'`);
   if (!ref) {
     const name = `refs/heads/${remote.defaultBranch ?? ''}`;
     const found = remote.refs.find((candidate) => candidate.name === name);
     if (!found) throw new Error(`${label}: default branch of ${config.url} not found`);
     return [matched(found)];
   }
+  checkOneRef(ref, `${label}: gitFiles ref`);
   if (ref.commit) {
     const found = remote.refs.find((candidate) => candidate.commit === ref.commit);
     if (!found) throw new Error(`${label}: commit ${ref.commit} is not the tip of a branch or tag of ${config.url}`);
