@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import { apiCall, testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
-import { capturedLogger } from '../controller/test-support.ts';
+import { capturedLogger, waitFor } from '../controller/test-support.ts';
 import { LOGIN_FAILURE_WINDOW_MS, verifyUserPassword } from '../store/users.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
 
@@ -225,13 +225,13 @@ describe.each(DATABASE_KINDS)('users and rights on %s', (kind) => {
   });
 
   test('the audit log records who did what, refusals and failed logins included, and never a password', async () => {
-    const events = (await apiCall(server, 'GET', '/v1/audit?limit=500', admin)).body as {
-      at: string;
-      actor: string;
-      action: string;
-      target: string;
-      status: number;
-    }[];
+    type AuditEvent = { at: string; actor: string; action: string; target: string; status: number };
+    // A request is audited once it has been answered (the server's onResponse hook): the last ones of the tests
+    // above may not be recorded yet.
+    const events = await waitFor('the deletion of dana audited', async () => {
+      const found = (await apiCall(server, 'GET', '/v1/audit?limit=500', admin)).body as AuditEvent[];
+      return found.some((event) => event.action === 'DELETE /v1/users/:name' && event.target === '/v1/users/dana') ? found : undefined;
+    });
     expect(events).toEqual(
       expect.arrayContaining([
         expect.objectContaining({

@@ -147,7 +147,10 @@ describe('the KluctlDeployment and Live pages', () => {
     await page.locator(`tr[data-kluctl="${NS}/gated"]`).getByText('Awaiting approval').waitFor();
     await page.getByRole('region', { name: `KluctlDeployments of ${DEV}` }).waitFor();
     await page.getByLabel('Search names, namespaces, targets, sources').fill(NS);
-    expect(await page.locator('tr[data-kluctl]').count()).toBe(2);
+    // The search goes through the URL and a render: count the rows once the filter has been applied.
+    const rows = page.locator('tr[data-kluctl]');
+    await waitFor('only the two rows of the search', async () => (await rows.count()) === 2, 30_000);
+    expect(await rows.count()).toBe(2);
     await screenshot(page, 'kluctl-deployments');
   });
 

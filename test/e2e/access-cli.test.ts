@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { capturedLogger } from '../../src/controller/test-support.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
 import { gantry } from '../support/cli.ts';
 import { testServerOptions } from '../support/fleet.ts';
@@ -81,8 +81,22 @@ describe('gantry user, rolebinding, login --username and audit', () => {
   });
 
   test('the audit log lists who did what, newest first', async () => {
-    const run = await gantry(['audit', '-o', 'json'], { env: admin });
-    const events = JSON.parse(run.stdout) as Array<{ actor: string; action: string; target: string; status: number }>;
+    type AuditEvent = { actor: string; action: string; target: string; status: number };
+    // A request is audited once it has been answered (the server's onResponse hook): wait for the last ones.
+    const recorded = (found: AuditEvent[], actor: string, action: string, status: number) =>
+      found.some((event) => event.actor === actor && event.action === action && event.status === status);
+    const events = await waitFor(
+      'the requests above audited',
+      async () => {
+        const found = JSON.parse((await gantry(['audit', '-o', 'json'], { env: admin })).stdout) as AuditEvent[];
+        return recorded(found, 'user:dana', 'DELETE /v1/clusters/:name', 403) &&
+          recorded(found, 'user:dana', 'POST /v1/login', 401) &&
+          recorded(found, 'token:admin', 'PUT /v1/role-bindings/:name', 200)
+          ? found
+          : undefined;
+      },
+      30_000,
+    );
     expect(events[0]).toMatchObject({ actor: 'user:dana', action: 'DELETE /v1/clusters/:name', status: 403 });
     expect(events).toEqual(
       expect.arrayContaining([

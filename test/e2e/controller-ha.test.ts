@@ -114,8 +114,6 @@ async function announcePush(controller: RunningController, url: string): Promise
   });
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 beforeAll(async () => {
   await installCrds();
 });
@@ -179,10 +177,15 @@ describe('gantry controller run with leader election (two replicas)', { timeout:
     standby = replicas[1 - leaders[0]!.index]!;
 
     // The leader renews (every 2 s): the holder stays the same and renewTime moves on.
-    await sleep(5_000);
-    const renewed = await getLease(NS);
-    expect(renewed?.spec.holderIdentity).toBe(leaderIdentity);
-    expect(Date.parse(renewed!.spec.renewTime!)).toBeGreaterThan(Date.parse(lease.spec.renewTime!));
+    const renewed = await waitFor(
+      async () => {
+        const current = await getLease(NS);
+        return current && Date.parse(current.spec.renewTime!) > Date.parse(lease.spec.renewTime!) ? current : undefined;
+      },
+      10_000,
+      () => 'the leader renewing its Lease',
+    );
+    expect(renewed.spec.holderIdentity).toBe(leaderIdentity);
 
     expect(await leaderGauge(leader, NS)).toBe(1);
     expect(await leaderGauge(standby, NS)).toBe(0);
@@ -248,7 +251,14 @@ describe('gantry controller run with leader election (two replicas)', { timeout:
     expect(handoverMs).toBeGreaterThan(0);
     expect(handoverMs).toBeLessThan(stoppedAfterMs + 8_000);
 
-    const newLeader = (await logLines(standby)).filter((line) => line.msg === 'became leader');
+    // The new leader logs and sets its gauge after its write of the Lease: wait for both.
+    const electedLines = async () => (await logLines(standby)).filter((line) => line.msg === 'became leader');
+    await waitFor(
+      async () => (await electedLines()).length > 0 && (await leaderGauge(standby, NS)) === 1,
+      10_000,
+      async () => `the standby logging 'became leader' and its leader gauge at 1\n${(await standby.log()).slice(-3000)}`,
+    );
+    const newLeader = await electedLines();
     expect(newLeader).toHaveLength(1);
     expect(newLeader[0]!.identity).toBe(taken.spec.holderIdentity);
     expect(newLeader[0]!.transitions).toBe(1);
@@ -425,9 +435,7 @@ describe('alerts sent by gantry controller run', { timeout: 300_000 }, () => {
     const unchanged = await reconcileNow(NS, 'good', () => controller.log());
     expect(unchanged.status.reconcileRequestResult.resultId).toBeUndefined();
     expect(unchanged.status.lastDeployResult.revision).toBe(changedCommit);
-    await sleep(3_000);
-    expect(posts('/generic', 'good')).toHaveLength(2);
-
+    // Checked below: the next post is the prune's, so this reconcile posted nothing.
     const prunedCommit = await repo.commit({ 'app/beta.yaml': null }, 'drop beta');
     await reconcileNow(NS, 'good', () => controller.log());
     const pruned = (await waitForPosts('/generic', 'good', 3))[2]!;
@@ -439,7 +447,10 @@ describe('alerts sent by gantry controller run', { timeout: 300_000 }, () => {
       metadata: { revision: prunedCommit },
       summary: { newObjects: 0, changedObjects: 0, deletedObjects: 1, orphanObjects: 1 },
     });
+    expect(posts('/generic', 'good')).toHaveLength(3);
     expect(await configMapValue(NS, 'beta')).toBeUndefined();
+    // Each Alert is posted to on its own: the third post to /generic says nothing of /only-good's.
+    await waitForPosts('/only-good', 'good', 3);
     expect(posts('/only-good', 'good')).toHaveLength(3);
     expect(posts('/slack')).toEqual([]);
   });
@@ -502,7 +513,16 @@ describe('alerts sent by gantry controller run', { timeout: 300_000 }, () => {
     const [slack] = await waitForPosts('/slack', 'no-target', 1);
     expect(slack!.payload.attachments[0]).toMatchObject({ color: 'danger', title: 'PrepareFailed' });
     expect(slack!.payload.attachments[0].text).toContain('nope');
-    expect(readyOf(await getDeployment(NS, 'no-target'))).toMatchObject({ status: 'False', reason: 'PrepareFailed' });
+    // The failure is alerted while the reconcile ends: its status may be written after the posts arrived.
+    const noTarget = await waitFor(
+      async () => {
+        const deployment = await getDeployment(NS, 'no-target');
+        return readyOf(deployment)?.status === 'False' ? deployment : undefined;
+      },
+      60_000,
+      () => 'no-target Ready False',
+    );
+    expect(readyOf(noTarget)).toMatchObject({ status: 'False', reason: 'PrepareFailed' });
     // The broken deployment has been retried with backoff meanwhile; the same failure was told once.
     expect(readyOf(await getDeployment(NS, 'broken'))?.status).toBe('False');
     expect(posts('/generic', 'broken')).toHaveLength(1);

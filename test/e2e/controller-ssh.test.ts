@@ -13,6 +13,7 @@ import {
   installCrds,
   readyOf,
   startController,
+  waitFor,
   waitNotReady as sharedWaitNotReady,
   waitReady as sharedWaitReady,
   type RunningController,
@@ -126,7 +127,16 @@ describe('controller: git over SSH', { timeout: 300_000 }, () => {
   it('refuses a server whose host key is not the one in known_hosts, naming the URL but not the key', async () => {
     const failed = await wrongHostKeyFailure();
     expect(readyOf(failed)?.message).toContain(server!.url('remote.git'));
-    const events = await kubectl(['get', 'events', '-n', NAMESPACE, '-o', 'json']);
+    // The failure's Event is posted beside the status, not before it: wait for it, so the check below covers it.
+    const events = await waitFor(
+      async () => {
+        const json = await kubectl(['get', 'events', '-n', NAMESPACE, '-o', 'json']);
+        const items = (JSON.parse(json) as { items: Array<{ type: string; involvedObject: { name: string } }> }).items;
+        return items.some((event) => event.type === 'Warning' && event.involvedObject.name === 'ssh-wrong-host-key') ? json : undefined;
+      },
+      30_000,
+      async () => `a Warning Event of ssh-wrong-host-key\n${await logs()}`,
+    );
     const everything = `${JSON.stringify(failed.status)}\n${events}\n${await controller!.log()}`;
     for (const line of keyMaterial(server!.clientPrivateKey)) expect(everything).not.toContain(line);
     expect(everything).not.toContain('PRIVATE KEY');

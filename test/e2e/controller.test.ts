@@ -121,11 +121,27 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
     });
 
     it('records Events and a kept command result for the deploy', async () => {
-      const events = (await kubectlJson(['get', 'events', '-n', NAMESPACE, '--field-selector', 'involvedObject.name=ms-test'])).items;
+      // The controller posts its Events beside the status, not before it: wait for them.
+      const events = await waitFor(
+        async () => {
+          const found = (await kubectlJson(['get', 'events', '-n', NAMESPACE, '--field-selector', 'involvedObject.name=ms-test'])).items;
+          return found.some((event) => event.reason === 'Deployed') ? found : undefined;
+        },
+        30_000,
+        async () => `a Deployed Event of ms-test\n${(await controller.log()).slice(-3000)}`,
+      );
       expect(events.map((event) => event.reason)).toContain('Deployed');
       const deployment = await getDeployment(NAMESPACE, 'ms-test');
-      const results = (await kubectlJson(['get', 'secrets', '-n', 'gantry-results'])).items.map((item) => item.metadata.name);
-      expect(results.some((name) => name.includes(deployment.status.lastDeployResult.id))).toBe(true);
+      const keptResult = (names: string[]) => names.some((name) => name.includes(deployment.status.lastDeployResult.id));
+      const results = await waitFor(
+        async () => {
+          const names = (await kubectlJson(['get', 'secrets', '-n', 'gantry-results'])).items.map((item) => item.metadata.name as string);
+          return keptResult(names) ? names : undefined;
+        },
+        30_000,
+        () => `a Secret in gantry-results for the result ${deployment.status.lastDeployResult.id}`,
+      );
+      expect(keptResult(results)).toBe(true);
     });
 
     it('deploys nothing for an unchanged commit', async () => {
@@ -180,27 +196,46 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
     });
 
     it('exports reconcile, deploy and drift metrics', async () => {
-      const metrics = await (await fetch(controller.metricsUrl)).text();
-      expect(metrics).toMatch(/kluctldeployments_deploys_total\{namespace="gantry-e2e-controller",name="ms-test",result="success"\} [1-9]/);
-      expect(metrics).toMatch(/kluctldeployments_drifted_objects\{namespace="gantry-e2e-controller",name="ms-prod"\} 1/);
-      expect(metrics).toMatch(
+      const expected = [
+        /kluctldeployments_deploys_total\{namespace="gantry-e2e-controller",name="ms-test",result="success"\} [1-9]/,
+        /kluctldeployments_drifted_objects\{namespace="gantry-e2e-controller",name="ms-prod"\} 1/,
         /gotk_reconcile_duration_seconds_count\{kind="KluctlDeployment",name="ms-test",namespace="gantry-e2e-controller"\} [1-9]/,
+      ];
+      // The reconcile duration is observed once the reconcile has returned, after its status was written.
+      let metrics = '';
+      await waitFor(
+        async () => {
+          metrics = await (await fetch(controller.metricsUrl)).text();
+          return expected.every((pattern) => pattern.test(metrics));
+        },
+        30_000,
+        () => `metrics matching ${expected.join(', ')}:\n${metrics}`,
       );
+      for (const pattern of expected) expect(metrics).toMatch(pattern);
     });
 
     it('deletes exactly its own objects when deleted with delete: true', async () => {
       await kubectl(['create', 'configmap', 'not-owned', '-n', 'ms-demo-test', '--from-literal=a=b']);
       await deleteDeployment('ms-test');
-      const labelled = (
-        await kubectlJson([
-          'get',
-          'deployments,services,configmaps',
-          '-A',
-          '-l',
-          'kluctl.io/discriminator=kluctl-examples-microservices-demo-test',
-        ])
-      ).items;
-      expect(labelled).toEqual([]);
+      // The finalizer deletes without waiting for the objects to go; not-owned goes with its namespace, whose
+      // contents the namespace controller removes after that.
+      const labelledObjects = async () =>
+        (
+          await kubectlJson([
+            'get',
+            'deployments,services,configmaps',
+            '-A',
+            '-l',
+            'kluctl.io/discriminator=kluctl-examples-microservices-demo-test',
+          ])
+        ).items;
+      await waitFor(
+        async () => (await labelledObjects()).length === 0 && (await configMapValue('ms-demo-test', 'not-owned')) === undefined,
+        120_000,
+        async () =>
+          `ms-test's objects and ms-demo-test/not-owned gone: ${JSON.stringify((await labelledObjects()).map((item) => `${item.kind}/${item.metadata.name}`))}`,
+      );
+      expect(await labelledObjects()).toEqual([]);
       expect(await configMapValue('ms-demo-test', 'not-owned')).toBeUndefined();
       const prod = (await kubectlJson(['get', 'deployments', '-n', 'ms-demo-prod'])).items;
       expect(prod.length).toBeGreaterThan(5);

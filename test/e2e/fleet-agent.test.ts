@@ -292,6 +292,8 @@ describe('the fleet agent', () => {
     agent = startAgent({ ...agentOptions(), pushChannel: false, pollIntervalMs: 300, jitterMs: 100 });
     await repo.commit({ 'kluctl/app/configmap.yaml': greetingConfigMap('polled') });
     await waitFor('the polled commit applied', async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting')) === 'polled', 30_000);
+    // The server sees the stopped agent's socket close on its own time.
+    await waitFor('no push channel', () => server.channels.connected() === 0);
     expect(server.channels.connected()).toBe(0);
   });
 

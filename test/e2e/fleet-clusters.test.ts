@@ -221,7 +221,10 @@ describe('the fleet on two workload clusters', () => {
     await client.setClusterTags(PROD, { env: 'prod' }, true);
     await waitFor(`hello gone from ${PROD}`, async () => (await helloOn(PROD)) === 0, 60_000);
     expect(await helloOn(DEV)).toBe(1);
-    expect((await client.listServices(PROD)).map((s) => s.name)).toEqual(['ms-demo']);
+    // The copy's record goes once its agent has reported the deletion, after the objects went.
+    const prodServices = async () => (await client.listServices(PROD)).map((s) => s.name);
+    await waitFor(`hello's copy on ${PROD} forgotten`, async () => JSON.stringify(await prodServices()) === '["ms-demo"]', 60_000);
+    expect(await prodServices()).toEqual(['ms-demo']);
 
     await client.setClusterTags(PROD, { tier: 'web', env: 'prod' });
     await waitFor(`hello back on ${PROD}`, async () => (await helloOn(PROD)) === 1, 60_000);

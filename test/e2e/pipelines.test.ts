@@ -162,15 +162,18 @@ describe('release pipelines', () => {
       services: [{ cluster: PROD, name: 'upgrade-plan', source: `${DEV}/upgrade-plan`, commit: round2, secrets: ['version'] }],
       gates: [{ name: 'approval-gate', decidedBy: 'admin', forced: false }],
     });
-    // The router's webhook heard of the approval waiting and of the promotion.
-    const messages = await waitFor('the promotion notified', () => {
-      const received = receiver.received.map((request) => JSON.parse(request.body) as { type: string; message: string });
-      return received.some((event) => event.message.startsWith('promoted dev → prod')) ? received : undefined;
-    });
-    expect(messages.every((event) => event.type === 'pipeline.update')).toBe(true);
+    // The router's webhook heard of the approval waiting and of the promotion (each delivered on its own).
     const waiting = new RegExp(
       `^gate approval-gate on dev → prod waits for approval of stage dev at upgrade-plan rev \\d+ ${round2.slice(0, 7)}$`,
     );
+    const messages = await waitFor('the approval waiting and the promotion notified', () => {
+      const received = receiver.received.map((request) => JSON.parse(request.body) as { type: string; message: string });
+      return received.some((event) => event.message.startsWith('promoted dev → prod')) &&
+        received.some((event) => waiting.test(event.message))
+        ? received
+        : undefined;
+    });
+    expect(messages.every((event) => event.type === 'pipeline.update')).toBe(true);
     expect(messages.some((event) => waiting.test(event.message))).toBe(true);
   });
 

@@ -120,9 +120,19 @@ describe('the target lock', { timeout: 120_000 }, () => {
 
   it('runs two deploys of one target started together one after the other: the result is one of them, whole', async () => {
     const [left, right] = await Promise.all([project({ left1: 'l', left2: 'l' }), project({ right1: 'r', right2: 'r' })]);
-    const [a, b] = await Promise.all([gantry(deployArgs(left, '--timeout', '60s')), gantry(deployArgs(right, '--timeout', '60s'))]);
-    expect([a.code, b.code], `${a.stderr}\n${b.stderr}`).toEqual([0, 0]);
-    expect(`${a.stderr}${b.stderr}`).toMatch(/the target is being changed by gantry deploy \(.*pid \d+\); waiting up to 60s/);
+    // Both start while the test holds the target, so they really run at once (on a loaded machine two processes
+    // started together may otherwise not overlap), then race for it when it is released.
+    await holdLease('the starting gun');
+    const deploys = [startGantry(deployArgs(left, '--timeout', '60s')), startGantry(deployArgs(right, '--timeout', '60s'))];
+    try {
+      for (const deploy of deploys)
+        await deploy.waitForOutput('stderr', /the target is being changed by the starting gun; waiting up to 60s/);
+      await releaseLease();
+      const codes = await Promise.all(deploys.map((deploy) => deploy.exited));
+      expect(codes, deploys.map((deploy) => deploy.output.stderr).join('\n')).toEqual([0, 0]);
+    } finally {
+      await Promise.all(deploys.map((deploy) => deploy.stop()));
+    }
     // Whichever ran second pruned the first's objects after applying its own: never a mix, never nothing.
     expect([
       ['left1', 'left2'],

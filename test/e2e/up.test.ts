@@ -127,8 +127,11 @@ describe('gantry up', { timeout: 180_000 }, () => {
       async () => !(await kubectl(['get', 'configmaps', '-n', 'hello', '-o', 'name']).catch(() => '')).includes('configmap/hello'),
       120_000,
     );
-    const services = JSON.parse((await run(['service', 'list', '-o', 'json'])).stdout) as Array<{ name: string }>;
-    expect(services.map((s) => s.name).sort()).toEqual(['clusters', 'services']);
+    // The service's record goes once its agent has reported the deletion, after the ConfigMap went.
+    const serviceNames = async () =>
+      (JSON.parse((await run(['service', 'list', '-o', 'json'])).stdout) as Array<{ name: string }>).map((s) => s.name).sort();
+    await waitFor('the service hello forgotten', async () => !(await serviceNames()).includes('hello'), 60_000);
+    expect(await serviceNames()).toEqual(['clusters', 'services']);
   });
 
   test('a re-run changes nothing, and keeps and names a file the user edited', async () => {
