@@ -24,22 +24,16 @@ RUN npm pack --pack-destination /tmp \
 # helm, kustomize and sops from their Go modules at the versions of scripts/setup/tools.ts, built as
 # scripts/setup/go-build.ts builds them: CGO off (static binaries), -trimpath, stripped.
 FROM golang:${GO_VERSION}-${DEBIAN_SUITE} AS tools
-ARG HELM_VERSION=v3.22.0
+ARG HELM_VERSION=v4.2.2
 ARG KUSTOMIZE_VERSION=v5.8.2
 ARG SOPS_VERSION=v3.13.3
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOBIN=/out
 RUN go install -trimpath -ldflags="-s -w" "sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}" \
  && go install -trimpath -ldflags="-s -w" "github.com/getsops/sops/v3/cmd/sops@${SOPS_VERSION}"
-# Helm's release Makefile stamps its version and, as the Kubernetes version of offline rendering, 1.<minor of the
-# client-go its go.mod requires> (tools.ts: helmStamps).
-RUN set -eu; \
-    gomod="$(go mod download -json "helm.sh/helm/v3@${HELM_VERSION}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"; \
-    minor="$(sed -n 's/^[[:space:]]*k8s\.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod")"; \
-    stamps="-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION} -X helm.sh/helm/v3/internal/version.gitTreeState=clean"; \
-    for pkg in pkg/chartutil pkg/lint/rules; do \
-      stamps="$stamps -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$minor"; \
-    done; \
-    go install -trimpath -ldflags="-s -w $stamps" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+# Helm's release Makefile stamps its version (tools.ts: helmStamps).
+RUN go install -trimpath \
+      -ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION} -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+      "helm.sh/helm/v4/cmd/helm@${HELM_VERSION}"
 
 FROM debian:${DEBIAN_SUITE}-slim
 # scripts/image/root-fs.ts: DEBIAN_PACKAGES.

@@ -7,7 +7,8 @@
  *   deployment.yaml   crds, barrier, namespaces, rbac, controller
  *   crds/             the KluctlDeployment and Alert CRDs, from the TypeBox schemas in src/api
  *   namespaces/       gantry-system (the controller) and the command results namespace
- *   rbac/             ServiceAccount, ClusterRole, Roles and bindings
+ *   rbac/             ServiceAccount, ClusterRole, Roles and bindings (Leases for leader election and the target
+ *                     lock, result Secrets)
  *   controller/       the Deployment running `gantry controller run`
  *
  * The RBAC follows Kluctl's controller install (install/controller/controller/rbac.yaml in kluctl's repository):
@@ -30,6 +31,7 @@ import {
   PLURAL as KLUCTL_DEPLOYMENT_PLURAL,
 } from '../src/api/kluctl-deployment.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../src/deploy/result-store.ts';
+import { TARGET_LOCK_NAMESPACE } from '../src/deploy/target-lock.ts';
 import { GANTRY_IMAGE_REPOSITORY } from '../src/version.ts';
 import { toYaml } from '../src/yaml.ts';
 import { REPO_ROOT } from './examples.ts';
@@ -143,8 +145,8 @@ function rbac(): Manifest[] {
         // Deploying as spec.serviceAccountName.
         { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'impersonate'] },
         { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-        // spec.sourceRef: a Flux GitRepository's artifact as the project.
-        { apiGroups: ['source.toolkit.fluxcd.io'], resources: ['gitrepositories'], verbs: ['get', 'list', 'watch'] },
+        // spec.sourceRef: a Flux GitRepository's or OCIRepository's artifact as the project.
+        { apiGroups: ['source.toolkit.fluxcd.io'], resources: ['gitrepositories', 'ocirepositories'], verbs: ['get', 'list', 'watch'] },
         // Storing a command result applies its namespace first.
         { apiGroups: [''], resources: ['namespaces'], resourceNames: [DEFAULT_RESULTS_NAMESPACE], verbs: ['get', 'patch'] },
       ],
@@ -171,6 +173,16 @@ function rbac(): Manifest[] {
       rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
     },
     binding('RoleBinding', `${CONTROLLER_NAME}-results`, 'Role', `${CONTROLLER_NAME}-results`, DEFAULT_RESULTS_NAMESPACE),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: `${CONTROLLER_NAME}-target-lock`, namespace: TARGET_LOCK_NAMESPACE, labels: LABELS },
+      // The target lock's Leases (src/deploy/target-lock.ts), for a controller without cluster-admin. Their names are
+      // hashes of discriminators, which resourceNames cannot match, so this is every Lease of the namespace; only the
+      // verbs the lock uses (read, create, renew) are granted.
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+    },
+    binding('RoleBinding', `${CONTROLLER_NAME}-target-lock`, 'Role', `${CONTROLLER_NAME}-target-lock`, TARGET_LOCK_NAMESPACE),
   ];
 }
 

@@ -14,7 +14,7 @@ import type { ToolPaths } from './tools.ts';
 export const DEFAULT_FIELD_MANAGER = 'gantry';
 
 export interface EngineConfig {
-  /** Root of the caches: `git/` (mirrors, snapshots and git's HOME), `helm-charts/`, `artifacts/`, `home/`. */
+  /** Root of the caches: `git/` (mirrors, snapshots and git's HOME), `oci/`, `helm-charts/`, `artifacts/`, `home/`. */
   cacheDir: string;
   /** The programs the engine runs: paths, or names looked up on `childEnv.PATH`. */
   tools: ToolPaths;

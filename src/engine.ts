@@ -1,12 +1,13 @@
 /**
  * The long-lived parts every role shares, built from its EngineConfig (src/engine-config.ts): the programs it runs,
- * the git cache, the Jinja2 worker pool and one Cluster per kubeconfig context. The role owns the Engine and closes it.
+ * the git cache, the OCI artifact cache, the Jinja2 worker pool and one Cluster per kubeconfig context. The role owns the Engine and closes it.
  */
 import path from 'node:path';
 import type { EngineConfig } from './engine-config.ts';
 import type { ChartTools } from './helm/helm-cli.ts';
 import { ClusterPool } from './kube/cluster-pool.ts';
 import { GitCache } from './source/git-cache.ts';
+import { OciCache } from './source/oci-cache.ts';
 import { JinjaPool } from './template/jinja-pool.ts';
 import { Tools } from './tools.ts';
 
@@ -15,6 +16,7 @@ export class Engine {
   readonly config: EngineConfig;
   readonly tools: Tools;
   readonly git: GitCache;
+  readonly oci: OciCache;
   readonly renderer: JinjaPool;
   readonly clusters: ClusterPool;
 
@@ -22,6 +24,7 @@ export class Engine {
     this.config = config;
     this.tools = new Tools(config.tools, config.childEnv);
     this.git = new GitCache({ root: path.join(config.cacheDir, 'git'), tools: this.tools, refreshMs: config.gitRefreshMs });
+    this.oci = new OciCache(path.join(config.cacheDir, 'oci'));
     this.renderer = new JinjaPool({
       tools: this.tools,
       workers: config.templateWorkers,

@@ -2,7 +2,11 @@
  * Kluctl accepts every one of its file names with either `.yml` or `.yaml` (kluctl's yaml.FixPathExt);
  * `.yml` wins when both exist.
  */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 
 /** Returns `<dir>/<basename>.yml` or `<dir>/<basename>.yaml`, whichever exists first, else undefined. */
@@ -31,4 +35,21 @@ export function relativeSlashPath(root: string, child: string): string {
 export function isInside(root: string, child: string): boolean {
   const relative = path.relative(root, child);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/**
+ * Writes `body` to `file` while hashing it, for downloads checked against a digest.
+ * @returns the SHA-256 of what was written, in hex.
+ * @throws the stream's or the file's error.
+ */
+export async function writeHashed(body: Readable, file: string): Promise<string> {
+  const hash = createHash('sha256');
+  const hashing = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  await pipeline(body, hashing, createWriteStream(file));
+  return hash.digest('hex');
 }

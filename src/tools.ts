@@ -11,7 +11,7 @@ export type Tool = 'helm' | 'kustomize' | 'sops' | 'git' | 'python' | 'gpg' | 'g
 
 /** Where each program comes from, for the error when it is missing, and the variable that names it exactly. */
 const INSTALL_HINTS: Readonly<Record<Tool, string>> = {
-  helm: 'install Helm 3 (https://helm.sh/docs/intro/install/) or set GANTRY_HELM to its path',
+  helm: 'install Helm 4 (https://helm.sh/docs/intro/install/) or set GANTRY_HELM to its path',
   kustomize: 'install kustomize (https://kubectl.docs.kubernetes.io/installation/kustomize/) or set GANTRY_KUSTOMIZE to its path',
   sops: 'install sops (https://github.com/getsops/sops/releases) or set GANTRY_SOPS to its path',
   git: 'install git (Debian/Ubuntu: apt-get install git) or set GANTRY_GIT to its path',

@@ -2,7 +2,7 @@
  * Builds Go tools from the module proxy into the tool cache. Every build uses the same flags
  * (CGO off, -trimpath, stripped, local toolchain) so builds of different tools share Go's build cache.
  */
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '../../src/exec.ts';
@@ -109,8 +109,9 @@ class ToolBuilder {
       // go install names the binary after the package's last element (minus a /vN suffix), which is tool.name.
       await go(['install', ...flags, `${tool.package}@${tool.version}`], undefined, { GOBIN: dirname(binary) });
     } else {
-      const wrapper = await this.wrapper(tool, upstream.goMod);
-      await go(['build', ...flags, '-o', binary, tool.mainSource ? '.' : tool.package], wrapper);
+      const wrapper = await this.wrapper(tool, upstream);
+      const resolve = tool.resolve === 'build' ? ['-mod=mod'] : [];
+      await go(['build', ...resolve, ...flags, '-o', binary, tool.mainSource ? '.' : tool.package], wrapper);
     }
     await copyFiles(upstream.dir, dir, tool.files ?? []);
   }
@@ -129,7 +130,7 @@ class ToolBuilder {
     return module;
   }
 
-  private wrapper(tool: GoTool, upstream: GoModFile): Promise<string> {
+  private wrapper(tool: GoTool, upstream: DownloadedModule): Promise<string> {
     const key = `${tool.module}@${tool.version}:${tool.mainSource ?? ''}`;
     let wrapper = this.wrappers.get(key);
     if (!wrapper) {
@@ -158,17 +159,24 @@ async function downloadModule(moduleAtVersion: string): Promise<DownloadedModule
 /**
  * A module that requires `tool.module` and imports `packages` (or holds `tool.mainSource`), repeating the
  * upstream settings a dependency's go.mod cannot pass on: its go version, its godebug defaults, and its replaces
- * of ./staging modules (redirected to their published versions, which `go install` cannot do).
+ * of ./staging modules (redirected to their published versions, which `go install` cannot do). Upstream's other
+ * replaces are dropped, so a module replaced by a folder of upstream's tree is taken at the published version
+ * upstream requires. With `resolve: 'build'` its go.sum starts as upstream's and `go build -mod=mod` resolves the rest.
  */
-async function writeWrapperModule(dir: string, tool: GoTool, packages: string[], upstream: GoModFile): Promise<void> {
-  const lines = ['module gantry.dev/toolbuild', '', `go ${upstream.Go ?? '1.25.0'}`, ''];
-  for (const { Key, Value } of upstream.Godebug ?? []) lines.push(`godebug ${Key}=${Value}`);
+async function writeWrapperModule(dir: string, tool: GoTool, packages: string[], upstream: DownloadedModule): Promise<void> {
+  const lines = ['module gantry.dev/toolbuild', '', `go ${upstream.goMod.Go ?? '1.25.0'}`, ''];
+  for (const { Key, Value } of upstream.goMod.Godebug ?? []) lines.push(`godebug ${Key}=${Value}`);
   lines.push('', `require ${tool.module} ${tool.version}`, '');
-  for (const replace of stagingReplaces(tool, upstream)) lines.push(`replace ${replace} => ${replace} ${tool.stagingVersion}`);
+  for (const replace of stagingReplaces(tool, upstream.goMod)) lines.push(`replace ${replace} => ${replace} ${tool.stagingVersion}`);
   await writeFile(join(dir, 'go.mod'), `${lines.join('\n')}\n`);
-  if (tool.mainSource) {
-    await writeFile(join(dir, 'main.go'), tool.mainSource);
-  } else {
+  if (tool.mainSource) await writeFile(join(dir, 'main.go'), tool.mainSource);
+  if (tool.resolve === 'build') {
+    // Checksums of the modules upstream was released with; the proxy's checksum database may lack some of them.
+    await copyFile(join(upstream.dir, 'go.sum'), join(dir, 'go.sum'));
+    await chmod(join(dir, 'go.sum'), 0o644);
+    return;
+  }
+  if (!tool.mainSource) {
     // The build tag keeps this file out of every build; `go mod tidy` still sees the import and keeps the requirement.
     const imports = packages.map((pkg) => `import _ "${pkg}"\n`).join('');
     await writeFile(join(dir, 'tools.go'), `//go:build tools\n\npackage tools\n\n${imports}`);

@@ -22,6 +22,12 @@ export interface GoTool {
   mainSource?: string;
   /** For `wrapper`: upstream replaces pointing at its own ./staging tree are redirected to this published version. */
   stagingVersion?: string;
+  /**
+   * For `wrapper`: how its requirements are resolved. `tidy` (the default): `go mod tidy`, which also fetches what the
+   * tests of every imported package import. `build`: `go build -mod=mod` fetches only what the binary imports,
+   * checked against upstream's go.sum; for modules whose test-only dependencies the module proxy does not serve.
+   */
+  resolve?: 'tidy' | 'build';
   /** `-X importpath.name=value` stamps, given the tool module's own go.mod. */
   stamps?: (upstream: GoModFile) => string[];
   /** Files copied from the module's source tree into the tool's cache directory (paths relative to both). */
@@ -34,7 +40,9 @@ const KUBERNETES_STAGING_VERSION = 'v0.35.4';
 // What kubernetes v1.35.4's go.mod pins, so etcd matches what that release is tested against.
 const ETCD_VERSION = 'v3.6.5';
 const KWOK_VERSION = 'v0.8.0';
-const HELM_VERSION = 'v3.22.0';
+// The Helm kluctl v2.28.2 embeds (its go.mod: helm.sh/helm/v4 v4.2.2), so charts render as Kluctl renders them: Helm 4
+// drops null values from a chart's coalesced values, which Helm 3 printed (`seLinuxOptions: null`).
+const HELM_VERSION = 'v4.2.2';
 // v5.8.3 needs Go >= 1.27 (a dependency raised its go line); v5.8.2 is the newest that builds with Go 1.26.
 const KUSTOMIZE_VERSION = 'v5.8.2';
 const SOPS_VERSION = 'v3.13.3';
@@ -43,6 +51,15 @@ const AGE_VERSION = 'v1.3.2';
 const REGISTRY_VERSION = 'v3.1.2';
 // Prometheus for the pipelines' HEALTH gate tests; its Go module is tagged v0.3XX.Y for Prometheus v3.XX.Y.
 const PROMETHEUS_VERSION = 'v0.316.0';
+/**
+ * OpenBao (a Vault-compatible server) for the tests of the `vault` vars source: release v2.4.0, commit f9407a27fbee.
+ * Its go.mod says `module github.com/openbao/openbao` while its tags say v2, so the proxy has no tagged version,
+ * only this pseudo-version. Its go.mod replaces its api and sdk modules by folders of its own tree, which a module
+ * zip leaves out: the wrapper module drops those replaces and so builds with the published api/v2 and sdk/v2 v2.4.0
+ * its go.mod requires (the same code as the folders at that commit). Newer releases are not on the proxy.
+ */
+const OPENBAO_VERSION = 'v0.0.0-20250828202315-f9407a27fbee';
+const OPENBAO_RELEASE = '2.4.0';
 // Assembles, pushes and pulls Gantry's image (scripts/image) and lets its test unpack it; v0.22.x builds with Go 1.26.
 const CRANE_VERSION = 'v0.22.1';
 
@@ -70,21 +87,11 @@ function kubernetesTool(name: string): GoTool {
 }
 
 /**
- * Helm's release Makefile stamps its version and, as the default Kubernetes version for offline rendering
- * (`helm template` without --kube-version), 1.(minor of its client-go); a plain build would say v3.22 and 1.20.
+ * Helm's release Makefile stamps its version (a plain build says v4.2). Helm 4 takes its default Kubernetes version
+ * for offline rendering from the client-go in its build info, which a module build keeps.
  */
-function helmStamps(upstream: GoModFile): string[] {
-  const clientGo = upstream.Require?.find((r) => r.Path === 'k8s.io/client-go');
-  if (!clientGo) throw new Error(`helm ${HELM_VERSION}: go.mod does not require k8s.io/client-go`);
-  const minor = clientGo.Version.split('.')[1];
-  return [
-    `helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`,
-    'helm.sh/helm/v3/internal/version.gitTreeState=clean',
-    ...['pkg/chartutil', 'pkg/lint/rules'].flatMap((pkg) => [
-      `helm.sh/helm/v3/${pkg}.k8sVersionMajor=1`,
-      `helm.sh/helm/v3/${pkg}.k8sVersionMinor=${minor}`,
-    ]),
-  ];
+function helmStamps(): string[] {
+  return [`helm.sh/helm/v4/internal/version.version=${HELM_VERSION}`, 'helm.sh/helm/v4/internal/version.gitTreeState=clean'];
 }
 
 const ETCD_MAIN = `package main
@@ -123,13 +130,13 @@ export interface ModuleFiles {
   files: Array<{ from: string; to: string }>;
 }
 
-/** The source-controller release whose GitRepository and HelmRepository CRDs the Flux tests install (v1.10.x needs Go 1.27). */
+/** The source-controller release whose GitRepository, HelmRepository and OCIRepository CRDs the Flux tests install (v1.10.x needs Go 1.27). */
 const FLUX_SOURCE_CONTROLLER_VERSION = 'v1.9.6';
 
 export const MODULE_FILES: readonly ModuleFiles[] = [
   {
     // The cache entry is named after the files it holds: a new file is a new entry, which setup fetches.
-    name: 'flux-source-crds',
+    name: 'flux-source-crds-git-helm-oci',
     module: 'github.com/fluxcd/source-controller',
     version: FLUX_SOURCE_CONTROLLER_VERSION,
     files: [
@@ -137,6 +144,10 @@ export const MODULE_FILES: readonly ModuleFiles[] = [
       {
         from: 'config/crd/bases/source.toolkit.fluxcd.io_helmrepositories.yaml',
         to: 'crds/helmrepositories.source.toolkit.fluxcd.io.yaml',
+      },
+      {
+        from: 'config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml',
+        to: 'crds/ocirepositories.source.toolkit.fluxcd.io.yaml',
       },
     ],
   },
@@ -168,9 +179,9 @@ export const TOOLS: readonly GoTool[] = [
   },
   {
     name: 'helm',
-    module: 'helm.sh/helm/v3',
+    module: 'helm.sh/helm/v4',
     version: HELM_VERSION,
-    package: 'helm.sh/helm/v3/cmd/helm',
+    package: 'helm.sh/helm/v4/cmd/helm',
     via: 'install',
     stamps: helmStamps,
   },
@@ -203,6 +214,20 @@ export const TOOLS: readonly GoTool[] = [
     version: PROMETHEUS_VERSION,
     package: 'github.com/prometheus/prometheus/cmd/prometheus',
     via: 'install',
+  },
+  {
+    name: 'bao',
+    module: 'github.com/openbao/openbao',
+    version: OPENBAO_VERSION,
+    package: 'github.com/openbao/openbao',
+    via: 'wrapper',
+    // go mod tidy would fetch api/auth/approle/v2 and api/auth/userpass/v2 v2.0.0 for tests; the proxy refuses them.
+    resolve: 'build',
+    // As its goreleaser config stamps a release; a plain build says 2.0.0-HEAD.
+    stamps: () => [
+      `github.com/openbao/openbao/version.fullVersion=${OPENBAO_RELEASE}`,
+      `github.com/openbao/openbao/version.GitCommit=${OPENBAO_VERSION.split('-').pop()}`,
+    ],
   },
   {
     name: 'crane',

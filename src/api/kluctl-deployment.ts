@@ -54,11 +54,19 @@ const ProjectSourceGit = Type.Object(
 
 const ProjectSourceOci = Type.Object(
   {
-    url: Type.String({ description: 'oci:// URL of the artifact.' }),
-    ref: Type.Optional(Type.Object({ tag: Type.Optional(Type.String()), digest: Type.Optional(Type.String()) })),
-    path: Type.Optional(Type.String()),
+    url: Type.String({ description: 'oci://<host>/<repository> of the artifact, without tag or digest (use ref).' }),
+    ref: Type.Optional(
+      Type.Object(
+        {
+          tag: Type.Optional(Type.String({ description: 'Tag to pull.' })),
+          digest: Type.Optional(Type.String({ description: 'Digest to pull (sha256:<hex>); wins over tag.' })),
+        },
+        { description: 'Tag or digest of the artifact; latest when omitted.' },
+      ),
+    ),
+    path: Type.Optional(Type.String({ description: 'Folder of the Kluctl project inside the artifact.' })),
   },
-  { description: 'OCI artifact holding the Kluctl project.' },
+  { description: 'OCI artifact (pushed with kluctl or gantry oci push) holding the Kluctl project; credentials from credentials.oci.' },
 );
 
 export const KluctlDeploymentSpecSchema = Type.Object({
@@ -80,7 +88,7 @@ export const KluctlDeploymentSpecSchema = Type.Object({
     Type.Object(
       {
         apiVersion: Type.Optional(Type.String()),
-        kind: Type.String({ description: 'GitRepository (source.toolkit.fluxcd.io/v1).' }),
+        kind: Type.String({ description: 'GitRepository or OCIRepository (source.toolkit.fluxcd.io/v1).' }),
         name: Type.String(),
         namespace: Type.Optional(Type.String()),
         path: Type.Optional(Type.String({ description: 'Folder of the Kluctl project inside the artifact.' })),
@@ -120,9 +128,15 @@ export const KluctlDeploymentSpecSchema = Type.Object({
         oci: Type.Optional(
           Type.Array(
             Type.Object({
-              registry: Type.Optional(Type.String()),
-              repository: Type.Optional(Type.String()),
-              secretRef: LocalObjectReference,
+              registry: Type.Optional(Type.String({ description: 'Registry host[:port] the credentials are for (required).' })),
+              repository: Type.Optional(Type.String({ description: 'Glob of repository paths on the registry, e.g. my-org/*.' })),
+              secretRef: Type.Object(
+                { name: Type.String({ description: 'Name of the referent (in the same namespace).' }) },
+                {
+                  description:
+                    'Secret with username and password, or token; optionally certFile, keyFile, caFile, insecureSkipTlsVerify, plainHttp.',
+                },
+              ),
             }),
           ),
         ),

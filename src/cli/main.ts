@@ -70,6 +70,11 @@ const CATALOGUE: CatalogueEntry[] = [
     load: async () => (await import('./helm-update.ts')).helmUpdateCommand(),
   },
   {
+    name: 'oci',
+    description: 'push a Kluctl project to an OCI registry as an artifact (oci push)',
+    load: async () => (await import('./oci.ts')).ociCommand(),
+  },
+  {
     name: 'gitops',
     description: 'drive KluctlDeployments through the GitOps controller: request deploy, diff, prune, validate, reconcile; suspend, resume',
     load: async () => (await import('./gitops.ts')).gitopsCommand(),

@@ -17,8 +17,9 @@ import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
 import type { TargetLock } from '../deploy/target-lock.ts';
 import { parseDuration } from '../duration.ts';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import { addRegistryFlags, cliRegistryCredentials, type RegistryFlags } from './oci-registry-flags.ts';
 
-export interface TargetFlags {
+export interface TargetFlags extends RegistryFlags {
   target?: string;
   targetNameOverride?: string;
   arg: string[];
@@ -47,7 +48,7 @@ export interface ResultFlags {
 export type OutputFormat = 'text' | 'json';
 
 export function addTargetFlags(command: Command): Command {
-  return command
+  command
     .option('-t, --target <name>', 'target to run against')
     .option('-T, --target-name-override <name>', "the target's name as templates and the discriminator see it")
     .option('-a, --arg <name=value>', 'template argument (repeatable; the value is parsed as YAML; name=@file reads a file)', collect, [])
@@ -67,6 +68,7 @@ export function addTargetFlags(command: Command): Command {
       [],
     )
     .option('--fixed-images-file <file>', "YAML file with a list 'images' of fixed images (repeatable)", collect, []);
+  return addRegistryFlags(command);
 }
 
 export interface ApplyFlags {
@@ -146,10 +148,10 @@ export async function cliTarget(flags: TargetFlags, offline = false): Promise<Cl
   return { request, kubeConfig: offline ? undefined : loadKubeConfig({ kubeconfig: flags.kubeconfig }) };
 }
 
-/** Renders the target the flags name (see cliTarget and prepareTarget). */
+/** Renders the target the flags name (see cliTarget and prepareTarget), with the CLI's registry credentials for OCI includes. */
 export async function prepareFromFlags(flags: TargetFlags, engine: Engine, progress: Progress, offline = false): Promise<PreparedTarget> {
   const { request, kubeConfig } = await cliTarget(flags, offline);
-  return prepareTarget(request, engine, { kubeConfig, progress });
+  return prepareTarget(request, engine, { kubeConfig, progress, registries: await cliRegistryCredentials(flags) });
 }
 
 /** The cluster a prepared target was rendered against. @throws Error when it was rendered offline. */

@@ -19,6 +19,7 @@ import { maskedProgress, type Progress } from '../progress.ts';
 import { objectsHash } from '../render/objects-hash.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
+import { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { Values } from '../values.ts';
 import { RENDERED_TARGET_API_VERSION, type RenderedTarget, type TargetItem } from './rendered-target.ts';
 
@@ -52,6 +53,8 @@ export interface PrepareOptions {
   kubeConfig: KubeConfig | undefined;
   /** Keys for sops-encrypted files, added to the engine's child environment. */
   sopsEnv?: SopsEnv | undefined;
+  /** Credentials for OCI includes (the CLI's, or a KluctlDeployment's spec.credentials.oci); none: anonymous. */
+  registries?: RegistryCredentials | undefined;
   progress: Progress;
   /** Abandons the render: child processes are killed, requests aborted, and the signal's reason is thrown. */
   signal?: AbortSignal | undefined;
@@ -116,6 +119,8 @@ async function prepare(
     tools: engine.tools,
     cluster,
     git: engine.git,
+    oci: engine.oci,
+    registries: options.registries ?? new RegistryCredentials(),
     systemEnv: engine.config.systemEnv,
     sopsEnv: options.sopsEnv,
     sensitive,

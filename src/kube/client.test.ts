@@ -82,12 +82,19 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ${USER}}]
   it('serves every request the API server rejects with 429, after the Retry-After it asks for', async () => {
     const client = new KubeClient(impersonating(USER));
     const before = (await rejectedBy(LEVEL)) ?? 0;
-    const started = Date.now();
-    const answers = await Promise.all(Array.from({ length: 15 }, () => client.request('GET', '/api/v1/namespaces/default/configmaps')));
-    const elapsed = Date.now() - started;
-    expect(answers.every((answer) => Array.isArray((answer as { items?: unknown }).items))).toBe(true);
+    // On a loaded machine one round of requests may reach the server one at a time and none is rejected: go on until
+    // the server rejected some, then judge that round.
+    let rejected = 0;
+    let elapsed = 0;
+    for (let round = 0; round < 10 && rejected === 0; round++) {
+      const started = Date.now();
+      const answers = await Promise.all(Array.from({ length: 15 }, () => client.request('GET', '/api/v1/namespaces/default/configmaps')));
+      elapsed = Date.now() - started;
+      expect(answers.every((answer) => Array.isArray((answer as { items?: unknown }).items))).toBe(true);
+      rejected = (await rejectedBy(LEVEL))! - before;
+    }
     // Rejected requests were waited for, not sent again at once: a second at least, as Retry-After: 1 says.
-    expect((await rejectedBy(LEVEL))! - before).toBeGreaterThan(0);
+    expect(rejected).toBeGreaterThan(0);
     expect(elapsed).toBeGreaterThanOrEqual(1000);
   });
 });

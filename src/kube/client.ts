@@ -10,7 +10,7 @@
  * abandoned after a timeout or when the caller's signal fires.
  */
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
-import pThrottle from 'p-throttle';
+import { TokenBucket } from 'limiter';
 import { request, type Dispatcher } from 'undici';
 import { sleep } from '../sleep.ts';
 import { Http1KubeConfig } from './transport.ts';
@@ -56,17 +56,23 @@ export interface RequestOptions {
 export type RequestThrottle = (signal?: AbortSignal) => Promise<void>;
 
 /**
- * client-go's client-side rate limit: on average `qps` requests a second, up to `burst` at once (a window of
- * `burst` requests every burst/qps seconds).
+ * client-go's client-side rate limit, a token bucket as its flowcontrol package has: up to `burst` requests at once
+ * from a full bucket, refilled at `qps` a second, so a request past the burst waits 1/qps s, never a whole window.
  * @throws Error when qps or burst is not positive.
  */
 export function requestThrottle(limits: { qps: number; burst: number }): RequestThrottle {
   if (!(limits.qps > 0) || !(limits.burst >= 1)) throw new Error(`invalid API rate limit: qps ${limits.qps}, burst ${limits.burst}`);
-  const slot = pThrottle({ limit: Math.floor(limits.burst), interval: (Math.floor(limits.burst) / limits.qps) * 1000 })(() => undefined);
+  const bucket = new TokenBucket({ bucketSize: Math.floor(limits.burst), tokensPerInterval: limits.qps, interval: 1000 });
+  // client-go's bucket starts full; limiter's starts empty.
+  bucket.content = bucket.bucketSize;
+  const slot = () => bucket.removeTokens(1);
   return async (signal) => {
     signal?.throwIfAborted();
-    if (!signal) return slot();
-    // p-throttle cannot withdraw one queued call: an aborted wait leaves a no-op behind in the queue.
+    if (!signal) {
+      await slot();
+      return;
+    }
+    // The bucket cannot withdraw one queued request: an aborted wait still takes its token when its turn comes.
     let onAbort: () => void = () => undefined;
     const aborted = new Promise<never>((_, reject) => (onAbort = () => reject(signal.reason)));
     signal.addEventListener('abort', onAbort, { once: true });

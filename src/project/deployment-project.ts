@@ -7,8 +7,8 @@
  * - tags are inherited (parent include's tags, then the project's) and an item without tags gets the base name of
  *   its path as its tag; commonLabels/commonAnnotations merge root to leaf (child wins); the nearest
  *   overrideNamespace wins;
- * - `include` and `git` bring in other projects; a git project is a source of its own (its own root, and it cannot
- *   load templates of the project including it); a project with `.kluctl-library.yaml` is a library: it sees
+ * - `include`, `git` and `oci` bring in other projects; a git or OCI project is a source of its own (its own root, and
+ *   it cannot load templates of the project including it); a project with `.kluctl-library.yaml` is a library: it sees
  *   only the args its include passes (plus every var with `passVars`), with its own defaults;
  * - a root folder without deployment.yaml is one item `path: .`.
  */
@@ -20,12 +20,12 @@ import { validate } from '../validate.ts';
 import {
   DeploymentProjectSchema,
   KluctlLibrarySchema,
-  UNSUPPORTED_ITEM_KEYS,
   type ConflictResolutionConfig,
   type DeploymentItemConfig,
   type DeploymentProjectConfig,
   type IgnoreForDiffConfig,
   type GitInclude,
+  type OciInclude,
   type ObjectSelector,
 } from './schema.ts';
 import { evaluateCondition, type StringScope } from './render-values.ts';
@@ -35,11 +35,11 @@ import { isPlainObject, type Values } from '../values.ts';
 import { loadVars } from './vars.ts';
 import { findProjectFile, isDirectory, isInside, relativeSlashPath } from '../files.ts';
 
-/** Where an item's files come from: the project itself (id '') or a git include (its own checkout). */
+/** Where an item's files come from: the project itself (id '') or a git or OCI include (its own checkout or artifact). */
 export interface ItemSource {
   /** Absolute root folder of the source; item folders and templates stay inside it. */
   root: string;
-  /** '' for the project, a short stable name for a git source. */
+  /** '' for the project, a short stable name for a git or OCI source. */
   id: string;
 }
 
@@ -98,7 +98,8 @@ interface LoadState {
 /**
  * Loads the tree below `rootDir` with the root templating context (target, args).
  * @throws Error naming the deployment.yaml (and item) for template errors, invalid YAML, unknown keys,
- * missing folders, paths outside the project, unknown git repositories or refs, includes nested too deep (a
+ * missing folders, paths outside the project, unknown git repositories or refs, OCI artifacts that cannot be pulled
+ * (naming the registry URL, never a credential), includes nested too deep (a
  * project including itself).
  */
 export async function loadDeploymentItems(
@@ -148,10 +149,7 @@ async function readProjectConfig(
   });
   if (!rendered || 'error' in rendered) throw rendered?.error ?? new Error(`${file}: not rendered`);
   const config = validate(DeploymentProjectSchema, parseYaml(rendered.text, file) ?? {}, file);
-  for (const [index, item] of (config.deployments ?? []).entries()) {
-    if (!item.tags) item.tags = defaultTags(item);
-    rejectUnsupported(item, `${file}: deployments[${index}]`);
-  }
+  for (const item of config.deployments ?? []) if (!item.tags) item.tags = defaultTags(item);
   return config;
 }
 
@@ -173,18 +171,12 @@ function defaultTags(item: DeploymentItemConfig): string[] {
   return base && base !== '.' && base !== '..' ? [base] : [];
 }
 
-function rejectUnsupported(item: DeploymentItemConfig, label: string): void {
-  for (const key of UNSUPPORTED_ITEM_KEYS) {
-    if (item[key] !== undefined) throw new Error(`${label}: '${key}' is not supported by this version of Gantry`);
-  }
-}
-
 async function collectItems(node: ProjectNode, state: LoadState): Promise<DeploymentItem[]> {
   const items: DeploymentItem[] = [];
   for (const [index, config] of (node.config.deployments ?? []).entries()) {
     const label = `${node.file}: deployments[${index}]`;
     if (!(await evaluateCondition(config.when, conditionScope(node, state), state.environment.renderer))) continue;
-    if (config.include !== undefined || config.git !== undefined) {
+    if (config.include !== undefined || config.git !== undefined || config.oci !== undefined) {
       items.push(...(await collectInclude(node, config, label, state)));
       if (config.barrier) items.push(actionItem(node, { barrier: true, message: config.message }));
     } else if (config.path !== undefined) {
@@ -192,7 +184,9 @@ async function collectItems(node: ProjectNode, state: LoadState): Promise<Deploy
     } else if (config.barrier || config.deleteObjects || config.waitReadinessObjects) {
       items.push(actionItem(node, config));
     } else {
-      throw new Error(`${label}: an item needs one of 'path', 'include', 'git', 'barrier', 'deleteObjects' or 'waitReadinessObjects'`);
+      throw new Error(
+        `${label}: an item needs one of 'path', 'include', 'git', 'oci', 'barrier', 'deleteObjects' or 'waitReadinessObjects'`,
+      );
     }
   }
   return items;
@@ -208,13 +202,15 @@ async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, l
   let depth = 0;
   for (let current: ProjectNode | undefined = node; current; current = current.parent?.node) depth++;
   if (depth >= MAX_INCLUDE_DEPTH) {
-    const what = config.include !== undefined ? `'${config.include}'` : 'the git include';
+    const what = config.include !== undefined ? `'${config.include}'` : config.git !== undefined ? 'the git include' : 'the OCI include';
     throw new Error(`${label}: includes nest more than ${MAX_INCLUDE_DEPTH} deep (does ${what} include a project that includes it?)`);
   }
   const { dir, source } =
     config.git !== undefined
       ? await checkoutGitInclude(config.git, label, state)
-      : { dir: await resolveFolder(node, config.include as string, label), source: node.source };
+      : config.oci !== undefined
+        ? await pullOciInclude(config.oci, label, state)
+        : { dir: await resolveFolder(node, config.include as string, label), source: node.source };
   const base = await includeContext(node, config, dir, label);
   const context = await loadVars(config.vars, base, varsScope(node, projectSearchDirs(node), node.file, state));
   const child = await loadProjectNode(dir, source, context, { node, include: config }, state);
@@ -231,6 +227,22 @@ async function checkoutGitInclude(git: GitInclude, label: string, state: LoadSta
     throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
   const id = `git-${createHash('sha256').update(spec.url).digest('hex').slice(0, 10)}-${checkout.commit.slice(0, 10)}`;
   return { dir, source: { root: checkout.dir, id } };
+}
+
+/**
+ * The artifact an OCI include names, pulled through the shared OCI cache with the environment's registry credentials
+ * (kluctl's OciRepoCache.GetExtractedDir); its source is named after the URL and the manifest digest.
+ */
+async function pullOciInclude(oci: OciInclude, label: string, state: LoadState): Promise<{ dir: string; source: ItemSource }> {
+  const { oci: cache, registries, signal } = state.environment;
+  const snapshot = await cache.pull(oci.url, oci.ref, registries, signal).catch((error: Error) => {
+    throw new Error(`${label}: ${error.message}`);
+  });
+  const dir = path.resolve(snapshot.dir, oci.subDir ?? '.');
+  if (!isInside(snapshot.dir, dir) || !(await isDirectory(dir)))
+    throw new Error(`${label}: subDir '${oci.subDir}' not found in ${oci.url}`);
+  const id = `oci-${createHash('sha256').update(oci.url).digest('hex').slice(0, 10)}-${snapshot.digest.slice('sha256:'.length, 17)}`;
+  return { dir, source: { root: snapshot.dir, id } };
 }
 
 /** A ref given as a plain string (Kluctl's older form) names a branch or, failing that, a tag. */

@@ -1,12 +1,14 @@
 /**
  * What loading a project may reach beyond its own files: the Jinja2 renderer, the programs the engine runs (sops), the
  * cluster (cluster vars sources; undefined when rendering offline), the shared git cache (git includes and git vars
- * sources), the environment `systemEnvVars` reads, keys for sops, the collector of sensitive values, and the signal
+ * sources), the shared OCI artifact cache and the registry credentials (OCI includes), the environment `systemEnvVars` reads, keys for sops, the collector of sensitive values, and the signal
  * that abandons the load.
  */
 import type { Cluster } from '../kube/cluster.ts';
 import type { SensitiveValues } from './sensitive.ts';
 import type { GitCache } from '../source/git-cache.ts';
+import type { OciCache } from '../source/oci-cache.ts';
+import type { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
 import type { Tools } from '../tools.ts';
@@ -26,6 +28,9 @@ export interface ProjectEnvironment {
   tools: Tools;
   cluster: Cluster | undefined;
   git: GitCache;
+  oci: OciCache;
+  /** Credentials for OCI includes: the CLI's flags, environment and docker config, or a KluctlDeployment's Secrets. */
+  registries: RegistryCredentials;
   systemEnv: SystemEnv;
   /**
    * Added to the engine's child environment when sops decrypts (e.g. SOPS_AGE_KEY or GNUPGHOME from a Secret, for

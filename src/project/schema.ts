@@ -1,8 +1,7 @@
 /**
  * Schemas of the Kluctl project files, as kluctl's docs define them (docs/kluctl/kluctl-project and
  * docs/kluctl/deployments/deployment-yml.md). Unknown keys are errors, so a typo in a project file is reported
- * instead of silently ignored; every key Kluctl accepts is declared, even where Gantry does not act on it yet
- * (see UNSUPPORTED_ITEM_KEYS).
+ * instead of silently ignored; every key Kluctl accepts is declared, even where Gantry does not act on it yet.
  */
 import { Type, type Static } from 'typebox';
 
@@ -64,6 +63,10 @@ export const VarsSourceHttpSchema = Type.Object(
 );
 export type VarsSourceHttp = Static<typeof VarsSourceHttpSchema>;
 
+/** kluctl's VarsSourceVault: the server's URL and the path read below its /v1/ (e.g. secret/data/app). */
+export const VarsSourceVaultSchema = Type.Object({ address: Type.String({ minLength: 1 }), path: Type.String({ minLength: 1 }) }, Strict);
+export type VarsSourceVault = Static<typeof VarsSourceVaultSchema>;
+
 /** kluctl's VarsSourceGitFiles: branches/tags by regex (or one commit, or the default branch) and file globs. */
 const VarsSourceGitFilesSchema = Type.Object(
   {
@@ -106,7 +109,7 @@ export const VarsSourceSchema = Type.Object(
     http: Type.Optional(VarsSourceHttpSchema),
     awsSecretsManager: Type.Optional(AnyObject),
     gcpSecretManager: Type.Optional(AnyObject),
-    vault: Type.Optional(AnyObject),
+    vault: Type.Optional(VarsSourceVaultSchema),
     azureKeyVault: Type.Optional(AnyObject),
     ignoreMissing: Type.Optional(Type.Boolean()),
     noOverride: Type.Optional(Type.Boolean()),
@@ -149,13 +152,23 @@ const GitIncludeSchema = Type.Union([
   ),
 ]);
 
+/** An OCI include as kluctl's OciProject (pkg/types/oci_project.go): the URL carries no tag or digest, `ref` does. */
+const OciIncludeSchema = Type.Object(
+  {
+    url: Type.String({ minLength: 1 }),
+    ref: Type.Optional(Type.Object({ tag: Type.Optional(Type.String()), digest: Type.Optional(Type.String()) }, Strict)),
+    subDir: Type.Optional(Type.String()),
+  },
+  Strict,
+);
+
 export const DeploymentItemSchema = Type.Object(
   {
     path: Type.Optional(Type.String()),
     recursive: Type.Optional(Type.Boolean()),
     include: Type.Optional(Type.String()),
     git: Type.Optional(GitIncludeSchema),
-    oci: Type.Optional(AnyObject),
+    oci: Type.Optional(OciIncludeSchema),
     barrier: Type.Optional(Type.Boolean()),
     message: Type.Optional(Type.String()),
     deleteObjects: Type.Optional(Type.Array(ObjectSelectorSchema)),
@@ -252,9 +265,7 @@ export type KluctlProjectConfig = Static<typeof KluctlProjectSchema>;
 
 export type ObjectSelector = Static<typeof ObjectSelectorSchema>;
 export type GitInclude = Static<typeof GitIncludeSchema>;
-
-/** Deployment item keys Kluctl accepts that this version of Gantry refuses rather than ignores. */
-export const UNSUPPORTED_ITEM_KEYS = ['oci'] as const;
+export type OciInclude = Static<typeof OciIncludeSchema>;
 
 /** Vars source kinds Gantry loads; the others in VarsSourceSchema are refused with a clear error. */
 export const SUPPORTED_VARS_SOURCES = [
@@ -267,7 +278,11 @@ export const SUPPORTED_VARS_SOURCES = [
   'clusterObject',
   'systemEnvVars',
   'http',
+  'vault',
 ] as const;
 
+/** The cloud secret stores: refused, since only their cloud can serve them and no test here could reach one. */
+export const CLOUD_VARS_SOURCES = ['awsSecretsManager', 'gcpSecretManager', 'azureKeyVault'] as const;
+
 /** Every vars source kind Kluctl has (the keys of VarsSourceSchema that are not modifiers). */
-export const VARS_SOURCE_KINDS = [...SUPPORTED_VARS_SOURCES, 'awsSecretsManager', 'gcpSecretManager', 'vault', 'azureKeyVault'] as const;
+export const VARS_SOURCE_KINDS = [...SUPPORTED_VARS_SOURCES, ...CLOUD_VARS_SOURCES] as const;

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../kube/cluster.ts';
 import { GitCache } from '../source/git-cache.ts';
+import { OciCache } from '../source/oci-cache.ts';
+import { RegistryCredentials } from '../source/oci-credentials.ts';
 import { createAgeKey, createGpgKey, sopsEncrypt, type AgeKey, type GpgKey } from '../sops/test-support.ts';
 import { KUBECONFIG, kubectl } from '../../test/support/cli.ts';
 import { removeCopy, writeProject } from '../../test/support/fixtures.ts';
@@ -33,6 +35,8 @@ beforeAll(async () => {
     tools,
     cluster: Cluster.connect({ kubeconfig: KUBECONFIG }),
     git: new GitCache({ root: gitRoot, tools }),
+    oci: new OciCache(path.join(gitRoot, 'oci')),
+    registries: new RegistryCredentials(),
     systemEnv: testConfig().systemEnv,
     sensitive: new SensitiveValues(),
   };
@@ -101,8 +105,8 @@ describe('modifiers', () => {
     await expect(load([{ values: {}, file: 'x.yaml' }])).rejects.toThrow(
       'deployment.yaml: vars[0]: a vars source can have only one of values, file',
     );
-    await expect(load([{ vault: { address: 'http://127.0.0.1:1', path: 'x' } }])).rejects.toThrow(
-      "deployment.yaml: vars[0]: vars source 'vault' is not supported by this version of Gantry",
+    await expect(load([{ awsSecretsManager: { secretName: 'x' } }])).rejects.toThrow(
+      "deployment.yaml: vars[0]: vars source 'awsSecretsManager' is not supported by this version of Gantry: the cloud secret stores",
     );
   });
 

@@ -2,13 +2,14 @@
  * Vars sources, as kluctl's templating/variable-sources docs define them: each source is rendered with the vars
  * loaded before it (and skipped when its `when` is false), loaded, optionally placed at a targetPath, then merged
  * into the templating context (or under it, with noOverride). Gantry loads values, file, git, gitFiles,
- * clusterConfigMap, clusterSecret, clusterObject, systemEnvVars and http (see vars/); the secret stores are refused
- * with a clear error.
+ * clusterConfigMap, clusterSecret, clusterObject, systemEnvVars, http and vault (see vars/); the cloud secret stores
+ * (awsSecretsManager, gcpSecretManager, azureKeyVault) are refused with a clear error.
  *
- * The values a sensitive source loads (sops-encrypted files, Secrets, cluster objects, environment variables, or
- * `sensitive: true`) go into the environment's SensitiveValues, which masks them in everything shown of the run.
+ * The values a sensitive source loads (sops-encrypted files, Secrets, cluster objects, environment variables, vault
+ * secrets, or `sensitive: true`) go into the environment's SensitiveValues, which masks them in everything shown of
+ * the run.
  */
-import { SUPPORTED_VARS_SOURCES, VARS_SOURCE_KINDS, type VarsSource } from './schema.ts';
+import { CLOUD_VARS_SOURCES, SUPPORTED_VARS_SOURCES, VARS_SOURCE_KINDS, type VarsSource } from './schema.ts';
 import { evaluateCondition } from './render-values.ts';
 import { deepMerge, isPlainObject, type Values } from '../values.ts';
 import { loadClusterMap, loadClusterObject } from './vars/cluster.ts';
@@ -18,6 +19,7 @@ import { loadGitFilesSource } from './vars/git-files.ts';
 import { loadHttp } from './vars/http.ts';
 import { parseTargetPath, placeAtPath } from './vars/json-path.ts';
 import { renderWithContext, type LoadedVars, type SourceRequest, type VarsScope } from './vars/source.ts';
+import { loadVault } from './vars/vault.ts';
 
 export type { VarsScope };
 
@@ -37,6 +39,7 @@ const LOADERS: { [K in SupportedKind]: Loader<K> } = {
   clusterObject: loadClusterObject,
   systemEnvVars: loadSystemEnvVars,
   http: loadHttp,
+  vault: loadVault,
 };
 
 /**
@@ -91,7 +94,9 @@ function sourceKind(source: VarsSource, label: string): SupportedKind {
   if (others.length > 0) throw new Error(`${label}: a vars source can have only one of ${kinds.join(', ')}`);
   if (!(SUPPORTED_VARS_SOURCES as readonly string[]).includes(kind)) {
     throw new Error(
-      `${label}: vars source '${kind}' is not supported by this version of Gantry (supported: ${SUPPORTED_VARS_SOURCES.join(', ')})`,
+      `${label}: vars source '${kind}' is not supported by this version of Gantry: the cloud secret stores ` +
+        `(${CLOUD_VARS_SOURCES.join(', ')}) are not implemented; load such secrets with vault, clusterSecret or a ` +
+        `sops-encrypted file (supported: ${SUPPORTED_VARS_SOURCES.join(', ')})`,
     );
   }
   return kind as SupportedKind;

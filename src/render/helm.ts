@@ -71,7 +71,11 @@ export async function renderHelmChart(
   await writeFile(outputFile, toYamlDocuments(objects));
 }
 
-/** `helm template` as Kluctl's render calls Helm's install action: CRDs included unless skipCRDs, no test hooks. */
+/**
+ * `helm template` as Kluctl's render calls Helm's install action: CRDs included unless skipCRDs, no test hooks, and
+ * taking ownership of existing objects (with a cluster, Helm 4's server dry run would otherwise refuse objects
+ * Gantry applied, which carry no Helm release metadata).
+ */
 async function templateArgs(
   config: HelmChartConfig,
   chartDir: string,
@@ -87,6 +91,7 @@ async function templateArgs(
     '--kube-version',
     environment.kubeVersion,
     '--skip-tests',
+    '--take-ownership',
   ];
   args.push(config.skipCRDs ? '--skip-crds' : '--include-crds');
   const valuesFile = await findProjectFile(renderedDir, 'helm-values');

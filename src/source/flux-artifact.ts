@@ -1,23 +1,23 @@
 /**
  * Flux interop: a KluctlDeployment may take its project from a Flux source (`spec.sourceRef` to a
- * source.toolkit.fluxcd.io/v1 GitRepository), as the Flux Kluctl controller did. The source-controller publishes
- * each revision as a tar.gz artifact (`status.artifact.url`, `.digest` = `sha256:<hex>`, `.revision`); it is
+ * source.toolkit.fluxcd.io/v1 GitRepository or OCIRepository), as the Flux Kluctl controller did. The
+ * source-controller publishes each revision of either kind as a tar.gz artifact (`status.artifact.url`, `.digest` = `sha256:<hex>`, `.revision`); it is
  * downloaded, checked against the digest, and unpacked once per digest into the cache (a temporary folder renamed
  * into place, so readers never see half an artifact); artifacts nobody used for a while are swept away.
  */
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
 import { extract } from 'tar';
 import { request } from 'undici';
 import type { Cluster } from '../kube/cluster.ts';
-import { isDirectory } from '../files.ts';
+import { isDirectory, writeHashed } from '../files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
 
 export const FLUX_SOURCE_GROUP = 'source.toolkit.fluxcd.io';
+
+/** The Flux source kinds whose artifact can hold a Kluctl project (both have the same status.artifact). */
+export const FLUX_SOURCE_KINDS = ['GitRepository', 'OCIRepository'] as const;
+export type FluxSourceKind = (typeof FLUX_SOURCE_KINDS)[number];
 
 /** Longest wait for the artifact server's headers, and between two chunks of the body, in ms. */
 const DOWNLOAD_TIMEOUT_MS = 60_000;
@@ -25,31 +25,31 @@ const DOWNLOAD_TIMEOUT_MS = 60_000;
 export interface FluxArtifact {
   /** Folder holding the artifact's files. */
   dir: string;
-  /** Flux's revision string, e.g. `main@sha1:1a2b…`. */
+  /** Flux's revision string, e.g. `main@sha1:1a2b…` or `latest@sha256:3c4d…`. */
   revision: string;
   digest: string;
 }
 
-interface GitRepositoryStatus {
+interface FluxSourceStatus {
   artifact?: { url?: string; digest?: string; revision?: string };
 }
 
 /**
- * The unpacked artifact of the GitRepository `namespace/name`.
- * @throws Error naming the GitRepository when it does not exist or has no artifact yet, and when the download fails
- *   or does not match its digest.
+ * The unpacked artifact of the GitRepository or OCIRepository (`kind`) `namespace/name`.
+ * @throws Error naming the source when it does not exist or has no artifact yet, and when the download fails or does
+ *   not match its digest.
  */
 export async function fetchFluxArtifact(
   cluster: Cluster,
-  namespace: string,
-  name: string,
+  source: { kind: FluxSourceKind; namespace: string; name: string },
   cacheRoot: string,
   signal?: AbortSignal,
 ): Promise<FluxArtifact> {
-  const label = `GitRepository ${namespace}/${name}`;
-  const repository = await cluster.get({ group: FLUX_SOURCE_GROUP, version: 'v1', kind: 'GitRepository', namespace, name });
+  const { kind, namespace, name } = source;
+  const label = `${kind} ${namespace}/${name}`;
+  const repository = await cluster.get({ group: FLUX_SOURCE_GROUP, version: 'v1', kind, namespace, name });
   if (!repository) throw new Error(`${label} not found (is Flux's source-controller installed?)`);
-  const artifact = (repository['status'] as GitRepositoryStatus | undefined)?.artifact;
+  const artifact = (repository['status'] as FluxSourceStatus | undefined)?.artifact;
   if (!artifact?.url || !artifact.digest) throw new Error(`${label} has no artifact yet`);
   const [algorithm, expected] = artifact.digest.split(':');
   if (algorithm !== 'sha256' || !expected) throw new Error(`${label}: unsupported artifact digest ${artifact.digest}`);
@@ -106,13 +106,5 @@ async function download(url: string, file: string, label: string, signal: AbortS
     await response.body.dump();
     throw new Error(`${label}: downloading ${url} failed with HTTP ${response.statusCode}`);
   }
-  const hash = createHash('sha256');
-  const hashing = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      callback(null, chunk);
-    },
-  });
-  await pipeline(response.body, hashing, createWriteStream(file));
-  return hash.digest('hex');
+  return writeHashed(response.body, file);
 }

@@ -120,7 +120,7 @@ describe('the npm package, installed with npm install -g', { timeout: 180_000 },
     expect(render.stdout).toBe('');
 
     const { stdout } = await installedGantry(['version'], env);
-    expect(stdout).toMatch(/^helm +missing: helm was not found on PATH: install Helm 3 \(https:\/\/helm\.sh\/docs\/intro\/install\/\)/m);
+    expect(stdout).toMatch(/^helm +missing: helm was not found on PATH: install Helm 4 \(https:\/\/helm\.sh\/docs\/intro\/install\/\)/m);
     expect(stdout).toMatch(/^kustomize +missing: kustomize was not found on PATH: install kustomize/m);
   });
 });

@@ -299,8 +299,8 @@ describe('vars sources', { timeout: 300_000 }, () => {
         "deployment.yaml: vars[0].clusterConfigMap: unknown field 'nmae'",
       ],
       [
-        '  - vault:\n      address: http://127.0.0.1:1\n      path: secret/x\n',
-        "deployment.yaml: vars[0]: vars source 'vault' is not supported by this version of Gantry",
+        '  - gcpSecretManager:\n      secretName: projects/p/secrets/s/versions/latest\n',
+        "deployment.yaml: vars[0]: vars source 'gcpSecretManager' is not supported by this version of Gantry: the cloud secret stores",
       ],
       [
         `  - http:\n      url: ${server.url}/missing\n`,

@@ -1,8 +1,9 @@
 /**
  * Chart sources on 127.0.0.1 for Helm tests, run by the test process itself (no outside network): a Helm chart
  * repository over HTTP (charts packaged with `helm package`, index.yaml built with `helm repo index`) and an OCI
- * registry (distribution's `registry` binary from .cluster/bin, charts pushed with `helm push --plain-http`).
- * Each is started and stopped by the tests that use it.
+ * registry (distribution's `registry` binary from .cluster/bin, charts pushed with `helm push --plain-http`), open or
+ * behind basic authentication, which the OCI artifact tests push Kluctl projects to as well. Each is started and
+ * stopped by the tests that use it.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -11,6 +12,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import bcrypt from 'bcryptjs';
 import { run, start } from '../../src/exec.ts';
 
 /** A small chart the test describes: Chart.yaml is generated, `files` (path → content) are added to it. */
@@ -125,11 +127,16 @@ export interface OciRegistry {
   close(): Promise<void>;
 }
 
-/** Starts distribution's registry on a free 127.0.0.1 port with storage in a temporary folder. */
-export async function startOciRegistry(): Promise<OciRegistry> {
+/**
+ * Starts distribution's registry on a free 127.0.0.1 port with storage in a temporary folder; with `auth`, behind
+ * HTTP basic authentication (distribution's htpasswd auth, the password stored bcrypt-hashed as it requires).
+ */
+export async function startOciRegistry(auth?: { username: string; password: string }): Promise<OciRegistry> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-oci-registry-'));
   const port = await freePort();
   const config = path.join(scratch, 'config.yml');
+  const htpasswd = path.join(scratch, 'htpasswd');
+  if (auth) await writeFile(htpasswd, `${auth.username}:${await bcrypt.hash(auth.password, 10)}\n`);
   await writeFile(
     config,
     [
@@ -143,6 +150,7 @@ export async function startOciRegistry(): Promise<OciRegistry> {
       `    rootdirectory: ${path.join(scratch, 'data')}`,
       'http:',
       `  addr: 127.0.0.1:${port}`,
+      ...(auth ? ['auth:', '  htpasswd:', '    realm: gantry-e2e', `    path: ${htpasswd}`] : []),
       '',
     ].join('\n'),
   );
@@ -179,8 +187,9 @@ async function freePort(): Promise<number> {
 async function waitForRegistry(port: number, child: ChildProcess, logFile: string): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
     if (child.exitCode !== null) break;
+    // 401: up, and asking for credentials.
     const ok = await fetch(`http://127.0.0.1:${port}/v2/`).then(
-      (response) => response.ok,
+      (response) => response.ok || response.status === 401,
       () => false,
     );
     if (ok) return;

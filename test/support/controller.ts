@@ -27,9 +27,11 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-/** Applies the CRDs of install/ (server-side, so reruns are no-ops). */
-export async function installCrds(): Promise<void> {
+/** Applies the CRDs of install/ (server-side, so reruns are no-ops) to the cluster of `kubeconfig`, the local one by default. */
+export async function installCrds(kubeconfig = KUBECONFIG): Promise<void> {
   await kubectl([
+    '--kubeconfig',
+    kubeconfig,
     'apply',
     '--server-side',
     '--force-conflicts',
@@ -39,6 +41,8 @@ export async function installCrds(): Promise<void> {
     path.join(REPO_ROOT, 'install/crds/alerts.gitops.gantry.dev.yaml'),
   ]);
   await kubectl([
+    '--kubeconfig',
+    kubeconfig,
     'wait',
     '--for=condition=Established',
     'crd/kluctldeployments.gitops.gantry.dev',
@@ -47,8 +51,12 @@ export async function installCrds(): Promise<void> {
   ]);
 }
 
-/** Starts `gantry controller run` and waits until it is ready. */
-export async function startController(extraArgs: string[] = [], env: Record<string, string> = {}): Promise<RunningController> {
+/** Starts `gantry controller run` against the cluster of `kubeconfig` (the local one by default) and waits until it is ready. */
+export async function startController(
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+  kubeconfig = KUBECONFIG,
+): Promise<RunningController> {
   const [healthPort, metricsPort] = await Promise.all([freePort(), freePort()]);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-controller-'));
   const secretFile = path.join(dir, 'webhook-secret');
@@ -62,7 +70,7 @@ export async function startController(extraArgs: string[] = [], env: Record<stri
       'controller',
       'run',
       '--kubeconfig',
-      KUBECONFIG,
+      kubeconfig,
       '--health-probe-bind-address',
       `127.0.0.1:${healthPort}`,
       '--metrics-bind-address',

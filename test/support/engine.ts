@@ -7,6 +7,8 @@ import { cliEngineConfig, type EngineConfig } from '../../src/engine-config.ts';
 import type { ProjectEnvironment } from '../../src/project/environment.ts';
 import { SensitiveValues } from '../../src/project/sensitive.ts';
 import { GitCache } from '../../src/source/git-cache.ts';
+import { OciCache } from '../../src/source/oci-cache.ts';
+import { RegistryCredentials } from '../../src/source/oci-credentials.ts';
 import { JinjaPool } from '../../src/template/jinja-pool.ts';
 import { Tools } from '../../src/tools.ts';
 
@@ -27,7 +29,7 @@ export function testRenderer(options: { workers?: number; onStderr?: (line: stri
   });
 }
 
-/** A ProjectEnvironment rendering offline with `renderer`, the git cache in the usual cache folder. */
+/** A ProjectEnvironment rendering offline with `renderer`, the git and OCI caches in the usual cache folder. */
 export function testProjectEnvironment(renderer: JinjaPool, config: EngineConfig = testConfig()): ProjectEnvironment {
   const tools = testTools(config);
   return {
@@ -35,6 +37,8 @@ export function testProjectEnvironment(renderer: JinjaPool, config: EngineConfig
     tools,
     cluster: undefined,
     git: new GitCache({ root: path.join(config.cacheDir, 'git'), tools }),
+    oci: new OciCache(path.join(config.cacheDir, 'oci')),
+    registries: new RegistryCredentials(),
     systemEnv: config.systemEnv,
     sensitive: new SensitiveValues(),
   };

@@ -1,9 +1,9 @@
 /**
- * Flux's source-controller in end-to-end tests, without running it: its real GitRepository CRD, which setup takes
+ * Flux's source-controller in end-to-end tests, without running it: its real GitRepository (and OCIRepository) CRD, which setup takes
  * from a released source-controller module through the Go module proxy (scripts/setup/tools.ts), and artifacts made the way
  * source-controller makes them — a tar.gz with the files at the root of the archive, its `sha256:<hex>` digest,
- * served over HTTP on 127.0.0.1 and announced in the GitRepository's status (written through the status
- * subresource, as the source-controller writes it).
+ * served over HTTP on 127.0.0.1 and announced in the GitRepository's or OCIRepository's status (written through the
+ * status subresource, as the source-controller writes it; both kinds have the same status.artifact).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,6 +16,7 @@ import { startHttpServer, type Route } from './http-server.ts';
 
 export const GIT_REPOSITORY_CRD = 'gitrepositories.source.toolkit.fluxcd.io';
 export const HELM_REPOSITORY_CRD = 'helmrepositories.source.toolkit.fluxcd.io';
+export const OCI_REPOSITORY_CRD = 'ocirepositories.source.toolkit.fluxcd.io';
 
 /**
  * Installs the GitRepository CRD (server-side, so reruns and other files doing the same are no-ops) and waits until
@@ -29,6 +30,11 @@ export async function installGitRepositoryCrd(): Promise<void> {
 /** The HelmRepository CRD, as installGitRepositoryCrd installs its own. */
 export async function installHelmRepositoryCrd(): Promise<void> {
   await installFluxCrd(HELM_REPOSITORY_CRD);
+}
+
+/** The OCIRepository CRD, as installGitRepositoryCrd installs its own. */
+export async function installOciRepositoryCrd(): Promise<void> {
+  await installFluxCrd(OCI_REPOSITORY_CRD);
 }
 
 async function installFluxCrd(crd: string): Promise<void> {
@@ -136,11 +142,26 @@ export function gitRepository(namespace: string, name: string): Record<string, u
   };
 }
 
+/** An OCIRepository as a user writes it (source-controller would pull `url`; here nothing does). */
+export function ociRepository(namespace: string, name: string, url: string): Record<string, unknown> {
+  return {
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'OCIRepository',
+    metadata: { name, namespace },
+    spec: { url, ref: { tag: 'latest' }, interval: '1m' },
+  };
+}
+
 /**
- * Writes status.artifact and a Ready=True condition through the status subresource, as source-controller does after
- * storing a revision.
+ * Writes status.artifact and a Ready=True condition through the status subresource of the GitRepository (or, with
+ * `crd`, the OCIRepository), as source-controller does after storing a revision.
  */
-export async function setArtifactStatus(namespace: string, name: string, artifact: ArtifactStatus): Promise<void> {
+export async function setArtifactStatus(
+  namespace: string,
+  name: string,
+  artifact: ArtifactStatus,
+  crd = GIT_REPOSITORY_CRD,
+): Promise<void> {
   const now = rfc3339(new Date());
   const message = `stored artifact for revision '${artifact.revision}'`;
   const condition = (type: string) => ({
@@ -152,34 +173,26 @@ export async function setArtifactStatus(namespace: string, name: string, artifac
     observedGeneration: 1,
   });
   const status = { observedGeneration: 1, artifact, conditions: [condition('Ready'), condition('ArtifactInStorage')] };
-  await kubectl([
-    'patch',
-    GIT_REPOSITORY_CRD,
-    name,
-    '-n',
-    namespace,
-    '--subresource=status',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ status }),
-  ]);
+  await kubectl(['patch', crd, name, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
 }
 
 /**
- * Publishes `served` on `server` as the artifact of GitRepository `namespace/name` at `revision` and announces it in
- * its status with `digest` (default: the served bytes' own digest; pass another to announce bytes that do not match).
+ * Publishes `served` on `server` as the artifact of GitRepository (or `kind`) `namespace/name` at `revision` and
+ * announces it in its status with `digest` (default: the served bytes' own digest; pass another to announce bytes
+ * that do not match).
  */
 export async function publishArtifact(
   server: ArtifactServer,
   namespace: string,
   name: string,
-  options: { served: PackedArtifact; revision: string; digest?: string; size?: number },
+  options: { served: PackedArtifact; revision: string; digest?: string; size?: number; kind?: 'GitRepository' | 'OCIRepository' },
 ): Promise<ArtifactStatus> {
+  const kind = options.kind ?? 'GitRepository';
   const digest = options.digest ?? options.served.digest;
   // Named after the commit, as source-controller names them: every revision has a URL of its own (one named after
   // the digest would let a mismatching artifact's URL serve the next, matching, bytes under the old revision).
   const commit = options.revision.split(':').pop()!;
-  const artifactPath = `gitrepository/${namespace}/${name}/${commit}.tar.gz`;
+  const artifactPath = `${kind.toLowerCase()}/${namespace}/${name}/${commit}.tar.gz`;
   const artifact: ArtifactStatus = {
     path: artifactPath,
     url: server.publish(artifactPath, options.served.bytes),
@@ -188,7 +201,7 @@ export async function publishArtifact(
     lastUpdateTime: rfc3339(new Date()),
     size: options.size ?? options.served.bytes.byteLength,
   };
-  await setArtifactStatus(namespace, name, artifact);
+  await setArtifactStatus(namespace, name, artifact, kind === 'GitRepository' ? GIT_REPOSITORY_CRD : OCI_REPOSITORY_CRD);
   return artifact;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The KluctlDeployment controller as one call: the manager (watch, work queue, leader election) with the
- * reconciler, the watch of Flux GitRepositories, the git push webhook receiver (which asks the leader through the
+ * reconciler, the watches of Flux GitRepositories and OCIRepositories, the git push webhook receiver (which asks the leader through the
  * object when it lands on a standby), the alert sender, the cache sweeper and the probe server. `gantry controller
  * run` is a thin shell over it; the agent and the operator start their controllers the same way.
  */
@@ -13,7 +13,7 @@ import { matchingDeployments } from '../../gitops/repo-url.ts';
 import { registerWebhookRoutes } from '../../gitops/webhooks.ts';
 import { Cluster } from '../../kube/cluster.ts';
 import { KubeClient } from '../../kube/client.ts';
-import { FLUX_SOURCE_GROUP, sweepFluxArtifacts } from '../../source/flux-artifact.ts';
+import { FLUX_SOURCE_GROUP, FLUX_SOURCE_KINDS, sweepFluxArtifacts } from '../../source/flux-artifact.ts';
 import type { LeaderElectionSettings } from '../../kube/lease.ts';
 import type { Logger } from '../../logger.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../manager.ts';
@@ -56,7 +56,7 @@ export interface KluctlControllerOptions {
   webhookSecret?: string | undefined;
   /** Serves /healthz and /readyz (ready once the watches listed); none: no such server. */
   probeAddress?: Address | undefined;
-  /** Git snapshots, mirrors and Flux artifacts unused this long are removed, in ms. */
+  /** Git snapshots and mirrors, OCI snapshots and Flux artifacts unused this long are removed, in ms. */
   cacheMaxAgeMs: number;
   logger: Logger;
 }
@@ -151,7 +151,8 @@ async function startProbeServer(address: Address, controller: ControllerHandle, 
 function startCacheSweeper(engine: Engine, artifactsDir: string, maxAgeMs: number, logger: Logger): NodeJS.Timeout {
   const log = logger.child({ component: 'cache' });
   const sweep = async () => {
-    const removed = (await engine.git.sweep(maxAgeMs)) + (await sweepFluxArtifacts(artifactsDir, maxAgeMs));
+    const removed =
+      (await engine.git.sweep(maxAgeMs)) + (await engine.oci.sweep(maxAgeMs)) + (await sweepFluxArtifacts(artifactsDir, maxAgeMs));
     const closed = await engine.clusters.sweep(CLUSTER_IDLE_MS);
     if (removed > 0 || closed > 0) log.info({ removed, closedClusters: closed }, 'removed unused cache entries');
   };
@@ -191,14 +192,15 @@ async function onPush(urls: string[], controller: ControllerHandle, engine: Engi
 }
 
 /**
- * When Flux's source-controller runs in the cluster, a new artifact of a GitRepository reconciles the deployments
- * whose sourceRef names it (as Flux's kustomize-controller follows its sources).
+ * When Flux's source-controller runs in the cluster, a new artifact of a GitRepository or OCIRepository reconciles
+ * the deployments whose sourceRef names it (as Flux's kustomize-controller follows its sources).
  */
 async function fluxSourceWatches(cluster: Cluster, namespace: string | undefined): Promise<ExtraWatch[]> {
-  const served = await cluster.discovery.find(FLUX_SOURCE_GROUP, 'v1', 'GitRepository');
-  if (!served) return [];
-  return [
-    {
+  const watches: ExtraWatch[] = [];
+  for (const kind of FLUX_SOURCE_KINDS) {
+    const served = await cluster.discovery.find(FLUX_SOURCE_GROUP, 'v1', kind);
+    if (!served) continue;
+    watches.push({
       resource: { group: FLUX_SOURCE_GROUP, version: 'v1', plural: served.resource },
       // A controller limited to one namespace may only be allowed to watch there.
       namespace,
@@ -207,12 +209,11 @@ async function fluxSourceWatches(cluster: Cluster, namespace: string | undefined
         return [...primaries]
           .filter(([, object]) => {
             const ref = (object['spec'] as KluctlDeployment['spec']).sourceRef;
-            return (
-              ref?.kind === 'GitRepository' && ref.name === source.name && (ref.namespace ?? object.metadata.namespace) === source.namespace
-            );
+            return ref?.kind === kind && ref.name === source.name && (ref.namespace ?? object.metadata.namespace) === source.namespace;
           })
           .map(([primaryKey]) => primaryKey);
       },
-    },
-  ];
+    });
+  }
+  return watches;
 }

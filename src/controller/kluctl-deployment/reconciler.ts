@@ -18,13 +18,11 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Value } from 'typebox/value';
 import {
   FINALIZER,
   GROUP,
   KIND,
   VERSION,
-  KluctlDeploymentSpecSchema,
   REASONS,
   type KluctlDeployment,
   type KluctlDeploymentSpec,
@@ -52,8 +50,8 @@ import type { Logger } from '../../logger.ts';
 import { decryptionKeys } from './decryption.ts';
 import type { EventRecorder } from './events.ts';
 import { deploymentKubeConfig } from './kubeconfig.ts';
-import { pendingRequests, specWithOverrides, type PendingRequest } from './requests.ts';
-import { gitUrlOf, resolveSource, sourceLabel, type ResolvedSource } from './source.ts';
+import { overriddenSpec, pendingRequests, specProblems, type PendingRequest } from './requests.ts';
+import { gitUrlOf, registryCredentialsOf, resolveSource, sourceLabel, type ResolvedSource } from './source.ts';
 import { driftMessage, driftOf, resultMessage, summarize, withCondition } from './status.ts';
 import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
 
@@ -206,9 +204,7 @@ class Reconciliation {
 
   async run(): Promise<ReconcileOutcome> {
     const { spec } = this.deployment;
-    const invalid = [...Value.Errors(KluctlDeploymentSpecSchema, spec)].map(
-      (error) => `spec${error.instancePath.replaceAll('/', '.')}: ${error.message}`,
-    );
+    const invalid = specProblems(spec);
     if (invalid.length > 0) {
       this.fail(REASONS.prepareFailed, `invalid spec: ${invalid.join('; ')}`);
       return this.finish(false);
@@ -265,10 +261,10 @@ class Reconciliation {
     };
     this.setRequestResult(request, requestResult);
     await this.patchStatus();
-    const spec = specWithOverrides(this.deployment.spec, request.request);
-    const command: Command =
-      request.kind === 'deploy' ? (spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy') : (request.kind as Command);
     try {
+      const spec = overriddenSpec(this.deployment.spec, request.request);
+      const command: Command =
+        request.kind === 'deploy' ? (spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy') : (request.kind as Command);
       await this.withPrepared(spec, async (prepared) => {
         const { id, summary, result } = await this.runCommand(command, spec, prepared);
         requestResult.resultId = id;
@@ -296,8 +292,8 @@ class Reconciliation {
       this.setRequestResult(request, requestResult);
       await this.patchStatus();
     }
-    const spec = request ? specWithOverrides(this.deployment.spec, request.request) : this.deployment.spec;
     try {
+      const spec = request ? overriddenSpec(this.deployment.spec, request.request) : this.deployment.spec;
       await this.withPrepared(spec, async (prepared) => {
         if (this.needsDeploy(prepared.hash, spec)) {
           const { id } = await this.runCommand(spec.deployMode === 'poke-images' ? 'poke-images' : 'deploy', spec, prepared);
@@ -501,9 +497,11 @@ class Reconciliation {
   /** Fetches the source and renders the target with `spec`, runs `work`, and cleans up. */
   private async withPrepared(spec: KluctlDeploymentSpec, work: (prepared: Prepared) => Promise<void>): Promise<void> {
     await this.progress('Fetching the source');
+    const registries = await registryCredentialsOf({ ...this.deployment, spec }, this.deps.cluster);
+    const { git, oci } = this.deps.engine;
     const source = await resolveSource(
       { ...this.deployment, spec },
-      { cluster: this.deps.cluster, git: this.deps.engine.git, artifactsDir: this.deps.artifactsDir, signal: this.signal },
+      { cluster: this.deps.cluster, git, oci, registries, artifactsDir: this.deps.artifactsDir, signal: this.signal },
     );
     this.status.observedCommit = source.revision;
     this.status.projectKey = source.projectKey;
@@ -514,6 +512,7 @@ class Reconciliation {
       const target = await prepareTarget(targetRequest(spec, source), this.deps.engine, {
         kubeConfig,
         sopsEnv: keys.env,
+        registries,
         progress: progressTo(this.log),
         signal: this.signal,
       });

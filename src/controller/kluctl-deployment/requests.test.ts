@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KluctlDeployment } from '../../api/kluctl-deployment.ts';
-import { pendingRequests, specWithOverrides } from './requests.ts';
+import type { KluctlDeployment, KluctlDeploymentSpec } from '../../api/kluctl-deployment.ts';
+import { overriddenSpec, pendingRequests, specProblems, specWithOverrides } from './requests.ts';
 
 function deployment(annotations: Record<string, string>): KluctlDeployment {
   return {
@@ -60,5 +60,21 @@ describe('specWithOverrides', () => {
 
   it('keeps the spec without a patch', () => {
     expect(specWithOverrides(spec, { requestValue: 'x' })).toBe(spec);
+  });
+});
+
+describe('overriddenSpec', () => {
+  const spec = { interval: '5m', target: 'prod', source: { git: { url: 'https://example.com/repo.git' } } } as KluctlDeploymentSpec;
+  const request = (overridesPatch: Record<string, unknown>) => ({ requestValue: 'x', overridesPatch });
+
+  it('runs a request with the spec its patch makes', () => {
+    expect(specProblems(spec)).toEqual([]);
+    expect(overriddenSpec(spec, request({ dryRun: true, args: { level: 2 } }))).toEqual({ ...spec, dryRun: true, args: { level: 2 } });
+  });
+
+  it('refuses a patch that makes an invalid spec, naming each field: the annotation never went through the CRD schema', () => {
+    expect(() => overriddenSpec(spec, request({ timeout: 5, prune: 'yes' }))).toThrow(
+      /^the request's overridesPatch makes an invalid spec: .*spec\.timeout: .*; .*spec\.prune: /,
+    );
   });
 });

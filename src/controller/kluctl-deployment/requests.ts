@@ -5,7 +5,9 @@
  * in `status.<kind>RequestResult`. Any other value (`kubectl annotate … kluctl.io/request-reconcile=$(date +%s)`, as
  * Flux users request reconciles) is a request without overrides whose requestValue is that value.
  */
+import { Value } from 'typebox/value';
 import {
+  KluctlDeploymentSpecSchema,
   REQUEST_ANNOTATIONS,
   type KluctlDeployment,
   type KluctlDeploymentSpec,
@@ -60,4 +62,23 @@ function mergePatch(target: unknown, patch: unknown): unknown {
     else result[key] = mergePatch(result[key], value);
   }
   return result;
+}
+
+/** Problems of `spec` against the KluctlDeployment schema, each naming its field (`spec.interval: ...`). */
+export function specProblems(spec: unknown): string[] {
+  return [...Value.Errors(KluctlDeploymentSpecSchema, spec)].map(
+    (error) => `spec${error.instancePath.replaceAll('/', '.')}: ${error.message}`,
+  );
+}
+
+/**
+ * The spec a request runs with: its overridesPatch merged in, then checked as the spec itself is, since the patch
+ * comes from an annotation the API server never validated.
+ * @throws Error naming each invalid field the patch made.
+ */
+export function overriddenSpec(spec: KluctlDeploymentSpec, request: ManualRequest): KluctlDeploymentSpec {
+  const overridden = specWithOverrides(spec, request);
+  const problems = specProblems(overridden);
+  if (problems.length > 0) throw new Error(`the request's overridesPatch makes an invalid spec: ${problems.join('; ')}`);
+  return overridden;
 }

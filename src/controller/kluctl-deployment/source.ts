@@ -1,21 +1,26 @@
 /**
  * Where a KluctlDeployment's project comes from: a git repository (`spec.source.git`, or the deprecated
  * `spec.source.url/ref/path`) through the shared git cache, with the first matching `spec.credentials.git` entry's
- * Secret; or a Flux GitRepository's artifact (`spec.sourceRef`). OCI sources are refused.
+ * Secret; an OCI artifact pushed by `kluctl oci push` or `gantry oci push` (`spec.source.oci`) through the shared
+ * OCI cache, with the first matching `spec.credentials.oci` entry's Secret (kluctl's docs/gitops/spec/v1beta1/
+ * kluctldeployment.md, "OCI source" and "OCI registry authentication"); or the artifact of a Flux GitRepository or
+ * OCIRepository (`spec.sourceRef`).
  */
 import path from 'node:path';
 import type { KluctlDeployment } from '../../api/kluctl-deployment.ts';
 import type { Cluster } from '../../kube/cluster.ts';
 import { readSecret } from '../../kube/secrets.ts';
 import { isInside, isDirectory } from '../../files.ts';
-import { fetchFluxArtifact } from '../../source/flux-artifact.ts';
+import { FLUX_SOURCE_KINDS, fetchFluxArtifact, type FluxSourceKind } from '../../source/flux-artifact.ts';
 import type { GitCache } from '../../source/git-cache.ts';
 import { matchCredentials, prepareGitAccess } from '../../source/git-credentials.ts';
+import type { OciCache } from '../../source/oci-cache.ts';
+import { credentialsFromSecret, RegistryCredentials } from '../../source/oci-credentials.ts';
 
 export interface ResolvedSource {
   /** Folder of the Kluctl project. */
   projectDir: string;
-  /** The commit (git) or Flux revision the files come from. */
+  /** The commit (git), `<tag>@sha256:<hex>` (OCI, as Flux writes OCI revisions) or Flux revision the files come from. */
   revision: string;
   /** Identifies the project: repository and path (Kluctl's projectKey). */
   projectKey: { repoKey: string; subDir: string };
@@ -31,6 +36,9 @@ export function sourceLabel(source: ResolvedSource): string {
 export interface SourceDeps {
   cluster: Cluster;
   git: GitCache;
+  oci: OciCache;
+  /** The deployment's spec.credentials.oci (see registryCredentialsOf). */
+  registries: RegistryCredentials;
   /** Where Flux artifacts are unpacked. */
   artifactsDir: string;
   /** Abandons fetching: git is killed, downloads aborted. */
@@ -61,11 +69,17 @@ function sourceRefPath(spec: KluctlDeployment['spec']): string | undefined {
 export async function resolveSource(deployment: KluctlDeployment, deps: SourceDeps): Promise<ResolvedSource> {
   const { spec, metadata } = deployment;
   if (spec.sourceRef) {
-    if (spec.sourceRef.kind !== 'GitRepository')
-      throw new Error(`sourceRef kind ${spec.sourceRef.kind} is not supported (only GitRepository)`);
+    const { kind, name } = spec.sourceRef;
+    if (!FLUX_SOURCE_KINDS.includes(kind as FluxSourceKind))
+      throw new Error(`sourceRef kind ${kind} is not supported (only ${FLUX_SOURCE_KINDS.join(' and ')})`);
     const subDir = sourceRefPath(spec);
     const namespace = spec.sourceRef.namespace ?? metadata.namespace;
-    const artifact = await fetchFluxArtifact(deps.cluster, namespace, spec.sourceRef.name, deps.artifactsDir, deps.signal);
+    const artifact = await fetchFluxArtifact(
+      deps.cluster,
+      { kind: kind as FluxSourceKind, namespace, name },
+      deps.artifactsDir,
+      deps.signal,
+    );
     return {
       projectDir: await projectFolder(artifact.dir, subDir),
       revision: artifact.revision,
@@ -73,7 +87,7 @@ export async function resolveSource(deployment: KluctlDeployment, deps: SourceDe
     };
   }
   if (spec.path !== undefined) throw new Error('spec.path goes with spec.sourceRef; with spec.source, the folder is spec.source.git.path');
-  if (spec.source?.oci) throw new Error('OCI sources are not supported by this version of Gantry');
+  if (spec.source?.oci) return resolveOciSource(spec.source.oci, deps);
   if (spec.source?.secretRef || spec.source?.credentials)
     throw new Error(
       'spec.source.secretRef and spec.source.credentials are deprecated and refused (as in Kluctl): use spec.credentials.git',
@@ -90,6 +104,41 @@ export async function resolveSource(deployment: KluctlDeployment, deps: SourceDe
   } finally {
     await access?.cleanup();
   }
+}
+
+/** The artifact `spec.source.oci` names (pulled with the deployment's OCI credentials) and the project's folder in it. */
+async function resolveOciSource(
+  oci: NonNullable<NonNullable<KluctlDeployment['spec']['source']>['oci']>,
+  deps: SourceDeps,
+): Promise<ResolvedSource> {
+  const snapshot = await deps.oci.pull(oci.url, oci.ref, deps.registries, deps.signal);
+  const subDir = oci.path ?? '';
+  return {
+    projectDir: await projectFolder(snapshot.dir, subDir),
+    revision: oci.ref?.digest ? snapshot.digest : `${oci.ref?.tag ?? 'latest'}@${snapshot.digest}`,
+    projectKey: { repoKey: oci.url, subDir },
+  };
+}
+
+/**
+ * The registry credentials of `spec.credentials.oci`, in its order, each from its Secret in the deployment's namespace.
+ * @throws Error naming the entry and the Secret that is missing or the entry without a registry.
+ */
+export async function registryCredentialsOf(
+  deployment: Pick<KluctlDeployment, 'spec' | 'metadata'>,
+  cluster: Cluster,
+): Promise<RegistryCredentials> {
+  const namespace = deployment.metadata.namespace;
+  const entries = await Promise.all(
+    (deployment.spec.credentials?.oci ?? []).map(async (entry, index) => {
+      try {
+        return credentialsFromSecret(entry, await readSecret(cluster, namespace, entry.secretRef.name));
+      } catch (error) {
+        throw new Error(`spec.credentials.oci[${index}]: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }),
+  );
+  return new RegistryCredentials(entries);
 }
 
 async function projectFolder(root: string, subDir: string | undefined): Promise<string> {

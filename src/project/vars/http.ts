@@ -8,7 +8,7 @@
 import { request as httpRequest, type Dispatcher } from 'undici';
 import type { VarsSourceHttp } from '../schema.ts';
 import { queryJsonPath } from './json-path.ts';
-import { parseVarsText, type LoadedVars, type SourceRequest } from './source.ts';
+import { describeRequestFailure, parseVarsText, type LoadedVars, type SourceRequest } from './source.ts';
 
 const TIMEOUT_MS = 60_000;
 
@@ -29,7 +29,7 @@ export async function loadHttp(config: VarsSourceHttp, request: SourceRequest): 
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
   } catch (error) {
-    throw new Error(`${label}: ${method} ${config.url} failed: ${describeFailure(error)}`);
+    throw new Error(`${label}: ${method} ${config.url} failed: ${describeRequestFailure(error, TIMEOUT_MS)}`);
   }
   const text = await response.body.text();
   if (response.statusCode === 404 && request.ignoreMissing) return undefined;
@@ -46,10 +46,4 @@ export async function loadHttp(config: VarsSourceHttp, request: SourceRequest): 
     value: typeof selected === 'string' ? parseVarsText(selected, `${name} ${config.jsonPath}`, false) : selected,
     sensitive: false,
   };
-}
-
-function describeFailure(error: unknown): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
-  return cause ?? (error instanceof Error ? error.message : String(error));
 }

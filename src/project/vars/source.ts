@@ -59,3 +59,13 @@ export function renderWithContext(value: unknown, request: SourceRequest, name: 
   };
   return renderStrings(value, stringScope, scope.environment.renderer);
 }
+
+/**
+ * Why an HTTP request of a source (http, vault) got no answer: a timeout after `timeoutMs`, or the network error
+ * undici reports as the cause (e.g. `connect ECONNREFUSED 127.0.0.1:1`).
+ */
+export function describeRequestFailure(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
+  return cause ?? (error instanceof Error ? error.message : String(error));
+}
