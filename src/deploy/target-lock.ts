@@ -28,6 +28,14 @@ const TIMING = { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs
  */
 const observations = new Map<string, LeaseObservation>();
 
+/**
+ * The identity of this process's last finished lock of each target Lease (by API server, name and holder): the next
+ * lock of the same holder takes it up again, so a Lease that could not be released (the API server was down when
+ * the command ended) is renewed at once instead of shutting its own holder out until it expires. Taken out while in
+ * use, so two locks of one holder running at once never share an identity.
+ */
+const finishedIdentities = new Map<string, string>();
+
 /** Who takes the lock and how long it waits for another holder. */
 export interface TargetLock {
   /** Shown to whoever finds the target locked, e.g. `gantry deploy (alice@laptop, pid 4242)`. */
@@ -76,6 +84,9 @@ export async function withTargetLock<T>(
   if (!discriminator) return action(context.signal);
   const name = targetLockName(discriminator);
   const observationKey = `${cluster.client.server} ${name}`;
+  const identityKey = `${observationKey} ${lock.holder}`;
+  const identity = finishedIdentities.get(identityKey) ?? `${lock.holder} ${randomUUID().slice(0, 8)}`;
+  finishedIdentities.delete(identityKey);
   let leading: (signal: AbortSignal) => void = () => {};
   let notAcquired: (reason: { holder: string } | { error: unknown }) => void = () => {};
   const elector = new LeaderElector({
@@ -83,7 +94,7 @@ export async function withTargetLock<T>(
     client: cluster.client,
     namespace: TARGET_LOCK_NAMESPACE,
     name,
-    identity: `${lock.holder} ${randomUUID().slice(0, 8)}`,
+    identity,
     onStartedLeading: (signal) => leading(signal),
     onStoppedLeading: () => {},
     onNotAcquired: (reason) => notAcquired(reason),
@@ -127,6 +138,7 @@ export async function withTargetLock<T>(
     await elector.stop();
     const seen = elector.observation;
     if (seen) observations.set(observationKey, seen);
+    finishedIdentities.set(identityKey, identity);
   }
 }
 

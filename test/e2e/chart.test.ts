@@ -232,6 +232,15 @@ describe('charts/gantry', () => {
     expect(objects.filter((object) => object.kind === 'ClusterRoleBinding').map((object) => object.metadata.name)).toEqual([
       CONTROLLER_NAME,
     ]);
+    // Without cluster-admin, the target lock's Leases still come from a Role of their own.
+    const targetLock = find(objects, 'Role', `${CONTROLLER_NAME}-target-lock`);
+    expect(targetLock['metadata'].namespace).toBe('kube-system');
+    expect(targetLock['rules']).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
+    expect(find(objects, 'RoleBinding', `${CONTROLLER_NAME}-target-lock`)['subjects']).toEqual([
+      { kind: 'ServiceAccount', name: CONTROLLER_NAME, namespace: CONTROLLER_NAMESPACE },
+    ]);
   });
 });
 

@@ -9,6 +9,7 @@ import { start } from '../../src/exec.ts';
 export interface GitServer {
   /** http://127.0.0.1:<port> */
   baseUrl: string;
+  port: number;
   /** URL of a repository, by its path below root (e.g. `remote.git`). */
   url(repository: string): string;
   /** Number of requests served (to see that a client fetched). */
@@ -16,7 +17,13 @@ export interface GitServer {
   close(): Promise<void>;
 }
 
-export async function startGitServer(root: string, auth?: { username: string; password: string }): Promise<GitServer> {
+/**
+ * Serves `root` until closed.
+ * @param port to listen on; 0 (the default) takes a free one. A closed server's port serves to start it again at the
+ *   same URL (a git server that was down for a while).
+ * @throws Error (EADDRINUSE) when `port` is taken.
+ */
+export async function startGitServer(root: string, auth?: { username: string; password: string }, port = 0): Promise<GitServer> {
   let served = 0;
   const server = createServer((request, response) => {
     served++;
@@ -26,10 +33,12 @@ export async function startGitServer(root: string, auth?: { username: string; pa
     }
     serveCgi(root, request, response, auth?.username);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  const listening = (server.address() as AddressInfo).port;
+  const baseUrl = `http://127.0.0.1:${listening}`;
   return {
     baseUrl,
+    port: listening,
     url: (repository) => `${baseUrl}/${repository}`,
     requests: () => served,
     close: () => new Promise((resolve) => server.close(() => resolve())),
