@@ -6,6 +6,7 @@
  */
 import pLimit from 'p-limit';
 import { readinessOf, type Readiness } from '../health/index.ts';
+import { ClusterUnreachableError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { sleep } from '../sleep.ts';
 import { formatRef, refKey, refOf, type KubeObject, type ObjectRef } from '../kube/object.ts';
@@ -78,9 +79,18 @@ export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRe
   );
 }
 
+/**
+ * The object's readiness now. An API server that cannot be reached (restarting, say) is read again at the next poll
+ * rather than failing the wait: `kubectl wait` rides out an outage within its timeout too.
+ */
 async function readState(cluster: Cluster, ref: ObjectRef): Promise<{ object: KubeObject | undefined; readiness: Readiness }> {
-  const object = await cluster.get(ref);
-  return { object, readiness: object ? readinessOf(object) : { status: 'InProgress', message: 'does not exist' } };
+  try {
+    const object = await cluster.get(ref);
+    return { object, readiness: object ? readinessOf(object) : { status: 'InProgress', message: 'does not exist' } };
+  } catch (error) {
+    if (!(error instanceof ClusterUnreachableError)) throw error;
+    return { object: undefined, readiness: { status: 'InProgress', message: error.message } };
+  }
 }
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);

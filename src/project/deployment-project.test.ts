@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { copyExample, example, removeCopy } from '../../test/support/fixtures.ts';
+import { copyExample, example, removeCopy, writeProject } from '../../test/support/fixtures.ts';
 import { loadDeploymentItems } from './deployment-project.ts';
 import { loadKluctlProject, resolveTarget } from './kluctl-project.ts';
 import { parseArgs } from './args.ts';
@@ -135,6 +135,21 @@ describe('bad input', () => {
     try {
       await writeFile(path.join(dir, 'third-party/deployment.yml'), 'deployments:\n  - path: ../../etc\n');
       await expect(load(dir, 'test')).rejects.toThrow(/'..\/..\/etc' is outside the project/);
+    } finally {
+      await removeCopy(dir);
+    }
+  });
+});
+
+describe('a target whose fields include themselves', () => {
+  it('is refused naming .kluctl.yaml once a pass grows too large, instead of growing until memory runs out', async () => {
+    const dir = await writeProject({
+      '.kluctl.yaml':
+        'discriminator: d\ntargets:\n  - name: t\n    args:\n      a.b: "{{ args | tojson }}"\n      "{{ args | tojson }}": "x"\n',
+      'deployment.yaml': 'deployments: []\n',
+    });
+    try {
+      await expect(load(dir, 't')).rejects.toThrow(/\.kluctl\.yaml: .*(the rendered text is larger than 64 MiB|larger than 1 MiB)/);
     } finally {
       await removeCopy(dir);
     }

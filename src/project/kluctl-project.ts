@@ -61,10 +61,14 @@ export interface TargetSelection {
   signal?: AbortSignal | undefined;
 }
 
+/** A rendered target (args included) larger than this, as JSON, is refused: each pass may multiply its size. */
+const MAX_TARGET_CHARS = 1024 * 1024;
+
 /**
  * Picks and renders the target, as Kluctl does: every string in the target is a Jinja2 template over `target`
  * and `args`, rendered repeatedly (up to 10 times) until nothing changes, so a target may refer to its own fields.
- * @throws Error for an unknown or missing target name, a missing required arg, or a template error.
+ * @throws Error for an unknown or missing target name, a missing required arg, a template error, or a target
+ *   whose rendering grows past MAX_TARGET_CHARS.
  */
 export async function resolveTarget(project: KluctlProject, selection: TargetSelection, renderer: JinjaPool): Promise<ResolvedTarget> {
   const config = selectTarget(project, selection.targetName);
@@ -80,7 +84,13 @@ export async function resolveTarget(project: KluctlProject, selection: TargetSel
       { rootDir: project.dir, dir: project.dir, name: project.file ?? '.kluctl.yaml', context, signal: selection.signal },
       renderer,
     );
-    if (JSON.stringify(rendered) === JSON.stringify(target)) break;
+    const json = JSON.stringify(rendered);
+    if (json === JSON.stringify(target)) break;
+    if (json.length > MAX_TARGET_CHARS) {
+      throw new Error(
+        `${project.file ?? '.kluctl.yaml'}: target '${config.name}': rendering its fields made them larger than 1 MiB; a field that includes itself (such as {{ args | tojson }} in an arg) grows with every pass`,
+      );
+    }
     target = rendered as Values;
   }
   return {

@@ -16,6 +16,13 @@ import sys
 import rendering
 
 
+# Node reads each response as one line: a line of gigabytes would exhaust its string limit before any error could
+# be reported. A rendered text larger than MAX_TEXT_CHARS becomes that entry's error (naming its file); a response
+# larger than MAX_RESPONSE_CHARS all the same (many large entries) is replaced by an error.
+MAX_TEXT_CHARS = 64 * 1024 * 1024
+MAX_RESPONSE_CHARS = 128 * 1024 * 1024
+
+
 def main():
     responses = sys.stdout
     # Whatever else prints (a warning, a helper) must not land between responses.
@@ -23,8 +30,16 @@ def main():
     sys.stdin.reconfigure(encoding="utf-8")
     for line in sys.stdin:
         if line.strip():
-            responses.write(json.dumps(answer(line)) + "\n")
+            responses.write(bounded(answer(line)) + "\n")
             responses.flush()
+
+
+def bounded(response):
+    """The response as one JSON line, or an error response when that line would be too long."""
+    text = json.dumps(response)
+    if len(text) <= MAX_RESPONSE_CHARS:
+        return text
+    return json.dumps({"id": response.get("id"), "error": f"the rendered text is larger than {MAX_RESPONSE_CHARS // (1024 * 1024)} MiB"})
 
 
 def answer(line):
@@ -43,8 +58,16 @@ def render_batch(request):
     root_dir, search_dirs = request["rootDir"], request.get("searchDirs")
     variables = rendering.kluctl_variables(request["context"])
     if "files" in request:
-        return [rendering.render_file(root_dir, path, variables, search_dirs) for path in request["files"]]
-    return [rendering.render_string(root_dir, template, variables, search_dirs) for template in request["templates"]]
+        return [capped(rendering.render_file(root_dir, path, variables, search_dirs), "path") for path in request["files"]]
+    return [capped(rendering.render_string(root_dir, template, variables, search_dirs), "name") for template in request["templates"]]
+
+
+def capped(result, label):
+    """`result`, or an error naming its file when its text is larger than MAX_TEXT_CHARS."""
+    if len(result.get("text", "")) <= MAX_TEXT_CHARS:
+        return result
+    message = f"the rendered text is larger than {MAX_TEXT_CHARS // (1024 * 1024)} MiB"
+    return {label: result[label], "error": {"file": result[label], "line": None, "message": message, "expression": None}}
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ describe('the npm package, installed with npm install -g', { timeout: 180_000 },
     const versions = JSON.parse(stdout) as Record<string, any>;
     expect(versions['gantry']).toBe(packageJson.version);
     expect(versions['node']).toMatch(/^v2[4-9]\./);
-    expect(versions['helm'].version).toMatch(/^v3\./);
+    expect(versions['helm'].version).toMatch(/^v4\./);
     expect(versions['kustomize'].version).toMatch(/^v5\./);
     expect(versions['python']).toEqual({ path: expect.stringContaining(cacheDir), pending: expect.stringContaining('first render') });
   });
