@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: Gantry on the local cluster, every figure against a baseline measured in the same run and
- * reported as a ratio to it. Three parts (`--only cli|controller|fleet` runs one of them):
+ * reported as a ratio to it. Four parts (`--only cli|controller|fleet|render` runs one of them):
  *
  * cli: Gantry against `kubectl apply --server-side`. Workload: microservices-demo/3-templating-and-multi-env,
  * target `test`.
@@ -24,6 +24,9 @@
  * path measured in the same run, and the agent's RSS idle and applying the microservices demo against Plural's
  * agent's 600 MiB request. `--fleet-part load|apply` runs one part.
  *
+ * render: `gantry render --offline-kubernetes` of generated projects of 1,000, 5,000 and 20,000 templated ConfigMaps
+ * (wall time, peak RSS) against Jinja2 alone and the goal; see bench-render.ts.
+ *
  * Each measurement is the median of `--runs` (default 3), unless its row says p50/p95/p99. Progress goes to
  * stderr, the report to stdout at the end.
  */
@@ -34,6 +37,7 @@ import { parseArgs } from 'node:util';
 import { run } from '../src/exec.ts';
 import { benchController, type ControllerBenchResult } from './bench-controller.ts';
 import { benchFleet, type FleetBenchResult } from './bench-fleet.ts';
+import { benchRender } from './bench-render.ts';
 import { clusterUp } from './cluster/cluster.ts';
 import { findExamples, REPO_ROOT } from './examples.ts';
 
@@ -49,7 +53,7 @@ const { values } = parseArgs({
   },
 });
 const runs = positive('runs');
-const halves = ['cli', 'controller', 'fleet'];
+const halves = ['cli', 'controller', 'fleet', 'render'];
 if (values.only !== undefined && !halves.includes(values.only)) throw new Error(`--only takes ${halves.join(', ')}, not '${values.only}'`);
 const fleetPart = values['fleet-part'];
 if (fleetPart !== undefined && fleetPart !== 'load' && fleetPart !== 'apply')
@@ -83,9 +87,14 @@ const fleetReport = wanted('fleet')
     })
   : undefined;
 
+const renderReport = wanted('render')
+  ? await benchRender({ runs, repoRoot: REPO_ROOT, env, report: (line) => console.error(line) })
+  : undefined;
+
 if (cliReport) console.log(cliReport);
 if (controllerReport) console.log(formatTable(controllerReport));
 if (fleetReport) console.log(formatTable(fleetReport));
+if (renderReport) console.log(formatTable(renderReport));
 console.log(`\ntotal bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 /** The CLI half; returns its report table. */
