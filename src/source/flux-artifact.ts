@@ -5,11 +5,12 @@
  * downloaded, checked against the digest, and unpacked once per digest into the cache (a temporary folder renamed
  * into place, so readers never see half an artifact); artifacts nobody used for a while are swept away.
  */
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { extract } from 'tar';
 import { request } from 'undici';
 import type { Cluster } from '../kube/cluster.ts';
+import { populateAtomically } from '../cache-entry.ts';
 import { isDirectory, writeHashed } from '../files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
 
@@ -74,24 +75,17 @@ async function downloadAndUnpack(
   label: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  await mkdir(path.dirname(dir), { recursive: true });
-  // Next to its destination, not in the system's temporary folder: rename() cannot cross file systems (EXDEV), and
-  // --cache-dir may well be another volume than /tmp.
-  const scratch = await mkdtemp(path.join(path.dirname(dir), `.partial-${expectedSha256}-`));
-  try {
-    const archive = path.join(scratch, 'artifact.tar.gz');
-    const actual = await download(url, archive, label, signal);
-    if (actual !== expectedSha256)
-      throw new Error(`${label}: the artifact's sha256 is ${actual}, not ${expectedSha256} as its status says`);
-    const unpacked = path.join(scratch, 'files');
-    await mkdir(unpacked);
-    await extract({ file: archive, cwd: unpacked, strict: true });
-    await rename(unpacked, dir).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
-    });
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+  await populateAtomically(dir, async (files) => {
+    const archive = `${files}.tar.gz`;
+    try {
+      const actual = await download(url, archive, label, signal);
+      if (actual !== expectedSha256)
+        throw new Error(`${label}: the artifact's sha256 is ${actual}, not ${expectedSha256} as its status says`);
+      await extract({ file: archive, cwd: files, strict: true });
+    } finally {
+      await rm(archive, { force: true });
+    }
+  });
 }
 
 /** Streams `url` into `file`, returning the sha256 (hex) of what was written. */

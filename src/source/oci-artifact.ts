@@ -12,7 +12,7 @@
  * pkg/oci/pull.go does.
  */
 import { Stats } from 'node:fs';
-import { readdir, readFile, mkdir, open } from 'node:fs/promises';
+import { readdir, readFile, mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -159,18 +159,22 @@ export async function pushProject(
 }
 
 /**
- * Downloads the first layer of `manifest` into `scratch` and unpacks it into `destination` (created).
+ * Downloads the first layer of `manifest` beside `destination` and unpacks it into `destination` (created).
  * @throws Error naming the URL when the artifact has no layer or its layer is not a gzipped tarball.
  */
-export async function unpackArtifact(client: OciClient, manifest: OciManifest, scratch: string, destination: string): Promise<void> {
+export async function unpackArtifact(client: OciClient, manifest: OciManifest, destination: string): Promise<void> {
   const [layer] = manifest.layers;
   if (!layer) throw new Error(`${client.url}: the artifact has no layers`);
-  const file = path.join(scratch, 'layer');
-  await client.downloadBlob(layer.digest, file);
-  if (!(await isGzip(file)))
-    throw new Error(`${client.url}: the artifact's layer (${layer.mediaType}) is not a gzipped tarball, as kluctl oci push writes it`);
-  await mkdir(destination, { recursive: true });
-  await extract({ file, cwd: destination, strict: true, filter: (_path, entry) => !('type' in entry) || !/Link$/.test(entry.type) });
+  const file = `${destination}.layer`;
+  try {
+    await client.downloadBlob(layer.digest, file);
+    if (!(await isGzip(file)))
+      throw new Error(`${client.url}: the artifact's layer (${layer.mediaType}) is not a gzipped tarball, as kluctl oci push writes it`);
+    await mkdir(destination, { recursive: true });
+    await extract({ file, cwd: destination, strict: true, filter: (_path, entry) => !('type' in entry) || !/Link$/.test(entry.type) });
+  } finally {
+    await rm(file, { force: true });
+  }
 }
 
 async function isGzip(file: string): Promise<boolean> {

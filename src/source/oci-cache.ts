@@ -5,8 +5,8 @@
  * temporary folder next to their place and renamed into it, so a reader never sees half an artifact and concurrent
  * pulls of one digest are harmless; snapshots nobody used for a while are swept away (src/source/cache-entries.ts).
  */
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { populateAtomically } from '../cache-entry.ts';
 import { isDirectory } from '../files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
 import { unpackArtifact } from './oci-artifact.ts';
@@ -68,18 +68,7 @@ export class OciCache {
     const { digest, manifest } = await client.manifest(tagOrDigest);
     const dir = this.snapshotDir(digest);
     if (await isDirectory(dir)) return this.used(dir, digest);
-    await mkdir(this.root, { recursive: true });
-    // Next to its destination: rename() cannot cross file systems.
-    const scratch = await mkdtemp(path.join(this.root, `.partial-${digest.slice('sha256:'.length, 19)}-`));
-    try {
-      const unpacked = path.join(scratch, 'files');
-      await unpackArtifact(client, manifest, scratch, unpacked);
-      await rename(unpacked, dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
-      });
-    } finally {
-      await rm(scratch, { recursive: true, force: true });
-    }
+    await populateAtomically(dir, (files) => unpackArtifact(client, manifest, files));
     return this.used(dir, digest);
   }
 
