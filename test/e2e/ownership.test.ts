@@ -22,7 +22,7 @@ import type { CommandResult } from '../../src/deploy/result.ts';
 import { Engine } from '../../src/engine.ts';
 import type { Cluster } from '../../src/kube/cluster.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
-import type { KubeObject } from '../../src/kube/object.ts';
+import { splitApiVersion, type KubeObject } from '../../src/kube/object.ts';
 import type { Progress } from '../../src/progress.ts';
 import { DISCRIMINATOR_LABEL } from '../../src/render/postprocess.ts';
 import { kubectl } from '../support/cli.ts';
@@ -187,7 +187,7 @@ class World {
     const selector = `${RUN_LABEL}=${this.run}`;
     const objects = new Map<string, KubeObject>();
     for (const kind of ['ConfigMap', 'Parcel', 'ClusterRole'] as const) {
-      const { group, version } = splitGroupVersion(API_VERSIONS[kind]);
+      const { group, version } = splitApiVersion(API_VERSIONS[kind]);
       for (const object of await cluster.list(await cluster.resourceFor({ group, version, kind }), selector)) {
         if (object.metadata.deletionTimestamp) continue;
         objects.set(liveKey(kind, this.spaceOf(object.metadata.namespace), object.metadata.name!), object);
@@ -231,11 +231,6 @@ class World {
     const selector = `${RUN_LABEL}=${this.run}`;
     await kubectl(['delete', 'clusterroles,namespaces', '-l', selector, '--wait=false']);
   }
-}
-
-function splitGroupVersion(apiVersion: string): { group: string; version: string } {
-  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
-  return { group: group!, version: version! };
 }
 
 const formatSelection = (selection: Selection) =>
