@@ -61,6 +61,8 @@ export interface ClusterOptions {
 const LOCK_TIMEOUT_MS = 5 * 60_000;
 const STOP_GRACE_MS = 10_000;
 const APISERVER = 'kube-apiserver';
+/** kwok's Logs CRD, in layout.crds (see scripts/setup/tools.ts). */
+const LOGS_CRD = 'logs.kwok.x-k8s.io.yaml';
 const OWN_STAGES = fileURLToPath(new URL('stages', import.meta.url));
 
 /**
@@ -205,10 +207,13 @@ async function startCluster(layout: ClusterLayout, report: (line: string) => voi
 
     await launch(controllerManagerCommand(ports, credentials, componentKubeconfig));
     await launch(schedulerCommand(ports, componentKubeconfig));
-    const kwok = await launch(kwokCommand(componentKubeconfig, stages));
-
     const kubectl = (args: string[], input?: string) =>
       run(join(layout.bin, 'kubectl'), [`--kubeconfig=${componentKubeconfig}`, ...args], { input });
+    // kwok watches Logs objects from its start, so their CRD comes first.
+    await kubectl(['create', '-f', join(layout.crds, LOGS_CRD)]);
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${LOGS_CRD.replace(/\.yaml$/, '')}`]);
+    const kwok = await launch(kwokCommand(componentKubeconfig, stages, ports.kubelet));
+
     await kubectl(['create', '-f', '-'], toYamlDocuments([...NODE_NAMES.map(kwokNode), defaultStorageClass()]));
     report(`waiting for nodes ${NODE_NAMES.join(', ')} to be Ready`);
     await kubectl(['wait', '--for=condition=Ready', '--timeout=60s', ...NODE_NAMES.map((n) => `node/${n}`)]).catch((error: Error) => {

@@ -10,9 +10,18 @@ export interface ClusterPorts {
   apiserver: number;
   controllerManager: number;
   scheduler: number;
+  /** kwok's kubelet server, which the apiserver asks for `kubectl logs` of the fake nodes' Pods. */
+  kubelet: number;
 }
 
-export const PORT_NAMES: ReadonlyArray<keyof ClusterPorts> = ['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler'];
+export const PORT_NAMES: ReadonlyArray<keyof ClusterPorts> = [
+  'etcdClient',
+  'etcdPeer',
+  'apiserver',
+  'controllerManager',
+  'scheduler',
+  'kubelet',
+];
 
 export interface ComponentCommand {
   name: string;
@@ -65,6 +74,8 @@ export function apiserverCommand(ports: ClusterPorts, credentials: ClusterCreden
       `--token-auth-file=${credentials.tokenFile}`,
       // No other apiserver instance shares this etcd, so there is no endpoint list for the `kubernetes` Service to keep.
       '--endpoint-reconciler-type=none',
+      // kwok's Nodes also report their name as Hostname, which resolves nowhere; their kubelet is at 127.0.0.1.
+      '--kubelet-preferred-address-types=InternalIP',
       '--profiling=false',
     ],
   };
@@ -103,8 +114,13 @@ export function schedulerCommand(ports: ClusterPorts, kubeconfig: string): Compo
   };
 }
 
-/** kwok plays the kubelets of the Nodes annotated `kwok.x-k8s.io/node: fake`, following the given stage files. */
-export function kwokCommand(kubeconfig: string, stageFiles: readonly string[]): ComponentCommand {
+/**
+ * kwok plays the kubelets of the Nodes annotated `kwok.x-k8s.io/node: fake`, following the given stage files. Its
+ * kubelet server (TLS with a certificate of its own, which the apiserver does not check without
+ * --kubelet-certificate-authority) answers `kubectl logs` from the file a `Logs` object (kwok.x-k8s.io/v1alpha1,
+ * named as the Pod) maps the container to, in the CRI log format a container runtime writes.
+ */
+export function kwokCommand(kubeconfig: string, stageFiles: readonly string[], kubeletPort: number): ComponentCommand {
   return {
     name: 'kwok',
     binary: 'kwok',
@@ -116,6 +132,9 @@ export function kwokCommand(kubeconfig: string, stageFiles: readonly string[]): 
       `--cidr=${POD_CIDR}`,
       '--node-ip=127.0.0.1',
       '--node-lease-duration-seconds=40',
+      `--node-port=${kubeletPort}`,
+      `--server-address=127.0.0.1:${kubeletPort}`,
+      '--enable-crds=Logs',
     ],
   };
 }

@@ -135,6 +135,13 @@ const FLUX_SOURCE_CONTROLLER_VERSION = 'v1.9.6';
 
 export const MODULE_FILES: readonly ModuleFiles[] = [
   {
+    // kwok's kubelet serves `kubectl logs` for the Pods a Logs object maps to a file (see scripts/cluster/components.ts).
+    name: 'kwok-logs-crd',
+    module: 'sigs.k8s.io/kwok',
+    version: KWOK_VERSION,
+    files: [{ from: 'kustomize/crd/bases/kwok.x-k8s.io_logs.yaml', to: 'crds/logs.kwok.x-k8s.io.yaml' }],
+  },
+  {
     // The cache entry is named after the files it holds: a new file is a new entry, which setup fetches.
     name: 'flux-source-crds-git-helm-oci',
     module: 'github.com/fluxcd/source-controller',

@@ -1,10 +1,11 @@
 /**
- * `gantry gitops deploy|diff|prune|validate|reconcile|suspend|resume`: drives KluctlDeployments in the cluster the
- * way kluctl's gitops commands do (docs/kluctl/commands/gitops-*.md). A request command sets the request
- * annotation (with the override flags as a patch of the spec), waits for the controller's answer and prints the
- * stored result exactly as the local commands print theirs; deployments selected by a label selector run one
- * after another, in name order, and the first failure stops the rest (as kluctl). Progress goes to stderr; the
- * exit code is 1 when a result holds errors or the controller reports a command error.
+ * `gantry gitops deploy|diff|prune|validate|reconcile|suspend|resume|logs`: drives KluctlDeployments in the cluster
+ * the way kluctl's gitops commands do (docs/kluctl/commands/gitops-*.md). A request command sets the request
+ * annotation (with the override flags as a patch of the spec), waits for the controller's answer, showing the
+ * controller's log lines of that reconcile when the controller runs in the cluster, and prints the stored result
+ * exactly as the local commands print theirs; deployments selected by a label selector run one after another, in
+ * name order, and the first failure stops the rest (as kluctl). Progress goes to stderr; the exit code is 1 when a
+ * result holds errors or the controller reports a command error. `logs` is in gitops-logs.ts.
  */
 import { Command } from 'commander';
 import type { KluctlDeployment, RequestKind } from '../api/kluctl-deployment.ts';
@@ -15,6 +16,7 @@ import { buildOverridesPatch, type SpecOverrides } from '../gitops/overrides.ts'
 import { deploymentKey, requestAndWait, selectDeployments, setSuspended, type Selection } from '../gitops/requests.ts';
 import { Cluster } from '../kube/cluster.ts';
 import { stderrProgress, type Progress } from '../progress.ts';
+import { addLogFlags, logsCommand, RequestLog, type LogFlags } from './gitops-logs.ts';
 import { errorResult, parseOutputs, printResult, type OutputTarget } from './output.ts';
 
 interface SelectionFlags {
@@ -26,7 +28,7 @@ interface SelectionFlags {
   timeout: string;
 }
 
-interface RequestFlags extends SelectionFlags {
+interface RequestFlags extends SelectionFlags, LogFlags {
   output: string[];
   shortOutput?: boolean;
   commandResultNamespace: string;
@@ -64,11 +66,12 @@ export function gitopsCommand(): Command {
   for (const kind of ['deploy', 'diff', 'prune', 'validate', 'reconcile'] as const) gitops.addCommand(requestCommand(kind));
   gitops.addCommand(suspendCommand(true));
   gitops.addCommand(suspendCommand(false));
+  gitops.addCommand(logsCommand());
   return gitops;
 }
 
 function requestCommand(kind: RequestKind): Command {
-  const command = addOverrideFlags(addSelectionFlags(new Command(kind).description(REQUEST_DESCRIPTIONS[kind])))
+  const command = addLogFlags(addOverrideFlags(addSelectionFlags(new Command(kind).description(REQUEST_DESCRIPTIONS[kind]))))
     .option('-o, --output <format[=path]>', 'text, json or yaml, to stdout or (format=path) to a file; repeatable', collect, [])
     .option('--short-output', 'text output without the diffs of changed objects')
     .option('--command-result-namespace <namespace>', 'namespace where the controller keeps command results', DEFAULT_RESULTS_NAMESPACE);
@@ -184,7 +187,13 @@ async function runRequest(
 ): Promise<boolean> {
   const key = deploymentKey(deployment);
   const patch = await buildOverridesPatch(deployment.spec, overridesOf(flags, command));
-  const answer = await requestAndWait(cluster, deployment, kind, patch, { timeoutMs: parseDuration(flags.timeout), progress });
+  const log = await RequestLog.open(cluster, flags, progress, key);
+  const answer = await requestAndWait(cluster, deployment, kind, patch, {
+    timeoutMs: parseDuration(flags.timeout),
+    progress,
+    onStarted: (started) => log.start(key, kind, started),
+    conditionMessages: () => !log.showing,
+  }).finally(() => log.finish());
   const stored = answer.resultId ? await readCommandResult(cluster, flags.commandResultNamespace, answer.resultId) : undefined;
   if (answer.resultId && !stored)
     progress.step(

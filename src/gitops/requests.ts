@@ -43,6 +43,13 @@ export interface WaitOptions {
   pollMs?: number;
 }
 
+export interface RequestWaitOptions extends WaitOptions {
+  /** Called once, when the controller took the request up (its result names the reconcile). */
+  onStarted?: (result: ManualRequestResult) => void;
+  /** Whether to report each new message of the Reconciling condition (default: yes); not when the controller's log is shown instead. */
+  conditionMessages?: () => boolean;
+}
+
 /**
  * The selected KluctlDeployments, sorted by name.
  * @throws Error when the CRD is not served, the named deployment does not exist, nothing matches the selector,
@@ -80,7 +87,7 @@ export async function requestAndWait(
   deployment: KluctlDeployment,
   kind: RequestKind,
   overridesPatch: Record<string, unknown> | undefined,
-  options: WaitOptions,
+  options: RequestWaitOptions,
 ): Promise<ManualRequestResult> {
   const key = deploymentKey(deployment);
   const request: ManualRequest = { requestValue: new Date().toISOString(), ...(overridesPatch ? { overridesPatch } : {}) };
@@ -95,13 +102,14 @@ export async function requestAndWait(
     if (answersUs && !started) {
       started = true;
       options.progress.step(key, `the controller started the ${kind} request (reconcile ${result.reconcileId})`);
+      options.onStarted?.(result);
     }
     if (answersUs && result.endTime) return result;
     if (!answersUs && replacedBy(current.metadata.annotations?.[annotation], request.requestValue)) {
       throw new Error(`${key}: another ${kind} request replaced this one before the controller took it up`);
     }
     const message = current.status?.conditions?.find((condition) => condition.type === 'Reconciling')?.message ?? '';
-    if (message !== '' && message !== lastMessage) options.progress.step(key, message);
+    if (message !== '' && message !== lastMessage && (options.conditionMessages?.() ?? true)) options.progress.step(key, message);
     lastMessage = message;
     return undefined;
   });

@@ -9,6 +9,7 @@
  * Retry-After the server asks for, else with exponential backoff) or drops an idempotent request's connection, and is
  * abandoned after a timeout or when the caller's signal fires.
  */
+import type { Readable } from 'node:stream';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { TokenBucket } from 'limiter';
 import { request, type Dispatcher } from 'undici';
@@ -218,6 +219,28 @@ export class KubeClient {
           throw callerSignal?.aborted ? callerSignal.reason : new ClusterUnreachableError(this.server, new Error('no answer in time'));
         });
       }
+    }
+  }
+
+  /**
+   * A streaming GET (a Pod's log with `follow`): the body as it arrives, ending when the server closes it or the
+   * signal fires. Neither retried nor timed out, as a stream lives as long as its reader wants it.
+   * @throws KubeApiError for a non-2xx answer; ClusterUnreachableError when no answer came; the signal's reason.
+   */
+  async stream(path: string, options: Pick<RequestOptions, 'query' | 'signal'> = {}): Promise<Readable> {
+    const signal = options.signal && this.signal ? AbortSignal.any([options.signal, this.signal]) : (options.signal ?? this.signal);
+    await this.options.throttle?.(signal);
+    const url = this.url(path, options.query);
+    try {
+      const { headers, dispatcher } = await this.authenticate(url, 'GET');
+      // A followed log may stay silent for longer than undici's default body timeout (300 s).
+      const response = await request(url, { method: 'GET', headers, dispatcher, signal, bodyTimeout: 0 });
+      if (response.statusCode < 300) return response.body;
+      throw toApiError(response.statusCode, await response.body.text());
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (error instanceof KubeApiError) throw error;
+      throw new ClusterUnreachableError(this.server, error);
     }
   }
 

@@ -14,7 +14,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gantry, kubectl, kubectlJson, type JsonResult } from '../support/cli.ts';
+import os from 'node:os';
+import path from 'node:path';
+import { gantry, kubectl, kubectlJson, startGantry, type JsonResult } from '../support/cli.ts';
+import { registerControllerPod } from '../support/controller-pod.ts';
 import {
   applyObject,
   getDeployment,
@@ -29,6 +32,8 @@ import { createRepo, type TestRepo } from '../support/git-repo.ts';
 const SUFFIX = randomBytes(3).toString('hex');
 const NS = `gantry-e2e-gitops-cli-${SUFFIX}`;
 const RESULTS_NS = `${NS}-results`;
+/** Where the controller's stand-in Pod is, whose log is the controller's (see controller-pod.ts). */
+const CONTROLLER_NS = `${NS}-system`;
 /** Not watched by this file's controller: nobody answers requests there. */
 const UNWATCHED_NS = `${NS}-unwatched`;
 /** A namespace that does not exist, for apply and readiness errors. */
@@ -73,7 +78,16 @@ function kluctlDeployment(
   };
 }
 
-const select = (name: string) => ['-n', NS, '--name', name, '--command-result-namespace', RESULTS_NS];
+const select = (name: string) => [
+  '-n',
+  NS,
+  '--name',
+  name,
+  '--command-result-namespace',
+  RESULTS_NS,
+  '--controller-namespace',
+  CONTROLLER_NS,
+];
 const requestResult = async (name: string, kind: string) => (await getDeployment(NS, name)).status?.[`${kind}RequestResult`];
 const ref = (name: string) => ({ group: '', version: 'v1', kind: 'ConfigMap', namespace: NS, name });
 /** The diff of <target>-settings for level 1 → 2, as the local diff prints it. */
@@ -110,7 +124,9 @@ beforeAll(async () => {
   await installCrds();
   for (const namespace of [NS, UNWATCHED_NS]) await kubectl(['create', 'namespace', namespace]);
   repo = await createRepo(PROJECT);
-  controller = await startController(['--namespace', NS, '--command-result-namespace', RESULTS_NS]);
+  const criLogFile = path.join(os.tmpdir(), `gantry-e2e-gitops-cli-${SUFFIX}.cri.log`);
+  controller = await startController(['--namespace', NS, '--command-result-namespace', RESULTS_NS], {}, undefined, { criLogFile });
+  await registerControllerPod(CONTROLLER_NS, criLogFile);
   await applyObject(kluctlDeployment('shop', NS, { tier: 'web' }, { target: 'shop', includeTags: ['web'] }));
   await applyObject(kluctlDeployment('cart', NS, { tier: 'web' }, { target: 'cart' }));
   await applyObject(kluctlDeployment('bag', NS, { tier: 'store' }, { target: 'bag' }));
@@ -133,7 +149,9 @@ afterAll(async () => {
   // While the controller runs, so its finalizer deletes the deployed objects.
   await kubectl(['delete', KD, '--all', '-n', NS, '--wait=true', '--timeout=120s']).catch(() => undefined);
   await controller?.stop();
-  await kubectl(['delete', 'namespace', NS, RESULTS_NS, UNWATCHED_NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  await kubectl(['delete', 'namespace', NS, RESULTS_NS, UNWATCHED_NS, CONTROLLER_NS, '--ignore-not-found', '--wait=false']).catch(
+    () => undefined,
+  );
   await repo?.remove();
 });
 
@@ -324,5 +342,106 @@ describe('gantry gitops against the controller', { timeout: 180_000 }, () => {
     const nothingMatches = await gantry(['gitops', 'suspend', '-n', NS, '-l', 'tier=nothing']);
     expect(nothingMatches.code).toBe(1);
     expect(nothingMatches.stderr).toBe(`error: no KluctlDeployment in namespace ${NS} matches the label selector 'tier=nothing'\n`);
+  });
+});
+
+/** The controller's log lines, as it wrote them. */
+async function controllerLines(): Promise<Array<Record<string, any>>> {
+  return (await controller.log())
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, any>);
+}
+
+/** The lines of one reconcile of `name` up to its request's last line, which the CLI stops at. */
+async function requestLines(name: string, reconcileId: string): Promise<Array<Record<string, any>>> {
+  const lines = (await controllerLines()).filter((line) => line.reconcileID === reconcileId && line.name === name);
+  return lines.slice(0, lines.findIndex((line) => line.requestFinished) + 1);
+}
+
+/** A log line as the CLI prints it in text. */
+const shownAs = (line: Record<string, any>) =>
+  `${line.level === 'info' ? '' : `${line.level}: `}${line.msg}${line.err?.message ? `: ${line.err.message}` : ''}`;
+
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, any>);
+
+describe("the controller's log, read through its Pod", { timeout: 180_000 }, () => {
+  it("a request shows its reconcile's log lines on stderr, up to the request's last line", async () => {
+    const run = await gantry(['gitops', 'deploy', ...select('bag'), '--dry-run', '-o', 'json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as JsonResult).errors).toEqual([]);
+    const answer = await requestResult('bag', 'deploy');
+    const lines = await requestLines('bag', answer.reconcileId);
+    expect(lines.at(-1)).toMatchObject({ requestFinished: 'deploy', msg: 'the deploy request finished' });
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines) expect(run.stderr).toContain(`${NS}/bag: ${shownAs(line)}\n`);
+  });
+
+  it('logs prints the lines of a reconcile: its messages as text, each JSON object with -o json; --all every line', async () => {
+    const { reconcileId } = await requestResult('bag', 'deploy');
+    const args = ['gitops', 'logs', '-n', NS, '--name', 'bag', '--controller-namespace', CONTROLLER_NS, '--log-since', '30m'];
+    const json = await gantry([...args, '--reconcile-id', reconcileId, '-o', 'json']);
+    expect(json.code, json.stderr).toBe(0);
+    const printed = jsonLines(json.stdout);
+    expect(printed.length).toBeGreaterThan(2);
+    expect(printed).toEqual((await controllerLines()).filter((line) => line.reconcileID === reconcileId).slice(0, printed.length));
+
+    const text = await gantry([...args, '--reconcile-id', reconcileId]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stderr).toBe(`showing logs for ${NS}/bag and reconcile ${reconcileId}\n`);
+    expect(text.stdout.split('\n').slice(0, printed.length)).toEqual(printed.map(shownAs));
+
+    const all = await gantry(['gitops', 'logs', '--all', '--controller-namespace', CONTROLLER_NS, '--log-since', '30m', '-o', 'json']);
+    expect(all.code, all.stderr).toBe(0);
+    const every = jsonLines(all.stdout);
+    expect(every.find((line) => line.msg === 'workers started' && line.name === undefined)).toBeDefined();
+    expect(every.filter((line) => line.reconcileID === reconcileId).slice(0, printed.length)).toEqual(printed);
+    expect(every.some((line) => line.name === 'shop')).toBe(true);
+  });
+
+  it('logs -f keeps printing the lines of later reconciles until interrupted', async () => {
+    const follow = startGantry([
+      'gitops',
+      'logs',
+      '-f',
+      '-n',
+      NS,
+      '--name',
+      'cart',
+      '--controller-namespace',
+      CONTROLLER_NS,
+      '--log-since',
+      '30m',
+      '-o',
+      'json',
+    ]);
+    try {
+      // A line of an earlier reconcile of cart: the stream is open.
+      await follow.waitForOutput('stdout', /"name":"cart"/);
+      const run = await gantry(['gitops', 'reconcile', ...select('cart'), '-o', 'json']);
+      expect(run.code, run.stderr).toBe(0);
+      const { reconcileId } = await requestResult('cart', 'reconcile');
+      await follow.waitForOutput('stdout', new RegExp(`"reconcileID":"${reconcileId}".*"requestFinished":"reconcile"`));
+      const lines = await requestLines('cart', reconcileId);
+      const shown = jsonLines(follow.output.stdout).filter((line) => line.reconcileID === reconcileId);
+      expect(shown.slice(0, lines.length)).toEqual(lines);
+    } finally {
+      await follow.stop();
+    }
+  });
+
+  it('logs names what it is missing', async () => {
+    const unselected = await gantry(['gitops', 'logs', '-n', NS]);
+    expect(unselected.code).toBe(1);
+    expect(unselected.stderr).toBe('error: pass --name (with -n/--namespace), -l/--label-selector or --all\n');
+    const noPods = await gantry(['gitops', 'logs', '--all', '--controller-namespace', UNWATCHED_NS]);
+    expect(noPods.code).toBe(1);
+    expect(noPods.stderr).toBe(
+      `error: no controller Pods (label app.kubernetes.io/name=gantry-controller) in namespace ${UNWATCHED_NS}: is the controller running in this cluster? (--controller-namespace)\n`,
+    );
   });
 });

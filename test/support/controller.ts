@@ -2,7 +2,8 @@
  * The GitOps controller in end-to-end tests: the real `gantry controller run` as a subprocess against the local
  * cluster (out of cluster, as for development), with the CRDs from install/ applied first.
  */
-import { openSync, closeSync } from 'node:fs';
+import { appendFileSync, closeSync, createWriteStream, openSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -51,11 +52,21 @@ export async function installCrds(kubeconfig = KUBECONFIG): Promise<void> {
   ]);
 }
 
+export interface ControllerOptions {
+  /**
+   * Also copy the output, line by line, into this file in the CRI log format a container runtime writes
+   * (`<RFC 3339 time> stdout F <line>`, as containerd does), for kwok's kubelet to serve as a Pod's log
+   * (see controller-pod.ts).
+   */
+  criLogFile?: string;
+}
+
 /** Starts `gantry controller run` against the cluster of `kubeconfig` (the local one by default) and waits until it is ready. */
 export async function startController(
   extraArgs: string[] = [],
   env: Record<string, string> = {},
   kubeconfig = KUBECONFIG,
+  options: ControllerOptions = {},
 ): Promise<RunningController> {
   const [healthPort, metricsPort] = await Promise.all([freePort(), freePort()]);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-controller-'));
@@ -81,9 +92,10 @@ export async function startController(
       path.join(dir, 'cache'),
       ...extraArgs,
     ],
-    { logFd: fd, env: { GANTRY_CACHE_DIR: path.join(dir, 'cache'), ...env } },
+    { logFd: options.criLogFile ? undefined : fd, env: { GANTRY_CACHE_DIR: path.join(dir, 'cache'), ...env } },
   );
-  closeSync(fd);
+  if (options.criLogFile) copyOutput(child, fd, options.criLogFile);
+  else closeSync(fd);
   const healthUrl = `http://127.0.0.1:${healthPort}`;
   const controller: RunningController = {
     pid: child.pid ?? 0,
@@ -105,6 +117,27 @@ export async function startController(
     async () => `controller not ready:\n${await controller.log()}`,
   );
   return controller;
+}
+
+/** The child's output lines into the log file `fd` as they are, and into `criLogFile` as a container runtime writes them. */
+function copyOutput(child: ChildProcess, fd: number, criLogFile: string): void {
+  const cri = createWriteStream(criLogFile, { flags: 'a' });
+  let open = 2;
+  for (const [stream, input] of [
+    ['stdout', child.stdout],
+    ['stderr', child.stderr],
+  ] as const) {
+    const lines = createInterface({ input: input!, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      appendFileSync(fd, `${line}\n`);
+      cri.write(`${new Date().toISOString()} ${stream} F ${line}\n`);
+    });
+    lines.on('close', () => {
+      if (--open > 0) return;
+      closeSync(fd);
+      cri.end();
+    });
+  }
 }
 
 /**
@@ -225,6 +258,39 @@ export async function reconcileNow(namespace: string, name: string, log: () => P
     },
     120_000,
     async () => `reconcile request ${request} of ${namespace}/${name}\n${(await log()).slice(-4000)}`,
+  );
+}
+
+/**
+ * How many reconciles of `namespace/name` the controller whose metrics are at `metricsUrl` has finished: the count of
+ * Flux's `gotk_reconcile_duration_seconds`, which the manager observes once a reconcile has returned; 0 before the
+ * first one.
+ */
+export async function reconcileCount(metricsUrl: string, namespace: string, name: string, kind = 'KluctlDeployment'): Promise<number> {
+  const series = `gotk_reconcile_duration_seconds_count{kind="${kind}",name="${name}",namespace="${namespace}"} `;
+  const line = (await (await fetch(metricsUrl)).text()).split('\n').find((entry) => entry.startsWith(series));
+  return line === undefined ? 0 : Number(line.slice(series.length));
+}
+
+/**
+ * Waits until the controller has finished two more reconciles of `namespace/name` than it had when called.
+ * Reconciles of one object never overlap, so the second of them started after this call: whatever the test did
+ * before calling, a whole reconcile of the object has run since.
+ * @throws Error with the end of `log` (the controller's) on timeout.
+ */
+export async function waitReconciledSince(
+  metricsUrl: string,
+  namespace: string,
+  name: string,
+  log: () => Promise<string>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const before = await reconcileCount(metricsUrl, namespace, name);
+  let now = before;
+  await waitFor(
+    async () => (now = await reconcileCount(metricsUrl, namespace, name)) >= before + 2,
+    timeoutMs,
+    async () => `two reconciles of ${namespace}/${name} after the ${before} finished before (now ${now})\n${(await log()).slice(-4000)}`,
   );
 }
 

@@ -276,8 +276,7 @@ class Reconciliation {
     } catch (error) {
       requestResult.commandError = problemsOf(error).join('; ');
     }
-    requestResult.endTime = new Date().toISOString();
-    this.setRequestResult(request, requestResult);
+    this.finishRequest(request, requestResult);
   }
 
   /** The periodic (or requested) full reconcile. */
@@ -313,10 +312,7 @@ class Reconciliation {
       if (requestResult) requestResult.commandError = problemsOf(error).join('; ');
       throw error;
     } finally {
-      if (request && requestResult) {
-        requestResult.endTime = new Date().toISOString();
-        this.setRequestResult(request, requestResult);
-      }
+      if (request && requestResult) this.finishRequest(request, requestResult);
     }
   }
 
@@ -606,6 +602,20 @@ class Reconciliation {
       target: prepared.target.target.name,
       discriminator: prepared.target.target.discriminator,
     };
+  }
+
+  /**
+   * Ends a request's result. The log line comes before the status that holds the end time, so a CLI following this
+   * reconcile's log (`gantry gitops deploy`) knows by its fields `requestFinished` and `requestValue` that it has
+   * every line of the request.
+   */
+  private finishRequest(request: PendingRequest, result: ManualRequestResult): void {
+    result.endTime = new Date().toISOString();
+    this.setRequestResult(request, result);
+    this.log.info(
+      { requestFinished: request.kind, requestValue: request.request.requestValue, resultId: result.resultId },
+      result.commandError ? `the ${request.kind} request failed: ${result.commandError}` : `the ${request.kind} request finished`,
+    );
   }
 
   private setRequestResult(request: PendingRequest, result: ManualRequestResult): void {
