@@ -17,7 +17,7 @@ import {
   testClient,
   waitFor,
 } from './test-support.ts';
-import { splitKey } from './watcher.ts';
+import { splitKey } from '../kube/watcher.ts';
 
 const ANNOTATION = 'e2e.gantry.dev/reconciled';
 const BY = 'e2e.gantry.dev/reconciled-by';

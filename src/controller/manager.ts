@@ -15,7 +15,7 @@ import { reconcileLogger, type Logger } from '../logger.ts';
 import { ControllerMetrics, type ReconcileOutcome } from './metrics.ts';
 import { startServer } from './server.ts';
 import { WorkQueue, type HandlerResult } from './work-queue.ts';
-import { splitKey, Watcher, type ChangeHandler, type WatchedResource } from './watcher.ts';
+import { splitKey, Watcher, type ChangeHandler, type WatchedResource } from '../kube/watcher.ts';
 
 /** What a reconciler gets besides the key, the object and the signal. */
 export interface ReconcileContext {

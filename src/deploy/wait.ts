@@ -10,6 +10,7 @@ import { ClusterUnreachableError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { sleep } from '../sleep.ts';
 import { formatRef, refKey, refOf, type KubeObject, type ObjectRef } from '../kube/object.ts';
+import { splitKey, Watcher } from '../kube/watcher.ts';
 
 export interface NotReady {
   ref: ObjectRef;
@@ -22,9 +23,9 @@ export interface NotReady {
 export interface WaitOptions {
   /** Deadline for all objects together, in milliseconds. */
   timeoutMs: number;
-  /** Pause between polls, in milliseconds (default 1000). */
+  /** How often the objects are read again besides watching them, in milliseconds (default 5000). */
   pollMs?: number;
-  /** Called after every poll with how many objects are still not ready. */
+  /** Called after every read or change with how many objects are still not ready. */
   onPoll?: (remaining: number) => void;
   /** Ends the wait at once, throwing the signal's reason. */
   signal?: AbortSignal | undefined;
@@ -46,29 +47,48 @@ export function isWaitedFor(object: Pick<KubeObject, 'apiVersion' | 'kind'>): bo
   return !(object.kind === 'KluctlDeployment' && KLUCTL_DEPLOYMENT_GROUPS.has(object.apiVersion.split('/')[0] ?? ''));
 }
 
+type State = { object: KubeObject | undefined; readiness: Readiness };
+
+/** Watches carry the changes; reading every object again this often only covers a watch that does not. */
+const DEFAULT_READ_MS = 5000;
+
 /**
- * Polls `refs` until every one is ready, one fails, or the deadline passes. Each poll reads every pending object
- * once, through the cluster's client and so its throttle.
+ * Waits until every one of `refs` is ready, one fails, or the deadline passes. Each is read once; then the kinds
+ * and namespaces of those still waiting are watched (src/kube/watcher.ts), and readiness is judged again on each
+ * change, as `kubectl wait` watches rather than polls. The objects waited for are read again every `pollMs` all
+ * the same, through the cluster's client and its throttle: a watch may be refused (RBAC that grants get but not
+ * watch) or be relisting after an outage.
  * @returns the objects not ready at the end (empty when all became ready), each with an explanation.
  * @throws the signal's reason when it fires.
  */
 export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRef[], options: WaitOptions): Promise<NotReady[]> {
   const deadline = Date.now() + options.timeoutMs;
-  const limit = pLimit(16);
-  let pending = [...new Map(refs.map((ref) => [refKey(ref), ref])).values()];
-  let last = new Map<string, { object: KubeObject | undefined; readiness: Readiness }>();
-  while (pending.length > 0) {
-    const states = await Promise.all(pending.map((ref) => limit(() => readState(cluster, ref))));
-    last = new Map(pending.map((ref, index) => [refKey(ref), states[index] as { object: KubeObject | undefined; readiness: Readiness }]));
-    pending = pending.filter((ref) => last.get(refKey(ref))?.readiness.status !== 'Ready');
-    options.onPoll?.(pending.length);
-    const failedNow = pending.filter((ref) => last.get(refKey(ref))?.readiness.status === 'Failed');
-    if (failedNow.length > 0 || pending.length === 0 || Date.now() >= deadline) break;
-    await sleep(Math.min(options.pollMs ?? 1000, Math.max(0, deadline - Date.now())), options.signal);
+  const pollMs = options.pollMs ?? DEFAULT_READ_MS;
+  const unique = [...new Map(refs.map((ref) => [refKey(ref), ref])).values()];
+  const states = new Map<string, State>();
+  await readStates(cluster, unique, states);
+  let pending = stillWaiting(unique, states);
+  options.onPoll?.(pending.length);
+  if (!settled(pending, states) && Date.now() < deadline) {
+    const changes = new Changes(cluster, pending, states);
+    try {
+      let nextRead = Date.now() + pollMs;
+      while (!settled(pending, states) && Date.now() < deadline) {
+        await changes.next(Math.min(nextRead, deadline), options.signal);
+        if (Date.now() >= nextRead) {
+          await readStates(cluster, pending, states);
+          nextRead = Date.now() + pollMs;
+        }
+        pending = stillWaiting(pending, states);
+        options.onPoll?.(pending.length);
+      }
+    } finally {
+      await changes.stop();
+    }
   }
   return Promise.all(
     pending.map(async (ref) => {
-      const state = last.get(refKey(ref));
+      const state = states.get(refKey(ref));
       const causes = state?.object ? await explainWorkload(cluster, state.object) : [];
       return {
         ref,
@@ -79,6 +99,73 @@ export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRe
   );
 }
 
+async function readStates(cluster: Cluster, refs: readonly ObjectRef[], states: Map<string, State>): Promise<void> {
+  const limit = pLimit(16);
+  await Promise.all(refs.map((ref) => limit(async () => states.set(refKey(ref), await readState(cluster, ref)))));
+}
+
+function stillWaiting(refs: readonly ObjectRef[], states: ReadonlyMap<string, State>): ObjectRef[] {
+  return refs.filter((ref) => states.get(refKey(ref))?.readiness.status !== 'Ready');
+}
+
+/** Nothing left to wait for, or something failed for good. */
+function settled(pending: readonly ObjectRef[], states: ReadonlyMap<string, State>): boolean {
+  return pending.length === 0 || pending.some((ref) => states.get(refKey(ref))?.readiness.status === 'Failed');
+}
+
+/** Watches of the objects waited for, one per kind and namespace, writing each change into `states`. */
+class Changes {
+  private readonly watchers: Promise<Watcher[]>;
+  private changed = false;
+  private wake: () => void = () => undefined;
+
+  constructor(cluster: Cluster, refs: readonly ObjectRef[], states: Map<string, State>) {
+    const waited = new Set(refs.map(refKey));
+    const groups = new Map<string, ObjectRef>();
+    for (const ref of refs) groups.set(`${ref.group}/${ref.version}/${ref.kind}/${ref.namespace}`, ref);
+    this.watchers = Promise.all(
+      [...groups.values()].map(async (sample) => {
+        const resource = await cluster.resourceFor(sample);
+        const watcher = new Watcher({
+          client: cluster.client,
+          resource: { group: resource.group, version: resource.version, plural: resource.resource },
+          namespace: resource.namespaced ? sample.namespace : undefined,
+          onChange: (key, object) => {
+            const ref = { ...sample, ...splitKey(key) };
+            if (!waited.has(refKey(ref))) return;
+            states.set(refKey(ref), object ? { object, readiness: readinessOf(object) } : { object, readiness: MISSING });
+            this.changed = true;
+            this.wake();
+          },
+        });
+        watcher.start();
+        return watcher;
+      }),
+    ).catch(() => []);
+  }
+
+  /** Resolves at the next change (at once when one came since the last call) or at `until` (epoch ms). */
+  async next(until: number, signal: AbortSignal | undefined): Promise<void> {
+    if (!this.changed) {
+      const woken = new AbortController();
+      this.wake = () => woken.abort();
+      await sleep(Math.max(0, until - Date.now()), signal ? AbortSignal.any([signal, woken.signal]) : woken.signal).catch(
+        (error: unknown) => {
+          if (signal?.aborted) throw error;
+        },
+      );
+      this.wake = () => undefined;
+    }
+    this.changed = false;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all((await this.watchers).map((watcher) => watcher.stop()));
+  }
+}
+
+const MISSING: Readiness = { status: 'InProgress', message: 'does not exist' };
+
 /**
  * The object's readiness now. An API server that cannot be reached (restarting, say) is read again at the next poll
  * rather than failing the wait: `kubectl wait` rides out an outage within its timeout too.
@@ -86,7 +173,7 @@ export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRe
 async function readState(cluster: Cluster, ref: ObjectRef): Promise<{ object: KubeObject | undefined; readiness: Readiness }> {
   try {
     const object = await cluster.get(ref);
-    return { object, readiness: object ? readinessOf(object) : { status: 'InProgress', message: 'does not exist' } };
+    return { object, readiness: object ? readinessOf(object) : MISSING };
   } catch (error) {
     if (!(error instanceof ClusterUnreachableError)) throw error;
     return { object: undefined, readiness: { status: 'InProgress', message: error.message } };

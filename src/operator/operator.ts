@@ -22,7 +22,7 @@ import type { LeaderElectionSettings } from '../kube/lease.ts';
 import { ControllerMetrics } from '../controller/metrics.ts';
 import { startServer, type ControllerServer } from '../controller/server.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../controller/manager.ts';
-import { splitKey } from '../controller/watcher.ts';
+import { splitKey } from '../kube/watcher.ts';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/object.ts';

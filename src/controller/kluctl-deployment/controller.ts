@@ -18,7 +18,7 @@ import type { LeaderElectionSettings } from '../../kube/lease.ts';
 import type { Logger } from '../../logger.ts';
 import { runController, type ControllerHandle, type ExtraWatch } from '../manager.ts';
 import { startServer, type ControllerServer } from '../server.ts';
-import { splitKey } from '../watcher.ts';
+import { splitKey } from '../../kube/watcher.ts';
 import { EventRecorder } from './events.ts';
 import { needsReconcile } from './predicates.ts';
 import { reconcileKluctlDeployment, type ReconcilerDeps } from './reconciler.ts';

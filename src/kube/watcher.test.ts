@@ -3,7 +3,7 @@
  * the controller watches its resource), and through a TCP proxy whose connections the tests cut and freeze.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../kube/object.ts';
+import type { KubeObject } from './object.ts';
 import { Watcher, objectKey, splitKey, type WatchedResource } from './watcher.ts';
 import {
   applyConfigMap,
@@ -14,7 +14,7 @@ import {
   TcpProxy,
   testClient,
   waitFor,
-} from './test-support.ts';
+} from '../controller/test-support.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
 

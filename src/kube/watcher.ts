@@ -15,7 +15,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Watch } from '@kubernetes/client-node';
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeClient } from './client.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Logger } from '../logger.ts';
 
@@ -34,7 +34,8 @@ export interface WatcherOptions {
   client: KubeClient;
   resource: WatchedResource;
   onChange: ChangeHandler;
-  log: Logger;
+  /** Where list/watch failures and relists are told; nowhere when absent (the deploy engine prints nothing). */
+  log?: Logger;
   /** Watch one namespace only; all namespaces when absent (Flux's `--watch-all-namespaces`). */
   namespace?: string;
   /** Only objects matching this label selector (Flux's `--watch-label-selector`). */
@@ -161,7 +162,7 @@ export class Watcher {
         if (end === 'stopped') break;
         this.resourceVersion = undefined;
         const delayMs = jittered(RELIST_DELAY_MS);
-        this.options.log.info(
+        this.options.log?.info(
           { reason: end === 'gone' ? 'resourceVersion expired (410 Gone)' : `no event or bookmark for ${this.staleAfterMs} ms`, delayMs },
           'relisting',
         );
@@ -171,7 +172,7 @@ export class Watcher {
         failures++;
         this.resourceVersion = undefined;
         const delayMs = jittered(Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (failures - 1)));
-        this.options.log.warn({ err: error, failures, delayMs }, 'list/watch failed; relisting after a delay');
+        this.options.log?.warn({ err: error, failures, delayMs }, 'list/watch failed; relisting after a delay');
         await this.pause(delayMs);
       }
     }
@@ -200,7 +201,7 @@ export class Watcher {
     }
     for (const [key, object] of listed) this.put(key, object);
     this.resourceVersion = resourceVersion;
-    this.options.log.debug({ objects: listed.size, resourceVersion }, 'listed');
+    this.options.log?.debug({ objects: listed.size, resourceVersion }, 'listed');
     if (!this.syncedFlag) {
       this.syncedFlag = true;
       this.markSynced();
@@ -297,7 +298,7 @@ export class Watcher {
     try {
       this.options.onChange(key, object, previous);
     } catch (error) {
-      this.options.log.error({ err: error, key }, 'change handler failed');
+      this.options.log?.error({ err: error, key }, 'change handler failed');
     }
   }
 
