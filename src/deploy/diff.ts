@@ -4,6 +4,7 @@
  * project's `ignoreForDiff` rules and the object's `kluctl.io/ignore-diff*` annotations name), written as YAML
  * with sorted keys, then compared as a unified diff. An empty diff means no change.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { createTwoFilesPatch } from 'diff';
 import { toYaml } from '../yaml.ts';
 import { formatRef, refOf, type KubeObject } from '../kube/object.ts';
@@ -78,8 +79,12 @@ export function maskSensitiveFields(before: KubeObject, after: KubeObject, sensi
  */
 export function diffObjects(before: KubeObject, after: KubeObject): string {
   const [oldObject, newObject] = isSecret(after) ? obfuscateSecretPair(before, after) : [before, after];
-  const oldText = toYaml(normalizeObject(oldObject));
-  const newText = toYaml(normalizeObject(newObject));
+  const oldNormal = normalizeObject(oldObject);
+  const newNormal = normalizeObject(newObject);
+  // Most objects of a deploy are unchanged: equal values make equal YAML, which costs far more to write than to compare.
+  if (isDeepStrictEqual(oldNormal, newNormal)) return '';
+  const oldText = toYaml(oldNormal);
+  const newText = toYaml(newNormal);
   if (oldText === newText) return '';
   const name = formatRef(refOf(after));
   return createTwoFilesPatch(name, name, oldText, newText, 'cluster', 'rendered', { context: 3 }).split('\n').slice(2).join('\n').trimEnd();
