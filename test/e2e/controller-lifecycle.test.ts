@@ -56,6 +56,12 @@ async function configMapsLabelled(discriminator: string): Promise<Array<{ metada
   ).items;
 }
 
+/** The value of the series `series` (name and labels, as exposed) in the exposition `metrics`; NaN when absent. */
+function sample(metrics: string, series: string): number {
+  const line = metrics.split('\n').find((entry) => entry.startsWith(`${series} `));
+  return line === undefined ? NaN : Number(line.slice(series.length + 1));
+}
+
 beforeAll(async () => {
   await installCrds();
   await kubectl(['create', 'namespace', NS]);
@@ -236,8 +242,22 @@ spec:
     );
     const written = (await configMapsLabelled(discriminator)).length;
     expect(written).toBeLessThan(150);
-    // The behaviour under test is that nothing happens: no object is written by the replica that lost its Lease.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // The behaviour under test is that nothing happens: no object is written by the replica that lost its Lease. The
+    // aborted reconcile is queued again after the queue's backoff; a replica still reconciling would take it up then.
+    // Wait until that retry is due and no worker took it (workqueue_depth counts the due keys not handed out; only
+    // `many` has anything due in this namespace) while no reconcile runs.
+    await waitFor(
+      async () => {
+        const metrics = await controller.handle.metrics.registry.metrics();
+        return (
+          sample(metrics, 'workqueue_depth{name="kluctldeployment"}') >= 1 &&
+          sample(metrics, 'controller_runtime_active_workers{controller="kluctldeployment"}') === 0
+        );
+      },
+      15_000,
+      async () => `the retry of many due and not taken up:\n${await controller.handle.metrics.registry.metrics()}`,
+    );
+    expect(controller.handle.isLeader()).toBe(false);
     expect((await configMapsLabelled(discriminator)).length).toBe(written);
 
     // Given the Lease back, it leads again and finishes the deploy.

@@ -21,6 +21,7 @@ import {
   waitFor,
   waitReady as sharedWaitReady,
   WEBHOOK_SECRET,
+  waitReconciledSince,
   type RunningController,
 } from '../support/controller.ts';
 import { example } from '../support/fixtures.ts';
@@ -319,7 +320,11 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
       await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s', suspend: true }));
       await waitReady('suspend');
       await repo.commit(configMapProject(namespace, { state: 'after' }));
-      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      // Announced, the commit is fetched afresh by the next reconcile, whatever the git refresh interval: one that was
+      // not suspended would deploy it at once (as 'deploys a pushed commit at once when a webhook announces it' shows).
+      expect((await announcePush(repo.url)).status).toBe(202);
+      // A whole reconcile of the deployment ran after the push was handled, and left the old state in place.
+      await waitReconciledSince(controller.metricsUrl, NAMESPACE, 'suspend', () => controller.log());
       expect(await configMapValue(namespace, 'state')).toBe('before');
       await applyObject(kluctlDeployment('suspend', repo.url, { interval: '2s', suspend: false }));
       await waitFor(

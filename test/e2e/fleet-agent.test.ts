@@ -66,7 +66,8 @@ describe('the fleet agent', () => {
   let serverOptions: (port: number) => FleetServerOptions;
   /** Made at the server's first start only. */
   let adminToken: string;
-  const { log } = capturedLogger('info');
+  let clusterId: string;
+  const { log, lines } = capturedLogger('info');
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-fleet-agent-'));
@@ -87,7 +88,8 @@ describe('the fleet agent', () => {
     server = await startFleetServer(serverOptions(0));
     adminToken = server.adminToken!;
     client = new FleetClient({ server: server.url, token: adminToken });
-    const { deployToken } = await client.createCluster({ name: 'local' });
+    const { cluster, deployToken } = await client.createCluster({ name: 'local' });
+    clusterId = cluster.id;
     await client.createRepository({ url: repo.url });
     engine = new Engine(testConfig());
     // Changes must arrive through the push channel (a test below cuts it to see polling take over).
@@ -118,6 +120,7 @@ describe('the fleet agent', () => {
       headers: { authorization: `Bearer ${adminToken}` },
     });
     return (await response.json()) as {
+      id: string;
       status: string;
       revision: { number: number; id: string; digest: string };
       appliedRevision: number | null;
@@ -276,8 +279,18 @@ describe('the fleet agent', () => {
     await create('backend', []);
     await create('frontend', ['backend']);
     await waitFor('backend applied, not healthy', async () => (await service('backend')).status === 'synced', 30_000);
-    // Long enough for the agent to have polled and passed frontend over more than once.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The agent is told twice to look again (as a change of a service tells it) and passes frontend over each time.
+    // Its polls run one at a time, so the second one listed the services after backend was applied but not healthy.
+    const frontendId = (await service('frontend')).id;
+    for (const time of ['first', 'second']) {
+      const from = lines.length;
+      server.channels.kick(clusterId, frontendId);
+      await waitFor(
+        `the agent to pass frontend over a ${time} time`,
+        () => lines.slice(from).some((line) => line.msg === 'waiting for dependencies to be healthy' && line.service === 'frontend'),
+        30_000,
+      );
+    }
     expect((await service('frontend')).appliedRevision).toBeNull();
     const configMaps = await kubectlJson<{ items: Array<{ metadata: { name: string } }> }>(['get', 'configmap', '-n', DEPS_NS]);
     expect(configMaps.items.map((item) => item.metadata.name)).not.toContain('frontend');
