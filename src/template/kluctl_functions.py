@@ -46,11 +46,19 @@ def install(environment):
         update_dict=update_dict,
         debug_print=debug_print,
         render=render,
-        time=time_global(),
-        images=images_global(),
-        version=version_global(),
+        **_values(),
     )
     environment.globals["raise"] = raise_error
+
+
+def renew_values(environment):
+    """Gives `environment` new `time`, `images` and `version` globals: they are dicts, and a template that changes
+    one in place (`images.update(...)`) must not change it for the next file rendered with the same environment."""
+    environment.globals.update(_values())
+
+
+def _values():
+    return {"time": time_global(), "images": images_global(), "version": version_global()}
 
 
 def b64encode(text):

@@ -9,12 +9,15 @@ docs/kluctl/templating/README.md):
   along the way), except that `./x` and `../x` are relative to the including template;
 - a file or string without any `{` is returned unchanged, without going through Jinja2 at all.
 
-Every rendering gets a fresh Environment (cheap: ~15 us), so no template, import or global of one rendering is
-seen by another. The variables themselves are shared by the renderings of one request, as Kluctl shares them within
-one render batch: a template that changes a variable in place (update_dict on it, `.append`) changes it for the
-files rendered after it in the same request, and for no other request. Compiled template code is what is expensive,
-and that is kept across renderings: per template file keyed by its source text, so a changed file is recompiled and
-an unchanged one never is.
+The entries of one request that share a search path share one Environment, as Kluctl renders a whole batch with one
+(go-jinja2's Jinja2Renderer.render_helper): loader, globals and filters are set up once, and an included template is
+loaded once per request. Each entry still starts as if the Environment were new: no module of an `{% import %}`ed
+template and no `time`, `images` or `version` global a template changed in place is carried over (Kluctl would carry
+imported modules over within its batch, but Gantry splits batches over workers, so the result would depend on the
+split). The variables themselves are shared by the renderings of one request, as Kluctl shares them within one
+render batch: a template that changes a variable in place (update_dict on it, `.append`) changes it for the files
+rendered after it in the same request, and for no other request. Compiled template code is kept across requests:
+per template file keyed by its source text, so a changed file is recompiled and an unchanged one never is.
 """
 
 import functools
@@ -39,47 +42,61 @@ _SETTINGS = dict(
 )
 
 
-def render_file(root_dir, path, variables, search_dirs=None):
-    """Renders the file `path` (relative to `root_dir`) with `variables` (a dict) as the template globals.
+def render_files(root_dir, paths, variables, search_dirs=None):
+    """Renders each file of `paths` (relative to `root_dir`) with `variables` (a dict) as the template globals.
 
     `search_dirs` (relative to root_dir) replaces the default search path when given.
-    Returns {"path", "text"}, or {"path", "error": {"file", "line", "message", "expression"}} when rendering fails.
+    Returns one {"path", "text"} per path, in order, or {"path", "error": {"file", "line", "message", "expression"}}
+    where rendering fails.
     """
     root_dir = os.path.abspath(root_dir)
+    environments = _Environments(root_dir, variables, search_dirs)
+    return [_render_file(root_dir, path, environments) for path in paths]
+
+
+def _render_file(root_dir, path, environments):
     absolute = os.path.normpath(os.path.join(root_dir, path))
-    loader = SearchPathLoader(_search_dirs(root_dir, os.path.dirname(absolute), search_dirs), root_template=absolute)
+    environment = environments.for_folder(os.path.dirname(absolute))
     try:
         with open(absolute, "rb") as file:
             raw = file.read()
         if b"{" not in raw:
             return {"path": path, "text": raw.decode("utf-8")}
-        environment = _environment(loader, variables)
-        return {"path": path, "text": environment.get_template(absolute).render()}
+        environment.start(root_template=absolute, root_source=_template_text(raw))
+        # Not through the template cache: a file is rendered once, and would only push the templates it includes
+        # out of the cache.
+        template = environment.loader.load(environment, absolute, environment.make_globals(None))
+        return {"path": path, "text": template.render()}
     except Exception as error:
-        return {"path": path, "error": describe_error(error, loader.sources, root_dir, path)}
+        return {"path": path, "error": describe_error(error, environment.loader.sources, root_dir, path)}
 
 
-def render_string(root_dir, template, variables, search_dirs=None):
-    """Renders `template` ({"name", "source", "dir"}: a label for errors, the template text, and the folder,
+def render_strings(root_dir, templates, variables, search_dirs=None):
+    """Renders each of `templates` ({"name", "source", "dir"}: a label for errors, the template text, and the folder,
     relative to `root_dir`, whose search path applies) with `variables` as the template globals.
 
-    Returns {"name", "text"} or {"name", "error": {...}} as render_file does.
+    Returns one {"name", "text"} or {"name", "error": {...}} per template, in order, as render_files does.
     """
     root_dir = os.path.abspath(root_dir)
+    environments = _Environments(root_dir, variables, search_dirs)
+    return [_render_string(root_dir, template, environments) for template in templates]
+
+
+def _render_string(root_dir, template, environments):
     name, source = template["name"], template["source"]
-    folder = os.path.normpath(os.path.join(root_dir, template.get("dir", ".")))
-    loader = SearchPathLoader(_search_dirs(root_dir, folder, search_dirs))
-    loader.sources[name] = source
     if "{" not in source:
         return {"name": name, "text": source}
+    environment = environments.for_folder(os.path.normpath(os.path.join(root_dir, template.get("dir", "."))))
+    sources = environment.loader.sources
+    sources[name] = source
     try:
-        environment = _environment(loader, variables)
+        environment.start(root_template=None, root_source=None)
         compiled = environment.template_class.from_code(
             environment, _compile_string(source, name), environment.make_globals(None), None
         )
         return {"name": name, "text": compiled.render()}
     except Exception as error:
-        return {"name": name, "error": describe_error(error, loader.sources, root_dir, name)}
+        return {"name": name, "error": describe_error(error, sources, root_dir, name)}
 
 
 def kluctl_variables(context):
@@ -122,6 +139,12 @@ def _message(error):
     return f"{type(error).__name__}: {error}"
 
 
+def _template_text(raw):
+    """The text of a template file's bytes as Python's text mode reads it, which is how Kluctl reads templates:
+    UTF-8, with \r\n and \r as \n."""
+    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _search_dirs(root_dir, folder, explicit):
     if explicit is not None:
         return [os.path.normpath(os.path.join(root_dir, directory)) for directory in explicit]
@@ -131,8 +154,48 @@ def _search_dirs(root_dir, folder, explicit):
     return [os.path.join(root_dir, *parts[:depth]) for depth in range(len(parts), -1, -1)]
 
 
+class _Environments:
+    """The Environments of one batch: one for each search path, made when first needed."""
+
+    def __init__(self, root_dir, variables, search_dirs):
+        self._root_dir = root_dir
+        self._variables = variables
+        self._explicit = search_dirs
+        self._by_folder = {}
+        self._by_search_path = {}
+
+    def for_folder(self, folder):
+        """The Environment for a template in `folder` (absolute)."""
+        environment = self._by_folder.get(folder)
+        if environment is None:
+            search_dirs = _search_dirs(self._root_dir, folder, self._explicit)
+            environment = self._by_search_path.get(tuple(search_dirs))
+            if environment is None:
+                environment = _environment(SearchPathLoader(search_dirs), self._variables)
+                self._by_search_path[tuple(search_dirs)] = environment
+            self._by_folder[folder] = environment
+        return environment
+
+
 class KluctlEnvironment(Environment):
-    """Jinja's Environment with Kluctl's relative names and with compiled string templates reused."""
+    """Jinja's Environment with Kluctl's relative names, with compiled string templates reused, and reusable for the
+    entries of a batch."""
+
+    def start(self, root_template, root_source):
+        """Readies the Environment for the next entry of its batch (the file `root_template` with the text
+        `root_source`, or None and None for a string) as a new Environment would be, but with the templates it has
+        loaded."""
+        self.loader.root_template = root_template
+        self.loader.root_source = root_source
+        kluctl_functions.renew_values(self)
+        # Jinja keeps the module of a template imported without context on the template, which stays in the cache.
+        for template in self.cache.values():
+            template._module = None
+
+    def make_globals(self, d):
+        """The Environment's globals themselves unless a template has globals of its own (`d`; none here has): Jinja
+        would layer them in a ChainMap, which every rendering then copies key by key, slowly."""
+        return super().make_globals(d) if d else self.globals
 
     def join_path(self, template, parent):
         """`./x` and `../x` name a file relative to the including template `parent`, as Kluctl's docs define;
@@ -151,11 +214,12 @@ class KluctlEnvironment(Environment):
 class SearchPathLoader(BaseLoader):
     """Finds templates as Kluctl's loader does: the root template by its own path, an absolute name only inside a
     search dir, any other name in the first search dir holding it. Remembers each source it served in `sources`
-    (file name -> text) for error reports."""
+    (file name -> text) for error reports. The root template's text is given (`root_source`): it was read already."""
 
-    def __init__(self, search_dirs, root_template=None):
+    def __init__(self, search_dirs):
         self.search_dirs = search_dirs
-        self.root_template = root_template
+        self.root_template = None
+        self.root_source = None
         self.sources = {}
 
     def find(self, name):
@@ -176,16 +240,20 @@ class SearchPathLoader(BaseLoader):
         path = self.find(template)
         if path is None:
             raise TemplateNotFound(template)
-        try:
-            # Text mode, as Kluctl reads templates: \r\n becomes \n.
-            with open(path, encoding="utf-8") as file:
-                source = file.read()
-        except OSError:
-            raise TemplateNotFound(template)
         path = os.path.normpath(path)
+        if path == self.root_template:
+            source = self.root_source
+        else:
+            try:
+                with open(path, "rb") as file:
+                    source = _template_text(file.read())
+            except OSError:
+                raise TemplateNotFound(template)
         self.sources[path] = source
-        # Never stale: every rendering has its own Environment, so nothing outlives the files it was loaded from.
-        return source, path, None
+        # The cached template stays valid for the batch (its files do not change meanwhile), except where `template`
+        # was found only as the file being rendered: for the next file, the name is looked up again.
+        uptodate = (lambda: self.root_template == template) if template == self.root_template else None
+        return source, path, uptodate
 
 
 class CompiledCodeCache(BytecodeCache):

@@ -35,6 +35,20 @@ beforeAll(async () => {
     'crlf.yml': 'a: {{ 1 }}\r\nb\r\n',
     'isolation-1.yml': '{{ update_dict(args, {"x": 1}) }}{{ args.x }}',
     'isolation-2.yml': '{{ get_var("args.x", "unset") }}',
+    'batch/counter.j2': '{% set calls = namespace(n=0) %}{% macro count() %}{% set calls.n = calls.n + 1 %}{{ calls.n }}{% endmacro %}',
+    'batch/import.yml': '{% import "counter.j2" as c %}{% from "counter.j2" import count %}{{ c.count() }}{{ count() }}',
+    'batch/change-globals.yml': '{% set _ = images.update({"x": 1}) %}{% set _ = time.update({"x": 1}) %}{{ images | list }}',
+    'batch/read-globals.yml': '{{ images | list }}{{ time | list | length }}',
+    'batch/include-self.yml':
+      '{% if inner is defined %}inner{% else %}{% with inner = 1 %}{% include "./include-self.yml" %}{% endwith %}{% endif %}',
+    'batch/include-other.yml': '{% include "./include-self.yml" %}',
+    'batch/a/part.j2': 'a-part',
+    'batch/a/file.yml': '{% include "part.j2" %}',
+    'batch/b/part.j2': 'b-part',
+    'batch/b/file.yml': '{% include "part.j2" %}',
+    'batch/fails.j2': '{{ nope }}',
+    'batch/include-fails-1.yml': '{% include "fails.j2" ignore missing %}',
+    'batch/include-fails-2.yml': 'x\n{% include "fails.j2" %}',
   });
 });
 
@@ -189,4 +203,44 @@ it('never lets a request see variables changed in place by an earlier request', 
     { path: 'isolation-1.yml', text: '1' },
     { path: 'isolation-2.yml', text: 'unset' },
   ]);
+});
+
+describe('the files of one request, which share an Environment', () => {
+  // Up to four files are one worker request (JinjaPool's MIN_FILES_PER_REQUEST).
+  async function renderRequest(files: string[], searchDirs?: string[]): Promise<RenderedFile[]> {
+    return pool.renderFiles({ rootDir: project.root, files, context, searchDirs });
+  }
+
+  it('evaluates a template imported by several files again for each, as a new Environment would', async () => {
+    const files = ['batch/import.yml', 'batch/import.yml', 'batch/import.yml'];
+    expect(await renderRequest(files)).toEqual(files.map((path) => ({ path, text: '12' })));
+  });
+
+  it('gives each file new time and images globals, whatever an earlier file changed in them', async () => {
+    expect(await renderRequest(['batch/change-globals.yml', 'batch/read-globals.yml'])).toEqual([
+      { path: 'batch/change-globals.yml', text: "['get_image', 'x']" },
+      { path: 'batch/read-globals.yml', text: "['get_image']6" },
+    ]);
+  });
+
+  it('finds a file outside the search dirs by its own name only while rendering that file', async () => {
+    const [self, other] = await renderRequest(['batch/include-self.yml', 'batch/include-other.yml'], ['lib']);
+    expect(self).toEqual({ path: 'batch/include-self.yml', text: 'inner' });
+    expect(other && 'error' in other && other.error.reason).toBe(`template ${project.root}/batch/include-self.yml not found`);
+  });
+
+  it("looks a name up on each file's own search path", async () => {
+    expect(await renderRequest(['batch/a/file.yml', 'batch/b/file.yml', 'batch/a/file.yml'])).toEqual([
+      { path: 'batch/a/file.yml', text: 'a-part' },
+      { path: 'batch/b/file.yml', text: 'b-part' },
+      { path: 'batch/a/file.yml', text: 'a-part' },
+    ]);
+  });
+
+  it('locates an error inside a template an earlier file of the request loaded', async () => {
+    const rendered = await renderRequest(['batch/include-fails-1.yml', 'batch/include-fails-2.yml']);
+    for (const file of rendered) {
+      expect('error' in file && file.error).toMatchObject({ file: 'batch/fails.j2', line: 1, expression: '{{ nope }}' });
+    }
+  });
 });

@@ -58,8 +58,8 @@ def render_batch(request):
     root_dir, search_dirs = request["rootDir"], request.get("searchDirs")
     variables = rendering.kluctl_variables(request["context"])
     if "files" in request:
-        return [capped(rendering.render_file(root_dir, path, variables, search_dirs), "path") for path in request["files"]]
-    return [capped(rendering.render_string(root_dir, template, variables, search_dirs), "name") for template in request["templates"]]
+        return [capped(result, "path") for result in rendering.render_files(root_dir, request["files"], variables, search_dirs)]
+    return [capped(result, "name") for result in rendering.render_strings(root_dir, request["templates"], variables, search_dirs)]
 
 
 def capped(result, label):
