@@ -39,6 +39,11 @@ export interface EngineConfig {
   onNotice?: (line: string) => void;
   /** A git repository is fetched at most this often, in ms (default 60 s). */
   gitRefreshMs?: number;
+  /**
+   * Keep every object labelled with a discriminator in a watched cache per cluster (src/kube/labelled-objects.ts)
+   * instead of listing every resource for each deploy: for roles that deploy many targets over a long time.
+   */
+  watchDiscriminated?: boolean;
 }
 
 /** kubectl's and Flux's controllers' limits: 50 requests a second on average, bursts of 300. */
@@ -134,5 +139,6 @@ export function serverEngineConfig(options: ServerEngineOptions, env: NodeJS.Pro
     pythonEnvCache: env['GANTRY_PYTHON'] ? undefined : cacheDir,
     onNotice: options.onNotice,
     gitRefreshMs: options.gitRefreshMs,
+    watchDiscriminated: true,
   };
 }

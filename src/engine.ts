@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { EngineConfig } from './engine-config.ts';
 import type { ChartTools } from './helm/helm-cli.ts';
 import { ClusterPool } from './kube/cluster-pool.ts';
+import { DISCRIMINATOR_LABEL } from './render/postprocess.ts';
 import { GitCache } from './source/git-cache.ts';
 import { OciCache } from './source/oci-cache.ts';
 import { JinjaPool } from './template/jinja-pool.ts';
@@ -32,7 +33,7 @@ export class Engine {
       pythonEnvCache: config.pythonEnvCache,
       onNotice: config.onNotice,
     });
-    this.clusters = new ClusterPool(config.kubeApi);
+    this.clusters = new ClusterPool({ ...config.kubeApi, watchLabel: config.watchDiscriminated ? DISCRIMINATOR_LABEL : undefined });
   }
 
   /** helm and git for charts, and where charts pulled on demand (`skipPrePull`) are kept. */

@@ -1,9 +1,10 @@
 /**
  * What the cluster holds for a target before a command changes anything: every object carrying the target's
- * discriminator label (one list per listable resource, in parallel), plus rendered objects that exist without
- * the label (fetched one by one, so "new" really means new). Kinds the render does not produce are listed as
- * metadata only (PartialObjectMetadata: labels, annotations, owners, managedFields), which is all prune and delete
- * look at, so a cluster full of large objects of other kinds costs little.
+ * discriminator label, plus rendered objects that exist without the label (fetched one by one, so "new" really means
+ * new). A long-running role finds the labelled objects in its cluster's watched cache (Cluster.labelled); a command
+ * lists them, one list per listable resource in parallel, and kinds the render does not produce as metadata only
+ * (PartialObjectMetadata: labels, annotations, owners, managedFields), which is all prune and delete look at, so a
+ * cluster full of large objects of other kinds costs little.
  */
 import pLimit from 'p-limit';
 import type { Cluster } from '../kube/cluster.ts';
@@ -29,6 +30,7 @@ export class RemoteObjects {
    */
   static async load(cluster: Cluster, discriminator: string, renderedKinds: ReadonlySet<string> = new Set()): Promise<RemoteObjects> {
     if (!discriminator) return new RemoteObjects([]);
+    if (cluster.labelled) return new RemoteObjects(await cluster.labelled.withValue(discriminator));
     const selector = `${DISCRIMINATOR_LABEL}=${discriminator}`;
     const limit = pLimit(32);
     const lists = await Promise.all(

@@ -17,6 +17,11 @@ export interface ClusterPoolOptions {
   burst: number;
   /** Limit of one request with its retries, in ms (default: KubeClient's). */
   requestTimeoutMs?: number;
+  /**
+   * Keep a watched cache of the objects carrying this label key in each cluster (Cluster.labelled), for a
+   * long-running role; a one-shot command lists instead.
+   */
+  watchLabel?: string | undefined;
 }
 
 interface Entry {
@@ -52,7 +57,7 @@ export class ClusterPool {
     let entry = this.entries.get(key);
     if (!entry) {
       const client = new KubeClient(own, { throttle: this.throttleFor(server.server), requestTimeoutMs: this.options.requestTimeoutMs });
-      entry = { cluster: new Cluster(client), lastUsed: 0 };
+      entry = { cluster: new Cluster(client, { watchLabel: this.options.watchLabel }), lastUsed: 0 };
       this.entries.set(key, entry);
     }
     entry.lastUsed = Date.now();

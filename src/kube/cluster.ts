@@ -5,6 +5,7 @@
  */
 import { KubeClient, KubeApiError, loadKubeConfig, type ConnectOptions } from './client.ts';
 import { Discovery, type ApiResource } from './discovery.ts';
+import { LabelledObjects } from './labelled-objects.ts';
 import { formatRef, refOf, type KubeObject, type ObjectRef } from './object.ts';
 
 /** The cluster serves no resource for a GVK (its CRD is missing, or the version is not served). */
@@ -34,13 +35,26 @@ const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.
 export class Cluster {
   readonly client: KubeClient;
   readonly discovery: Discovery;
+  /**
+   * The watched cache of objects carrying a label key (see labelled-objects.ts), when the role asked for one; every
+   * write through this Cluster is recorded in it.
+   */
+  readonly labelled: LabelledObjects | undefined;
   /** The kubeconfig context in use. */
   readonly context: string;
 
-  /** @param discovery shared with the cluster this one is a signal-bound view of (see withSignal). */
-  constructor(client: KubeClient, discovery?: Discovery) {
+  /**
+   * @param shared what the cluster this one is a signal-bound view of shares with it (see withSignal); or, for a
+   *   new cluster, `watchLabel`: the label key to keep a watched cache of objects for.
+   */
+  constructor(client: KubeClient, shared: { discovery?: Discovery; labelled?: LabelledObjects; watchLabel?: string } = {}) {
     this.client = client;
-    this.discovery = discovery ?? new Discovery(client);
+    this.discovery = shared.discovery ?? new Discovery(client);
+    this.labelled =
+      shared.labelled ??
+      (shared.watchLabel === undefined
+        ? undefined
+        : new LabelledObjects({ client, discovery: this.discovery, labelKey: shared.watchLabel }));
     this.context = client.config.getCurrentContext();
   }
 
@@ -54,12 +68,13 @@ export class Cluster {
    * under way when the signal fires is abandoned (rejecting with the signal's reason).
    */
   withSignal(signal: AbortSignal | undefined): Cluster {
-    return signal ? new Cluster(this.client.withSignal(signal), this.discovery) : this;
+    return signal ? new Cluster(this.client.withSignal(signal), { discovery: this.discovery, labelled: this.labelled }) : this;
   }
 
-  /** Closes the connections; the views withSignal made share them. */
-  close(): Promise<void> {
-    return this.client.close();
+  /** Stops the labelled-object cache's watches and closes the connections; the views withSignal made share them. */
+  async close(): Promise<void> {
+    await this.labelled?.close();
+    await this.client.close();
   }
 
   /** The server's version, e.g. `v1.35.4`. */
@@ -73,7 +88,7 @@ export class Cluster {
    */
   async apply(object: KubeObject, options: ApplyOptions): Promise<KubeObject> {
     const path = await this.objectPath(refOf(object));
-    return this.client.request<KubeObject>('PATCH', path, {
+    const applied = await this.client.request<KubeObject>('PATCH', path, {
       body: object,
       contentType: 'application/apply-patch+yaml',
       query: {
@@ -83,6 +98,7 @@ export class Cluster {
         fieldValidation: 'Strict',
       },
     });
+    return this.written(applied, options.dryRun);
   }
 
   /**
@@ -91,10 +107,11 @@ export class Cluster {
    */
   async replace(object: KubeObject, resourceVersion: string, options: { fieldManager: string; dryRun?: boolean }): Promise<KubeObject> {
     const body = { ...object, metadata: { ...object.metadata, resourceVersion } };
-    return this.client.request<KubeObject>('PUT', await this.objectPath(refOf(object)), {
+    const replaced = await this.client.request<KubeObject>('PUT', await this.objectPath(refOf(object)), {
       body,
       query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined, fieldValidation: 'Strict' },
     });
+    return this.written(replaced, options.dryRun);
   }
 
   /**
@@ -107,11 +124,12 @@ export class Cluster {
     options: { fieldManager: string; dryRun?: boolean; subresource?: 'status' },
   ): Promise<KubeObject> {
     const suffix = options.subresource ? `/${options.subresource}` : '';
-    return this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
+    const patched = await this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: operations,
       contentType: 'application/json-patch+json',
       query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
     });
+    return this.written(patched, options.dryRun);
   }
 
   /**
@@ -124,21 +142,27 @@ export class Cluster {
     options: { fieldManager: string; subresource?: 'status' },
   ): Promise<KubeObject> {
     const suffix = options.subresource ? `/${options.subresource}` : '';
-    return this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
+    const patched = await this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: patch,
       contentType: 'application/merge-patch+json',
       query: { fieldManager: options.fieldManager },
     });
+    return this.written(patched);
   }
 
   /** Creates an object (POST), e.g. an Event with a generated name. */
   async create(object: KubeObject, options: { fieldManager: string }): Promise<KubeObject> {
     const ref = refOf(object);
     const resource = await this.resourceFor(ref);
-    return this.client.request<KubeObject>('POST', collectionPath(resource, resource.namespaced ? ref.namespace : undefined), {
-      body: object,
-      query: { fieldManager: options.fieldManager },
-    });
+    const created = await this.client.request<KubeObject>(
+      'POST',
+      collectionPath(resource, resource.namespaced ? ref.namespace : undefined),
+      {
+        body: object,
+        query: { fieldManager: options.fieldManager },
+      },
+    );
+    return this.written(created);
   }
 
   /** The object, or undefined when it does not exist (or its kind is not served). */
@@ -191,10 +215,12 @@ export class Cluster {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
         query: { dryRun: options.dryRun ? 'All' : undefined },
       });
+      if (!options.dryRun) this.labelled?.forget(ref);
       return true;
     } catch (error) {
-      if (error instanceof KubeApiError && error.status === 404) return false;
-      throw error;
+      if (!(error instanceof KubeApiError && error.status === 404)) throw error;
+      if (!options.dryRun) this.labelled?.forget(ref);
+      return false;
     }
   }
 
@@ -203,6 +229,12 @@ export class Cluster {
     const resource = await this.discovery.findFresh(ref.group, ref.version, ref.kind);
     if (!resource) throw new UnknownKindError(ref.group, ref.version, ref.kind);
     return resource;
+  }
+
+  /** A write's answer, recorded in the labelled-object cache unless it was a dry run. */
+  private written(object: KubeObject, dryRun?: boolean): KubeObject {
+    if (!dryRun) this.labelled?.record(object);
+    return object;
   }
 
   private async objectPath(ref: ObjectRef): Promise<string> {

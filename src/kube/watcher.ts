@@ -42,6 +42,11 @@ export interface WatcherOptions {
   labelSelector?: string;
   /** Relist when the stream was silent (no event, no bookmark) this long. Default 3 min (three bookmark periods). */
   staleAfterMs?: number;
+  /**
+   * A first list failing with an error this accepts (e.g. 403 for a resource the role may not read) counts as synced
+   * with nothing in it, so waitForSync does not wait for a list that may never succeed; the watcher keeps retrying.
+   */
+  syncedDespite?: (error: unknown) => boolean;
 }
 
 const DEFAULT_STALE_AFTER_MS = 3 * 60_000;
@@ -169,6 +174,7 @@ export class Watcher {
         await this.pause(delayMs);
       } catch (error) {
         if (this.signal.aborted) break;
+        if (!this.syncedFlag && this.options.syncedDespite?.(error)) this.markSyncedOnce();
         failures++;
         this.resourceVersion = undefined;
         const delayMs = jittered(Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (failures - 1)));
@@ -202,10 +208,13 @@ export class Watcher {
     for (const [key, object] of listed) this.put(key, object);
     this.resourceVersion = resourceVersion;
     this.options.log?.debug({ objects: listed.size, resourceVersion }, 'listed');
-    if (!this.syncedFlag) {
-      this.syncedFlag = true;
-      this.markSynced();
-    }
+    this.markSyncedOnce();
+  }
+
+  private markSyncedOnce(): void {
+    if (this.syncedFlag) return;
+    this.syncedFlag = true;
+    this.markSynced();
   }
 
   /**
