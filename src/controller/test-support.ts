@@ -37,6 +37,28 @@ export async function deleteNamespace(client: KubeClient, name: string): Promise
   });
 }
 
+/** A namespaced CustomResourceDefinition of `group` serving `v1` without a schema (every field is kept). */
+export function schemalessCrd(group: string, kind: string, plural: string): Record<string, unknown> & { metadata: { name: string } } {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+}
+
 /** Creates or changes the ConfigMap `namespace/name` (server-side apply) with `data`. */
 export async function applyConfigMap(client: KubeClient, namespace: string, name: string, data: Record<string, string>): Promise<void> {
   await client.request('PATCH', `/api/v1/namespaces/${namespace}/configmaps/${name}`, {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from './cluster.ts';
 import type { KubeObject } from './object.ts';
-import { createNamespace, deleteNamespace, testClient, waitFor } from '../controller/test-support.ts';
+import { createNamespace, deleteNamespace, schemalessCrd, testClient, waitFor } from '../controller/test-support.ts';
 
 describe('LabelledObjects', () => {
   const client = testClient();
@@ -75,27 +75,8 @@ describe('LabelledObjects', () => {
 
   it('watches a kind its CRD made served after the first read', async () => {
     const group = `${namespace}.e2e.gantry.dev`;
-    const crdName = `gadgets.${group}`;
-    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
-      body: {
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: crdName },
-        spec: {
-          group,
-          names: { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList' },
-          scope: 'Namespaced',
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            },
-          ],
-        },
-      },
-    });
+    const crd = schemalessCrd(group, 'Gadget', 'gadgets');
+    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
     try {
       const gadget = { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'one', namespace, labels: { [label]: 'c' } } };
       const created = await waitFor('the gadgets resource', () =>
@@ -108,7 +89,7 @@ describe('LabelledObjects', () => {
       cluster.discovery.invalidate();
       expect(await names('c')).toEqual(['Gadget/one']);
     } finally {
-      await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName}`);
+      await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
     }
   });
 });

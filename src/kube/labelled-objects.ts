@@ -30,29 +30,22 @@ function isEmptyForUs(error: unknown): boolean {
   return error instanceof KubeApiError && [403, 404, 405].includes(error.status);
 }
 
-/** A resource's watch, and why its first list failed (when it did, and was not one isEmptyForUs accepts). */
+/** A resource's watch, and why its list last failed before it first succeeded (unless isEmptyForUs accepted it). */
 interface ResourceWatch {
   watcher: Watcher;
   listError?: unknown;
-  /** Reads waiting for the first list, told when it fails again. */
-  waiting: Set<() => void>;
+  /** Settles with the first list: resolves when it filled the cache, rejects when it failed. */
+  firstList: Promise<void>;
 }
 
 /**
- * Resolves once the watch listed; rejects with the error of its first list when that failed (before this call, or
- * while waiting), so a read fails as a one-off list would instead of waiting through the watch's retries.
+ * Resolves once the watch listed; rejects with the error of its first list when that failed, so a read fails as a
+ * one-off list would instead of waiting through the watch's retries.
  */
 function synced(watch: ResourceWatch): Promise<void> {
   if (watch.watcher.synced) return Promise.resolve();
   if (watch.listError !== undefined) return Promise.reject(watch.listError as Error);
-  return new Promise<void>((resolve, reject) => {
-    const failed = () => reject(watch.listError as Error);
-    watch.waiting.add(failed);
-    void watch.watcher.waitForSync().then(() => {
-      watch.waiting.delete(failed);
-      resolve();
-    });
-  });
+  return watch.firstList;
 }
 
 export class LabelledObjects {
@@ -117,17 +110,17 @@ export class LabelledObjects {
   }
 
   private startWatch(resource: ApiResource): ResourceWatch {
-    const failure: Pick<ResourceWatch, 'listError' | 'waiting'> = { waiting: new Set() };
-    const watcher = new Watcher({
+    let failFirstList: (error: unknown) => void = () => undefined;
+    const watch = {} as ResourceWatch;
+    watch.watcher = new Watcher({
       client: this.options.client,
       resource: { group: resource.group, version: resource.version, plural: resource.resource },
       labelSelector: this.options.labelKey,
       log: this.options.log?.child({ resource: `${resource.resource}.${resource.group}` }),
       syncedDespite: (error) => {
         if (isEmptyForUs(error)) return true;
-        failure.listError = error;
-        for (const fail of failure.waiting) fail();
-        failure.waiting.clear();
+        watch.listError = error;
+        failFirstList(error);
         return false;
       },
       onChange: (_key, object, previous) => {
@@ -135,8 +128,14 @@ export class LabelledObjects {
         else if (previous) this.deleteWatched(previous);
       },
     });
-    watcher.start();
-    return Object.assign(failure, { watcher });
+    watch.firstList = new Promise<void>((resolve, reject) => {
+      failFirstList = reject;
+      void watch.watcher.waitForSync().then(resolve);
+    });
+    // Read only by reads that started before it failed; a failure nobody waited for is no unhandled rejection.
+    watch.firstList.catch(() => undefined);
+    watch.watcher.start();
+    return watch;
   }
 
   /** An add or update, unless what is kept is newer (a write's answer and the watch can arrive in either order). */

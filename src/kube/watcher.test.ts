@@ -11,6 +11,7 @@ import {
   createNamespace,
   deleteConfigMap,
   deleteNamespace,
+  schemalessCrd,
   TcpProxy,
   testClient,
   waitFor,
@@ -149,24 +150,7 @@ describe('Watcher', () => {
     // A re-created CRD gets a new watch cache that starts after every resourceVersion the watcher knew, so the
     // watcher's next watch (after its frozen connection delivers the end of the stream) is refused with 410 Expired.
     const group = `${namespace}.e2e.gantry.dev`;
-    const crd = {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `widgets.${group}` },
-      spec: {
-        group,
-        names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
-        scope: 'Namespaced',
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-          },
-        ],
-      },
-    };
+    const crd = schemalessCrd(group, 'Widget', 'widgets');
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
     const widgets = `/apis/${group}/v1/namespaces/${namespace}/widgets`;
     const createCrd = async () => {
