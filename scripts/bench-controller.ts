@@ -61,6 +61,13 @@ export interface ControllerBenchOptions {
   env: Record<string, string>;
   /** Receives progress lines (stderr). */
   report: (line: string) => void;
+  /** How many KluctlDeployments the fleet part creates at once (default 100). */
+  deployments?: number;
+  /**
+   * Extra flags of the controller that runs the fleet part, e.g. Flux's vertical-scaling advice for hundreds of
+   * deployments: `--concurrency 10 --kube-api-qps 500 --kube-api-burst 1000` (default none: the defaults).
+   */
+  fleetControllerFlags?: string[];
 }
 
 /** One line of the report: a measured figure and the baseline it is compared to. */
@@ -89,7 +96,7 @@ const RESULTS_NS = 'gantry-bench-results';
 const TARGET = 'bench';
 const POLL_INTERVAL = '5s';
 const POLL_INTERVAL_S = 5;
-const FLEET = 100;
+const DEFAULT_FLEET = 100;
 const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
 const GANTRY = path.join(REPO_ROOT, 'bin/gantry.js');
 const KD_PATH = `/apis/${API}/namespaces/${CONTROLLER_NS}/kluctldeployments`;
@@ -233,8 +240,10 @@ class ControllerBench {
     this.report('stopping the first controller');
     await this.controller?.stop();
 
-    // 3. 100 KluctlDeployments on a fresh controller.
-    this.controller = await this.startController('5s');
+    // 3. 100 (or --deployments) KluctlDeployments on a fresh controller.
+    const FLEET = this.options.deployments ?? DEFAULT_FLEET;
+    const fleetFlags = this.options.fleetControllerFlags ?? [];
+    this.controller = await this.startController('5s', fleetFlags);
     const controller = this.controller;
     await sleep(5_000);
     const freshIdle = await sampleFor(controller.pid, 3_000);
@@ -261,7 +270,7 @@ class ControllerBench {
     const heapBefore = await heapOf(controller);
     this.report(`idle before the ${FLEET}: RSS ${mib(idleBefore.rss)} MiB, tree ${mib(idleBefore.treeRss)} MiB, ${heapText(heapBefore)}`);
 
-    const names = Array.from({ length: FLEET }, (_, index) => `fleet-${String(index).padStart(3, '0')}`);
+    const names = Array.from({ length: FLEET }, (_, index) => `fleet-${String(index).padStart(String(FLEET - 1).length, '0')}`);
     const sampler = new RssSampler(controller.pid, 200);
     const cpuBefore = cpuSeconds(controller.pid);
     const started = performance.now();
@@ -297,7 +306,7 @@ class ControllerBench {
       `no-op reconcile as the controller reports it (reconcileRequestResult endTime - startTime): median ${median(reportedDurations).toFixed(2)} s`,
       `fresh controller idle (before any deployment): RSS ${mib(freshIdle.rss)} MiB, tree ${mib(freshIdle.treeRss)} MiB`,
       `controller memory from /metrics (no forced GC): fresh ${heapText(freshHeap)}; idle before the ${FLEET} ${heapText(heapBefore)}; idle with ${FLEET} Ready ${heapText(heapAfter)}; after deleting them ${heapText(heapDeleted)}`,
-      `controller CPU for ${FLEET} deployments: ${fleetCpu.toFixed(1)} CPU s in ${fleetCreate.toFixed(1)} s wall (${os.availableParallelism()} cores), --concurrency 4 (default)`,
+      `controller CPU for ${FLEET} deployments: ${fleetCpu.toFixed(1)} CPU s in ${fleetCreate.toFixed(1)} s wall (${os.availableParallelism()} cores), ${fleetFlags.length > 0 ? fleetFlags.join(' ') : 'default flags (--concurrency 4, --kube-api-qps 50)'}`,
     );
     const mibOf = (bytes: number) => bytes / 1024 / 1024;
     const rows: BenchRow[] = [
@@ -414,10 +423,10 @@ class ControllerBench {
     if (this.scratch) await step('removing the temporary folder', () => rm(this.scratch, { recursive: true, force: true }));
   }
 
-  private async startController(gitRefreshInterval: string): Promise<RunningController> {
-    this.report(`starting gantry controller run (--git-refresh-interval ${gitRefreshInterval})`);
+  private async startController(gitRefreshInterval: string, flags: string[] = []): Promise<RunningController> {
+    this.report(`starting gantry controller run (--git-refresh-interval ${gitRefreshInterval} ${flags.join(' ')})`);
     const controller = await startController(
-      ['--namespace', CONTROLLER_NS, '--command-result-namespace', RESULTS_NS, '--git-refresh-interval', gitRefreshInterval],
+      ['--namespace', CONTROLLER_NS, '--command-result-namespace', RESULTS_NS, '--git-refresh-interval', gitRefreshInterval, ...flags],
       this.options.env,
     );
     this.report(`controller pid ${controller.pid} ready`);
@@ -497,7 +506,7 @@ class ControllerBench {
           .map((item) => `${item.metadata.name} ${JSON.stringify(readyOf(item))}`)
           .join(', ')}`;
       },
-      names.length > 1 ? 1_000 : 100,
+      names.length > 100 ? 2_000 : names.length > 1 ? 1_000 : 20,
     );
   }
 
@@ -528,21 +537,31 @@ class ControllerBench {
   }
 
   /** Deletes every KluctlDeployment of the bench namespace and waits until they (and so their objects) are gone. */
+  /**
+   * Deletes every KluctlDeployment of the bench in one request (deletecollection, so a thousand cost the client
+   * nothing) and waits until they are gone, i.e. until the controller has deleted their objects and removed its
+   * finalizers.
+   */
   private async deleteAllDeployments(): Promise<void> {
-    await this.kubectl([
-      'delete',
-      `kluctldeployments.${API_GROUP}`,
-      '--all',
-      '-n',
-      CONTROLLER_NS,
-      '--ignore-not-found',
-      '--wait=true',
-      '--timeout=10m',
-    ]);
+    await this.client.request('DELETE', KD_PATH);
+    await this.poll(
+      async () => (await this.countDeployments()) === 0,
+      10 * 60_000,
+      async () => `the KluctlDeployments to be deleted (${await this.countDeployments().catch(() => '?')} left)`,
+      250,
+    );
   }
 
   private async getDeployment(name: string): Promise<Record<string, any> | undefined> {
     return this.client.request<Record<string, any>>('GET', `${KD_PATH}/${name}`).catch(notFound);
+  }
+
+  /** How many KluctlDeployments exist, from a list of at most one (so polling it costs the API server little). */
+  private async countDeployments(): Promise<number> {
+    const list = await this.client.request<{ items: unknown[]; metadata?: { remainingItemCount?: number } }>('GET', KD_PATH, {
+      query: { limit: '1' },
+    });
+    return list.items.length + (list.metadata?.remainingItemCount ?? 0);
   }
 
   private async listDeployments(): Promise<Array<Record<string, any>>> {
@@ -561,7 +580,7 @@ class ControllerBench {
     check: () => Promise<T | undefined | false | null>,
     timeoutMs: number,
     describe: string | (() => Promise<string>),
-    everyMs = 100,
+    everyMs = 20,
   ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;

@@ -13,7 +13,8 @@
  * The namespace is deleted before each fresh deploy.
  *
  * controller: the GitOps controller (`gantry controller run`): no-op reconcile time, commit→applied latency by
- * webhook and by polling, and time, CPU and memory for 100 KluctlDeployments; see bench-controller.ts.
+ * webhook and by polling, and time, CPU and memory for 100 KluctlDeployments (`--deployments N`, the controller
+ * that runs them with `--controller-flags='--concurrency 10 --kube-api-qps 500'`); see bench-controller.ts.
  *
  * fleet: the real `gantry server` and agents; see bench-fleet.ts. load: one server on SQLite and one on PostgreSQL
  * with `--agents` (default 10,000) simulated agents (scripts/bench/agent-load.ts, child processes: real deploy
@@ -50,6 +51,8 @@ const { values } = parseArgs({
     interval: { type: 'string', default: '30' },
     jitter: { type: 'string', default: '5' },
     'fleet-part': { type: 'string' },
+    deployments: { type: 'string', default: '100' },
+    'controller-flags': { type: 'string', default: '' },
   },
 });
 const runs = positive('runs');
@@ -72,6 +75,8 @@ const controllerOptions = {
   kubectl: path.join(bin, 'kubectl'),
   env: { PATH: env.PATH },
   report: (line: string) => console.error(line),
+  deployments: positive('deployments'),
+  fleetControllerFlags: values['controller-flags'].split(' ').filter(Boolean),
 };
 const cliReport = wanted('cli') ? await benchCli() : undefined;
 const controllerReport = wanted('controller') ? await benchController(controllerOptions) : undefined;
@@ -205,7 +210,7 @@ function formatTable(result: ControllerBenchResult | FleetBenchResult): string {
 }
 
 /** The value of flag `name` as a positive integer. */
-function positive(name: 'runs' | 'agents' | 'window' | 'interval'): number {
+function positive(name: 'runs' | 'agents' | 'window' | 'interval' | 'deployments'): number {
   const value = Number(values[name]);
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, not '${values[name]}'`);
   return value;

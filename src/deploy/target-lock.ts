@@ -15,11 +15,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { KubeApiError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { LeaderElector, type LeaseObservation } from '../kube/lease.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger, type Logger } from '../logger.ts';
 import type { Progress } from '../progress.ts';
 
 export const TARGET_LOCK_NAMESPACE = 'kube-system';
 const TIMING = { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 2000 };
+
+/** The electors' logger, made on first use: a lock reports through the command's progress; one per process, as each opens a stream. */
+let silentLog: Logger | undefined;
 
 /**
  * What this process last saw of each target Lease (by API server and name): a controller's reconciles each take the
@@ -89,6 +92,7 @@ export async function withTargetLock<T>(
   finishedIdentities.delete(identityKey);
   let leading: (signal: AbortSignal) => void = () => {};
   let notAcquired: (reason: { holder: string } | { error: unknown }) => void = () => {};
+  let cancelled: () => void = () => {};
   const elector = new LeaderElector({
     ...TIMING,
     client: cluster.client,
@@ -98,7 +102,7 @@ export async function withTargetLock<T>(
     onStartedLeading: (signal) => leading(signal),
     onStoppedLeading: () => {},
     onNotAcquired: (reason) => notAcquired(reason),
-    log: createLogger({ level: 'fatal' }),
+    log: (silentLog ??= createLogger({ level: 'fatal' })),
     observed: observations.get(observationKey),
   });
   const acquired = new Promise<AbortSignal | undefined>((resolve, reject) => {
@@ -120,7 +124,9 @@ export async function withTargetLock<T>(
         );
       }
     };
-    context.signal?.addEventListener('abort', () => reject(context.signal?.reason), { once: true });
+    cancelled = () => reject(context.signal?.reason);
+    // The caller's signal may live long (a controller's leadership): the listener goes with this lock, in finally.
+    context.signal?.addEventListener('abort', cancelled, { once: true });
   });
   elector.start();
   let done = false;
@@ -135,6 +141,7 @@ export async function withTargetLock<T>(
     return await action(AbortSignal.any(signals));
   } finally {
     done = true;
+    context.signal?.removeEventListener('abort', cancelled);
     await elector.stop();
     const seen = elector.observation;
     if (seen) observations.set(observationKey, seen);

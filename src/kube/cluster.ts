@@ -77,9 +77,9 @@ export class Cluster {
     await this.client.close();
   }
 
-  /** The server's version, e.g. `v1.35.4`. */
-  async version(): Promise<string> {
-    return (await this.client.request<{ gitVersion: string }>('GET', '/version')).gitVersion;
+  /** The server's version, e.g. `v1.35.4`, cached with the discovery mapping. */
+  version(): Promise<string> {
+    return this.discovery.serverVersion();
   }
 
   /**

@@ -39,40 +39,38 @@ const DEFAULT_MAX_AGE_MS = 10 * 60_000;
 
 export class Discovery {
   private readonly client: KubeClient;
-  private readonly maxAgeMs: number;
-  private cached: { resources: Promise<ApiResource[]>; at: number } | undefined;
-  private loadCount = 0;
+  private readonly mapping: Expiring<ApiResource[]>;
+  private readonly version: Expiring<string>;
 
   constructor(client: KubeClient, options: { maxAgeMs?: number } = {}) {
     this.client = client;
-    this.maxAgeMs = options.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
+    const maxAgeMs = options.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
+    this.mapping = new Expiring(maxAgeMs, () => this.load());
+    this.version = new Expiring(maxAgeMs, async () => (await this.client.request<{ gitVersion: string }>('GET', '/version')).gitVersion);
   }
 
   /** How many times the mapping was read from the cluster (each read is two requests with aggregated discovery). */
   get loads(): number {
-    return this.loadCount;
+    return this.mapping.loads;
   }
 
   /** Every resource of every served group version (subresources excluded). */
   resources(): Promise<ApiResource[]> {
-    if (this.cached && Date.now() - this.cached.at > this.maxAgeMs) this.cached = undefined;
-    if (!this.cached) {
-      this.loadCount++;
-      const entry = {
-        at: Date.now(),
-        resources: this.load().catch((error: unknown) => {
-          if (this.cached === entry) this.cached = undefined;
-          throw error;
-        }),
-      };
-      this.cached = entry;
-    }
-    return this.cached.resources;
+    return this.mapping.get();
   }
 
-  /** Forgets the mapping; the next lookup asks the cluster again. */
+  /**
+   * The server's version (`gitVersion`, e.g. `v1.35.4`), kept as long as the mapping: an upgraded server is seen
+   * after `maxAgeMs` or an invalidate, as a new mapping is.
+   */
+  serverVersion(): Promise<string> {
+    return this.version.get();
+  }
+
+  /** Forgets the mapping and the version; the next lookup asks the cluster again. */
   invalidate(): void {
-    this.cached = undefined;
+    this.mapping.forget();
+    this.version.forget();
   }
 
   /** The resource serving exactly this group/version/kind, or undefined. */
@@ -165,4 +163,41 @@ function fromAggregated(list: AggregatedList): ApiResource[] {
     }
   }
   return resources;
+}
+
+/** A value read on first use and kept for `maxAgeMs`; a failed read is forgotten, so the next use asks again. */
+class Expiring<T> {
+  private cached: { value: Promise<T>; at: number } | undefined;
+  private loadCount = 0;
+  private readonly maxAgeMs: number;
+  private readonly read: () => Promise<T>;
+
+  constructor(maxAgeMs: number, read: () => Promise<T>) {
+    this.maxAgeMs = maxAgeMs;
+    this.read = read;
+  }
+
+  get loads(): number {
+    return this.loadCount;
+  }
+
+  get(): Promise<T> {
+    if (this.cached && Date.now() - this.cached.at > this.maxAgeMs) this.cached = undefined;
+    if (!this.cached) {
+      this.loadCount++;
+      const entry = {
+        at: Date.now(),
+        value: this.read().catch((error: unknown) => {
+          if (this.cached === entry) this.cached = undefined;
+          throw error;
+        }),
+      };
+      this.cached = entry;
+    }
+    return this.cached.value;
+  }
+
+  forget(): void {
+    this.cached = undefined;
+  }
 }

@@ -53,6 +53,7 @@ import { deploymentKubeConfig } from './kubeconfig.ts';
 import { overriddenSpec, pendingRequests, specProblems, type PendingRequest } from './requests.ts';
 import { gitUrlOf, registryCredentialsOf, resolveSource, sourceLabel, type ResolvedSource } from './source.ts';
 import { driftMessage, driftOf, resultMessage, summarize, withCondition } from './status.ts';
+import { StatusWriter } from './status-writer.ts';
 import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
 
 export interface ReconcilerDeps {
@@ -97,11 +98,12 @@ export async function reconcileKluctlDeployment(
 ): Promise<ReconcileOutcome> {
   const own = deps.cluster.withSignal(scope.signal);
   const ref = { group: 'gitops.gantry.dev', version: 'v1beta1', kind: KIND, ...key };
-  const deployment = (await own.get(ref)) as KluctlDeployment | undefined;
+  let deployment = (await own.get(ref)) as KluctlDeployment | undefined;
   if (!deployment) return {};
   if (deployment.metadata.deletionTimestamp) return finalize(deployment, { ...deps, cluster: own }, scope);
   if (!(deployment.metadata.finalizers ?? []).includes(FINALIZER)) {
-    await own.patchMerge(
+    // Kluctl's controller goes on with the patched object rather than requeueing: the patch answers with it.
+    deployment = (await own.patchMerge(
       ref,
       {
         metadata: {
@@ -110,8 +112,7 @@ export async function reconcileKluctlDeployment(
         },
       },
       { fieldManager: deps.engine.config.fieldManager },
-    );
-    return { requeueAfterMs: 0 };
+    )) as unknown as KluctlDeployment;
   }
   return new Reconciliation(deployment, { ...deps, cluster: own }, scope).run();
 }
@@ -175,6 +176,9 @@ type Command = 'deploy' | 'poke-images' | 'diff' | 'prune' | 'validate';
 /** How soon a deployment held back by its dependsOn looks again (Flux's kustomize-controller waits 30 s). */
 const DEPENDENCY_RETRY_MS = 5_000;
 
+/** How long a reconcile runs before its progress (the Reconciling message) is written, and how often after. */
+const PROGRESS_DELAY_MS = 1_000;
+
 class Reconciliation {
   private readonly deployment: KluctlDeployment;
   private readonly deps: ReconcilerDeps;
@@ -191,6 +195,7 @@ class Reconciliation {
   private heldBy: string[] = [];
 
   private readonly reconcileId: string;
+  private readonly statusWriter: StatusWriter;
 
   constructor(deployment: KluctlDeployment, deps: ReconcilerDeps, scope: ReconcileScope) {
     this.deployment = deployment;
@@ -200,6 +205,7 @@ class Reconciliation {
     this.signal = scope.signal;
     this.reconcileId = (scope.log.bindings()['reconcileID'] as string | undefined) ?? randomUUID();
     this.status = structuredClone(deployment.status ?? {});
+    this.statusWriter = new StatusWriter(() => this.patchStatus(), { delayMs: PROGRESS_DELAY_MS, startedAt: this.started });
   }
 
   async run(): Promise<ReconcileOutcome> {
@@ -228,6 +234,7 @@ class Reconciliation {
       }
     } catch (error) {
       // Cancelled (stopping, or no longer leader): nothing more is written, not even the status.
+      if (this.signal.aborted) this.statusWriter.cancel();
       this.signal.throwIfAborted();
       this.fail(REASONS.prepareFailed, problemsOf(error).join('; '));
     }
@@ -243,7 +250,7 @@ class Reconciliation {
       message: 'done',
       observedGeneration: this.generation(),
     });
-    const written = await this.patchStatus();
+    const written = await this.statusWriter.now();
     if (!written) return { requeueAfterMs: retryIntervalMs(this.deployment.spec), error: new Error('the status could not be written') };
     if (requeueNow) return { requeueAfterMs: 0 };
     if (this.heldBy.length > 0) return { requeueAfterMs: DEPENDENCY_RETRY_MS };
@@ -260,7 +267,7 @@ class Reconciliation {
       reconcileId: this.reconcileId,
     };
     this.setRequestResult(request, requestResult);
-    await this.patchStatus();
+    await this.statusWriter.now();
     try {
       const spec = overriddenSpec(this.deployment.spec, request.request);
       const command: Command =
@@ -289,7 +296,7 @@ class Reconciliation {
     if (request && requestResult) {
       await this.removeAnnotation(request.annotation);
       this.setRequestResult(request, requestResult);
-      await this.patchStatus();
+      await this.statusWriter.now();
     }
     try {
       const spec = request ? overriddenSpec(this.deployment.spec, request.request) : this.deployment.spec;
@@ -364,7 +371,7 @@ class Reconciliation {
   }
 
   private async detectDrift(spec: KluctlDeploymentSpec, prepared: Prepared): Promise<void> {
-    await this.progress('Performing drift detection');
+    this.progress('Performing drift detection');
     const started = new Date().toISOString();
     const result = await deployTarget(prepared.target.rendered, this.targetCluster(prepared), {
       dryRun: true,
@@ -388,7 +395,7 @@ class Reconciliation {
     spec: KluctlDeploymentSpec,
     prepared: Prepared,
   ): Promise<{ id: string; summary: ResultSummary; result: CommandResult }> {
-    await this.progress(`Performing ${command}`);
+    this.progress(`Performing ${command}`);
     const started = new Date().toISOString();
     const result = await this.execute(command, spec, prepared);
     const commandInfo = this.commandInfo(command, started, prepared);
@@ -492,7 +499,7 @@ class Reconciliation {
 
   /** Fetches the source and renders the target with `spec`, runs `work`, and cleans up. */
   private async withPrepared(spec: KluctlDeploymentSpec, work: (prepared: Prepared) => Promise<void>): Promise<void> {
-    await this.progress('Fetching the source');
+    this.progress('Fetching the source');
     const registries = await registryCredentialsOf({ ...this.deployment, spec }, this.deps.cluster);
     const { git, oci } = this.deps.engine;
     const source = await resolveSource(
@@ -503,7 +510,7 @@ class Reconciliation {
     this.status.projectKey = source.projectKey;
     const keys = await decryptionKeys({ ...this.deployment, spec }, this.deps.cluster, this.deps.engine.tools);
     try {
-      await this.progress('Rendering');
+      this.progress('Rendering');
       const kubeConfig = await deploymentKubeConfig({ ...this.deployment, spec }, this.deps.kubeConfig, this.deps.cluster);
       const target = await prepareTarget(targetRequest(spec, source), this.deps.engine, {
         kubeConfig,
@@ -622,7 +629,8 @@ class Reconciliation {
     (this.status as Record<string, unknown>)[`${request.kind}RequestResult`] = { ...result };
   }
 
-  private async progress(message: string): Promise<void> {
+  /** Logs a phase and shows it in the Reconciling condition (written soon, see StatusWriter). */
+  private progress(message: string): void {
     if (this.signal.aborted) throw new Error('the controller is stopping');
     this.log.info(message);
     this.status.conditions = withCondition(this.status.conditions, {
@@ -632,7 +640,7 @@ class Reconciliation {
       message,
       observedGeneration: this.generation(),
     });
-    await this.patchStatus();
+    this.statusWriter.soon();
   }
 
   private async removeAnnotation(annotation: string): Promise<void> {
