@@ -3,10 +3,12 @@
  * ignores the lock, and two deploys of one target started together run one after the other, so the outcome is one of
  * them whole, never a mix in which one pruned what the other had just applied.
  */
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster } from '../../src/kube/cluster.ts';
 import { microTime } from '../../src/kube/lease.ts';
-import { TARGET_LOCK_NAMESPACE, targetLockName } from '../../src/deploy/target-lock.ts';
-import { gantry, kubectl, kubectlJson, localContext, startGantry } from '../support/cli.ts';
+import { TARGET_LOCK_NAMESPACE, targetLockName, withTargetLock } from '../../src/deploy/target-lock.ts';
+import { gantry, KUBECONFIG, kubectl, kubectlJson, localContext, startGantry } from '../support/cli.ts';
 import {
   applyObject,
   configMapProject,
@@ -116,6 +118,28 @@ describe('the target lock', { timeout: 120_000 }, () => {
     expect(await deployedNames()).toEqual(['first']);
     const lease = await kubectlJson<{ spec: { holderIdentity?: string } }>(['get', 'lease', LEASE, '-n', TARGET_LOCK_NAMESPACE]);
     expect(lease.spec.holderIdentity ?? '').toBe('');
+  });
+
+  it("leaves nothing on the caller's signal, which may live as long as a controller's leadership", async () => {
+    const cluster = Cluster.connect({ kubeconfig: KUBECONFIG });
+    const leadership = new AbortController();
+    const quiet = { step: () => undefined };
+    try {
+      const before = getEventListeners(leadership.signal, 'abort').length;
+      for (const round of [1, 2, 3]) {
+        const result = await withTargetLock(
+          cluster,
+          DISCRIMINATOR,
+          { holder: 'a reconcile', waitMs: 0 },
+          { progress: quiet, signal: leadership.signal },
+          async () => round,
+        );
+        expect(result).toBe(round);
+      }
+      expect(getEventListeners(leadership.signal, 'abort').length).toBe(before);
+    } finally {
+      await cluster.close();
+    }
   });
 
   it('runs two deploys of one target started together one after the other: the result is one of them, whole', async () => {
