@@ -29,7 +29,10 @@
  *   the 100 were created. The V8 heap in use (from /metrics) at the same points is printed beside the table, to tell
  *   memory still in use from memory V8 keeps.
  *   RSS is the controller's Node process (VmRSS) and, as `tree`, that plus its children (the Python Jinja2 workers
- *   and any git processes running at the moment).
+ *   and any git processes running at the moment). The controllers run, as in their Pod, under the chart's memory
+ *   limit (a cgroup, scripts/bench/memory-limit.ts; noted when the machine does not allow one): Node sizes V8's heap
+ *   from it, so without it the young generation alone would be 128 MiB on this 24 GiB machine.
+ * - `deployments` and `fleetControllerFlags` scale the 100 up, e.g. to 1000 with Flux's vertical-scaling advice.
  *
  * Everything created (KluctlDeployments, waiting for their deletion so their objects go; the namespaces; the
  * controller processes; the git server; temporary folders) is removed again, on failure too. The CRDs from
@@ -37,7 +40,7 @@
  * need them.
  */
 import { createHmac } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { run } from '../src/exec.ts';
@@ -46,6 +49,8 @@ import { startController, WEBHOOK_SECRET, type RunningController } from '../test
 import { startGitServer, type GitServer } from '../test/support/git-server.ts';
 import { git } from '../test/support/git-repo.ts';
 import { cpuSeconds, median, RssSampler, sampleFor } from './bench/measure.ts';
+import { memoryLimit, type MemoryLimit } from './bench/memory-limit.ts';
+import { parseYaml } from '../src/yaml.ts';
 import { REPO_ROOT } from './examples.ts';
 
 export interface ControllerBenchOptions {
@@ -132,6 +137,8 @@ class ControllerBench {
   private scratch = '';
   private server: GitServer | undefined;
   private controller: RunningController | undefined;
+  /** The chart's memory limit of the controller container, when this machine lets the bench impose it. */
+  private limit: MemoryLimit | undefined;
   private readonly notes: string[] = [];
 
   constructor(options: ControllerBenchOptions) {
@@ -420,6 +427,7 @@ class ControllerBench {
       this.kubectl(['delete', 'namespace', CONTROLLER_NS, WORKLOAD_NS, RESULTS_NS, '--ignore-not-found', '--wait=true', '--timeout=5m']),
     );
     await step('stopping the git server', async () => this.server?.close());
+    await step('removing the cgroup', async () => this.limit?.remove());
     if (this.scratch) await step('removing the temporary folder', () => rm(this.scratch, { recursive: true, force: true }));
   }
 
@@ -428,9 +436,34 @@ class ControllerBench {
     const controller = await startController(
       ['--namespace', CONTROLLER_NS, '--command-result-namespace', RESULTS_NS, '--git-refresh-interval', gitRefreshInterval, ...flags],
       this.options.env,
+      undefined,
+      { launcher: (await this.memoryLimit())?.launcher },
     );
     this.report(`controller pid ${controller.pid} ready`);
     return controller;
+  }
+
+  /**
+   * The controller container's memory limit from the chart's values (controller.resources.limits.memory), as a
+   * cgroup the controller runs in, so Node sizes its heap as it does in the cluster; undefined, with a note, where
+   * the bench may not make one (then the controller runs unconstrained and its RSS is higher than in a Pod).
+   */
+  private async memoryLimit(): Promise<MemoryLimit | undefined> {
+    if (this.limit) return this.limit;
+    const file = path.join(REPO_ROOT, 'charts/gantry/values.yaml');
+    const values = parseYaml(await readFile(file, 'utf8'), file) as {
+      controller: { resources: { limits: { memory: string } } };
+    };
+    const quantity = values.controller.resources.limits.memory;
+    const limit = await memoryLimit(`gantry-bench-controller-${process.pid}`, bytesOf(quantity));
+    if ('unavailable' in limit) {
+      this.notes.push(`controller without the chart's memory limit (${quantity}): ${limit.unavailable}`);
+      this.report(`not imposing the chart's memory limit: ${limit.unavailable}`);
+      return undefined;
+    }
+    this.notes.push(`controller in a cgroup with the chart's memory limit, ${quantity}, as in its Pod`);
+    this.limit = limit;
+    return limit;
   }
 
   /** Requests a reconcile and waits for its answer; returns the seconds seen here and those the controller reports. */
@@ -753,6 +786,13 @@ async function writeFiles(dir: string, files: Record<string, string>): Promise<v
 function notFound(error: unknown): undefined {
   if (error instanceof KubeApiError && error.status === 404) return undefined;
   throw error;
+}
+
+/** Bytes of a Kubernetes memory quantity in Mi or Gi, as the chart's values write them. */
+function bytesOf(quantity: string): number {
+  const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
+  if (!match) throw new Error(`unexpected memory quantity '${quantity}' in charts/gantry/values.yaml (want Mi or Gi)`);
+  return Number(match[1]) * 1024 ** (match[2] === 'Gi' ? 3 : 2);
 }
 
 async function timed(action: () => Promise<unknown>): Promise<number> {

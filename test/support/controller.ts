@@ -59,6 +59,8 @@ export interface ControllerOptions {
    * (see controller-pod.ts).
    */
   criLogFile?: string;
+  /** A command line the controller's is appended to and run by, e.g. one that puts it in a cgroup (scripts/bench/memory-limit.ts). */
+  launcher?: string[];
 }
 
 /** Starts `gantry controller run` against the cluster of `kubeconfig` (the local one by default) and waits until it is ready. */
@@ -74,9 +76,11 @@ export async function startController(
   await writeFile(secretFile, WEBHOOK_SECRET);
   const logFile = path.join(dir, 'controller.log');
   const fd = openSync(logFile, 'a');
+  const [command, ...launcherArgs] = [...(options.launcher ?? []), path.join(REPO_ROOT, 'node_modules/.bin/node')];
   const child: ChildProcess = start(
-    path.join(REPO_ROOT, 'node_modules/.bin/node'),
+    command!,
     [
+      ...launcherArgs,
       path.join(REPO_ROOT, 'bin/gantry.js'),
       'controller',
       'run',
