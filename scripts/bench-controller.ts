@@ -33,6 +33,8 @@
  *   limit (a cgroup, scripts/bench/memory-limit.ts; noted when the machine does not allow one): Node sizes V8's heap
  *   from it, so without it the young generation alone would be 128 MiB on this 24 GiB machine.
  * - `deployments` and `fleetControllerFlags` scale the 100 up, e.g. to 1000 with Flux's vertical-scaling advice.
+ * - Memory across cycles: the 100 are created and deleted again (`cycles` in all, default 3), and the controller's
+ *   idle RSS after the last deletion is compared with that after the first (a leak grows it with every cycle).
  *
  * Everything created (KluctlDeployments, waiting for their deletion so their objects go; the namespaces; the
  * controller processes; the git server; temporary folders) is removed again, on failure too. The CRDs from
@@ -68,6 +70,8 @@ export interface ControllerBenchOptions {
   report: (line: string) => void;
   /** How many KluctlDeployments the fleet part creates at once (default 100). */
   deployments?: number;
+  /** How many times the fleet is created and deleted (default 3); the idle RSS after the last is compared to the first's. */
+  cycles?: number;
   /**
    * Extra flags of the controller that runs the fleet part, e.g. Flux's vertical-scaling advice for hundreds of
    * deployments: `--concurrency 10 --kube-api-qps 500 --kube-api-burst 1000` (default none: the defaults).
@@ -102,6 +106,8 @@ const TARGET = 'bench';
 const POLL_INTERVAL = '5s';
 const POLL_INTERVAL_S = 5;
 const DEFAULT_FLEET = 100;
+/** Create/delete cycles of the fleet: memory must come back to the same level after each. */
+const DEFAULT_CYCLES = 3;
 const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
 const GANTRY = path.join(REPO_ROOT, 'bin/gantry.js');
 const KD_PATH = `/apis/${API}/namespaces/${CONTROLLER_NS}/kluctldeployments`;
@@ -309,6 +315,20 @@ class ControllerBench {
       `idle after deleting the ${FLEET}: RSS ${mib(idleDeleted.rss)} MiB, tree ${mib(idleDeleted.treeRss)} MiB, ${heapText(heapDeleted)}`,
     );
 
+    const cycles = this.options.cycles ?? DEFAULT_CYCLES;
+    let idleCycled = idleDeleted;
+    for (let cycle = 2; cycle <= cycles; cycle++) {
+      await this.applyDeployments(names.map((name) => kluctlDeployment(name, fleetUrl, { interval: '10m', args: { instance: name } })));
+      await this.waitAllReady(names, 20 * 60_000);
+      await this.deleteAllDeployments();
+      await this.expectNoConfigMaps();
+      await sleep(10_000);
+      idleCycled = await sampleFor(controller.pid, 3_000);
+      this.report(
+        `create/delete cycle ${cycle}/${cycles} of the ${FLEET}: idle after deleting RSS ${mib(idleCycled.rss)} MiB, tree ${mib(idleCycled.treeRss)} MiB, ${heapText(await heapOf(controller))}`,
+      );
+    }
+
     this.notes.push(
       `no-op reconcile as the controller reports it (reconcileRequestResult endTime - startTime): median ${median(reportedDurations).toFixed(2)} s`,
       `fresh controller idle (before any deployment): RSS ${mib(freshIdle.rss)} MiB, tree ${mib(freshIdle.treeRss)} MiB`,
@@ -393,6 +413,13 @@ class ControllerBench {
         baseline: mibOf(idleBefore.rss),
         unit: 'MiB',
         baselineIs: 'idle RSS before',
+      },
+      {
+        measurement: `RSS idle, ${cycles} cycles of ${FLEET}`,
+        value: mibOf(idleCycled.rss),
+        baseline: mibOf(idleDeleted.rss),
+        unit: 'MiB',
+        baselineIs: 'after the first cycle',
       },
     ];
     return { title: `gantry controller run, ${TARGET} project of two ConfigMaps; median of ${runs} run(s)`, rows, notes: this.notes };

@@ -14,7 +14,8 @@
  *
  * controller: the GitOps controller (`gantry controller run`): no-op reconcile time, commit→applied latency by
  * webhook and by polling, and time, CPU and memory for 100 KluctlDeployments (`--deployments N`, the controller
- * that runs them with `--controller-flags='--concurrency 10 --kube-api-qps 500'`); see bench-controller.ts.
+ * that runs them with `--controller-flags='--concurrency 10 --kube-api-qps 500'`), and the idle RSS after `--cycles` (3)
+ * create/delete cycles of them; see bench-controller.ts.
  *
  * fleet: the real `gantry server` and agents; see bench-fleet.ts. load: one server on SQLite and one on PostgreSQL
  * with `--agents` (default 10,000) simulated agents (scripts/bench/agent-load.ts, child processes: real deploy
@@ -52,6 +53,7 @@ const { values } = parseArgs({
     jitter: { type: 'string', default: '5' },
     'fleet-part': { type: 'string' },
     deployments: { type: 'string', default: '100' },
+    cycles: { type: 'string', default: '3' },
     'controller-flags': { type: 'string', default: '' },
   },
 });
@@ -76,6 +78,7 @@ const controllerOptions = {
   env: { PATH: env.PATH },
   report: (line: string) => console.error(line),
   deployments: positive('deployments'),
+  cycles: positive('cycles'),
   fleetControllerFlags: values['controller-flags'].split(' ').filter(Boolean),
 };
 const cliReport = wanted('cli') ? await benchCli() : undefined;
@@ -210,7 +213,7 @@ function formatTable(result: ControllerBenchResult | FleetBenchResult): string {
 }
 
 /** The value of flag `name` as a positive integer. */
-function positive(name: 'runs' | 'agents' | 'window' | 'interval' | 'deployments'): number {
+function positive(name: 'runs' | 'agents' | 'window' | 'interval' | 'deployments' | 'cycles'): number {
   const value = Number(values[name]);
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, not '${values[name]}'`);
   return value;

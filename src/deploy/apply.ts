@@ -119,6 +119,8 @@ class ApplyRun {
   private readonly context: ApplyContext;
   private readonly items: readonly TargetItem[];
   private readonly applied = new Set<string>();
+  /** The API server's answer to each apply of this run (by refKey): what a wait starts from instead of reading it. */
+  private readonly answers = new Map<string, KubeObject>();
   /** Namespaces this run creates; in a dry run they do not exist yet, which the server would reject. */
   private readonly plannedNamespaces = new Set<string>();
   /** Kinds declared by CRDs of this run, which a dry run cannot send to a server that does not know them yet. */
@@ -287,6 +289,7 @@ class ApplyRun {
     this.applied.add(refKey(ref));
     try {
       const after = await this.send(object, rendered.conflictResolution);
+      if (!this.context.dryRun) this.answers.set(refKey(ref), after);
       if (hook) this.context.result.addAppliedHook(ref);
       else this.recordChange(object, after, rendered);
       return true;
@@ -384,6 +387,7 @@ class ApplyRun {
       timeoutMs: Math.min(this.context.options.readinessTimeoutMs, this.timeLeft()),
       onPoll: (remaining) => remaining > 0 && progress.step('wait', `${remaining} object(s) not ready yet`),
       signal: this.context.signal,
+      known: this.answers,
     });
     for (const entry of notReady) {
       this.failed = true;

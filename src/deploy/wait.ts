@@ -29,6 +29,11 @@ export interface WaitOptions {
   onPoll?: (remaining: number) => void;
   /** Ends the wait at once, throwing the signal's reason. */
   signal?: AbortSignal | undefined;
+  /**
+   * Objects as just seen (by refKey): an apply's answer, a watched cache. One of them that is Ready there is not read
+   * again; any other is read, since it may have become ready since.
+   */
+  known?: ReadonlyMap<string, KubeObject>;
 }
 
 /** The groups whose KluctlDeployments a GitOps controller (Gantry's or Kluctl's) reconciles. */
@@ -53,7 +58,8 @@ type State = { object: KubeObject | undefined; readiness: Readiness };
 const DEFAULT_READ_MS = 5000;
 
 /**
- * Waits until every one of `refs` is ready, one fails, or the deadline passes. Each is read once; then the kinds
+ * Waits until every one of `refs` is ready, one fails, or the deadline passes. Each is read once (unless `known` has
+ * it Ready); then the kinds
  * and namespaces of those still waiting are watched (src/kube/watcher.ts), and readiness is judged again on each
  * change, as `kubectl wait` watches rather than polls. The objects waited for are read again every `pollMs` all
  * the same, through the cluster's client and its throttle: a watch may be refused (RBAC that grants get but not
@@ -66,7 +72,14 @@ export async function waitForReadiness(cluster: Cluster, refs: readonly ObjectRe
   const pollMs = options.pollMs ?? DEFAULT_READ_MS;
   const unique = [...new Map(refs.map((ref) => [refKey(ref), ref])).values()];
   const states = new Map<string, State>();
-  await readStates(cluster, unique, states);
+  const unread: ObjectRef[] = [];
+  for (const ref of unique) {
+    const object = options.known?.get(refKey(ref));
+    const readiness = object && readinessOf(object);
+    if (object && readiness?.status === 'Ready') states.set(refKey(ref), { object, readiness });
+    else unread.push(ref);
+  }
+  await readStates(cluster, unread, states);
   let pending = stillWaiting(unique, states);
   options.onPoll?.(pending.length);
   if (!settled(pending, states) && Date.now() < deadline) {

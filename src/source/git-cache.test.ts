@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
+import { createRepo, git, type TestRepo } from '../../test/support/git-repo.ts';
 import { GitCache } from './git-cache.ts';
 import { testTools } from '../../test/support/engine.ts';
 
@@ -44,6 +44,24 @@ describe('GitCache', () => {
     const pushed = await repo.commit({ 'app/config.yaml': 'version: 5\n' });
     cache.expire(repo.url);
     expect(await cache.resolve(repo.url)).toBe(pushed);
+  });
+
+  it("follows the remote's default branch when it changes", async () => {
+    const remote = await createRepo({ 'app/config.yaml': 'on: main\n' });
+    try {
+      const cache = new GitCache({ root, tools, refreshMs: 60_000 });
+      const onMain = await cache.resolve(remote.url);
+      await remote.commit({ 'app/config.yaml': 'on: trunk\n' });
+      await remote.branch('trunk');
+      const onTrunk = (await git(['rev-parse', 'refs/heads/trunk'], { cwd: remote.remote })).stdout.trim();
+      await git(['symbolic-ref', 'HEAD', 'refs/heads/trunk'], { cwd: remote.remote });
+      await git(['update-ref', 'refs/heads/main', onMain], { cwd: remote.remote });
+      cache.expire(remote.url);
+      expect(await cache.resolve(remote.url)).toBe(onTrunk);
+      expect((await cache.refs(remote.url)).defaultBranch).toBe('trunk');
+    } finally {
+      await remote.remove();
+    }
   });
 
   it('keeps one mirror per credentials, and expire reaches all of them', async () => {

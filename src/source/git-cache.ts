@@ -11,7 +11,7 @@
  * url rewrites, hooks) changes what Gantry fetches.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { RunResult } from '../exec.ts';
@@ -208,11 +208,16 @@ export class GitCache {
     await withFileLock(mirror, async () => {
       try {
         if (await isFile(path.join(mirror, 'HEAD'))) {
-          await this.git(
-            ['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'],
-            { cwd: mirror, env: access.env, signal },
-          );
-          await this.git(['remote', 'set-head', 'origin', '--auto'], { cwd: mirror, env: access.env, signal }).catch(() => undefined);
+          // The remote's default branch is asked beside the fetch, not after it: one round trip's wait instead of two.
+          const [, head] = await Promise.all([
+            this.git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], {
+              cwd: mirror,
+              env: access.env,
+              signal,
+            }),
+            this.remoteHead(mirror, access, signal),
+          ]);
+          await this.followHead(mirror, head);
         } else {
           await this.git(['clone', '--mirror', '--quiet', url, mirror], { env: access.env, signal });
         }
@@ -223,6 +228,28 @@ export class GitCache {
     });
     this.lastFetch.set(key, Date.now());
     return mirror;
+  }
+
+  /**
+   * The branch the remote's HEAD names (`refs/heads/main`), or undefined when it does not say (an empty repository,
+   * a server that hides it) or cannot be asked: the mirror then keeps the default branch it had.
+   */
+  private async remoteHead(mirror: string, access: GitAccess, signal: AbortSignal | undefined): Promise<string | undefined> {
+    const listed = await this.git(['ls-remote', '--symref', 'origin', 'HEAD'], { cwd: mirror, env: access.env, signal }).catch(
+      () => undefined,
+    );
+    return /^ref: (refs\/heads\/\S+)\tHEAD$/m.exec(listed?.stdout ?? '')?.[1];
+  }
+
+  /**
+   * Points the mirror's HEAD (its default branch) at `head` when that changed: a mirror is cloned with the remote's
+   * default branch, and `git fetch` never moves it after (`git remote set-head` works on remote-tracking refs, which a
+   * mirror does not have).
+   */
+  private async followHead(mirror: string, head: string | undefined): Promise<void> {
+    if (!head) return;
+    const current = (await readFile(path.join(mirror, 'HEAD'), 'utf8').catch(() => '')).trim();
+    if (current !== `ref: ${head}`) await this.git(['symbolic-ref', 'HEAD', head], { cwd: mirror });
   }
 
   /**
