@@ -14,7 +14,7 @@ import type { ToolPaths } from './tools.ts';
 export const DEFAULT_FIELD_MANAGER = 'gantry';
 
 export interface EngineConfig {
-  /** Root of the caches: `git/` (mirrors, snapshots and git's HOME), `oci/`, `helm-charts/`, `artifacts/`, `home/`. */
+  /** Root of the caches: `git/` (mirrors, snapshots and git's HOME), `oci/`, `helm-charts/`, `artifacts/`, `home/`, `jinja-code/`. */
   cacheDir: string;
   /** The programs the engine runs: paths, or names looked up on `childEnv.PATH`. */
   tools: ToolPaths;
@@ -39,6 +39,11 @@ export interface EngineConfig {
   onNotice?: (line: string) => void;
   /** A git repository is fetched at most this often, in ms (default 60 s). */
   gitRefreshMs?: number;
+  /**
+   * Where compiled Jinja2 code is kept across processes (see JinjaPoolOptions.codeCacheDir): for the CLI, whose
+   * workers end with each command; a long-running role keeps it in its workers' memory.
+   */
+  templateCodeCache?: string;
   /**
    * Keep every object labelled with a discriminator in a watched cache per cluster (src/kube/labelled-objects.ts)
    * instead of listing every resource for each deploy: for roles that deploy many targets over a long time.
@@ -105,6 +110,7 @@ export function cliEngineConfig(options: { cacheDir?: string } = {}, env: NodeJS
     kubeApi: DEFAULT_KUBE_API,
     onTemplateStderr: (line) => process.stderr.write(`${line}\n`),
     pythonEnvCache: env['GANTRY_PYTHON'] ? undefined : (options.cacheDir ?? defaultCacheDir(env)),
+    templateCodeCache: path.join(options.cacheDir ?? defaultCacheDir(env), 'jinja-code'),
   };
 }
 

@@ -32,6 +32,7 @@ export class Engine {
       onStderr: config.onTemplateStderr,
       pythonEnvCache: config.pythonEnvCache,
       onNotice: config.onNotice,
+      codeCacheDir: config.templateCodeCache,
     });
     this.clusters = new ClusterPool({ ...config.kubeApi, watchLabel: config.watchDiscriminated ? DISCRIMINATOR_LABEL : undefined });
   }

@@ -1,5 +1,6 @@
 /** The worker pool: batching, ordering, concurrency, crash recovery, shutdown and the Python check. */
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig, testRenderer, testTools } from '../../test/support/engine.ts';
@@ -104,5 +105,47 @@ describe('a Python that cannot render', () => {
     );
     await pool.close();
     expect(await workerPids()).toEqual([]);
+  });
+});
+
+describe('with a code cache folder', () => {
+  let cacheDir: string;
+  beforeAll(async () => {
+    cacheDir = await mkdtemp(join(tmpdir(), 'gantry-jinja-code-'));
+  });
+  afterAll(async () => {
+    await rm(cacheDir, { recursive: true, force: true });
+  });
+
+  /** Renders `files` of `root` with a fresh pool (new worker processes) keeping code in the cache folder. */
+  async function renderFresh(root: string, files: string[], context: Record<string, unknown>) {
+    const pool = testRenderer({ workers: 1, codeCacheDir: cacheDir });
+    try {
+      return await pool.renderFiles({ rootDir: root, files, context });
+    } finally {
+      await pool.close();
+    }
+  }
+
+  it('keeps compiled code for later processes, and never serves code of a changed or damaged file', async () => {
+    const changing = await makeProject({ 'a.yml': '{{ n }} first', 'b.yml': '{{ n }} other' });
+    try {
+      expect(await renderFresh(changing.root, ['a.yml', 'b.yml'], { n: 1 })).toEqual([
+        { path: 'a.yml', text: '1 first' },
+        { path: 'b.yml', text: '1 other' },
+      ]);
+      const [folder] = await readdir(cacheDir);
+      const cached = await readdir(join(cacheDir, folder!));
+      expect(cached).toHaveLength(2);
+
+      await writeFile(join(changing.root, 'a.yml'), '{{ n }} second');
+      for (const file of cached) await writeFile(join(cacheDir, folder!, file), 'not compiled code');
+      expect(await renderFresh(changing.root, ['a.yml', 'b.yml'], { n: 2 })).toEqual([
+        { path: 'a.yml', text: '2 second' },
+        { path: 'b.yml', text: '2 other' },
+      ]);
+    } finally {
+      await changing.remove();
+    }
   });
 });

@@ -28,6 +28,11 @@ export interface JinjaPoolOptions {
   pythonEnvCache?: string;
   /** Receives the lines saying the Python env is being made. */
   onNotice?: (line: string) => void;
+  /**
+   * A folder where workers keep compiled template code for the workers of later processes: compiling is most of
+   * Jinja2's time, and a CLI's workers live for one command. None: each worker keeps it in memory only.
+   */
+  codeCacheDir?: string;
 }
 
 /** Variables and lookup rules shared by every template of one request. */
@@ -207,10 +212,15 @@ export class JinjaPool {
 
   private startWorker(tools: Tools): JinjaWorker | undefined {
     if (this.workers.size >= this.size) return undefined;
-    const worker = new JinjaWorker(tools, this.onStderr, (gone) => {
-      this.workers.delete(gone);
-      void this.dispatch();
-    });
+    const worker = new JinjaWorker(
+      tools,
+      this.onStderr,
+      (gone) => {
+        this.workers.delete(gone);
+        void this.dispatch();
+      },
+      this.options.codeCacheDir,
+    );
     this.workers.add(worker);
     return worker;
   }

@@ -53,10 +53,11 @@ export class JinjaWorker {
    * @param tools runs the Python interpreter, assumed checked (see checkPython), with the engine's environment.
    * @param onStderr receives each line the worker writes to stderr (debug_print output, warnings).
    * @param onExit called once when the process is gone, after any in-flight request was rejected.
+   * @param codeCacheDir where compiled template code is kept for later workers (none: in this worker's memory only).
    */
-  constructor(tools: Tools, onStderr: (line: string) => void, onExit: (worker: JinjaWorker) => void) {
+  constructor(tools: Tools, onStderr: (line: string) => void, onExit: (worker: JinjaWorker) => void, codeCacheDir?: string) {
     // -B: no __pycache__ written next to the sources.
-    this.process = tools.start('python', ['-B', WORKER_SCRIPT]);
+    this.process = tools.start('python', ['-B', WORKER_SCRIPT, ...(codeCacheDir ? ['--code-cache', codeCacheDir] : [])]);
     const { stdin, stdout, stderr } = this.process;
     if (!stdin || !stdout || !stderr) throw new Error('Jinja2 worker started without pipes');
     // A write to a worker that just died fails with EPIPE; the exit handler below reports it.

@@ -17,16 +17,21 @@ imported modules over within its batch, but Gantry splits batches over workers, 
 split). The variables themselves are shared by the renderings of one request, as Kluctl shares them within one
 render batch: a template that changes a variable in place (update_dict on it, `.append`) changes it for the files
 rendered after it in the same request, and for no other request. Compiled template code is kept across requests:
-per template file keyed by its source text, so a changed file is recompiled and an unchanged one never is.
+per template file keyed by its source text, so a changed file is recompiled and an unchanged one never is; with a
+code cache folder (the CLI's, see use_code_cache), also across processes, since compiling is most of Jinja2's time.
 """
 
+import collections
 import functools
+import hashlib
 import os
 import posixpath
 import re
+import sys
 import traceback
 
-from jinja2 import BaseLoader, BytecodeCache, Environment, StrictUndefined, TemplateNotFound
+import jinja2
+from jinja2 import BaseLoader, BytecodeCache, Environment, FileSystemBytecodeCache, StrictUndefined, TemplateNotFound
 from jinja2.loaders import split_template_path
 
 import kluctl_functions
@@ -257,21 +262,66 @@ class SearchPathLoader(BaseLoader):
 
 
 class CompiledCodeCache(BytecodeCache):
-    """Compiled template code in memory, per template name and file, valid while the source text is unchanged."""
+    """Compiled template code per template name and file, valid while the source text is unchanged: the newest
+    MAX_ENTRIES in memory (a long-running worker sees new snapshot folders with every commit, so an unbounded cache
+    would only grow), and, once use_disk was called, in a folder for the next process, as Jinja2's
+    FileSystemBytecodeCache keeps it (one file per template, replaced when its text changes, written atomically)."""
+
+    MAX_ENTRIES = 8192
 
     def __init__(self):
-        self._entries = {}
+        self._entries = collections.OrderedDict()
+        self._disk = None
+
+    def use_disk(self, directory):
+        """Also keeps code in `directory`, in a subfolder for this worker's code, Jinja2 and Python: compiled code
+        depends on the Environment's settings, filters and extensions, which may change with either."""
+        folder = os.path.join(directory, _code_version())
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        self._disk = FileSystemBytecodeCache(folder)
 
     def load_bytecode(self, bucket):
         entry = self._entries.get(bucket.key)
         if entry is not None and entry[0] == bucket.checksum:
+            self._entries.move_to_end(bucket.key)
             bucket.code = entry[1]
+        elif self._disk is not None:
+            # Jinja2 checks the file's magic and checksum, and leaves the bucket empty when they do not match.
+            self._disk.load_bytecode(bucket)
+            if bucket.code is not None:
+                self._remember(bucket)
 
     def dump_bytecode(self, bucket):
+        self._remember(bucket)
+        if self._disk is not None:
+            try:
+                self._disk.dump_bytecode(bucket)
+            except OSError:
+                pass  # A folder that cannot be written makes the next process compile again, nothing worse.
+
+    def _remember(self, bucket):
         self._entries[bucket.key] = (bucket.checksum, bucket.code)
+        self._entries.move_to_end(bucket.key)
+        while len(self._entries) > self.MAX_ENTRIES:
+            self._entries.popitem(last=False)
 
 
 _FILE_CODE = CompiledCodeCache()
+
+
+def use_code_cache(directory):
+    """Keeps compiled template code in `directory` too, for the processes after this one (see CompiledCodeCache)."""
+    _FILE_CODE.use_disk(directory)
+
+
+def _code_version():
+    """A name for what compiled code depends on besides the template: this module and Kluctl's functions (settings,
+    filters, extensions), Jinja2's version and Python's."""
+    digest = hashlib.sha256(f"{jinja2.__version__} {sys.version}".encode())
+    for module in (__file__, kluctl_functions.__file__):
+        with open(module, "rb") as file:
+            digest.update(file.read())
+    return digest.hexdigest()[:16]
 
 
 def _environment(loader, variables):

@@ -8,6 +8,7 @@ Protocol, one JSON document per line in each direction (README.md has the detail
             {"path" or "name", "text"} or {"path" or "name", "error": {"file", "line", "message", "expression"}}
          or {"id", "error": message} when the request itself is malformed.
 Only responses are written to stdout; debug_print and anything else a rendering prints goes to stderr.
+Arguments: `--code-cache DIR` keeps compiled template code in DIR for later workers (rendering.use_code_cache).
 """
 
 import json
@@ -24,6 +25,11 @@ MAX_RESPONSE_CHARS = 128 * 1024 * 1024
 
 
 def main():
+    if sys.argv[1:2] == ["--code-cache"] and len(sys.argv) == 3:
+        try:
+            rendering.use_code_cache(sys.argv[2])
+        except OSError as error:
+            print(f"not keeping compiled templates in {sys.argv[2]}: {error}", file=sys.stderr)
     responses = sys.stdout
     # Whatever else prints (a warning, a helper) must not land between responses.
     sys.stdout = sys.stderr
