@@ -1,10 +1,10 @@
 /**
  * Writes one reconcile's status, one write at a time, with progress held back. Kluctl's controller patches the
  * Reconciling condition at every phase (fetching, rendering, deploy, validate, drift detection); a reconcile of a
- * small project goes through them all in a fraction of a second, so at a thousand deployments those writes were most
- * of the controller's requests and nobody could read them. Here a progress message is written once the reconcile
- * has run `delayMs` since its start or its last write, and only the newest: a fast reconcile writes its status once,
- * at the end; a slow one shows where it is within `delayMs`.
+ * small project goes through them all in a fraction of a second, so those writes were a fifth of its requests (which
+ * a thousand deployments wait on, under the client's rate limit) and nobody could read them. Here a progress message
+ * is written once the reconcile has run `delayMs` since its start or its last write, and only the newest: a fast
+ * reconcile writes its status once, at the end; a slow one shows where it is within `delayMs`.
  */
 export class StatusWriter {
   private readonly write: () => Promise<boolean>;
