@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { KubeApiError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { CommandInfo } from '../api/kluctl-deployment.ts';
@@ -40,10 +41,6 @@ export interface StoreOptions {
 export async function writeCommandResult(cluster: Cluster, stored: StoredResult, options: StoreOptions): Promise<string> {
   if (!Number.isInteger(options.keep) || options.keep < 1)
     throw new Error(`results to keep must be a whole number of at least 1, not ${options.keep}`);
-  await cluster.apply(
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: options.namespace } },
-    { fieldManager: options.fieldManager },
-  );
   const labels = resultLabels({ projectKey: stored.projectKey, target: stored.commandInfo.target });
   const name = `${stored.commandInfo.command}-${stored.commandInfo.startTime.replace(/[^0-9]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
   const secret: KubeObject = {
@@ -58,9 +55,26 @@ export async function writeCommandResult(cluster: Cluster, stored: StoredResult,
     },
     data: { 'result.json.gz': gzipSync(JSON.stringify(stored)).toString('base64') },
   };
-  await cluster.apply(secret, { fieldManager: options.fieldManager });
+  await applyMakingNamespace(cluster, secret, options);
   await pruneOldResults(cluster, labels, name, options);
   return name;
+}
+
+/**
+ * Applies `secret`, making the results namespace first when the API server says it does not exist (the first
+ * result, or someone deleted it): asking every time would be one more request for each result.
+ */
+async function applyMakingNamespace(cluster: Cluster, secret: KubeObject, options: StoreOptions): Promise<void> {
+  try {
+    await cluster.apply(secret, { fieldManager: options.fieldManager });
+  } catch (error) {
+    if (!(error instanceof KubeApiError && error.status === 404)) throw error;
+    await cluster.apply(
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: options.namespace } },
+      { fieldManager: options.fieldManager },
+    );
+    await cluster.apply(secret, { fieldManager: options.fieldManager });
+  }
 }
 
 /** The stored results of a project and target, newest first. */

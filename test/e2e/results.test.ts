@@ -98,6 +98,14 @@ describe('command results', { timeout: 300_000 }, () => {
     expect(kept[0]!.commandInfo.startTime > stored.commandInfo.startTime).toBe(true);
   });
 
+  it('makes the results namespace again when someone deleted it', async () => {
+    const cluster = Cluster.connect({ kubeconfig: KUBECONFIG });
+    const stored = (await readCommandResults(cluster, { projectKey: dir, target: 't' }, RESULTS_NS))[0]!;
+    await kubectl(['delete', 'namespace', RESULTS_NS, '--wait=true']);
+    const id = await writeCommandResult(cluster, stored, { namespace: RESULTS_NS, keep: 2, fieldManager: 'gantry' });
+    expect((await kubectlJson(['get', 'secrets', '-n', RESULTS_NS])).items.map((item) => item['metadata'].name)).toEqual([id]);
+  });
+
   it('runs post-delete hooks after deleting the target', async () => {
     const { code, result } = await gantryJson(['delete', '-y', ...args]);
     expect(result.errors).toEqual([]);
