@@ -30,22 +30,19 @@ function isEmptyForUs(error: unknown): boolean {
   return error instanceof KubeApiError && [403, 404, 405].includes(error.status);
 }
 
-/** A resource's watch, and why its list last failed before it first succeeded (unless isEmptyForUs accepted it). */
+/** A resource's watch. */
 interface ResourceWatch {
   watcher: Watcher;
-  listError?: unknown;
-  /** Settles with the first list: resolves when it filled the cache, rejects when it failed. */
+  /** Settles with the first list: resolves when it filled the cache, rejects when it failed (unless isEmptyForUs). */
   firstList: Promise<void>;
 }
 
 /**
- * Resolves once the watch listed; rejects with the error of its first list when that failed, so a read fails as a
- * one-off list would instead of waiting through the watch's retries.
+ * Resolves once the watch listed; until then, rejects with the error of its first list when that failed, so a read
+ * fails as a one-off list would instead of waiting through the watch's retries.
  */
 function synced(watch: ResourceWatch): Promise<void> {
-  if (watch.watcher.synced) return Promise.resolve();
-  if (watch.listError !== undefined) return Promise.reject(watch.listError as Error);
-  return watch.firstList;
+  return watch.watcher.synced ? Promise.resolve() : watch.firstList;
 }
 
 export class LabelledObjects {
@@ -119,7 +116,6 @@ export class LabelledObjects {
       log: this.options.log?.child({ resource: `${resource.resource}.${resource.group}` }),
       syncedDespite: (error) => {
         if (isEmptyForUs(error)) return true;
-        watch.listError = error;
         failFirstList(error);
         return false;
       },
@@ -160,7 +156,10 @@ export class LabelledObjects {
   private change(key: string, object: KubeObject | undefined): void {
     const oldValue = this.valueOf.get(key);
     if (oldValue !== undefined) {
-      this.byValue.get(oldValue)?.delete(key);
+      const objects = this.byValue.get(oldValue);
+      objects?.delete(key);
+      // Discriminators come and go with their deployments: an emptied one is not kept.
+      if (objects?.size === 0) this.byValue.delete(oldValue);
       this.valueOf.delete(key);
     }
     const value = object?.metadata.labels?.[this.options.labelKey];
