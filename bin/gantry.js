@@ -26,5 +26,14 @@ if (existsSync(sources)) process.env.PATH = [process.env.PATH, fileURLToPath(new
 
 // Caches compiled modules on disk: loading @kubernetes/client-node alone otherwise costs half a second per run.
 module.enableCompileCache?.();
-const { main } = await import(existsSync(sources) ? sources.href : '../lib/cli/main.js');
+const { main } = await import(existsSync(sources) ? await repositoryEntry() : '../lib/cli/main.js');
 process.exitCode = await main(process.argv);
+
+/**
+ * The bundle setup builds (scripts/bundle/) while every source it was built from is unchanged, the sources
+ * otherwise: the bundle is a few dozen modules to load instead of ~2,100.
+ */
+async function repositoryEntry() {
+  const { currentBundleEntry } = await import('../scripts/bundle/current.ts');
+  return currentBundleEntry() ?? sources.href;
+}

@@ -2,8 +2,8 @@
  * Everything a fresh machine needs beyond `npm ci` before tests, the demo or the local cluster can run:
  * the Go-built tools in the machine-wide cache, files of Go modules the tests use (Flux's GitRepository CRD), the
  * Python env for templating, PostgreSQL (Debian's package) for the fleet server's tests, `.cluster/bin` and
- * `.cluster/crds` linking to them, the web UI's build with Chromium (Debian's) for its browser tests, and mmdebstrap
- * (Debian's) for the image build.
+ * `.cluster/crds` linking to them, the web UI's build with Chromium (Debian's) for its browser tests, the CLI's
+ * bundle (scripts/bundle/), and mmdebstrap (Debian's) for the image build.
  */
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import { MMDEBSTRAP } from '../image/root-fs.ts';
 import { ensurePostgres, POSTGRES_PROGRAMS } from './postgres.ts';
 import { type GoTool, KWOK_STAGES_DIR, MODULE_FILES, TOOLS } from './tools.ts';
 import { ensureWebUi } from './web.ts';
+import { buildCliBundleWhenStale } from '../bundle/build.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -48,6 +49,7 @@ export async function setUpMachine(report: (line: string) => void): Promise<void
   const postgres = await ensurePostgres(report);
   for (const program of POSTGRES_PROGRAMS) await link(join(layout.bin, program), join(postgres, program));
   await ensureWebUi(report);
+  await buildCliBundleWhenStale(report);
   await ensureDebianProgram(MMDEBSTRAP, 'mmdebstrap', 'the image build makes its Debian root file system with it', report);
 }
 

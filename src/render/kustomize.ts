@@ -29,6 +29,8 @@ export interface KustomizeOptions {
   overrideNamespace?: string | undefined;
   /** Generate the kustomization from the subfolders' files too. */
   recursive?: boolean;
+  /** Texts of files templating wrote (by absolute path), read from here instead of from disk (see TemplatedItem). */
+  renderedTexts?: ReadonlyMap<string, string> | undefined;
   /** Runs the kustomize binary when the native path cannot build the kustomization. */
   tools: Tools;
   signal?: AbortSignal;
@@ -45,7 +47,7 @@ export async function buildKustomization(renderedDir: string, options: Kustomize
   const kustomization = existing ? await readKustomization(existing) : await generateKustomization(renderedDir, recursive);
   if (existing) await checkHelmOutputsListed(renderedDir, kustomization, existing);
   if (overrideNamespace !== undefined && kustomization['namespace'] === undefined) kustomization['namespace'] = overrideNamespace;
-  const native = await buildNatively(renderedDir, kustomization);
+  const native = await buildNatively(renderedDir, kustomization, options.renderedTexts);
   if (native) return { objects: native, usedBinary: false };
   await writeFile(existing ?? path.join(renderedDir, 'kustomization.yaml'), toYaml(kustomization));
   return { objects: await buildWithBinary(renderedDir, options.tools, options.signal), usedBinary: true };
@@ -106,8 +108,15 @@ const NAMESPACE_REFERENCING_KINDS = new Set([
   'CustomResourceDefinition',
 ]);
 
-/** Returns the objects when the kustomization is a plain list of resource files, else undefined. */
-export async function buildNatively(dir: string, kustomization: Values): Promise<KubeObject[] | undefined> {
+/**
+ * Returns the objects when the kustomization is a plain list of resource files, else undefined.
+ * @param texts files' texts by absolute path, used instead of reading those files.
+ */
+export async function buildNatively(
+  dir: string,
+  kustomization: Values,
+  texts: ReadonlyMap<string, string> = new Map(),
+): Promise<KubeObject[] | undefined> {
   if (!Object.keys(kustomization).every((key) => NATIVE_KEYS.has(key))) return undefined;
   const resources = kustomization['resources'] ?? [];
   const namespace = kustomization['namespace'];
@@ -116,14 +125,19 @@ export async function buildNatively(dir: string, kustomization: Values): Promise
   for (const resource of resources) {
     if (typeof resource !== 'string') return undefined;
     const file = path.resolve(dir, resource);
-    if (!(await stat(file).catch(() => undefined))?.isFile()) return undefined;
-    documents.push(...expandLists(parseYamlDocuments(await readFile(file, 'utf8'), file)));
+    const text = texts.get(file) ?? (await readFileIfFile(file));
+    if (text === undefined) return undefined;
+    documents.push(...expandLists(parseYamlDocuments(text, file)));
   }
   if (!documents.every(isCompleteObject)) return undefined;
   const objects = documents;
   if (hasDuplicateIds(objects)) return undefined;
   if (namespace !== undefined && !setNamespaceLikeKustomize(objects, namespace)) return undefined;
   return sortLikeKustomize(objects);
+}
+
+async function readFileIfFile(file: string): Promise<string | undefined> {
+  return (await stat(file).catch(() => undefined))?.isFile() ? await readFile(file, 'utf8') : undefined;
 }
 
 /**

@@ -72,16 +72,22 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
 
   request.onPhase?.('Rendering templates');
   const { renderer, tools, sopsEnv, signal } = request;
-  const renderedDirs = await eachItem(
+  const templated = await eachItem(
     pathItems,
     (item) => limit(() => templateItem(item, renderRoot, { renderer, tools, sopsEnv, signal })),
     signal,
     renderRoot,
   );
+  const renderedDirs = templated.map(({ dir }) => dir);
 
   request.onPhase?.('Rendering Helm charts');
   const helm = { ...request.helm, helmHome: path.join(request.workDir, 'helm'), signal };
-  await eachItem(pathItems, (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)), signal, renderRoot);
+  const chartOutputs = await eachItem(
+    pathItems,
+    (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)),
+    signal,
+    renderRoot,
+  );
 
   request.onPhase?.('Building kustomize objects');
   const built = await eachItem(
@@ -90,7 +96,10 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
       item.onlyRender
         ? Promise.resolve([])
         : limit(async () => {
-            const options = { overrideNamespace: item.overrideNamespace, recursive: item.recursive, tools, signal };
+            const { overrideNamespace, recursive } = item;
+            // A chart's output may replace a templated file, so an item with charts is read from disk.
+            const renderedTexts = chartOutputs[index]?.length === 0 ? templated[index]?.texts : undefined;
+            const options = { overrideNamespace, recursive, renderedTexts, tools, signal };
             return (await buildKustomization(renderedDirs[index] as string, options)).objects;
           }),
     signal,
@@ -156,11 +165,14 @@ function describeFailure(item: DeploymentItem, problem: string): string {
   return problem.includes(item.relDir ?? '\0') || path.isAbsolute(problem.split(':')[0] ?? '') ? problem : `${item.relDir}: ${problem}`;
 }
 
-async function renderItemCharts(renderedDir: string, item: DeploymentItem, helm: HelmEnvironment): Promise<void> {
+/** Renders the item's charts, one after another; returns the output files written. */
+async function renderItemCharts(renderedDir: string, item: DeploymentItem, helm: HelmEnvironment): Promise<string[]> {
+  const outputs: string[] = [];
   for (const chartFile of await findHelmChartFiles(renderedDir)) {
     const subDir = path.relative(renderedDir, path.dirname(chartFile));
-    await renderHelmChart(chartFile, path.join(item.dir as string, subDir), item.source.root, helm);
+    outputs.push(await renderHelmChart(chartFile, path.join(item.dir as string, subDir), item.source.root, helm));
   }
+  return outputs;
 }
 
 async function findHelmChartFiles(dir: string): Promise<string[]> {

@@ -34,12 +34,22 @@ export interface TemplateEnvironment {
   signal?: AbortSignal | undefined;
 }
 
+/** An item's rendered folder, and the text of each file templating wrote into it (by absolute path). */
+export interface TemplatedItem {
+  dir: string;
+  /**
+   * What the later phases read instead of the disk: in a project of thousands of small files, reading each back
+   * cost as much as rendering it. Files copied as they were (charts, ignored files) are not in it.
+   */
+  texts: ReadonlyMap<string, string>;
+}
+
 /**
  * Renders the item's files into `renderedItemDir(renderRoot, item)`, then decrypts the sops-encrypted ones.
  * @throws the renderer's TemplateError (naming file and line) for the first file that fails; ProblemList naming each
  *   file sops cannot decrypt.
  */
-export async function templateItem(item: DeploymentItem, renderRoot: string, environment: TemplateEnvironment): Promise<string> {
+export async function templateItem(item: DeploymentItem, renderRoot: string, environment: TemplateEnvironment): Promise<TemplatedItem> {
   if (!item.dir || !item.relDir) throw new Error('templateItem needs a path item');
   const rootDir = item.source.root;
   const target = renderedItemDir(renderRoot, item);
@@ -61,14 +71,16 @@ export async function templateItem(item: DeploymentItem, renderRoot: string, env
   await Promise.all([...folders].map((folder) => mkdir(folder, { recursive: true })));
   await Promise.all([...texts].map(([file, text]) => writeFile(path.join(target, file), text)));
   await Promise.all(verbatim.map((entry) => cp(path.join(item.dir as string, entry), path.join(target, entry), { recursive: true })));
-  await decryptSopsFiles(target, [...templates, ...verbatim], texts, item.relDir, environment);
-  return target;
+  const decrypted = await decryptSopsFiles(target, [...templates, ...verbatim], texts, item.relDir, environment);
+  const written = new Map([...texts].map(([file, text]) => [path.join(target, file), decrypted.get(file) ?? text]));
+  return { dir: target, texts: written };
 }
 
 /**
  * Decrypts, in place, every sops-encrypted YAML/JSON file among `files` (manifests and helm values, templated or
  * not; chart folders have no such extension), as kluctl's sops docs define; reports every file that fails.
  * @param texts the rendered files' texts, so that only the files copied as they were are read back.
+ * @returns the decrypted text of each file that was encrypted, by its path relative to `dir`.
  */
 async function decryptSopsFiles(
   dir: string,
@@ -76,7 +88,8 @@ async function decryptSopsFiles(
   texts: ReadonlyMap<string, string>,
   relDir: string,
   environment: TemplateEnvironment,
-): Promise<void> {
+): Promise<Map<string, string>> {
+  const decryptedTexts = new Map<string, string>();
   const results = await Promise.allSettled(
     files
       .filter((file) => sopsFormatOf(file))
@@ -88,11 +101,14 @@ async function decryptSopsFiles(
           env: environment.sopsEnv,
           signal: environment.signal,
         });
-        if (decrypted) await writeFile(destination, text);
+        if (!decrypted) return;
+        await writeFile(destination, text);
+        decryptedTexts.set(file, text);
       }),
   );
   const failures = results.flatMap((result) => (result.status === 'rejected' ? [(result.reason as Error).message] : []));
   if (failures.length > 0) throw new ProblemList(failures);
+  return decryptedTexts;
 }
 
 /**

@@ -20,7 +20,7 @@ const STOP_GRACE_MS = 5_000;
 export interface JinjaPoolOptions {
   /** Runs the Python interpreter (`python`) with the engine's environment. */
   tools: Tools;
-  /** Number of worker processes, started as work arrives. Default: the number of CPUs. */
+  /** Number of worker processes, all started with the first render. Default: the number of CPUs. */
   workers?: number;
   /** Receives each line workers write to stderr (debug_print). */
   onStderr: (line: string) => void;
@@ -89,7 +89,10 @@ export class JinjaPool {
   private pythonTools: Promise<Tools> | undefined;
   private closed = false;
 
-  /** Starts nothing yet: Python is checked and workers start on the first render. */
+  /**
+   * Starts nothing yet: Python is checked and every worker starts on the first render. All of them at once, since
+   * a worker's Python imports take ~100 ms and a project's items follow its first template within that time.
+   */
   constructor(options: JinjaPoolOptions) {
     this.size = Math.max(1, Math.floor(options.workers ?? availableParallelism()));
     this.options = options;
@@ -194,6 +197,7 @@ export class JinjaPool {
       for (const job of this.queue.splice(0)) job.reject(error as Error);
       return;
     }
+    if (!this.closed && this.workers.size === 0) for (let index = 0; index < this.size; index++) this.startWorker(tools);
     while (!this.closed && this.queue.length > 0) {
       const worker = this.idleWorker() ?? this.startWorker(tools);
       const job = worker && this.queue.shift();

@@ -40,14 +40,18 @@ export async function choosePython(tools: Tools, envCache: string | undefined): 
 
 /**
  * The tools the Jinja2 workers run with, as choosePython picks them, making Gantry's env first when it is pending
- * (from python3 on PATH, with pip from PyPI or the index pip is configured with); the Python is checked.
+ * (from python3 on PATH, with pip from PyPI or the index pip is configured with). A Python Gantry did not make is
+ * checked (checkPython); Gantry's env holds the pins by construction (pip installed requirements.txt, the folder is
+ * named by its hash and moved into place only when complete), so checking it would only cost every run a Python
+ * start before the first worker's.
  * @param report receives a line when the env is being made (it takes a few seconds) and when it is done.
  * @throws Error naming what to install when python3, its venv module or a package is missing, or pip fails.
  */
 export async function resolvePython(tools: Tools, envCache: string | undefined, report: (line: string) => void): Promise<Tools> {
   const chosen = await choosePython(tools, envCache);
   if (chosen.pending && envCache !== undefined) await createPythonEnv(tools, envCache, report);
-  await checkPython(chosen.tools);
+  const own = envCache !== undefined && chosen.tools.paths.python === pythonEnvPython(envCache);
+  if (!own) await checkPython(chosen.tools);
   return chosen.tools;
 }
 
