@@ -31,7 +31,8 @@ export interface RenderBenchOptions {
 /** Renders each generated project `runs` times and returns the report rows. */
 export async function benchRender(options: RenderBenchOptions): Promise<ControllerBenchResult> {
   const rows: BenchRow[] = [];
-  const notes: string[] = [];
+  // Renders are CPU-bound on 2 cores: whatever else runs (a local cluster's API servers) shows in every figure.
+  const notes = [`load average (1 min) before the first render: ${os.loadavg()[0]?.toFixed(2)}`];
   let perObjectAt1000 = 0;
   for (const size of SIZES) {
     const dir = await mkdtemp(path.join(os.tmpdir(), `gantry-bench-render-${size}-`));
