@@ -8,11 +8,11 @@
  * namespace, order as kustomize does); anything else (bases, patches, generators, transformers, namespaced
  * bindings and webhooks whose references kustomize also rewrites) goes to the kustomize binary, the reference.
  */
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tools } from '../tools.ts';
 import { parseYaml, parseYamlDocuments, toYaml } from '../yaml.ts';
-import { findProjectFile } from '../files.ts';
+import { RenderedFiles } from './rendered-files.ts';
 import { isPlainObject, type Values } from '../values.ts';
 import { splitApiVersion, type KubeObject } from '../kube/object.ts';
 import { DEFAULT_HELM_OUTPUT, readHelmChartConfig } from './helm.ts';
@@ -29,8 +29,8 @@ export interface KustomizeOptions {
   overrideNamespace?: string | undefined;
   /** Generate the kustomization from the subfolders' files too. */
   recursive?: boolean;
-  /** Texts of files templating wrote (by absolute path), read from here instead of from disk (see TemplatedItem). */
-  renderedTexts?: ReadonlyMap<string, string> | undefined;
+  /** The render folder's files; default: what is on disk. Written to disk before the kustomize binary runs. */
+  files?: RenderedFiles | undefined;
   /** Runs the kustomize binary when the native path cannot build the kustomization. */
   tools: Tools;
   signal?: AbortSignal;
@@ -41,20 +41,23 @@ export interface KustomizeOptions {
  * @throws Error naming the folder when a helm chart's output is not listed, a resource is invalid, or kustomize fails.
  */
 export async function buildKustomization(renderedDir: string, options: KustomizeOptions): Promise<KustomizeResult> {
-  const { overrideNamespace, recursive = false } = options;
-  const existing = await findProjectFile(renderedDir, 'kustomization');
+  const { overrideNamespace, recursive = false, files = new RenderedFiles() } = options;
+  const existing = await files.find(renderedDir, 'kustomization');
   if (existing && recursive) throw new Error(`${existing}: 'recursive: true' cannot be used with a kustomization.yaml`);
-  const kustomization = existing ? await readKustomization(existing) : await generateKustomization(renderedDir, recursive);
-  if (existing) await checkHelmOutputsListed(renderedDir, kustomization, existing);
+  const kustomization = existing ? await readKustomization(existing, files) : await generateKustomization(renderedDir, recursive, files);
+  if (existing) await checkHelmOutputsListed(renderedDir, kustomization, existing, files);
   if (overrideNamespace !== undefined && kustomization['namespace'] === undefined) kustomization['namespace'] = overrideNamespace;
-  const native = await buildNatively(renderedDir, kustomization, options.renderedTexts);
+  const native = await buildNatively(renderedDir, kustomization, files);
   if (native) return { objects: native, usedBinary: false };
+  // The binary reads the folder itself, and may follow references into other items' folders.
+  await files.write();
+  await mkdir(renderedDir, { recursive: true });
   await writeFile(existing ?? path.join(renderedDir, 'kustomization.yaml'), toYaml(kustomization));
   return { objects: await buildWithBinary(renderedDir, options.tools, options.signal), usedBinary: true };
 }
 
-async function readKustomization(file: string): Promise<Values> {
-  const value = parseYaml(await readFile(file, 'utf8'), file) ?? {};
+async function readKustomization(file: string, files: RenderedFiles): Promise<Values> {
+  const value = parseYaml((await files.read(file)) ?? '', file) ?? {};
   if (!isPlainObject(value)) throw new Error(`${file}: a kustomization must be a YAML mapping`);
   return value;
 }
@@ -63,16 +66,16 @@ async function readKustomization(file: string): Promise<Values> {
  * Every YAML file of the folder (and, with `recursive`, of its subfolders), as kluctl's generated kustomization
  * lists them: helm-values files skipped, a helm-chart file replaced by the chart's output file.
  */
-async function generateKustomization(dir: string, recursive: boolean): Promise<Values> {
+async function generateKustomization(dir: string, recursive: boolean, files: RenderedFiles): Promise<Values> {
   const resources: string[] = [];
-  for (const file of await listFiles(dir, recursive)) {
+  for (const file of await files.list(dir, recursive)) {
     const name = path.posix.basename(file);
     if (recursive && file.includes('/') && /^kustomization\.ya?ml$/.test(name)) {
       throw new Error(`${dir}: 'recursive: true' cannot be used when ${file} exists`);
     }
     if (/^helm-values\.ya?ml$/i.test(name)) continue;
     const output = /^helm-chart\.ya?ml$/i.test(name)
-      ? ((await readHelmChartConfig(path.join(dir, file))).output ?? DEFAULT_HELM_OUTPUT)
+      ? ((await readHelmChartConfig(path.join(dir, file))).output ?? DEFAULT_HELM_OUTPUT) // on disk: written for helm
       : undefined;
     const resource = output ? path.posix.join(path.posix.dirname(file), output) : /\.ya?ml$/i.test(name) ? file : undefined;
     if (resource && !resources.includes(resource)) resources.push(resource);
@@ -80,17 +83,8 @@ async function generateKustomization(dir: string, recursive: boolean): Promise<V
   return { resources };
 }
 
-/** Files of `dir` as sorted slash paths; with `recursive`, those of subfolders too. */
-async function listFiles(dir: string, recursive: boolean): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
-    .sort();
-}
-
-async function checkHelmOutputsListed(dir: string, kustomization: Values, file: string): Promise<void> {
-  const chart = await findProjectFile(dir, 'helm-chart');
+async function checkHelmOutputsListed(dir: string, kustomization: Values, file: string, files: RenderedFiles): Promise<void> {
+  const chart = await files.find(dir, 'helm-chart');
   if (!chart) return;
   const output = (await readHelmChartConfig(chart)).output ?? DEFAULT_HELM_OUTPUT;
   const resources = Array.isArray(kustomization['resources']) ? kustomization['resources'] : [];
@@ -110,12 +104,12 @@ const NAMESPACE_REFERENCING_KINDS = new Set([
 
 /**
  * Returns the objects when the kustomization is a plain list of resource files, else undefined.
- * @param texts files' texts by absolute path, used instead of reading those files.
+ * @param files where the resources are read; default: from disk.
  */
 export async function buildNatively(
   dir: string,
   kustomization: Values,
-  texts: ReadonlyMap<string, string> = new Map(),
+  files: RenderedFiles = new RenderedFiles(),
 ): Promise<KubeObject[] | undefined> {
   if (!Object.keys(kustomization).every((key) => NATIVE_KEYS.has(key))) return undefined;
   const resources = kustomization['resources'] ?? [];
@@ -125,7 +119,7 @@ export async function buildNatively(
   for (const resource of resources) {
     if (typeof resource !== 'string') return undefined;
     const file = path.resolve(dir, resource);
-    const text = texts.get(file) ?? (await readFileIfFile(file));
+    const text = await files.read(file);
     if (text === undefined) return undefined;
     documents.push(...expandLists(parseYamlDocuments(text, file)));
   }
@@ -134,10 +128,6 @@ export async function buildNatively(
   if (hasDuplicateIds(objects)) return undefined;
   if (namespace !== undefined && !setNamespaceLikeKustomize(objects, namespace)) return undefined;
   return sortLikeKustomize(objects);
-}
-
-async function readFileIfFile(file: string): Promise<string | undefined> {
-  return (await stat(file).catch(() => undefined))?.isFile() ? await readFile(file, 'utf8') : undefined;
 }
 
 /**

@@ -4,7 +4,6 @@
  * namespaces. Each phase runs items in parallel and collects every failure, so one run reports all problems; a
  * failure anywhere means no objects at all (nothing may be applied after a render error).
  */
-import { readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -15,6 +14,7 @@ import { withCrdScopes, type ScopeResolver } from '../kube/scope.ts';
 import { renderedItemDir, templateItem } from './template-item.ts';
 import { renderHelmChart, type HelmEnvironment } from './helm.ts';
 import { buildKustomization } from './kustomize.ts';
+import { RenderedFiles } from './rendered-files.ts';
 import { addKluctlMetadata, settleNamespaces } from './postprocess.ts';
 import { resolveImages, type SeenImage } from './images.ts';
 import type { FixedImage } from '../project/fixed-images.ts';
@@ -72,19 +72,19 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
 
   request.onPhase?.('Rendering templates');
   const { renderer, tools, sopsEnv, signal } = request;
-  const templated = await eachItem(
+  const files = new RenderedFiles();
+  const renderedDirs = await eachItem(
     pathItems,
-    (item) => limit(() => templateItem(item, renderRoot, { renderer, tools, sopsEnv, signal })),
+    (item) => limit(() => templateItem(item, renderRoot, files, { renderer, tools, sopsEnv, signal })),
     signal,
     renderRoot,
   );
-  const renderedDirs = templated.map(({ dir }) => dir);
 
   request.onPhase?.('Rendering Helm charts');
   const helm = { ...request.helm, helmHome: path.join(request.workDir, 'helm'), signal };
-  const chartOutputs = await eachItem(
+  await eachItem(
     pathItems,
-    (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, helm)),
+    (item, index) => limit(() => renderItemCharts(renderedDirs[index] as string, item, files, helm)),
     signal,
     renderRoot,
   );
@@ -96,10 +96,7 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
       item.onlyRender
         ? Promise.resolve([])
         : limit(async () => {
-            const { overrideNamespace, recursive } = item;
-            // A chart's output may replace a templated file, so an item with charts is read from disk.
-            const renderedTexts = chartOutputs[index]?.length === 0 ? templated[index]?.texts : undefined;
-            const options = { overrideNamespace, recursive, renderedTexts, tools, signal };
+            const options = { overrideNamespace: item.overrideNamespace, recursive: item.recursive, files, tools, signal };
             return (await buildKustomization(renderedDirs[index] as string, options)).objects;
           }),
     signal,
@@ -165,20 +162,13 @@ function describeFailure(item: DeploymentItem, problem: string): string {
   return problem.includes(item.relDir ?? '\0') || path.isAbsolute(problem.split(':')[0] ?? '') ? problem : `${item.relDir}: ${problem}`;
 }
 
-/** Renders the item's charts, one after another; returns the output files written. */
-async function renderItemCharts(renderedDir: string, item: DeploymentItem, helm: HelmEnvironment): Promise<string[]> {
-  const outputs: string[] = [];
-  for (const chartFile of await findHelmChartFiles(renderedDir)) {
-    const subDir = path.relative(renderedDir, path.dirname(chartFile));
-    outputs.push(await renderHelmChart(chartFile, path.join(item.dir as string, subDir), item.source.root, helm));
+/** Renders the item's charts, one after another, with the item's folder written to disk for helm. */
+async function renderItemCharts(renderedDir: string, item: DeploymentItem, files: RenderedFiles, helm: HelmEnvironment): Promise<void> {
+  const charts = (await files.list(renderedDir, true)).filter((file) => /^helm-chart\.ya?ml$/i.test(path.posix.basename(file)));
+  if (charts.length > 0) await files.write(renderedDir);
+  for (const chart of charts) {
+    const subDir = path.dirname(chart);
+    const output = await renderHelmChart(path.join(renderedDir, chart), path.join(item.dir as string, subDir), item.source.root, helm);
+    files.fromDisk(output);
   }
-  return outputs;
-}
-
-async function findHelmChartFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile() && /^helm-chart\.ya?ml$/i.test(entry.name))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .sort();
 }

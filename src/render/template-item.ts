@@ -1,10 +1,10 @@
 /**
- * Step 1 of rendering an item: every file of the item's folder goes through Jinja2 into the render folder, at the
- * same path relative to the project root (so kustomize references between rendered folders keep working), as
- * kluctl's deployment item render does. Folders holding a Chart.yaml, and files a `.templateignore` excludes, are
+ * Step 1 of rendering an item: every file of the item's folder goes through Jinja2 into the render folder (held in
+ * memory until a program needs it on disk: RenderedFiles), at the same path relative to the project root (so
+ * kustomize references between rendered folders keep working), as kluctl's deployment item render does. Folders holding a Chart.yaml, and files a `.templateignore` excludes, are
  * copied untouched, never templated.
  */
-import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
 import path from 'node:path';
 import type { DeploymentItem } from '../project/deployment-project.ts';
@@ -13,6 +13,7 @@ import { isInside, relativeSlashPath } from '../files.ts';
 import { ProblemList } from '../problems.ts';
 import { decryptFileTextIfEncrypted, type SopsEnv } from '../sops/decrypt.ts';
 import type { Tools } from '../tools.ts';
+import type { RenderedFiles } from './rendered-files.ts';
 import { sopsFormatOf } from '../sops/metadata.ts';
 
 /**
@@ -34,81 +35,67 @@ export interface TemplateEnvironment {
   signal?: AbortSignal | undefined;
 }
 
-/** An item's rendered folder, and the text of each file templating wrote into it (by absolute path). */
-export interface TemplatedItem {
-  dir: string;
-  /**
-   * What the later phases read instead of the disk: in a project of thousands of small files, reading each back
-   * cost as much as rendering it. Files copied as they were (charts, ignored files) are not in it.
-   */
-  texts: ReadonlyMap<string, string>;
-}
-
 /**
- * Renders the item's files into `renderedItemDir(renderRoot, item)`, then decrypts the sops-encrypted ones.
+ * Renders the item's files into `renderedItemDir(renderRoot, item)` as `files` holds them (in memory, see
+ * RenderedFiles), copies the files not to template there on disk, then decrypts the sops-encrypted ones.
+ * @returns the item's rendered folder.
  * @throws the renderer's TemplateError (naming file and line) for the first file that fails; ProblemList naming each
  *   file sops cannot decrypt.
  */
-export async function templateItem(item: DeploymentItem, renderRoot: string, environment: TemplateEnvironment): Promise<TemplatedItem> {
+export async function templateItem(
+  item: DeploymentItem,
+  renderRoot: string,
+  files: RenderedFiles,
+  environment: TemplateEnvironment,
+): Promise<string> {
   if (!item.dir || !item.relDir) throw new Error('templateItem needs a path item');
   const rootDir = item.source.root;
   const target = renderedItemDir(renderRoot, item);
   const { templates, verbatim } = await listItemFiles(item.dir, rootDir);
-  const files = templates.map((file) => path.posix.join(item.relDir === '.' ? '' : (item.relDir as string), file));
-  const searchDirs = item.searchDirs.map((dir) => relativeSlashPath(rootDir, dir));
   const rendered = await environment.renderer.renderFiles({
     rootDir,
-    files,
+    files: templates.map((file) => path.posix.join(item.relDir === '.' ? '' : (item.relDir as string), file)),
     context: item.context,
-    searchDirs,
+    searchDirs: item.searchDirs.map((dir) => relativeSlashPath(rootDir, dir)),
     signal: environment.signal,
   });
   const errors = rendered.flatMap((file) => ('error' in file ? [file.error.message] : []));
   if (errors.length > 0) throw new ProblemList(errors);
-  const texts = new Map(rendered.map((file, index) => [templates[index] as string, 'text' in file ? file.text : '']));
-  // One mkdir per folder, not per file: in a project of thousands of files, a recursive mkdir each cost more than writing them.
-  const folders = new Set([target, ...templates.map((file) => path.dirname(path.join(target, file)))]);
-  await Promise.all([...folders].map((folder) => mkdir(folder, { recursive: true })));
-  await Promise.all([...texts].map(([file, text]) => writeFile(path.join(target, file), text)));
+  rendered.forEach((file, index) => files.set(path.join(target, templates[index] as string), 'text' in file ? file.text : ''));
+  if (verbatim.length > 0) await mkdir(target, { recursive: true });
   await Promise.all(verbatim.map((entry) => cp(path.join(item.dir as string, entry), path.join(target, entry), { recursive: true })));
-  const decrypted = await decryptSopsFiles(target, [...templates, ...verbatim], texts, item.relDir, environment);
-  const written = new Map([...texts].map(([file, text]) => [path.join(target, file), decrypted.get(file) ?? text]));
-  return { dir: target, texts: written };
+  await decryptSopsFiles(target, [...templates, ...verbatim], files, item.relDir, environment);
+  return target;
 }
 
 /**
- * Decrypts, in place, every sops-encrypted YAML/JSON file among `files` (manifests and helm values, templated or
- * not; chart folders have no such extension), as kluctl's sops docs define; reports every file that fails.
- * @param texts the rendered files' texts, so that only the files copied as they were are read back.
- * @returns the decrypted text of each file that was encrypted, by its path relative to `dir`.
+ * Decrypts every sops-encrypted YAML/JSON file among `names` (manifests and helm values, templated or not; chart
+ * folders have no such extension), as kluctl's sops docs define, where `files` holds it: in memory, or on disk for
+ * a file copied as it was. Reports every file that fails.
  */
 async function decryptSopsFiles(
   dir: string,
-  files: readonly string[],
-  texts: ReadonlyMap<string, string>,
+  names: readonly string[],
+  files: RenderedFiles,
   relDir: string,
   environment: TemplateEnvironment,
-): Promise<Map<string, string>> {
-  const decryptedTexts = new Map<string, string>();
+): Promise<void> {
   const results = await Promise.allSettled(
-    files
-      .filter((file) => sopsFormatOf(file))
-      .map(async (file) => {
-        const destination = path.join(dir, file);
-        const { text, decrypted } = await decryptFileTextIfEncrypted(texts.get(file) ?? (await readFile(destination, 'utf8')), {
-          file: path.posix.join(relDir, file),
+    names
+      .filter((name) => sopsFormatOf(name))
+      .map(async (name) => {
+        const file = path.join(dir, name);
+        const { text, decrypted } = await decryptFileTextIfEncrypted((await files.read(file)) ?? '', {
+          file: path.posix.join(relDir, name),
           tools: environment.tools,
           env: environment.sopsEnv,
           signal: environment.signal,
         });
-        if (!decrypted) return;
-        await writeFile(destination, text);
-        decryptedTexts.set(file, text);
+        if (decrypted) files.set(file, text);
       }),
   );
   const failures = results.flatMap((result) => (result.status === 'rejected' ? [(result.reason as Error).message] : []));
   if (failures.length > 0) throw new ProblemList(failures);
-  return decryptedTexts;
 }
 
 /**

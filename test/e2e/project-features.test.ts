@@ -212,4 +212,17 @@ describe('item folders', { timeout: 120_000 }, () => {
     expect(namesOf(objects)).toEqual(['raw-go', 'raw-t', 'tree-a', 'tree-b']);
     expect(objects.find((object) => object.metadata.name === 'raw-go')?.data).toEqual({ template: '{{ .Values.name }}' });
   });
+
+  it("gives the kustomize binary the templated files of its own and another item's folder", async () => {
+    const dir = await project({
+      '.kluctl.yaml': 'targets:\n  - name: t\n',
+      'deployment.yaml': 'deployments:\n  - path: base\n    onlyRender: true\n  - path: overlay\n',
+      'base/kustomization.yaml': 'resources:\n  - cm.yaml\n',
+      'base/cm.yaml': cm('shared-{{ target.name }}', 'data:\n  size: small\n'),
+      'overlay/kustomization.yaml': 'resources:\n  - ../base\npatches:\n  - path: patch.yaml\n',
+      'overlay/patch.yaml': cm('shared-{{ target.name }}', 'data:\n  size: "{{ 6 * 7 }}"\n'),
+    });
+    const objects = await rendered(['-t', 't', '--project-dir', dir]);
+    expect(objects.map((object) => [object.metadata.name, object.data])).toEqual([['shared-t', { size: '42' }]]);
+  });
 });

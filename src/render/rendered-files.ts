@@ -1,0 +1,90 @@
+/**
+ * The render folder as the phases after templating see it: the files templating produced, held in memory, over
+ * what is on disk (files copied as they were, chart output). A templated file reaches the disk only when a program
+ * reads the folder itself (helm, the kustomize binary): in a project of thousands of small files, creating each
+ * file cost more than rendering it, and most items are built natively from memory.
+ */
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { isInside } from '../files.ts';
+
+export class RenderedFiles {
+  /** Text of each templated file by absolute path, until its folder's copy on disk takes over (fromDisk). */
+  private readonly texts = new Map<string, string>();
+  private readonly writes = new Map<string, Promise<void>>();
+  private readonly folders = new Map<string, Promise<unknown>>();
+
+  /** Holds `text` as the content of `file` (an absolute path), replacing what was held. */
+  set(file: string, text: string): void {
+    this.texts.set(file, text);
+    this.writes.delete(file);
+  }
+
+  /** From now on `file` is read from disk: a program wrote it there (a chart's output over a templated file). */
+  fromDisk(file: string): void {
+    this.texts.delete(file);
+  }
+
+  /** The file's text, from memory or else from disk; undefined when it is neither there nor a regular file on disk. */
+  async read(file: string): Promise<string | undefined> {
+    const text = this.texts.get(file);
+    if (text !== undefined) return text;
+    return (await stat(file).catch(() => undefined))?.isFile() ? await readFile(file, 'utf8') : undefined;
+  }
+
+  /** `<dir>/<basename>.yml` or `.yaml`, whichever exists first (as findProjectFile), in memory or on disk. */
+  async find(dir: string, basename: string): Promise<string | undefined> {
+    for (const extension of ['.yml', '.yaml']) {
+      const candidate = path.join(dir, basename + extension);
+      if (this.texts.has(candidate) || (await stat(candidate).catch(() => undefined))?.isFile()) return candidate;
+    }
+    return undefined;
+  }
+
+  /** Files of `dir` (and with `recursive` of its subfolders), in memory or on disk, as sorted slash paths relative to it. */
+  async list(dir: string, recursive: boolean): Promise<string[]> {
+    const found = new Set<string>();
+    for (const file of this.texts.keys()) {
+      const relative = path.relative(dir, file);
+      if (isInside(dir, file) && relative !== '' && (recursive || !relative.includes(path.sep))) found.add(slashPath(relative));
+    }
+    const entries = await readdir(dir, { withFileTypes: true, recursive }).catch(() => []);
+    for (const entry of entries) {
+      if (entry.isFile()) found.add(slashPath(path.relative(dir, path.join(entry.parentPath, entry.name))));
+    }
+    return [...found].sort();
+  }
+
+  /**
+   * Writes the files held in memory under `dir` (all of them when undefined) to disk, each once; resolves when
+   * every one of them is there, also those another call started writing.
+   */
+  async write(dir?: string): Promise<void> {
+    const files = [...this.texts.keys()].filter((file) => dir === undefined || isInside(dir, file));
+    await Promise.all(files.map((file) => this.writeOnce(file)));
+  }
+
+  private writeOnce(file: string): Promise<void> {
+    let writing = this.writes.get(file);
+    if (!writing) {
+      const text = this.texts.get(file) ?? '';
+      writing = this.folder(path.dirname(file)).then(() => writeFile(file, text));
+      this.writes.set(file, writing);
+    }
+    return writing;
+  }
+
+  /** One mkdir per folder, not per file: in a project of thousands of files, a recursive mkdir each cost more than writing them. */
+  private folder(dir: string): Promise<unknown> {
+    let making = this.folders.get(dir);
+    if (!making) {
+      making = mkdir(dir, { recursive: true });
+      this.folders.set(dir, making);
+    }
+    return making;
+  }
+}
+
+function slashPath(file: string): string {
+  return file.split(path.sep).join('/');
+}
