@@ -6,11 +6,12 @@
  */
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isInside } from '../files.ts';
 
 export class RenderedFiles {
   /** Text of each templated file by absolute path, until its folder's copy on disk takes over (fromDisk). */
   private readonly texts = new Map<string, string>();
+  /** The held files of each folder, and its subfolders that hold some: each item lists its own folder only. */
+  private readonly tree = new Map<string, { files: Set<string>; folders: Set<string> }>();
   private readonly writes = new Map<string, Promise<void>>();
   private readonly folders = new Map<string, Promise<unknown>>();
 
@@ -18,11 +19,13 @@ export class RenderedFiles {
   set(file: string, text: string): void {
     this.texts.set(file, text);
     this.writes.delete(file);
+    this.node(path.dirname(file)).files.add(file);
   }
 
   /** From now on `file` is read from disk: a program wrote it there (a chart's output over a templated file). */
   fromDisk(file: string): void {
     this.texts.delete(file);
+    this.tree.get(path.dirname(file))?.files.delete(file);
   }
 
   /** The file's text, from memory or else from disk; undefined when it is neither there nor a regular file on disk. */
@@ -43,11 +46,7 @@ export class RenderedFiles {
 
   /** Files of `dir` (and with `recursive` of its subfolders), in memory or on disk, as sorted slash paths relative to it. */
   async list(dir: string, recursive: boolean): Promise<string[]> {
-    const found = new Set<string>();
-    for (const file of this.texts.keys()) {
-      const relative = path.relative(dir, file);
-      if (isInside(dir, file) && relative !== '' && (recursive || !relative.includes(path.sep))) found.add(slashPath(relative));
-    }
+    const found = new Set(this.held(dir, recursive).map((file) => slashPath(path.relative(dir, file))));
     const entries = await readdir(dir, { withFileTypes: true, recursive }).catch(() => []);
     for (const entry of entries) {
       if (entry.isFile()) found.add(slashPath(path.relative(dir, path.join(entry.parentPath, entry.name))));
@@ -60,8 +59,27 @@ export class RenderedFiles {
    * every one of them is there, also those another call started writing.
    */
   async write(dir?: string): Promise<void> {
-    const files = [...this.texts.keys()].filter((file) => dir === undefined || isInside(dir, file));
+    const files = dir === undefined ? [...this.texts.keys()] : this.held(dir, true);
     await Promise.all(files.map((file) => this.writeOnce(file)));
+  }
+
+  /** The held files of `dir`, with `recursive` those of its subfolders too. */
+  private held(dir: string, recursive: boolean): string[] {
+    const node = this.tree.get(dir);
+    if (!node) return [];
+    return [...node.files, ...(recursive ? [...node.folders].flatMap((folder) => this.held(folder, true)) : [])];
+  }
+
+  /** The entry of `dir`, made with those of its parents up to the first that exists. */
+  private node(dir: string): { files: Set<string>; folders: Set<string> } {
+    let node = this.tree.get(dir);
+    if (!node) {
+      node = { files: new Set(), folders: new Set() };
+      this.tree.set(dir, node);
+      const parent = path.dirname(dir);
+      if (parent !== dir) this.node(parent).folders.add(dir);
+    }
+    return node;
   }
 
   private writeOnce(file: string): Promise<void> {
