@@ -10,7 +10,7 @@ ARG DEBIAN_SUITE=bookworm
 ARG NODE_VERSION=24.21.0
 ARG GO_VERSION=1.26
 
-# Gantry's npm package: `npm pack` builds it (lib/ from src/ with tsc, web/dist with Vite; see scripts/package/), and it
+# Gantry's npm package: `npm pack` builds it (lib/ bundled from src/ with Rolldown, web/dist with Vite; see scripts/package/), and it
 # is installed as a user installs it, with its production dependencies, into a prefix the last stage copies to /usr/local.
 FROM node:${NODE_VERSION}-${DEBIAN_SUITE}-slim AS package
 WORKDIR /src

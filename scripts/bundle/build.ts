@@ -9,7 +9,8 @@
  * beside itself. Every other package is imported from node_modules as usual, because some do look (fastify's
  * swagger UI serves its own folder, pino finds its transports and better-sqlite3 its binding by `__dirname`).
  * Gantry's own modules that find files by `import.meta.url` (the Jinja2 worker, install/, web/dist) get the URL
- * of their source file, so those files are read from the repository as before.
+ * of their source file, so those files are read from the repository as before. The npm package ships the same
+ * bundle (bundleCli, scripts/package/build.ts).
  */
 import { mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -49,16 +50,7 @@ export async function buildCliBundleWhenStale(report: (line: string) => void): P
 export async function buildCliBundle(outDir: string): Promise<void> {
   // Times taken before the build: a file edited while it runs then differs from the manifest, and the bundle is stale.
   const before = await modificationTimes([...(await filesUnder(SRC_DIR)), path.join(REPO_ROOT, 'package.json')]);
-  const result = await build({
-    input: { main: ENTRY },
-    platform: 'node',
-    external: (id, importer, isResolved) =>
-      !isResolved && isPackageImport(id) && !isInsidePackage(importer) && !BUNDLED_PACKAGES.has(packageName(id)),
-    plugins: [sourceImportMetaUrl(outDir)],
-    output: { dir: outDir, format: 'esm', chunkFileNames: '[name]-[hash].js' },
-    logLevel: 'warn',
-  });
-  const moduleIds = result.output.flatMap((output) => (output.type === 'chunk' ? output.moduleIds : []));
+  const moduleIds = await bundleCli(outDir, SRC_DIR);
   const inputs: Record<string, number> = {};
   for (const id of moduleIds.filter(isRepositoryFile)) {
     inputs[slashPath(path.relative(REPO_ROOT, id))] = before.get(id) ?? (await stat(id)).mtimeMs;
@@ -68,14 +60,36 @@ export async function buildCliBundle(outDir: string): Promise<void> {
   await writeFile(path.join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 1)}\n`);
 }
 
-/** Rewrites `import.meta.url` in Gantry's modules to their source file's URL, relative to the bundle folder. */
-function sourceImportMetaUrl(outDir: string): Plugin {
+/**
+ * Bundles src/cli/main.ts into `outDir` (main.js and its chunks) and returns the ids of every module in it.
+ * @param sourcesDir where the files Gantry's modules find beside themselves are at run time: src/ in the
+ *   repository; the npm package's lib/, which holds them at the same paths (scripts/package/build.ts).
+ * @throws Error from Rolldown when a module fails to bundle.
+ */
+export async function bundleCli(outDir: string, sourcesDir: string): Promise<string[]> {
+  const result = await build({
+    input: { main: ENTRY },
+    platform: 'node',
+    external: (id, importer, isResolved) =>
+      !isResolved && isPackageImport(id) && !isInsidePackage(importer) && !BUNDLED_PACKAGES.has(packageName(id)),
+    plugins: [sourceImportMetaUrl(outDir, sourcesDir)],
+    output: { dir: outDir, format: 'esm', chunkFileNames: '[name]-[hash].js' },
+    logLevel: 'warn',
+  });
+  return result.output.flatMap((output) => (output.type === 'chunk' ? output.moduleIds : []));
+}
+
+/**
+ * Rewrites `import.meta.url` in Gantry's modules to their source file's URL under `sourcesDir`, relative to the
+ * bundle folder.
+ */
+function sourceImportMetaUrl(outDir: string, sourcesDir: string): Plugin {
   return {
     name: 'gantry-source-import-meta-url',
     transform: {
       filter: { id: /\/src\/.*\.ts$/, code: 'import.meta.url' },
       handler(code, id) {
-        const source = JSON.stringify(slashPath(path.relative(outDir, id)));
+        const source = JSON.stringify(slashPath(path.relative(outDir, path.join(sourcesDir, path.relative(SRC_DIR, id)))));
         return code.replaceAll('import.meta.url', `new URL(${source}, import.meta.url).href`);
       },
     },
