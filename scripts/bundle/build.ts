@@ -14,10 +14,12 @@
  */
 import { mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'rolldown';
 import { BUNDLE_DIR, type BundleManifest, currentBundleEntry, MANIFEST_FILE, REPO_ROOT } from './current.ts';
 
 const ENTRY = path.join(REPO_ROOT, 'src/cli/main.ts');
+const THIS_FILE = fileURLToPath(import.meta.url);
 const SRC_DIR = path.join(REPO_ROOT, 'src');
 /** npm's copy of the lockfile, rewritten by every install: a changed package makes the bundle stale. */
 const INSTALLED_LOCKFILE = 'node_modules/.package-lock.json';
@@ -56,6 +58,8 @@ export async function buildCliBundle(outDir: string): Promise<void> {
     inputs[slashPath(path.relative(REPO_ROOT, id))] = before.get(id) ?? (await stat(id)).mtimeMs;
   }
   inputs[INSTALLED_LOCKFILE] = (await stat(path.join(REPO_ROOT, INSTALLED_LOCKFILE))).mtimeMs;
+  // This file decides what goes into the bundle, so a change to it makes the bundle stale too.
+  inputs[slashPath(path.relative(REPO_ROOT, THIS_FILE))] = (await stat(THIS_FILE)).mtimeMs;
   const manifest: BundleManifest = { entry: 'main.js', inputs };
   await writeFile(path.join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 1)}\n`);
 }

@@ -4,7 +4,7 @@
  * kustomize references between rendered folders keep working), as kluctl's deployment item render does. Folders holding a Chart.yaml, and files a `.templateignore` excludes, are
  * copied untouched, never templated.
  */
-import { cp, mkdir, readdir, readFile } from 'node:fs/promises';
+import { cp, readdir, readFile } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
 import path from 'node:path';
 import type { DeploymentItem } from '../project/deployment-project.ts';
@@ -62,7 +62,6 @@ export async function templateItem(
   const errors = rendered.flatMap((file) => ('error' in file ? [file.error.message] : []));
   if (errors.length > 0) throw new ProblemList(errors);
   rendered.forEach((file, index) => files.set(path.join(target, templates[index] as string), 'text' in file ? file.text : ''));
-  if (verbatim.length > 0) await mkdir(target, { recursive: true });
   await Promise.all(verbatim.map((entry) => cp(path.join(item.dir as string, entry), path.join(target, entry), { recursive: true })));
   await decryptSopsFiles(target, [...templates, ...verbatim], files, item.relDir, environment);
   return target;
