@@ -87,8 +87,9 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
     let initial: string;
 
     beforeAll(async () => {
-      // An earlier run's deletion may still be in progress (deleting a KluctlDeployment does not wait for it).
-      await kubectl(['wait', '--for=delete', 'namespace/ms-demo-test', 'namespace/ms-demo-prod', '--timeout=180s']).catch(() => undefined);
+      // The first deploy must find nothing: an earlier run's deletion may still be in progress (deleting a
+      // KluctlDeployment does not wait for it), and a bench or CLI deploy of the same example may have left it whole.
+      await kubectl(['delete', 'namespace', 'ms-demo-test', 'ms-demo-prod', '--ignore-not-found', '--wait=true', '--timeout=180s']);
       const project = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-ms-'));
       await cp(example('microservices-demo/3-templating-and-multi-env'), project, { recursive: true });
       repo = await createRepo({});
