@@ -29,6 +29,7 @@ import { GateJobs } from './gate-jobs.ts';
 import { SourceCache } from './source-cache.ts';
 import { Wakeup } from './wakeup.ts';
 import { deleteService, refreshComponents, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
+import { AppliedObjects } from '../deploy/applied-objects.ts';
 
 export const AGENT_FIELD_MANAGER = 'gantry-agent';
 
@@ -102,6 +103,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
     timeoutMs: options.syncTimeoutMs,
     progress: { step: (scope, message) => options.log.debug({ scope }, message) },
     signal,
+    applied: new AppliedObjects(),
   };
 
   const gateJobs = new GateJobs({ cluster, client: options.client, fieldManager: AGENT_FIELD_MANAGER, log: options.log });

@@ -19,6 +19,7 @@ import type { Engine } from '../engine.ts';
 import { readinessOf } from '../health/index.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { formatRef, type KubeObject, refKey, refOf, splitApiVersion, type ObjectRef } from '../kube/object.ts';
+import type { AppliedObjects } from '../deploy/applied-objects.ts';
 import type { Progress } from '../progress.ts';
 import { normalizeObjects } from './diff-normalizers.ts';
 import { rendererFor, serviceDiscriminator, serviceRequest } from './service-project.ts';
@@ -37,6 +38,8 @@ export interface SyncContext {
   timeoutMs: number;
   progress: Progress;
   signal: AbortSignal;
+  /** What earlier syncs applied, so objects unchanged since are not sent again (Plural's agent skips them too). */
+  applied: AppliedObjects;
 }
 
 /** The outcome of a sync: the report to send, and whether the revision was applied (false after a render error). */
@@ -83,6 +86,7 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     },
     progress,
     signal,
+    applied: context.applied,
   }).catch((error: unknown) => {
     if (error instanceof TargetLockedError) return error;
     throw error;

@@ -12,6 +12,7 @@ import {
   type ResultFlags,
   type TargetFlags,
   cliTargetLock,
+  loadAppliedObjects,
 } from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
@@ -35,6 +36,7 @@ export function deployCommand(): Command {
     .action((flags: DeployFlags) =>
       runResultCommand('deploy', flags, async ({ engine, progress }) => {
         const prepared = await prepareFromFlags(flags, engine, progress);
+        const applied = await loadAppliedObjects(prepared, engine);
         const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
           dryRun: flags.dryRun ?? false,
           prune: flags.prune ?? false,
@@ -45,7 +47,9 @@ export function deployCommand(): Command {
           fieldManager: engine.config.fieldManager,
           progress,
           lock: cliTargetLock('deploy', parseDuration(flags.timeout)),
+          applied,
         });
+        if (!flags.dryRun) await applied.save();
         return { prepared, result };
       }),
     );

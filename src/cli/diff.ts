@@ -7,6 +7,7 @@ import {
   toApplyBehaviour,
   prepareFromFlags,
   requireCluster,
+  loadAppliedObjects,
   type ApplyFlags,
   type ResultFlags,
   type TargetFlags,
@@ -26,6 +27,7 @@ export function diffCommand(): Command {
         behaviour: toApplyBehaviour(flags),
         fieldManager: engine.config.fieldManager,
         progress,
+        applied: await loadAppliedObjects(prepared, engine),
       });
       return { prepared, result };
     }),

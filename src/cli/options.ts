@@ -13,6 +13,7 @@ import { parseArgs } from '../project/args.ts';
 import { readFixedImages } from '../project/fixed-images.ts';
 import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
+import { AppliedObjects, appliedObjectsFile } from '../deploy/applied-objects.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
 import type { TargetLock } from '../deploy/target-lock.ts';
 import { parseDuration } from '../duration.ts';
@@ -158,6 +159,12 @@ export async function prepareFromFlags(flags: TargetFlags, engine: Engine, progr
 export function requireCluster(prepared: PreparedTarget): Cluster {
   if (!prepared.cluster) throw new Error('this command needs a cluster');
   return prepared.cluster;
+}
+
+/** What this user's earlier commands applied to the prepared target's cluster (see applied-objects.ts). */
+export function loadAppliedObjects(prepared: PreparedTarget, engine: Engine): Promise<AppliedObjects> {
+  const server = requireCluster(prepared).client.server;
+  return AppliedObjects.load(appliedObjectsFile(engine.config.cacheDir, server, prepared.rendered.target.discriminator));
 }
 
 /** commander argParser for a Go duration; the value is in milliseconds. */

@@ -24,6 +24,7 @@ import { untilGone } from './deletion.ts';
 import { diffForResult, type DiffRules } from './diff.ts';
 import { hookOf, hooksFor, tryHookOf, type Hook, type HookPhase } from './hooks.ts';
 import { resolveSelectors } from './object-selectors.ts';
+import type { AppliedObjects } from './applied-objects.ts';
 import type { RemoteObjects } from './remote-objects.ts';
 import type { ResultCollector } from './result.ts';
 import { isWaitedFor, waitForReadiness } from './wait.ts';
@@ -52,6 +53,8 @@ export interface ApplyContext {
   deadline: number;
   options: ApplyBehaviour;
   remote: RemoteObjects;
+  /** What earlier runs applied: objects unchanged since are not sent again (see applied-objects.ts). */
+  applied?: AppliedObjects | undefined;
   result: ResultCollector;
   progress: Progress;
   /** The values of sensitive vars, masked in the diffs the run reports. */
@@ -102,6 +105,15 @@ function isCrd(object: KubeObject): boolean {
 
 function isEarlyObject(object: KubeObject): boolean {
   return (object.kind === 'Namespace' && object.apiVersion === 'v1') || isCrd(object);
+}
+
+/** What became of one object: sent and accepted, not sent since nothing changed, or refused (recorded as an error). */
+type ApplyOutcome = 'applied' | 'unchanged' | 'failed';
+
+function appliedMessage(count: number, unchanged: number): string {
+  return unchanged === 0
+    ? `applied ${count} object(s)`
+    : `applied ${count} object(s), ${unchanged} of them unchanged since their last apply (not sent)`;
 }
 
 /** An item's objects sorted by role. */
@@ -155,7 +167,7 @@ class ApplyRun {
     for (const { object, rendered } of early.sort(
       (a, b) => Number(b.object.kind === 'Namespace') - Number(a.object.kind === 'Namespace'),
     )) {
-      if (await this.applyObject(object, rendered, false)) refs.push(refOf(object));
+      if ((await this.applyObject(object, rendered, false)) !== 'failed') refs.push(refOf(object));
     }
     const crds = refs.filter((ref) => ref.kind === 'CustomResourceDefinition');
     if (crds.length > 0 && !this.context.dryRun) await this.waitFor(crds, 'CRDs to be established');
@@ -184,12 +196,15 @@ class ApplyRun {
     if (this.aborted()) return [];
     if (plan.objects.length > 0) this.context.progress.step(scope, `applying ${plan.objects.length} object(s)`);
     const waitLater: ObjectRef[] = [];
+    let unchanged = 0;
     for (const object of plan.objects) {
       this.context.signal?.throwIfAborted();
       if (this.aborted()) return [];
-      if ((await this.applyObject(object, rendered, false)) && isWaitedFor(object)) waitLater.push(refOf(object));
+      const outcome = await this.applyObject(object, rendered, false);
+      if (outcome === 'unchanged') unchanged++;
+      if (outcome !== 'failed' && isWaitedFor(object)) waitLater.push(refOf(object));
     }
-    if (plan.objects.length > 0) this.context.progress.step(scope, `applied ${plan.objects.length} object(s)`);
+    if (plan.objects.length > 0) this.context.progress.step(scope, appliedMessage(plan.objects.length, unchanged));
     if (plan.itemWaits.length > 0 && this.shouldWait()) await this.waitFor(plan.itemWaits, `readiness of ${scope}`);
     await this.runHooks(plan, 'post-deploy', rendered, scope);
     return waitLater.filter((ref) => !plan.itemWaits.some((waited) => refKey(waited) === refKey(ref)));
@@ -259,7 +274,7 @@ class ApplyRun {
     const outcomes: Array<{ hook: Hook; ready: boolean }> = [];
     for (const hook of hooks) {
       const ref = refOf(hook.object);
-      if (!(await this.applyObject(hook.object, rendered, true))) continue;
+      if ((await this.applyObject(hook.object, rendered, true)) === 'failed') continue;
       if (!hook.wait || !this.shouldWait()) continue;
       const notReady = await this.waitFor([ref], `hook ${formatRef(ref)}`);
       outcomes.push({ hook, ready: notReady === 0 });
@@ -283,19 +298,25 @@ class ApplyRun {
     if (!this.context.dryRun) await untilGone(this.context.cluster, deleted, { timeoutMs: this.timeLeft(), signal: this.context.signal });
   }
 
-  /** Applies one object and records the outcome; returns false when it failed. */
-  private async applyObject(object: KubeObject, rendered: TargetItem, hook: boolean): Promise<boolean> {
+  /** Applies one object, unless it is unchanged since its last apply, and records the outcome. */
+  private async applyObject(object: KubeObject, rendered: TargetItem, hook: boolean): Promise<ApplyOutcome> {
     const ref = refOf(object);
     this.applied.add(refKey(ref));
+    const live = hook ? undefined : this.context.remote.get(ref);
+    if (live && this.context.applied?.unchanged(object, live, this.context.fieldManager)) {
+      if (!this.context.dryRun) this.answers.set(refKey(ref), live);
+      return 'unchanged';
+    }
+    if (live && !this.context.dryRun) this.context.applied?.forget(live);
     try {
       const after = await this.send(object, rendered.conflictResolution);
       if (!this.context.dryRun) this.answers.set(refKey(ref), after);
       if (hook) this.context.result.addAppliedHook(ref);
       else this.recordChange(object, after, rendered);
-      return true;
+      return 'applied';
     } catch (error) {
       this.fail(new Error(describeApplyError(error)), ref);
-      return false;
+      return 'failed';
     }
   }
 
@@ -315,7 +336,10 @@ class ApplyRun {
     if (dryRun && this.isPlannedKind(object)) return object;
     const apply = (candidate: KubeObject, force: boolean) => this.applyInPlace(candidate, force);
     try {
-      return await apply(object, options.forceApply);
+      const answer = await apply(object, options.forceApply);
+      // Only a plain apply: one that needed conflict resolution or a replace warns again on the next run.
+      if (!dryRun) this.context.applied?.record(object, answer, this.context.fieldManager);
+      return answer;
     } catch (error) {
       if (error instanceof UnknownKindError) throw error;
       const remote = this.context.remote.get(refOf(object)) ?? (await cluster.get(refOf(object)));

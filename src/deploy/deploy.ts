@@ -9,6 +9,7 @@ import { refKey, refOf, splitApiVersion, type ObjectRef } from '../kube/object.t
 import { SensitiveValues } from '../project/sensitive.ts';
 import { maskedProgress, type Progress } from '../progress.ts';
 import { applyItems, type ApplyBehaviour } from './apply.ts';
+import type { AppliedObjects } from './applied-objects.ts';
 import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
@@ -43,6 +44,8 @@ export interface DeployOptions extends CommandContext {
   confirmPrune?: (count: number) => Promise<boolean>;
   /** False: do not look for orphans (drift detection, which reports changes only); default true. */
   orphans?: boolean;
+  /** What earlier runs applied, to skip objects unchanged since (see applied-objects.ts); the deploy adds to it. */
+  applied?: AppliedObjects | undefined;
 }
 
 /**
@@ -74,6 +77,7 @@ async function applyTarget(target: RenderedTarget, cluster: Cluster, options: De
     deadline,
     options: options.behaviour,
     remote,
+    applied: options.applied,
     result,
     progress,
     sensitive,

@@ -265,6 +265,42 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
     expect(notWaiting.code).toBe(0);
   });
 
+  it('sends no object unchanged since its last apply, and applies again whatever anyone changed', async () => {
+    const settings = (data: Record<string, string>) =>
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', labels: { tier: 'web' } }, data });
+    const { dir, args } = await project('unchanged', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/settings.yaml': settings({ color: 'blue', size: 'l' }),
+      'app/token.yaml': JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'token' }, stringData: { token: 't' } }),
+    });
+    const live = () => kubectlJson<Record<string, any>>(['get', 'configmap', 'settings', '-n', NS]);
+    const deploy = async () => {
+      const run = await gantryJson(['deploy', ...args]);
+      expect(run.result.errors).toEqual([]);
+      return run;
+    };
+    expect(names((await deploy()).result.newObjects)).toContain(`${NS}/ConfigMap/settings`);
+
+    // The Secret is always sent; the ConfigMap is not, also when others add beside it what the render does not set.
+    await kubectl(['annotate', 'configmap', 'settings', '-n', NS, 'owner=ops']);
+    const quiet = await deploy();
+    expect(quiet.stderr).toContain('app: applied 2 object(s), 1 of them unchanged since their last apply (not sent)');
+    expect(quiet.result.changedObjects).toEqual([]);
+
+    await kubectl(['patch', 'configmap', 'settings', '-n', NS, '--type=merge', '-p', '{"data":{"color":"red"}}']);
+    await kubectl(['label', 'configmap', 'settings', '-n', NS, 'tier-']);
+    const restoring = await deploy();
+    expect(restoring.stderr).toContain('app: applied 2 object(s)\n');
+    expect(names(restoring.result.changedObjects)).toEqual([`${NS}/ConfigMap/settings`]);
+    expect(await live()).toMatchObject({ metadata: { labels: { tier: 'web' } }, data: { color: 'blue' } });
+
+    await writeFile(path.join(dir, 'app/settings.yaml'), settings({ color: 'blue' }));
+    await deploy();
+    expect((await live()).data).toEqual({ color: 'blue' });
+    expect((await deploy()).stderr).toContain('1 of them unchanged');
+    expect((await gantryJson(['diff', ...args])).result.changedObjects).toEqual([]);
+  });
+
   it('replaces an object the API server refuses to patch only when asked to', async () => {
     const { dir, args } = await project('replace', {
       'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,

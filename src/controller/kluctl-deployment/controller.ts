@@ -22,6 +22,7 @@ import { splitKey } from '../../kube/watcher.ts';
 import { EventRecorder } from './events.ts';
 import { needsReconcile } from './predicates.ts';
 import { reconcileKluctlDeployment, type ReconcilerDeps } from './reconciler.ts';
+import { AppliedObjects } from '../../deploy/applied-objects.ts';
 import { gitUrlOf } from './source.ts';
 
 /** The Lease replicas compete for, in the leader election namespace. */
@@ -96,6 +97,7 @@ export async function startKluctlController(options: KluctlControllerOptions): P
       onError: (error) => logger.warn({ err: error }, 'an event could not be recorded'),
     }),
     notify: alertSender(cluster, logger, fieldManager),
+    applied: new AppliedObjects(),
   };
   const { webhookSecret } = options;
   const controller = await runController({

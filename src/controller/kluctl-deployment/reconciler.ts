@@ -34,6 +34,7 @@ import {
 import type { Cluster } from '../../kube/cluster.ts';
 import { parseSafeDuration } from '../../duration.ts';
 import { deployTarget, type CommandContext } from '../../deploy/deploy.ts';
+import type { AppliedObjects } from '../../deploy/applied-objects.ts';
 import { pokeImages } from '../../deploy/poke-images.ts';
 import { prepareTarget, type PreparedTarget, type TargetRequest } from '../../deploy/prepare.ts';
 import { deleteByDiscriminator, pruneTarget } from '../../deploy/prune.ts';
@@ -70,6 +71,8 @@ export interface ReconcilerDeps {
   events: EventRecorder;
   /** Failures and changes, for alerts; must not throw. */
   notify: (event: AlertEvent) => void;
+  /** What every reconcile applied, so later deploys and drift detection skip objects unchanged since. */
+  applied: AppliedObjects;
 }
 
 /** What the manager hands to one reconcile. */
@@ -380,6 +383,7 @@ class Reconciliation {
       orphans: false,
       timeoutMs: this.timeLeft(),
       behaviour: behaviourOf(spec, this.timeLeft()),
+      applied: this.deps.applied,
       ...this.commandContext(),
     });
     const commandInfo = this.commandInfo('diff', started, prepared);
@@ -433,6 +437,7 @@ class Reconciliation {
           wait: !spec.noWait,
           timeoutMs: timeout,
           behaviour: behaviourOf(spec, timeout),
+          applied: this.deps.applied,
           ...context,
         });
       case 'poke-images':
@@ -444,6 +449,7 @@ class Reconciliation {
           wait: false,
           timeoutMs: timeout,
           behaviour: behaviourOf(spec, timeout),
+          applied: this.deps.applied,
           ...context,
         });
       case 'prune':
