@@ -152,7 +152,12 @@ export async function cliTarget(flags: TargetFlags, offline = false): Promise<Cl
 /** Renders the target the flags name (see cliTarget and prepareTarget), with the CLI's registry credentials for OCI includes. */
 export async function prepareFromFlags(flags: TargetFlags, engine: Engine, progress: Progress, offline = false): Promise<PreparedTarget> {
   const { request, kubeConfig } = await cliTarget(flags, offline);
-  return prepareTarget(request, engine, { kubeConfig, progress, registries: await cliRegistryCredentials(flags) });
+  try {
+    return await prepareTarget(request, engine, { kubeConfig, progress, registries: await cliRegistryCredentials(flags) });
+  } finally {
+    // A command renders once: Python may exit while it goes on.
+    engine.renderer.release();
+  }
 }
 
 /** The cluster a prepared target was rendered against. @throws Error when it was rendered offline. */

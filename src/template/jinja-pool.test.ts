@@ -84,6 +84,23 @@ it('close() leaves no worker process behind', async () => {
   await expect(pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } })).rejects.toThrow('JinjaPool is closed');
 });
 
+it('release() lets the idle workers exit, the next render starts new ones, and close() waits for every exit', async () => {
+  const pool = testRenderer({ workers: 2 });
+  await pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 0 } });
+  const first = await workerPids();
+  expect(first).toHaveLength(2);
+  pool.release();
+  await expect.poll(workerPids).toEqual([]);
+  const rendered = await pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 2 } });
+  expect(rendered[0]).toEqual({ path: fileNames[0], text: '2-0' });
+  const second = await workerPids();
+  expect(second).toHaveLength(2);
+  expect(second.some((pid) => first.includes(pid))).toBe(false);
+  pool.release();
+  await pool.close();
+  expect(await workerPids()).toEqual([]);
+});
+
 describe('a Python that cannot render', () => {
   it('gives one error saying what to install when Python is missing', async () => {
     const pool = testRenderer({ tools: testTools(testConfig({ tools: { ...testConfig().tools, python: '/nonexistent/python3' } })) });

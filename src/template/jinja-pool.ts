@@ -84,6 +84,8 @@ export class JinjaPool {
   private readonly options: JinjaPoolOptions;
   private readonly onStderr: (line: string) => void;
   private readonly workers = new Set<JinjaWorker>();
+  /** Exits of the workers release() stopped, which close() still waits for. */
+  private readonly stopping = new Set<Promise<void>>();
   private readonly queue: Job[] = [];
   /** The tools with the Python workers run, once found (or made) and checked. */
   private pythonTools: Promise<Tools> | undefined;
@@ -141,11 +143,26 @@ export class JinjaPool {
     return rendered.text;
   }
 
+  /**
+   * Stops the idle workers without closing the pool: the next request starts new ones, as the first did. A one-shot
+   * command calls it once its render is complete, so Python exits while the command works on the cluster (~50 ms
+   * that it otherwise waited for at its end).
+   */
+  release(): void {
+    for (const worker of this.workers) {
+      if (worker.busy) continue;
+      this.workers.delete(worker);
+      const stopped = worker.stop(STOP_GRACE_MS);
+      this.stopping.add(stopped);
+      void stopped.finally(() => this.stopping.delete(stopped));
+    }
+  }
+
   /** Rejects queued requests, lets in-flight ones finish, and waits until every worker process has exited. */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('JinjaPool is closed'));
-    await Promise.all([...this.workers].map((worker) => worker.stop(STOP_GRACE_MS)));
+    await Promise.all([...[...this.workers].map((worker) => worker.stop(STOP_GRACE_MS)), ...this.stopping]);
   }
 
   /**
@@ -197,7 +214,8 @@ export class JinjaPool {
       for (const job of this.queue.splice(0)) job.reject(error as Error);
       return;
     }
-    if (!this.closed && this.workers.size === 0) for (let index = 0; index < this.size; index++) this.startWorker(tools);
+    if (this.closed || this.queue.length === 0) return;
+    if (this.workers.size === 0) for (let index = 0; index < this.size; index++) this.startWorker(tools);
     while (!this.closed && this.queue.length > 0) {
       const worker = this.idleWorker() ?? this.startWorker(tools);
       const job = worker && this.queue.shift();
