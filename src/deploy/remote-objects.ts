@@ -46,18 +46,36 @@ export class RemoteObjects {
     return new RemoteObjects([...unique.values()]);
   }
 
-  /** Fetches the rendered objects the label list did not find (objects created before, or by someone else). */
+  /**
+   * Fetches the rendered objects the label list did not find (objects created before, or by someone else). Nothing
+   * can exist in a namespace that does not, so their namespaces are read first: a first deploy reads its namespaces,
+   * not every object it is about to create.
+   */
   async fetchMissing(cluster: Cluster, refs: readonly ObjectRef[]): Promise<void> {
     const limit = pLimit(16);
+    const fetch = (ref: ObjectRef) =>
+      limit(async () => {
+        const object = await cluster.get(ref);
+        if (object) this.byKey.set(refKey(ref), object);
+        return object;
+      });
     const missing = refs.filter((ref) => !this.byKey.has(refKey(ref)));
+    const namespaces = [...new Set(missing.map((ref) => ref.namespace).filter((namespace) => namespace !== ''))];
+    const absent = new Set<string>();
     await Promise.all(
-      missing.map((ref) =>
-        limit(async () => {
-          const object = await cluster.get(ref);
-          if (object) this.byKey.set(refKey(ref), object);
-        }),
-      ),
+      namespaces.map(async (name) => {
+        const ref = { group: '', version: 'v1', kind: 'Namespace', namespace: '', name };
+        // A namespace that cannot be read (forbidden) may still hold objects this command can read.
+        const exists =
+          this.byKey.has(refKey(ref)) ||
+          (await fetch(ref).then(
+            (namespace) => namespace !== undefined,
+            () => true,
+          ));
+        if (!exists) absent.add(name);
+      }),
     );
+    await Promise.all(missing.filter((ref) => !absent.has(ref.namespace) && !this.byKey.has(refKey(ref))).map(fetch));
   }
 
   /**

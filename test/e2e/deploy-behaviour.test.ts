@@ -301,6 +301,21 @@ describe('deploy behaviour', { timeout: 300_000 }, () => {
     expect((await gantryJson(['diff', ...args])).result.changedObjects).toEqual([]);
   });
 
+  it('reports an object that existed without the discriminator label as changed, not new', async () => {
+    const { args } = await project('adopted', {
+      'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
+      'app/adopted.yaml': configMap('adopted', { color: 'blue' }),
+      'app/fresh.yaml': configMap('fresh', { color: 'blue' }),
+    });
+    await kubectl(['create', 'namespace', NS]).catch(() => undefined);
+    await kubectl(['create', 'configmap', 'adopted', '-n', NS, '--from-literal=color=red']);
+    const { result } = await gantryJson(['deploy', ...args]);
+    expect(result.errors).toEqual([]);
+    expect(names(result.newObjects)).toContain(`${NS}/ConfigMap/fresh`);
+    expect(names(result.newObjects)).not.toContain(`${NS}/ConfigMap/adopted`);
+    expect(names(result.changedObjects)).toContain(`${NS}/ConfigMap/adopted`);
+  });
+
   it('replaces an object the API server refuses to patch only when asked to', async () => {
     const { dir, args } = await project('replace', {
       'deployment.yaml': `deployments:\n  - path: ns\n  - barrier: true\n  - path: app\noverrideNamespace: ${NS}\n`,
