@@ -38,7 +38,8 @@ export interface HelmEnvironment {
 }
 
 /**
- * Renders the chart configured in `<renderedDir>/helm-chart.yaml` into `<renderedDir>/<output>`, and returns that file.
+ * Renders the chart configured in `<renderedDir>/helm-chart.yaml` into `<renderedDir>/<output>`, and returns that
+ * file with the objects written to it.
  * @param sourceDir the helm-chart.yaml's folder in the project (`.helm-charts` and local chart paths are resolved
  *   from there).
  * @param projectRoot root of the project (or git include) the chart file belongs to.
@@ -50,7 +51,7 @@ export async function renderHelmChart(
   sourceDir: string,
   projectRoot: string,
   environment: HelmEnvironment,
-): Promise<string> {
+): Promise<{ file: string; objects: KubeObject[] }> {
   const renderedDir = path.dirname(chartFile);
   const shownAs = relativeSlashPath(projectRoot, path.join(sourceDir, path.basename(chartFile)));
   const config = await readHelmChartConfig(chartFile, shownAs);
@@ -71,7 +72,7 @@ export async function renderHelmChart(
   if (config.namespace !== undefined) for (const object of objects) annotate(object, HELM_NAMESPACE_ANNOTATION, config.namespace);
   await mkdir(path.dirname(outputFile), { recursive: true });
   await writeFile(outputFile, toYamlDocuments(objects));
-  return outputFile;
+  return { file: outputFile, objects };
 }
 
 /**

@@ -118,10 +118,9 @@ export async function buildNatively(
   const documents: unknown[] = [];
   for (const resource of resources) {
     if (typeof resource !== 'string') return undefined;
-    const file = path.resolve(dir, resource);
-    const text = await files.read(file);
-    if (text === undefined) return undefined;
-    documents.push(...expandLists(parseYamlDocuments(text, file)));
+    const parsed = await files.readDocuments(path.resolve(dir, resource));
+    if (parsed === undefined) return undefined;
+    documents.push(...expandLists(parsed));
   }
   if (!documents.every(isCompleteObject)) return undefined;
   const objects = documents;

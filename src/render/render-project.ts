@@ -169,6 +169,6 @@ async function renderItemCharts(renderedDir: string, item: DeploymentItem, files
   for (const chart of charts) {
     const subDir = path.dirname(chart);
     const output = await renderHelmChart(path.join(renderedDir, chart), path.join(item.dir as string, subDir), item.source.root, helm);
-    files.fromDisk(output);
+    files.fromDisk(output.file, output.objects);
   }
 }

@@ -46,4 +46,18 @@ describe('RenderedFiles', () => {
     expect(await readFile(path.join(dir, 'a/sub/one.yaml'), 'utf8')).toBe('helm output');
     expect(await readFile(path.join(dir, 'b/two.yaml'), 'utf8')).toBe('two');
   });
+  it("hands a program's parsed output to the first reader of its documents, and parses the file for any later one", async () => {
+    const files = new RenderedFiles();
+    const output = path.join(dir, 'item/deploy.yml');
+    await mkdir(path.dirname(output), { recursive: true });
+    await writeFile(output, 'kind: ConfigMap\n---\nkind: Secret\n');
+    const parsed = [{ kind: 'ConfigMap' }, { kind: 'Secret' }];
+    files.fromDisk(output, parsed);
+    expect(await files.readDocuments(output)).toBe(parsed);
+    expect(await files.readDocuments(output)).not.toBe(parsed);
+    expect(await files.readDocuments(output)).toEqual(parsed);
+    files.set(path.join(dir, 'item/cm.yaml'), 'a: [1');
+    await expect(files.readDocuments(path.join(dir, 'item/cm.yaml'))).rejects.toThrow(/cm\.yaml/);
+    expect(await files.readDocuments(path.join(dir, 'item/missing.yaml'))).toBeUndefined();
+  });
 });

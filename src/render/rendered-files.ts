@@ -6,10 +6,13 @@
  */
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { parseYamlDocuments } from '../yaml.ts';
 
 export class RenderedFiles {
   /** Text of each templated file by absolute path, until its folder's copy on disk takes over (fromDisk). */
   private readonly texts = new Map<string, string>();
+  /** Documents of a program's output as it was parsed already, for the first readDocuments of its file. */
+  private readonly parsed = new Map<string, unknown[]>();
   /** The held files of each folder, and its subfolders that hold some: each item lists its own folder only. */
   private readonly tree = new Map<string, { files: Set<string>; folders: Set<string> }>();
   private readonly writes = new Map<string, Promise<void>>();
@@ -18,14 +21,35 @@ export class RenderedFiles {
   /** Holds `text` as the content of `file` (an absolute path), replacing what was held. */
   set(file: string, text: string): void {
     this.texts.set(file, text);
+    this.parsed.delete(file);
     this.writes.delete(file);
     this.node(path.dirname(file)).files.add(file);
   }
 
-  /** From now on `file` is read from disk: a program wrote it there (a chart's output over a templated file). */
-  fromDisk(file: string): void {
+  /**
+   * From now on `file` is read from disk: a program wrote it there (a chart's output over a templated file).
+   * @param documents the YAML documents written, handed to the first readDocuments instead of parsing them again.
+   */
+  fromDisk(file: string, documents?: unknown[]): void {
     this.texts.delete(file);
     this.tree.get(path.dirname(file))?.files.delete(file);
+    if (documents) this.parsed.set(file, documents);
+    else this.parsed.delete(file);
+  }
+
+  /**
+   * The file's YAML documents; undefined when there is no such file.
+   * @throws YamlError naming the file and line of invalid YAML.
+   */
+  async readDocuments(file: string): Promise<unknown[] | undefined> {
+    const documents = this.parsed.get(file);
+    // Handed over once: the caller may change them, and a later reader must get the file's own content.
+    if (documents) {
+      this.parsed.delete(file);
+      return documents;
+    }
+    const text = await this.read(file);
+    return text === undefined ? undefined : parseYamlDocuments(text, file);
   }
 
   /** The file's text, from memory or else from disk; undefined when it is neither there nor a regular file on disk. */
