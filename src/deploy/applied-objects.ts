@@ -57,7 +57,7 @@ export class AppliedObjects {
   unchanged(object: KubeObject, live: KubeObject, fieldManager: string): boolean {
     const uid = live.metadata.uid;
     const record = uid === undefined ? undefined : this.records.get(uid);
-    if (!record || isSecret(object)) return false;
+    if (!record) return false;
     if (record.manifest !== manifestHash(object, fieldManager) || record.live !== liveHash(live, object)) return false;
     record.usedAt = Date.now();
     return true;

@@ -53,9 +53,11 @@ export class RemoteObjects {
    */
   async fetchMissing(cluster: Cluster, refs: readonly ObjectRef[]): Promise<void> {
     const limit = pLimit(16);
+    const read = new Set<string>();
     const fetch = (ref: ObjectRef) =>
       limit(async () => {
         const object = await cluster.get(ref);
+        read.add(refKey(ref));
         if (object) this.byKey.set(refKey(ref), object);
         return object;
       });
@@ -75,7 +77,8 @@ export class RemoteObjects {
         if (!exists) absent.add(name);
       }),
     );
-    await Promise.all(missing.filter((ref) => !absent.has(ref.namespace) && !this.byKey.has(refKey(ref))).map(fetch));
+    // A rendered Namespace was read with the namespaces already, found or not (one that could not be read is tried again).
+    await Promise.all(missing.filter((ref) => !absent.has(ref.namespace) && !read.has(refKey(ref))).map(fetch));
   }
 
   /**
