@@ -15,7 +15,7 @@ import { fastify, LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { KubeConfig } from '@kubernetes/client-node';
 import { PassThrough, Readable } from 'node:stream';
 import type { Static } from 'typebox';
-import { apiServerForwarder, type ApiServerForwarder } from '../agent/api-proxy.ts';
+import { apiServerForwarder, type ApiServerForwarder } from '../kube/api-forwarder.ts';
 import type { Logger } from '../logger.ts';
 import { registerErrorHandlers } from '../server/errors.ts';
 import { AccessReviewSchema, IdentitySchema } from '../server/schemas.ts';
