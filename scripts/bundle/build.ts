@@ -76,12 +76,23 @@ export async function bundleCli(outDir: string, sourcesDir: string): Promise<str
     platform: 'node',
     external: (id, importer, isResolved) =>
       !isResolved && isPackageImport(id) && !isInsidePackage(importer) && !BUNDLED_PACKAGES.has(packageName(id)),
-    plugins: [sourceImportMetaUrl(outDir, sourcesDir)],
+    plugins: [sourceImportMetaUrl(outDir, sourcesDir), buildStamp(new Date().toISOString())],
     treeshake: { moduleSideEffects: (id) => !isKubernetesClientModule(id) },
     output: { dir: outDir, format: 'esm', chunkFileNames: '[name]-[hash].js' },
     logLevel: 'warn',
   });
   return result.output.flatMap((output) => (output.type === 'chunk' ? output.moduleIds : []));
+}
+
+/** Gives src/build-stamp.ts's BUILD_STAMP the value `stamp`. */
+function buildStamp(stamp: string): Plugin {
+  return {
+    name: 'gantry-build-stamp',
+    transform: {
+      filter: { id: /\/src\/build-stamp\.ts$/ },
+      handler: () => `export const BUILD_STAMP = ${JSON.stringify(stamp)};\n`,
+    },
+  };
 }
 
 /**

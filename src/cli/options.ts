@@ -2,6 +2,7 @@
  * Flags shared by the target commands, named as Kluctl names them (common-arguments docs), and their parsing.
  */
 import { hostname, userInfo } from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -15,6 +16,9 @@ import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { AppliedObjects, appliedObjectsFile } from '../deploy/applied-objects.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
+import { RenderCache } from '../deploy/render-cache.ts';
+import { GANTRY_VERSION } from '../version.ts';
+import { BUILD_STAMP } from '../build-stamp.ts';
 import type { TargetLock } from '../deploy/target-lock.ts';
 import { parseDuration } from '../duration.ts';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
@@ -35,6 +39,8 @@ export interface TargetFlags extends RegistryFlags {
   excludeDeploymentDir: string[];
   fixedImage: string[];
   fixedImagesFile: string[];
+  /** false with --no-render-cache. */
+  renderCache: boolean;
 }
 
 /** Output flags of the commands that produce a command result (Kluctl's --output and results flags). */
@@ -68,7 +74,8 @@ export function addTargetFlags(command: Command): Command {
       collect,
       [],
     )
-    .option('--fixed-images-file <file>', "YAML file with a list 'images' of fixed images (repeatable)", collect, []);
+    .option('--fixed-images-file <file>', "YAML file with a list 'images' of fixed images (repeatable)", collect, [])
+    .option('--no-render-cache', 'render the target even when an earlier render of unchanged inputs could be reused');
   return addRegistryFlags(command);
 }
 
@@ -152,12 +159,23 @@ export async function cliTarget(flags: TargetFlags, offline = false): Promise<Cl
 /** Renders the target the flags name (see cliTarget and prepareTarget), with the CLI's registry credentials for OCI includes. */
 export async function prepareFromFlags(flags: TargetFlags, engine: Engine, progress: Progress, offline = false): Promise<PreparedTarget> {
   const { request, kubeConfig } = await cliTarget(flags, offline);
+  const renderCache = flags.renderCache && !offline ? cliRenderCache(engine) : undefined;
   try {
-    return await prepareTarget(request, engine, { kubeConfig, progress, registries: await cliRegistryCredentials(flags) });
+    return await prepareTarget(request, engine, { kubeConfig, progress, registries: await cliRegistryCredentials(flags), renderCache });
   } finally {
     // A command renders once: Python may exit while it goes on.
     engine.renderer.release();
   }
+}
+
+/**
+ * Where the CLI keeps renders for reuse (deploy/render-cache.ts), for the build that runs. None when the sources
+ * run, so that an edit shows at once.
+ */
+function cliRenderCache(engine: Engine): RenderCache | undefined {
+  return BUILD_STAMP === undefined
+    ? undefined
+    : new RenderCache(path.join(engine.config.cacheDir, 'renders'), `${GANTRY_VERSION} ${BUILD_STAMP}`);
 }
 
 /** The cluster a prepared target was rendered against. @throws Error when it was rendered offline. */

@@ -1,7 +1,7 @@
 /**
  * The first half of every command: choose the target, connect to its cluster, load the deployment tree and render
- * it completely into a RenderedTarget. Nothing here changes the cluster; a command only applies or deletes after
- * this returned.
+ * it completely into a RenderedTarget (or reuse an earlier render of unchanged inputs: render-cache.ts). Nothing
+ * here changes the cluster; a command only applies or deletes after this returned.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -18,6 +18,8 @@ import { SensitiveValues } from '../project/sensitive.ts';
 import { maskedProgress, type Progress } from '../progress.ts';
 import { objectsHash } from '../render/objects-hash.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
+import { HELM_READS_CONTEXT, startHelmReadsProxy, type HelmReadsProxy } from '../render/helm-reads.ts';
+import { clusterFacts, stillHolds, type RenderCache, type RenderRecord } from './render-cache.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { Values } from '../values.ts';
@@ -58,6 +60,8 @@ export interface PrepareOptions {
   progress: Progress;
   /** Abandons the render: child processes are killed, requests aborted, and the signal's reason is thrown. */
   signal?: AbortSignal | undefined;
+  /** Reuses an earlier render whose inputs are unchanged, and keeps this one (see render-cache.ts); only with a kubeconfig. */
+  renderCache?: RenderCache | undefined;
 }
 
 export interface PreparedTarget {
@@ -96,6 +100,14 @@ async function prepare(
 ): Promise<PreparedTarget> {
   const { kubeConfig, progress, signal } = options;
   const project = await loadKluctlProject(request.projectDir);
+  const cache = options.renderCache && kubeConfig && (await options.renderCache.lookup(project, request, kubeConfig, engine.tools));
+  if (cache?.record && kubeConfig) {
+    const reused = await reusedRender(cache.record, project, kubeConfig, engine, signal);
+    if (reused) {
+      progress.step('render', `reusing the render of ${new Date(cache.record.savedAt).toISOString()}: its inputs are unchanged`);
+      return reused;
+    }
+  }
   progress.step('target', `loading target ${request.target ?? '(no name)'}`);
   const target = await resolveTarget(
     project,
@@ -124,9 +136,11 @@ async function prepare(
     systemEnv: engine.config.systemEnv,
     sopsEnv: options.sopsEnv,
     sensitive,
+    inputs: cache?.inputs,
     signal,
   };
   const loaded = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment);
+  const helmReads = cluster && cache ? await startHelmReadsProxy(cluster.client.config, cache.inputs) : undefined;
   const items = await renderProject({
     fixedImages: [...target.images, ...request.fixedImages],
     items: loaded.filter((item) => isSelectedForDeploy(item, request.inclusion)),
@@ -138,13 +152,14 @@ async function prepare(
       kubeVersion,
       apiVersions,
       charts: engine.charts,
-      kube: cluster && { kubeconfig: await kubeconfigFile(cluster, workDir), context: cluster.context },
+      kube: cluster && (await helmKube(cluster, helmReads, workDir)),
+      inputs: cache?.inputs,
     },
     sopsEnv: options.sopsEnv,
     signal,
     workDir,
     onPhase: (phase) => progress.step('render', phase),
-  });
+  }).finally(() => helmReads?.close());
   const rendered: RenderedTarget = {
     apiVersion: RENDERED_TARGET_API_VERSION,
     kind: 'RenderedTarget',
@@ -160,7 +175,24 @@ async function prepare(
     objectsHash: objectsHash(items.flatMap((item) => item.objects)),
     sensitiveValues: sensitive.list(),
   };
+  if (cache && cluster) {
+    const record = { key: cache.key, server: cluster.client.server, facts: await clusterFacts(cluster), target, rendered };
+    // A render that cannot be kept costs the next run its reuse, never this run its result.
+    await options.renderCache?.save(record, cache.inputs).catch(() => undefined);
+  }
   return { project, target, rendered, cluster };
+}
+
+/** The earlier render `record`, when it still holds on its cluster (see render-cache.ts). */
+async function reusedRender(
+  record: RenderRecord,
+  project: KluctlProject,
+  kubeConfig: KubeConfig,
+  engine: Engine,
+  signal: AbortSignal | undefined,
+): Promise<PreparedTarget | undefined> {
+  const cluster = engine.clusters.get(kubeConfig, record.target.context).withSignal(signal);
+  return (await stillHolds(record, cluster)) ? { project, target: record.target, rendered: record.rendered, cluster } : undefined;
 }
 
 /** What applying needs of a rendered item: no paths beyond its folder's name, no vars. */
@@ -178,11 +210,18 @@ function targetItem({ item, objects }: RenderedItem): TargetItem {
   };
 }
 
-/** Helm reads the cluster (for `lookup`) from a kubeconfig file: the cluster's, written into the scratch folder. */
-async function kubeconfigFile(cluster: Cluster, workDir: string): Promise<string> {
-  const file = path.join(workDir, 'kubeconfig');
-  await writeFile(file, cluster.client.config.exportConfig(), { mode: 0o600 });
-  return file;
+/**
+ * Helm reads the cluster (for `lookup`) from a kubeconfig file, written into the scratch folder: the proxy that
+ * records its reads when the render may be reused, else the cluster's own.
+ */
+async function helmKube(
+  cluster: Cluster,
+  helmReads: HelmReadsProxy | undefined,
+  workDir: string,
+): Promise<{ kubeconfig: string; context: string }> {
+  const kubeconfig = path.join(workDir, 'kubeconfig');
+  await writeFile(kubeconfig, helmReads ? helmReads.kubeconfig : cluster.client.config.exportConfig(), { mode: 0o600 });
+  return { kubeconfig, context: helmReads ? HELM_READS_CONTEXT : cluster.context };
 }
 
 /** Items outside the selection are skipped, except those Kluctl always deploys (barriers, alwaysDeploy, onlyRender). */

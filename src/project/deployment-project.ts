@@ -205,6 +205,8 @@ async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, l
     const what = config.include !== undefined ? `'${config.include}'` : config.git !== undefined ? 'the git include' : 'the OCI include';
     throw new Error(`${label}: includes nest more than ${MAX_INCLUDE_DEPTH} deep (does ${what} include a project that includes it?)`);
   }
+  if (config.git !== undefined || config.oci !== undefined)
+    state.environment.inputs?.cannotReuse(`${label}: ${config.git !== undefined ? 'a git' : 'an OCI'} include`);
   const { dir, source } =
     config.git !== undefined
       ? await checkoutGitInclude(config.git, label, state)

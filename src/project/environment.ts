@@ -12,6 +12,7 @@ import type { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
 import type { Tools } from '../tools.ts';
+import type { RenderInputs } from './render-inputs.ts';
 
 /**
  * The environment `systemEnvVars` sources read. Kluctl reads the whole environment; the CLI keeps that, server roles
@@ -39,5 +40,7 @@ export interface ProjectEnvironment {
   sopsEnv?: SopsEnv;
   /** Collects the values of sensitive vars sources, to be masked in whatever the run shows. */
   sensitive: SensitiveValues;
+  /** Told of whatever makes the render depend on more than the project's files (includes, vars sources). */
+  inputs?: RenderInputs | undefined;
   signal?: AbortSignal;
 }

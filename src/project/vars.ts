@@ -76,6 +76,7 @@ async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, la
     return context;
   }
   if (request.multidoc && source.targetPath === undefined) throw new Error(`${label}: 'multidoc' needs 'targetPath'`);
+  if (kind !== 'values' && kind !== 'file') scope.environment.inputs?.cannotReuse(`${label}: a ${kind} vars source`);
   const loaded = await (LOADERS[kind] as Loader<SupportedKind>)(source[kind] as never, request);
   if (loaded === undefined) return context;
   const newVars = placeVars(loaded.value, source.targetPath, context, label);

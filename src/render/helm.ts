@@ -17,6 +17,7 @@ import type { KubeObject } from '../kube/object.ts';
 import { chartSourceOf, DEFAULT_HELM_OUTPUT, readHelmChartConfig, type HelmChartConfig } from '../helm/chart-config.ts';
 import { locateChart } from '../helm/locate.ts';
 import { runHelm, type ChartTools } from '../helm/helm-cli.ts';
+import type { RenderInputs } from '../project/render-inputs.ts';
 
 export { DEFAULT_HELM_OUTPUT, readHelmChartConfig };
 
@@ -34,6 +35,8 @@ export interface HelmEnvironment {
   charts: ChartTools;
   /** The cluster `lookup` reads, as helm's flags name it; undefined when rendering offline. */
   kube?: { kubeconfig: string | undefined; context: string } | undefined;
+  /** Told of charts whose content may change under the same configuration. */
+  inputs?: RenderInputs | undefined;
   signal?: AbortSignal;
 }
 
@@ -58,6 +61,8 @@ export async function renderHelmChart(
   const outputFile = path.resolve(renderedDir, config.output ?? DEFAULT_HELM_OUTPUT);
   if (!isInside(renderedDir, outputFile)) throw new Error(`${shownAs}: output '${config.output}' leaves the chart's folder`);
   const source = chartSourceOf(config, shownAs, sourceDir, projectRoot);
+  if (source.kind === 'git' && config.skipPrePull && source.ref.commit === undefined)
+    environment.inputs?.cannotReuse(`${shownAs}: a chart pulled from a git branch or tag at each render`);
   const chartDir = await locateChart(source, config.skipPrePull ?? false, sourceDir, projectRoot, environment.charts).catch(
     (error: unknown) => {
       throw new Error(`${shownAs}: ${messageOf(error)}`);

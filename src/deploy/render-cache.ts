@@ -1,0 +1,169 @@
+/**
+ * Reusing a render whose inputs are unchanged: a command run again over the same project, target and cluster skips
+ * Jinja2, Helm and kustomize, the largest part of a no-op deploy, as Argo CD's repo server reuses the manifests it
+ * generated for the same revision and source. A render is reused only when all of these hold:
+ * - the same Gantry code and tools (and the variables that configure them), the same request (target, args, context, discriminator, selection, fixed images)
+ *   and kubeconfig contexts, and the same project files (project/project-files.ts);
+ * - the same API server, Kubernetes version and served kinds;
+ * - every read the render made of the cluster (Helm's `lookup` and discovery, render/helm-reads.ts) answers the same;
+ * - the render recorded nothing no later run can check (project/render-inputs.ts): git or OCI includes, vars sources
+ *   beyond `values` and `file`, sops-encrypted files, templates reading the clock or chance; and it holds no Secret
+ *   and no sensitive value, so no record keeps one.
+ * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
+ * record does: at most MAX_AGE_MS, as Argo CD's manifest cache keeps them for its expiration (24 h by default).
+ * Records are files in the cache, readable by their owner only, one per key.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import stableStringify from 'safe-stable-stringify';
+import type { Cluster } from '../kube/cluster.ts';
+import { KubeApiError } from '../kube/client.ts';
+import type { KluctlProject, ResolvedTarget } from '../project/kluctl-project.ts';
+import { projectFilesDigest } from '../project/project-files.ts';
+import { readDigest, RenderInputs, type KubeRead } from '../project/render-inputs.ts';
+import type { Tools } from '../tools.ts';
+import { isPlainObject } from '../values.ts';
+import type { TargetRequest } from './prepare.ts';
+import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+
+/** A record older than this is neither reused nor kept. */
+export const MAX_AGE_MS = 24 * 3600_000;
+
+/** The child environment's variables that choose or configure the programs a render runs. */
+const TOOL_SETTINGS = /^(PATH|HELM_.*|KUSTOMIZE_.*|SOPS_.*|GNUPGHOME|PYTHON.*)$/;
+
+/** A render as saved, with what it was rendered from. */
+export interface RenderRecord {
+  /** The key it is saved under (see keyOf); a file whose record has another key is not used. */
+  key: string;
+  /** Epoch ms. */
+  savedAt: number;
+  /** The API server it was rendered against, and clusterFacts of it then. */
+  server: string;
+  facts: string;
+  target: ResolvedTarget;
+  reads: KubeRead[];
+  rendered: RenderedTarget;
+}
+
+/** A lookup's answer: the key to save a new render under, and the record when it still holds. */
+export interface RenderLookup {
+  key: string;
+  /** A RenderInputs for the new render, holding why the project files alone forbid its reuse. */
+  inputs: RenderInputs;
+  record: RenderRecord | undefined;
+}
+
+export class RenderCache {
+  private readonly dir: string;
+  private readonly code: string;
+
+  /**
+   * @param dir folder of the records.
+   * @param code identifies the running Gantry code: a record saved by other code is not used.
+   */
+  constructor(dir: string, code: string) {
+    this.dir = dir;
+    this.code = code;
+  }
+
+  /**
+   * The key of a request, and the record saved under it if there is one of the last MAX_AGE_MS (not yet checked
+   * against the cluster: see stillHolds).
+   * @throws Error when the project's folder cannot be read.
+   */
+  async lookup(project: KluctlProject, request: TargetRequest, kubeConfig: KubeConfig, tools: Tools): Promise<RenderLookup> {
+    const files = await projectFilesDigest(project.dir);
+    const key = hashOf({
+      code: this.code,
+      tools: { paths: tools.paths, env: Object.entries(tools.env).filter(([name]) => TOOL_SETTINGS.test(name)) },
+      project: project.dir,
+      files: files.digest,
+      request: { ...request, projectDir: undefined },
+      kubeconfig: {
+        current: kubeConfig.getCurrentContext(),
+        contexts: kubeConfig.getContexts(),
+        clusters: kubeConfig.getClusters().map(({ name, server }) => ({ name, server })),
+      },
+    });
+    const inputs = new RenderInputs();
+    for (const reason of files.notReusable) inputs.cannotReuse(reason);
+    return { key, inputs, record: files.notReusable.length > 0 ? undefined : await this.load(key) };
+  }
+
+  /**
+   * Saves a render under `key` when nothing forbids its reuse (see the module's comment); drops expired records.
+   * @returns why it was not saved; empty when it was.
+   */
+  async save(record: Omit<RenderRecord, 'savedAt' | 'reads'>, inputs: RenderInputs): Promise<string[]> {
+    const reasons = [...inputs.notReusable, ...secretsOf(record.rendered)];
+    if (reasons.length > 0) return reasons;
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const file = this.fileOf(record.key);
+    const temp = `${file}.${process.pid}.partial`;
+    await writeFile(temp, JSON.stringify({ ...record, savedAt: Date.now(), reads: inputs.reads }), { mode: 0o600 });
+    await rename(temp, file);
+    await this.dropExpired();
+    return [];
+  }
+
+  private async load(key: string): Promise<RenderRecord | undefined> {
+    const saved = await readFile(this.fileOf(key), 'utf8')
+      .then((text) => JSON.parse(text) as unknown)
+      .catch(() => undefined);
+    if (!isPlainObject(saved) || saved['key'] !== key || typeof saved['savedAt'] !== 'number') return undefined;
+    return Date.now() - saved['savedAt'] < MAX_AGE_MS ? (saved as unknown as RenderRecord) : undefined;
+  }
+
+  private fileOf(key: string): string {
+    return path.join(this.dir, `${key.slice(0, 32)}.json`);
+  }
+
+  private async dropExpired(): Promise<void> {
+    const oldest = Date.now() - MAX_AGE_MS;
+    for (const name of await readdir(this.dir).catch(() => [])) {
+      const file = path.join(this.dir, name);
+      if (((await stat(file).catch(() => undefined))?.mtimeMs ?? Infinity) < oldest) await rm(file, { force: true });
+    }
+  }
+}
+
+/**
+ * Whether `record` still holds on `cluster`: the same API server, Kubernetes version and served kinds, and every
+ * read of the render answered the same again (read at once, each as it was sent).
+ * @throws ClusterUnreachableError, or the signal's reason.
+ */
+export async function stillHolds(record: RenderRecord, cluster: Cluster): Promise<boolean> {
+  if (record.server !== cluster.client.server || record.facts !== (await clusterFacts(cluster))) return false;
+  const digests = await Promise.all(record.reads.map((read) => digestOfRead(cluster, read)));
+  return digests.every((digest, index) => digest === record.reads[index]?.digest);
+}
+
+/** sha256 of what a render reads of every cluster: its Kubernetes version and the kinds it serves, with their scope. */
+export async function clusterFacts(cluster: Cluster): Promise<string> {
+  const [version, resources] = await Promise.all([cluster.version(), cluster.discovery.resources()]);
+  return hashOf({ version, resources: resources.map(({ group, version, kind, namespaced }) => [group, version, kind, namespaced]) });
+}
+
+async function digestOfRead(cluster: Cluster, read: KubeRead): Promise<string> {
+  try {
+    return readDigest(200, await cluster.client.request('GET', read.path, { accept: read.accept }));
+  } catch (error) {
+    if (error instanceof KubeApiError) return readDigest(error.status, undefined);
+    throw error;
+  }
+}
+
+function secretsOf(rendered: RenderedTarget): string[] {
+  if (rendered.sensitiveValues.length > 0) return ['the render holds sensitive values'];
+  const secret = targetObjects(rendered).find((object) => object.kind === 'Secret' && object.apiVersion === 'v1');
+  return secret ? [`the render holds the Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name}`] : [];
+}
+
+function hashOf(value: unknown): string {
+  return createHash('sha256')
+    .update(stableStringify(value) ?? '')
+    .digest('hex');
+}

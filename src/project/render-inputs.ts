@@ -1,0 +1,62 @@
+/**
+ * What a render read beyond the project's own files and the target's request: the API server reads Helm made
+ * (`lookup`, discovery), and why a render depends on something that cannot be checked cheaply (a git include, an
+ * HTTP vars source, sops keys). deploy/render-cache.ts reuses a render only when it recorded no such reason, and
+ * every recorded read answers the same again.
+ */
+import { createHash } from 'node:crypto';
+import stableStringify from 'safe-stable-stringify';
+import { isPlainObject } from '../values.ts';
+
+/** One GET of the API server, as it was answered during the render. */
+export interface KubeRead {
+  /** Path and query below the API server's root. */
+  path: string;
+  /** The Accept header it was sent with: the answer's form depends on it (aggregated discovery, tables). */
+  accept: string;
+  /** readDigest of the answer. */
+  digest: string;
+}
+
+export class RenderInputs {
+  private readonly recorded = new Map<string, KubeRead>();
+  private readonly reasons = new Set<string>();
+
+  /** Notes that the render depends on something no later run can check, e.g. `vars source 'http' in deployment.yaml`. */
+  cannotReuse(reason: string): void {
+    this.reasons.add(reason);
+  }
+
+  /** Records a read; a second read of the same path and Accept keeps the first answer's digest. */
+  recordRead(read: KubeRead): void {
+    const key = `${read.accept}\n${read.path}`;
+    if (!this.recorded.has(key)) this.recorded.set(key, read);
+  }
+
+  get reads(): KubeRead[] {
+    return [...this.recorded.values()];
+  }
+
+  /** Why the render must not be reused; empty when it may be. */
+  get notReusable(): string[] {
+    return [...this.reasons];
+  }
+}
+
+/**
+ * The digest of an API server's answer: its status and, for a success, its JSON body with stable key order. A
+ * list's own resourceVersion is left out: it is the cluster's current revision, which any write anywhere moves,
+ * while the items' resourceVersions still change with the items.
+ */
+export function readDigest(status: number, body: unknown): string {
+  const kept = status < 300 && isPlainObject(body) && isPlainObject(body['metadata']) ? withoutListRevision(body) : body;
+  return createHash('sha256')
+    .update(`${status}\n${status < 300 ? stableStringify(kept) : ''}`)
+    .digest('hex');
+}
+
+function withoutListRevision(body: Record<string, unknown>): unknown {
+  if (!Array.isArray(body['items'])) return body;
+  const { resourceVersion: _, ...metadata } = body['metadata'] as Record<string, unknown>;
+  return { ...body, metadata };
+}

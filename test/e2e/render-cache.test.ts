@@ -1,0 +1,123 @@
+/**
+ * Render reuse (src/deploy/render-cache.ts) through the CLI's bundle (which global-setup brings up to date; run from
+ * the sources, the CLI never reuses a render), with a cache folder of its own.
+ * A render is reused only while the project's files, the command's args and everything the render read of the
+ * cluster (here a chart's `lookup`) are unchanged, and never when it holds a Secret or read what cannot be checked.
+ */
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gantry, kubectl, localContext } from '../support/cli.ts';
+import { removeCopy, writeProject } from '../support/fixtures.ts';
+import { parseYamlDocuments } from '../../src/yaml.ts';
+
+const NAMESPACE = 'gantry-e2e-render-cache';
+const REUSED = /reusing the render of/;
+
+let cacheDir = '';
+let context = '';
+const projects: string[] = [];
+
+beforeAll(async () => {
+  context = await localContext();
+  cacheDir = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-render-cache-'));
+  // A run stopped before its cleanup leaves the namespace behind, with the lookup source changed.
+  await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found']);
+  await kubectl(['create', 'namespace', NAMESPACE]);
+  await kubectl(['create', 'configmap', 'lookup-source', '-n', NAMESPACE, '--from-literal=color=blue']);
+}, 120_000);
+
+afterAll(async () => {
+  for (const dir of projects) await removeCopy(dir);
+  await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=false']);
+  await rm(cacheDir, { recursive: true, force: true });
+});
+
+/** `gantry render` of target t; its objects, and whether it said it reused an earlier render. */
+async function render(dir: string, ...args: string[]): Promise<{ objects: Array<Record<string, any>>; reused: boolean }> {
+  const run = await gantry(['render', '-t', 't', '--project-dir', dir, '--context', context, ...args], {
+    env: { GANTRY_CACHE_DIR: cacheDir },
+  });
+  if (run.code !== 0) throw new Error(`gantry render failed:\n${run.stderr}`);
+  return { objects: parseYamlDocuments(run.stdout, 'render output') as Array<Record<string, any>>, reused: REUSED.test(run.stderr) };
+}
+
+async function project(files: Record<string, string>): Promise<string> {
+  const dir = await writeProject({ '.kluctl.yaml': 'targets:\n  - name: t\n    args:\n      size: small\n', ...files });
+  projects.push(dir);
+  return dir;
+}
+
+const lookupChart = {
+  'deployment.yaml': 'deployments:\n  - path: app\n  - path: plain\n',
+  'plain/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: ${NAMESPACE}\ndata:\n  size: "{{ args.size }}"\n`,
+  'app/helm-chart.yaml': `helmChart:\n  path: chart\n  releaseName: r\n  namespace: ${NAMESPACE}\n`,
+  'app/chart/Chart.yaml': 'apiVersion: v2\nname: e2e-lookup\nversion: 0.1.0\n',
+  'app/chart/templates/cm.yaml': [
+    '{{- $source := lookup "v1" "ConfigMap" .Release.Namespace "lookup-source" }}',
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    '  name: lookup-result',
+    'data:',
+    '  color: {{ if $source }}{{ $source.data.color }}{{ else }}unknown{{ end }}',
+    '',
+  ].join('\n'),
+};
+
+function data(objects: Array<Record<string, any>>): Record<string, unknown> {
+  return Object.fromEntries(objects.map((object) => [object.metadata.name, object.data]));
+}
+
+describe('render reuse', () => {
+  it("reuses a render while the project, the args and the chart's lookup answer the same, and renders again when one changes", async () => {
+    const dir = await project(lookupChart);
+    const first = await render(dir);
+    expect(first.reused).toBe(false);
+    expect(data(first.objects)).toEqual({ 'lookup-result': { color: 'blue' }, plain: { size: 'small' } });
+
+    const again = await render(dir);
+    expect(again.reused).toBe(true);
+    expect(again.objects).toEqual(first.objects);
+
+    await kubectl(['patch', 'configmap', 'lookup-source', '-n', NAMESPACE, '--type=merge', '-p', '{"data":{"color":"red"}}']);
+    const looked = await render(dir);
+    expect(looked.reused).toBe(false);
+    expect(data(looked.objects)['lookup-result']).toEqual({ color: 'red' });
+    expect((await render(dir)).reused).toBe(true);
+
+    const withArg = await render(dir, '-a', 'size=large');
+    expect(withArg.reused).toBe(false);
+    expect(data(withArg.objects)['plain']).toEqual({ size: 'large' });
+
+    await writeFile(path.join(dir, 'plain/cm.yaml'), (await readFile(path.join(dir, 'plain/cm.yaml'), 'utf8')).replace('size:', 'sized:'));
+    const edited = await render(dir);
+    expect(edited.reused).toBe(false);
+    expect(data(edited.objects)['plain']).toEqual({ sized: 'small' });
+
+    expect((await render(dir, '--no-render-cache')).reused).toBe(false);
+  });
+
+  it('never reuses a render that holds a Secret, reads a cluster vars source or the clock, and keeps no record of it', async () => {
+    const secret = await project({
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/secret.yaml': `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ${NAMESPACE}\nstringData:\n  password: hunter2-e2e\n`,
+    });
+    const clusterVars = await project({
+      'deployment.yaml': `vars:\n  - clusterConfigMap:\n      name: lookup-source\n      namespace: ${NAMESPACE}\n      key: color\n      targetPath: color\ndeployments:\n  - path: app\n`,
+      'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-vars\n  namespace: ${NAMESPACE}\ndata:\n  color: "{{ color }}"\n`,
+    });
+    const clock = await project({
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: clock\n  namespace: ${NAMESPACE}\ndata:\n  at: "{{ time.now() }}"\n`,
+    });
+    const before = new Set(await readdir(path.join(cacheDir, 'renders')).catch(() => []));
+    for (const dir of [secret, clusterVars, clock]) {
+      expect((await render(dir)).reused).toBe(false);
+      expect((await render(dir)).reused).toBe(false);
+    }
+    const added = (await readdir(path.join(cacheDir, 'renders')).catch(() => [])).filter((name) => !before.has(name));
+    expect(added).toEqual([]);
+  });
+});
