@@ -15,14 +15,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { KubeApiError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { LeaderElector, type LeaseObservation } from '../kube/lease.ts';
-import { createLogger, type Logger } from '../logger.ts';
 import type { Progress } from '../progress.ts';
 
 export const TARGET_LOCK_NAMESPACE = 'kube-system';
 const TIMING = { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 2000 };
-
-/** The electors' logger, made on first use: a lock reports through the command's progress; one per process, as each opens a stream. */
-let silentLog: Logger | undefined;
 
 /**
  * What this process last saw of each target Lease (by API server and name): a controller's reconciles each take the
@@ -102,7 +98,6 @@ export async function withTargetLock<T>(
     onStartedLeading: (signal) => leading(signal),
     onStoppedLeading: () => {},
     onNotAcquired: (reason) => notAcquired(reason),
-    log: (silentLog ??= createLogger({ level: 'fatal' })),
     observed: observations.get(observationKey),
   });
   const acquired = new Promise<AbortSignal | undefined>((resolve, reject) => {

@@ -56,7 +56,8 @@ export interface LeaderElectionOptions extends LeaderElectionSettings {
   onStoppedLeading: () => void | Promise<void>;
   /** Told why an attempt to acquire or renew failed: another holder's valid Lease, or the error (e.g. 403 Forbidden). */
   onNotAcquired?: (reason: { holder: string } | { error: unknown }) => void;
-  log: Logger;
+  /** Where leadership changes and failed renews are logged; none for a caller that reports through onNotAcquired. */
+  log?: Logger | undefined;
 }
 
 /** The fields of a Lease this module reads and writes. */
@@ -151,13 +152,13 @@ export class LeaderElector {
       if (this.stopped) break;
       this.leading = true;
       const term = new AbortController();
-      log.info({ lease: this.leaseName, identity: this.identity, transitions: this.lease?.spec?.leaseTransitions }, 'became leader');
+      log?.info({ lease: this.leaseName, identity: this.identity, transitions: this.lease?.spec?.leaseTransitions }, 'became leader');
       this.options.onStartedLeading(term.signal);
       await this.renewUntilLost();
       this.leading = false;
       term.abort();
       if (!this.stopped)
-        log.warn(
+        log?.warn(
           { lease: this.leaseName, identity: this.identity, renewDeadlineMs: this.renewDeadlineMs },
           'lost leadership: no renew succeeded within the renew deadline',
         );
@@ -192,7 +193,7 @@ export class LeaderElector {
           return this.observe(await this.update(this.lease, this.renewedSpec(this.lease.spec ?? {}, now), signal));
         } catch (error) {
           if (signal.aborted) throw error;
-          this.options.log.debug({ err: error, lease: this.leaseName }, 'optimistic renew failed; reading the lease');
+          this.options.log?.debug({ err: error, lease: this.leaseName }, 'optimistic renew failed; reading the lease');
         }
       }
       const current = await this.get(signal);
@@ -207,7 +208,7 @@ export class LeaderElector {
       return this.observe(await this.update(current, spec, signal));
     } catch (error) {
       if (this.stopped) return false;
-      this.options.log.debug({ err: error, lease: this.leaseName }, 'could not acquire or renew the lease');
+      this.options.log?.debug({ err: error, lease: this.leaseName }, 'could not acquire or renew the lease');
       this.options.onNotAcquired?.({ error });
       return false;
     }
@@ -222,9 +223,9 @@ export class LeaderElector {
       const now = microTime(new Date());
       const spec: LeaseSpec = { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
       await this.update(current, spec, signal);
-      this.options.log.info({ lease: this.leaseName, identity: this.identity }, 'released the lease');
+      this.options.log?.info({ lease: this.leaseName, identity: this.identity }, 'released the lease');
     } catch (error) {
-      this.options.log.warn({ err: error, lease: this.leaseName }, 'could not release the lease; it expires by itself');
+      this.options.log?.warn({ err: error, lease: this.leaseName }, 'could not release the lease; it expires by itself');
     }
   }
 

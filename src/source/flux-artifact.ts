@@ -7,7 +7,6 @@
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { extract } from 'tar';
 import { request } from 'undici';
 import type { Cluster } from '../kube/cluster.ts';
 import { populateAtomically } from '../cache-entry.ts';
@@ -81,6 +80,7 @@ async function downloadAndUnpack(
       const actual = await download(url, archive, label, signal);
       if (actual !== expectedSha256)
         throw new Error(`${label}: the artifact's sha256 is ${actual}, not ${expectedSha256} as its status says`);
+      const { extract } = await import('tar');
       await extract({ file: archive, cwd: files, strict: true });
     } finally {
       await rm(archive, { force: true });

@@ -13,6 +13,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+// Loaded with this module, never lazily: its signal-exit hooks SIGTERM, and hooked after a role's own once-listener it
+// kills the process in the middle of a graceful stop (seen as a controller that never released its Lease).
 import lockfile from 'proper-lockfile';
 import type { RunResult } from '../exec.ts';
 import type { Tools } from '../tools.ts';

@@ -17,7 +17,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import ignore, { type Ignore } from 'ignore';
-import { create, extract } from 'tar';
 import type { Tools } from '../tools.ts';
 import { OCI_MANIFEST_MEDIA_TYPE, sha256Digest, type OciClient, type OciManifest } from './oci-client.ts';
 
@@ -52,6 +51,7 @@ export async function packProject(dir: string): Promise<PackedProject> {
   const entries = (await readdir(dir)).filter((entry) => !isExcluded(entry, true, ignores)).sort();
   const chunks: Buffer[] = [];
   const filter = (file: string, stat: object) => !isExcluded(file, stat instanceof Stats && stat.isDirectory(), ignores);
+  const { create } = await import('tar');
   const stream = create({ cwd: dir, portable: true, mtime: new Date(0), filter }, entries);
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   const tarball = Buffer.concat(chunks);
@@ -171,6 +171,8 @@ export async function unpackArtifact(client: OciClient, manifest: OciManifest, d
     if (!(await isGzip(file)))
       throw new Error(`${client.url}: the artifact's layer (${layer.mediaType}) is not a gzipped tarball, as kluctl oci push writes it`);
     await mkdir(destination, { recursive: true });
+    // Loaded here, not with the module (~16 ms): a command whose project has no OCI include never unpacks one.
+    const { extract } = await import('tar');
     await extract({ file, cwd: destination, strict: true, filter: (_path, entry) => !('type' in entry) || !/Link$/.test(entry.type) });
   } finally {
     await rm(file, { force: true });
