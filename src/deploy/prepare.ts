@@ -18,7 +18,7 @@ import { SensitiveValues } from '../project/sensitive.ts';
 import { maskedProgress, type Progress } from '../progress.ts';
 import { objectsHash } from '../render/objects-hash.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
-import { HELM_READS_CONTEXT, startHelmReadsProxy, type HelmReadsProxy } from '../render/helm-reads.ts';
+import { startHelmReadsProxy } from '../render/helm-reads.ts';
 import { clusterFacts, stillHolds, type RenderCache, type RenderRecord } from './render-cache.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import { RegistryCredentials } from '../source/oci-credentials.ts';
@@ -140,7 +140,10 @@ async function prepare(
     signal,
   };
   const loaded = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment);
-  const helmReads = cluster && cache ? await startHelmReadsProxy(cluster.client.config, cache.inputs) : undefined;
+  const helmReads =
+    cluster && cache
+      ? await startHelmReadsProxy(cluster.client.config, cache.inputs, workDir, await cluster.discovery.resources())
+      : undefined;
   const items = await renderProject({
     fixedImages: [...target.images, ...request.fixedImages],
     items: loaded.filter((item) => isSelectedForDeploy(item, request.inclusion)),
@@ -152,7 +155,8 @@ async function prepare(
       kubeVersion,
       apiVersions,
       charts: engine.charts,
-      kube: cluster && (await helmKube(cluster, helmReads, workDir)),
+      kube: cluster && { kubeconfig: await kubeconfigFile(cluster, workDir), context: cluster.context },
+      reads: helmReads,
       inputs: cache?.inputs,
     },
     sopsEnv: options.sopsEnv,
@@ -210,18 +214,11 @@ function targetItem({ item, objects }: RenderedItem): TargetItem {
   };
 }
 
-/**
- * Helm reads the cluster (for `lookup`) from a kubeconfig file, written into the scratch folder: the proxy that
- * records its reads when the render may be reused, else the cluster's own.
- */
-async function helmKube(
-  cluster: Cluster,
-  helmReads: HelmReadsProxy | undefined,
-  workDir: string,
-): Promise<{ kubeconfig: string; context: string }> {
-  const kubeconfig = path.join(workDir, 'kubeconfig');
-  await writeFile(kubeconfig, helmReads ? helmReads.kubeconfig : cluster.client.config.exportConfig(), { mode: 0o600 });
-  return { kubeconfig, context: helmReads ? HELM_READS_CONTEXT : cluster.context };
+/** Helm reads the cluster (for `lookup`) from a kubeconfig file: the cluster's, written into the scratch folder. */
+async function kubeconfigFile(cluster: Cluster, workDir: string): Promise<string> {
+  const file = path.join(workDir, 'kubeconfig');
+  await writeFile(file, cluster.client.config.exportConfig(), { mode: 0o600 });
+  return file;
 }
 
 /** Items outside the selection are skipped, except those Kluctl always deploys (barriers, alwaysDeploy, onlyRender). */

@@ -18,6 +18,7 @@ import { chartSourceOf, DEFAULT_HELM_OUTPUT, readHelmChartConfig, type HelmChart
 import { locateChart } from '../helm/locate.ts';
 import { runHelm, type ChartTools } from '../helm/helm-cli.ts';
 import type { RenderInputs } from '../project/render-inputs.ts';
+import { HELM_READS_CONTEXT, type HelmReadsProxy } from './helm-reads.ts';
 
 export { DEFAULT_HELM_OUTPUT, readHelmChartConfig };
 
@@ -37,6 +38,8 @@ export interface HelmEnvironment {
   kube?: { kubeconfig: string | undefined; context: string } | undefined;
   /** Told of charts whose content may change under the same configuration. */
   inputs?: RenderInputs | undefined;
+  /** With a cluster: Helm reads it through this proxy instead of `kube`, which records what it read. */
+  reads?: HelmReadsProxy | undefined;
   signal?: AbortSignal;
 }
 
@@ -68,12 +71,15 @@ export async function renderHelmChart(
       throw new Error(`${shownAs}: ${messageOf(error)}`);
     },
   );
-  const args = await templateArgs(config, chartDir, renderedDir, environment);
+  const session = environment.kube && (await environment.reads?.session());
+  const kube = session ? { kubeconfig: session.kubeconfig, context: HELM_READS_CONTEXT } : environment.kube;
+  const args = await templateArgs(config, chartDir, renderedDir, { ...environment, kube });
   const { stdout } = await runHelm(environment.charts.tools, args, environment.helmHome, environment.signal).catch((error: unknown) => {
     if (environment.signal?.aborted) throw error;
     throw new Error(`${shownAs}: helm template failed: ${messageOf(error)}`);
   });
   const objects = parseYamlDocuments(stdout, `${shownAs} (helm output)`) as KubeObject[];
+  await session?.finish(objects, config.namespace ?? 'default');
   if (config.namespace !== undefined) for (const object of objects) annotate(object, HELM_NAMESPACE_ANNOTATION, config.namespace);
   await mkdir(path.dirname(outputFile), { recursive: true });
   await writeFile(outputFile, toYamlDocuments(objects));

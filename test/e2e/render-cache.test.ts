@@ -99,6 +99,43 @@ describe('render reuse', () => {
     expect((await render(dir, '--no-render-cache')).reused).toBe(false);
   });
 
+  it("reuses a render after the deploy that created the chart's objects, unless the chart looks one of them up", async () => {
+    const chart = (name: string, template: string) => ({
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/helm-chart.yaml': `helmChart:\n  path: chart\n  releaseName: ${name}\n  namespace: ${NAMESPACE}\n`,
+      'app/chart/Chart.yaml': `apiVersion: v2\nname: ${name}\nversion: 0.1.0\n`,
+      'app/chart/templates/cm.yaml': template,
+    });
+    const plain = await project(chart('plain-chart', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain-chart\ndata:\n  a: b\n'));
+    const selfLookup = await project(
+      chart(
+        'self-lookup',
+        [
+          '{{- $self := lookup "v1" "ConfigMap" .Release.Namespace "self-lookup" }}',
+          'apiVersion: v1',
+          'kind: ConfigMap',
+          'metadata:',
+          '  name: self-lookup',
+          'data:',
+          '  state: {{ if $self }}existing{{ else }}new{{ end }}',
+          '',
+        ].join('\n'),
+      ),
+    );
+    for (const dir of [plain, selfLookup]) {
+      const deploy = await gantry(['deploy', '-y', '-t', 't', '--project-dir', dir, '--context', context], {
+        env: { GANTRY_CACHE_DIR: cacheDir },
+      });
+      expect(deploy.code, deploy.stderr).toBe(0);
+    }
+    expect((await render(plain)).reused).toBe(true);
+
+    const afterDeploy = await render(selfLookup);
+    expect(afterDeploy.reused).toBe(false);
+    expect(data(afterDeploy.objects)['self-lookup']).toEqual({ state: 'existing' });
+    expect((await render(selfLookup)).reused).toBe(true);
+  });
+
   it('never reuses a render that holds a Secret, reads a cluster vars source or the clock, and keeps no record of it', async () => {
     const secret = await project({
       'deployment.yaml': 'deployments:\n  - path: app\n',
