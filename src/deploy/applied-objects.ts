@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import stableStringify from 'safe-stable-stringify';
-import type { KubeObject } from '../kube/object.ts';
+import { isSecret, type KubeObject } from '../kube/object.ts';
 import { isPlainObject } from '../values.ts';
 
 interface AppliedRecord {
@@ -118,10 +118,6 @@ function projection(live: unknown, manifest: unknown): unknown {
     return Object.fromEntries(Object.keys(manifest).map((key) => [key, projection(live[key], manifest[key])]));
   }
   return live;
-}
-
-function isSecret(object: KubeObject): boolean {
-  return object.kind === 'Secret' && object.apiVersion === 'v1';
 }
 
 function isRecord(value: unknown): value is AppliedRecord {

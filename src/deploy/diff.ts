@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { createTwoFilesPatch } from 'diff';
 import { toYaml } from '../yaml.ts';
-import { formatRef, refOf, type KubeObject } from '../kube/object.ts';
+import { formatRef, isSecret, refOf, type KubeObject } from '../kube/object.ts';
 import type { IgnoreForDiffConfig } from '../project/schema.ts';
 import { isPlainObject } from '../values.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
@@ -115,10 +115,6 @@ function withoutIgnored(object: KubeObject, rules: readonly IgnoreForDiffConfig[
     deleteField(copy, path);
   }
   return copy;
-}
-
-function isSecret(object: KubeObject): boolean {
-  return object.kind === 'Secret' && object.apiVersion === 'v1';
 }
 
 /** Secret values replaced by markers that differ only where the values differ. */

@@ -20,6 +20,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import stableStringify from 'safe-stable-stringify';
 import type { Cluster } from '../kube/cluster.ts';
 import { KubeApiError } from '../kube/client.ts';
+import { isSecret } from '../kube/object.ts';
 import type { KluctlProject, ResolvedTarget } from '../project/kluctl-project.ts';
 import { projectFilesDigest } from '../project/project-files.ts';
 import { readDigest, RenderInputs, type KubeRead } from '../project/render-inputs.ts';
@@ -158,7 +159,7 @@ async function digestOfRead(cluster: Cluster, read: KubeRead): Promise<string> {
 
 function secretsOf(rendered: RenderedTarget): string[] {
   if (rendered.sensitiveValues.length > 0) return ['the render holds sensitive values'];
-  const secret = targetObjects(rendered).find((object) => object.kind === 'Secret' && object.apiVersion === 'v1');
+  const secret = targetObjects(rendered).find(isSecret);
   return secret ? [`the render holds the Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name}`] : [];
 }
 

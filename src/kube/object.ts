@@ -39,6 +39,11 @@ export interface ObjectRef {
 }
 
 /** Splits an apiVersion such as `apps/v1` or `v1` into group and version. */
+/** A core v1 Secret: its values are never shown, recorded or kept. */
+export function isSecret(object: KubeObject): boolean {
+  return object.kind === 'Secret' && object.apiVersion === 'v1';
+}
+
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
