@@ -37,7 +37,6 @@ const BUNDLED_PACKAGES = new Set([
   'diff',
   'limiter',
   'p-limit',
-  'safe-stable-stringify',
   'jsonpath-plus',
   'ignore',
 ]);

@@ -15,9 +15,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import stableStringify from 'safe-stable-stringify';
 import { isSecret, type KubeObject } from '../kube/object.ts';
-import { isPlainObject } from '../values.ts';
+import { canonicalJson, isPlainObject } from '../values.ts';
 
 interface AppliedRecord {
   /** sha256 of the field manager and the rendered manifest. */
@@ -131,7 +130,5 @@ function isRecord(value: unknown): value is AppliedRecord {
 
 /** sha256 of `value` as JSON with its keys sorted, so the order the API server sent them in does not matter. */
 function hashOf(value: unknown): string {
-  return createHash('sha256')
-    .update(stableStringify(value) ?? '')
-    .digest('hex');
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }

@@ -17,7 +17,6 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import stableStringify from 'safe-stable-stringify';
 import type { Cluster } from '../kube/cluster.ts';
 import { KubeApiError } from '../kube/client.ts';
 import { isSecret } from '../kube/object.ts';
@@ -25,7 +24,7 @@ import type { KluctlProject, ResolvedTarget } from '../project/kluctl-project.ts
 import { projectFilesDigest } from '../project/project-files.ts';
 import { readDigest, RenderInputs, type KubeRead } from '../project/render-inputs.ts';
 import type { Tools } from '../tools.ts';
-import { isPlainObject } from '../values.ts';
+import { canonicalJson, isPlainObject } from '../values.ts';
 import type { TargetRequest } from './prepare.ts';
 import { targetObjects, type RenderedTarget } from './rendered-target.ts';
 
@@ -164,7 +163,5 @@ function secretsOf(rendered: RenderedTarget): string[] {
 }
 
 function hashOf(value: unknown): string {
-  return createHash('sha256')
-    .update(stableStringify(value) ?? '')
-    .digest('hex');
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }

@@ -5,8 +5,7 @@
  * every recorded read answers the same again.
  */
 import { createHash } from 'node:crypto';
-import stableStringify from 'safe-stable-stringify';
-import { isPlainObject } from '../values.ts';
+import { canonicalJson, isPlainObject } from '../values.ts';
 
 /** One GET of the API server, as it was answered during the render. */
 export interface KubeRead {
@@ -51,7 +50,7 @@ export class RenderInputs {
 export function readDigest(status: number, body: unknown): string {
   const kept = status < 300 && isPlainObject(body) && isPlainObject(body['metadata']) ? withoutListRevision(body) : body;
   return createHash('sha256')
-    .update(`${status}\n${status < 300 ? stableStringify(kept) : ''}`)
+    .update(`${status}\n${status < 300 ? canonicalJson(kept) : ''}`)
     .digest('hex');
 }
 
