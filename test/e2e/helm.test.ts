@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   configMapTemplate,
+  lookupColorTemplate,
   startChartRepository,
   startOciRegistry,
   writeChart,
@@ -337,16 +338,7 @@ describe('chart features', { timeout: 300_000 }, () => {
       'deployment.yaml': 'deployments:\n  - path: app\n',
       'app/helm-chart.yaml': 'helmChart:\n  path: chart\n  releaseName: r\n  namespace: gantry-e2e-helm-lookup\n',
       'app/chart/Chart.yaml': 'apiVersion: v2\nname: e2e-lookup\nversion: 0.1.0\n',
-      'app/chart/templates/cm.yaml': [
-        '{{- $source := lookup "v1" "ConfigMap" .Release.Namespace "lookup-source" }}',
-        'apiVersion: v1',
-        'kind: ConfigMap',
-        'metadata:',
-        '  name: lookup-result',
-        'data:',
-        '  color: {{ if $source }}{{ $source.data.color }}{{ else }}unknown{{ end }}',
-        '',
-      ].join('\n'),
+      'app/chart/templates/cm.yaml': lookupColorTemplate(),
     });
     expect((await render(dir, false)).map((object) => object.data.color)).toEqual(['blue']);
     expect((await render(dir, true)).map((object) => object.data.color)).toEqual(['unknown']);

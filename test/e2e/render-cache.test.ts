@@ -8,6 +8,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lookupColorTemplate } from '../support/chart-server.ts';
 import { gantry, kubectl, localContext } from '../support/cli.ts';
 import { removeCopy, writeProject } from '../support/fixtures.ts';
 import { parseYamlDocuments } from '../../src/yaml.ts';
@@ -54,16 +55,7 @@ const lookupChart = {
   'plain/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: ${NAMESPACE}\ndata:\n  size: "{{ args.size }}"\n`,
   'app/helm-chart.yaml': `helmChart:\n  path: chart\n  releaseName: r\n  namespace: ${NAMESPACE}\n`,
   'app/chart/Chart.yaml': 'apiVersion: v2\nname: e2e-lookup\nversion: 0.1.0\n',
-  'app/chart/templates/cm.yaml': [
-    '{{- $source := lookup "v1" "ConfigMap" .Release.Namespace "lookup-source" }}',
-    'apiVersion: v1',
-    'kind: ConfigMap',
-    'metadata:',
-    '  name: lookup-result',
-    'data:',
-    '  color: {{ if $source }}{{ $source.data.color }}{{ else }}unknown{{ end }}',
-    '',
-  ].join('\n'),
+  'app/chart/templates/cm.yaml': lookupColorTemplate(),
 };
 
 function data(objects: Array<Record<string, any>>): Record<string, unknown> {

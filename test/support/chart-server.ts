@@ -23,6 +23,23 @@ export interface TestChart {
 }
 
 /** A ConfigMap template showing the chart's version and `.Values.value`, for charts that need some content. */
+/**
+ * A chart template of the ConfigMap `lookup-result`, whose `color` is that of the ConfigMap `lookup-source` in the
+ * release's namespace as `lookup` reads it (`unknown` when there is none).
+ */
+export function lookupColorTemplate(): string {
+  return [
+    '{{- $source := lookup "v1" "ConfigMap" .Release.Namespace "lookup-source" }}',
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    '  name: lookup-result',
+    'data:',
+    '  color: {{ if $source }}{{ $source.data.color }}{{ else }}unknown{{ end }}',
+    '',
+  ].join('\n');
+}
+
 export function configMapTemplate(name: string): string {
   return [
     'apiVersion: v1',
