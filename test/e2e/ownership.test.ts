@@ -48,7 +48,7 @@ import { fuzz, testTimeout, type Budget } from '../fuzz/support/fuzz.ts';
 const RUN_LABEL = 'gantry-e2e-ownership';
 const FOREIGN_MANAGER = 'e2e-foreign';
 const PARCEL_CRD = 'parcels.ownership.e2e.gantry.dev';
-const BUDGET: Budget = { runs: 30, ms: 150_000 };
+const BUDGET: Budget = { runs: 15, ms: 90_000 };
 const quiet: Progress = { step: () => undefined };
 
 const API_VERSIONS: Record<Kind, string> = {

@@ -18,7 +18,7 @@ afterAll(async () => {
   await renderer.close();
 });
 
-const BUDGET: Budget = { runs: 1000, ms: 15_000 };
+const BUDGET: Budget = { runs: 1000, ms: 8_000 };
 
 // Template syntax comes in through the noise spliced into the text: in a value, where every string of the file
 // would be one more chance of it, nearly every case would end at the first template error.

@@ -17,7 +17,7 @@ afterAll(async () => {
   await renderer.close();
 });
 
-const BUDGET: Budget = { runs: 1000, ms: 12_000 };
+const BUDGET: Budget = { runs: 1000, ms: 6_000 };
 
 const valid = kluctlDocuments(templatedString, false);
 const wrong = kluctlDocuments(templatedString, true);
