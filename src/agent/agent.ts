@@ -30,6 +30,7 @@ import { SourceCache } from './source-cache.ts';
 import { Wakeup } from './wakeup.ts';
 import { deleteService, refreshComponents, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
 import { AppliedObjects } from '../deploy/applied-objects.ts';
+import { inMemoryRenderCache } from '../deploy/render-cache.ts';
 
 export const AGENT_FIELD_MANAGER = 'gantry-agent';
 
@@ -104,6 +105,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
     progress: { step: (scope, message) => options.log.debug({ scope }, message) },
     signal,
     applied: new AppliedObjects(),
+    renders: inMemoryRenderCache(),
   };
 
   const gateJobs = new GateJobs({ cluster, client: options.client, fieldManager: AGENT_FIELD_MANAGER, log: options.log });
@@ -176,7 +178,10 @@ export function startAgent(options: AgentOptions): RunningAgent {
       state.syncedAt = Date.now();
       state.outcome = outcome;
       states.set(service.id, state);
-      log.info({ components: outcome.components.length, errors: outcome.errors.length }, service.deleting ? 'deleted' : 'synced');
+      log.info(
+        { components: outcome.components.length, errors: outcome.errors.length, renderReused: outcome.renderReused },
+        service.deleting ? 'deleted' : 'synced',
+      );
       queueReport(service, state, outcome);
     } catch (error) {
       if (signal.aborted) return;

@@ -12,6 +12,7 @@ import type { AgentReport, AgentService } from '../client/agent-client.ts';
 import { deployTarget } from '../deploy/deploy.ts';
 import { TargetLockedError } from '../deploy/target-lock.ts';
 import { prepareTarget } from '../deploy/prepare.ts';
+import type { RenderCache } from '../deploy/render-cache.ts';
 import { deleteByDiscriminator } from '../deploy/prune.ts';
 import { targetObjects } from '../deploy/rendered-target.ts';
 import type { CommandResult } from '../deploy/result.ts';
@@ -40,11 +41,15 @@ export interface SyncContext {
   signal: AbortSignal;
   /** What earlier syncs applied, so objects unchanged since are not sent again (Plural's agent skips them too). */
   applied: AppliedObjects;
+  /** Earlier renders, reused while a service's source and the cluster reads of its render are unchanged. */
+  renders: RenderCache;
 }
 
 /** The outcome of a sync: the report to send, and whether the revision was applied (false after a render error). */
 export interface SyncOutcome {
   applied: boolean;
+  /** Whether the render was an earlier one, reused (see deploy/render-cache.ts). */
+  renderReused?: boolean;
   components: Component[];
   errors: ServiceError[];
 }
@@ -58,7 +63,7 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     if (service.syncConfig?.createNamespace !== false) await ensureNamespace(cluster, service, context.fieldManager);
     const renderer = await rendererFor(service, sourceDir);
     request = await serviceRequest(service, sourceDir, renderer, path.join(context.workDir, service.id), kubeConfig.getCurrentContext());
-    prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal });
+    prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal, renderCache: context.renders });
     if (service.syncConfig?.enforceNamespace) await enforceNamespace(cluster, targetObjects(prepared.rendered), service.namespace);
     if (service.syncConfig?.diffNormalizers?.length) {
       await normalizeObjects(targetObjects(prepared.rendered), service.syncConfig.diffNormalizers, (ref) => cluster.get(ref));
@@ -93,7 +98,12 @@ export async function syncService(service: AgentService, sourceDir: string, cont
   });
   if (result instanceof TargetLockedError) return { applied: false, components: [], errors: [{ source: 'sync', message: result.message }] };
   const refs = targetObjects(prepared.rendered).map(refOf);
-  return { applied: true, components: await componentsOf(cluster, refs, result), errors: resultErrors(result) };
+  return {
+    applied: true,
+    renderReused: prepared.reusedFrom !== undefined,
+    components: await componentsOf(cluster, refs, result),
+    errors: resultErrors(result),
+  };
 }
 
 /** Deletes what the service applied (by its discriminator, owned by the agent only). */

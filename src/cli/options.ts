@@ -16,7 +16,7 @@ import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { AppliedObjects, appliedObjectsFile } from '../deploy/applied-objects.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
-import { RenderCache } from '../deploy/render-cache.ts';
+import { RenderCache, RenderRecordFiles } from '../deploy/render-cache.ts';
 import { GANTRY_VERSION } from '../version.ts';
 import { BUILD_STAMP } from '../build-stamp.ts';
 import type { TargetLock } from '../deploy/target-lock.ts';
@@ -175,7 +175,7 @@ export async function prepareFromFlags(flags: TargetFlags, engine: Engine, progr
 function cliRenderCache(engine: Engine): RenderCache | undefined {
   return BUILD_STAMP === undefined
     ? undefined
-    : new RenderCache(path.join(engine.config.cacheDir, 'renders'), `${GANTRY_VERSION} ${BUILD_STAMP}`);
+    : new RenderCache(`${GANTRY_VERSION} ${BUILD_STAMP}`, new RenderRecordFiles(path.join(engine.config.cacheDir, 'renders')));
 }
 
 /** The cluster a prepared target was rendered against. @throws Error when it was rendered offline. */

@@ -71,6 +71,8 @@ export interface PreparedTarget {
   rendered: RenderedTarget;
   /** The cluster the render read, bound to the signal; undefined when rendered offline. */
   cluster: Cluster | undefined;
+  /** Epoch ms of the earlier render reused instead of rendering (see render-cache.ts); undefined when rendered now. */
+  reusedFrom?: number;
 }
 
 /**
@@ -196,7 +198,9 @@ async function reusedRender(
   signal: AbortSignal | undefined,
 ): Promise<PreparedTarget | undefined> {
   const cluster = engine.clusters.get(kubeConfig, record.target.context).withSignal(signal);
-  return (await stillHolds(record, cluster)) ? { project, target: record.target, rendered: record.rendered, cluster } : undefined;
+  return (await stillHolds(record, cluster))
+    ? { project, target: record.target, rendered: record.rendered, cluster, reusedFrom: record.savedAt }
+    : undefined;
 }
 
 /** What applying needs of a rendered item: no paths beyond its folder's name, no vars. */

@@ -11,7 +11,7 @@
  *   and no sensitive value, so no record keeps one.
  * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
  * record does: at most MAX_AGE_MS, as Argo CD's manifest cache keeps them for its expiration (24 h by default).
- * Records are files in the cache, readable by their owner only, one per key.
+ * A CLI keeps records in files of its cache; a controller or an agent, in its memory (RenderRecordStore).
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -25,8 +25,12 @@ import { projectFilesDigest } from '../project/project-files.ts';
 import { readDigest, RenderInputs, type KubeRead } from '../project/render-inputs.ts';
 import type { Tools } from '../tools.ts';
 import { canonicalJson, isPlainObject } from '../values.ts';
+import { GANTRY_VERSION } from '../version.ts';
 import type { TargetRequest } from './prepare.ts';
 import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+
+/** How many renders a long-running process keeps in memory (inMemoryRenderCache). */
+const MEMORY_RECORDS = 1000;
 
 /** A record older than this is neither reused nor kept. */
 export const MAX_AGE_MS = 24 * 3600_000;
@@ -56,17 +60,27 @@ export interface RenderLookup {
   record: RenderRecord | undefined;
 }
 
+/**
+ * Where records are kept: files in a folder (RenderRecordFiles, the CLI's, across runs) or this process's memory
+ * (RenderRecordMemory, a controller's or an agent's, for its lifetime).
+ */
+export interface RenderRecordStore {
+  /** What was saved under `key`, unchecked; undefined when nothing was. */
+  load(key: string): Promise<unknown>;
+  save(record: RenderRecord): Promise<void>;
+}
+
 export class RenderCache {
-  private readonly dir: string;
   private readonly code: string;
+  private readonly store: RenderRecordStore;
 
   /**
-   * @param dir folder of the records.
    * @param code identifies the running Gantry code: a record saved by other code is not used.
+   * @param store where the records are kept.
    */
-  constructor(dir: string, code: string) {
-    this.dir = dir;
+  constructor(code: string, store: RenderRecordStore) {
     this.code = code;
+    this.store = store;
   }
 
   /**
@@ -94,27 +108,44 @@ export class RenderCache {
   }
 
   /**
-   * Saves a render under `key` when nothing forbids its reuse (see the module's comment); drops expired records.
+   * Saves a render under `key` when nothing forbids its reuse (see the module's comment).
    * @returns why it was not saved; empty when it was.
    */
   async save(record: Omit<RenderRecord, 'savedAt' | 'reads'>, inputs: RenderInputs): Promise<string[]> {
     const reasons = [...inputs.notReusable, ...secretsOf(record.rendered)];
     if (reasons.length > 0) return reasons;
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const file = this.fileOf(record.key);
-    const temp = `${file}.${process.pid}.partial`;
-    await writeFile(temp, JSON.stringify({ ...record, savedAt: Date.now(), reads: inputs.reads }), { mode: 0o600 });
-    await rename(temp, file);
-    await this.dropExpired();
+    await this.store.save({ ...record, savedAt: Date.now(), reads: inputs.reads });
     return [];
   }
 
   private async load(key: string): Promise<RenderRecord | undefined> {
-    const saved = await readFile(this.fileOf(key), 'utf8')
-      .then((text) => JSON.parse(text) as unknown)
-      .catch(() => undefined);
+    const saved = await this.store.load(key);
     if (!isPlainObject(saved) || saved['key'] !== key || typeof saved['savedAt'] !== 'number') return undefined;
     return Date.now() - saved['savedAt'] < MAX_AGE_MS ? (saved as unknown as RenderRecord) : undefined;
+  }
+}
+
+/** Records as files in a folder, readable by their owner only, one per key; expired ones are dropped on each save. */
+export class RenderRecordFiles implements RenderRecordStore {
+  private readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  async load(key: string): Promise<unknown> {
+    return readFile(this.fileOf(key), 'utf8')
+      .then((text) => JSON.parse(text) as unknown)
+      .catch(() => undefined);
+  }
+
+  async save(record: RenderRecord): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const file = this.fileOf(record.key);
+    const temp = `${file}.${process.pid}.partial`;
+    await writeFile(temp, JSON.stringify(record), { mode: 0o600 });
+    await rename(temp, file);
+    await this.dropExpired();
   }
 
   private fileOf(key: string): string {
@@ -128,6 +159,49 @@ export class RenderCache {
       if (((await stat(file).catch(() => undefined))?.mtimeMs ?? Infinity) < oldest) await rm(file, { force: true });
     }
   }
+}
+
+/**
+ * Records in this process's memory, at most `max` of them: the least recently used goes first. A controller looks up
+ * one key per deployment and source revision, so a `max` above its number of deployments keeps every current one.
+ * Each is kept as JSON text, so that a deploy may change the objects it was handed without changing the record.
+ */
+export class RenderRecordMemory implements RenderRecordStore {
+  private readonly max: number;
+  private readonly records = new Map<string, string>();
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  async load(key: string): Promise<unknown> {
+    const text = this.records.get(key);
+    if (text === undefined) return undefined;
+    this.keep(key, text);
+    return JSON.parse(text) as unknown;
+  }
+
+  async save(record: RenderRecord): Promise<void> {
+    this.keep(record.key, JSON.stringify(record));
+    for (const key of this.records.keys()) {
+      if (this.records.size <= this.max) break;
+      this.records.delete(key);
+    }
+  }
+
+  /** Sets `key` last in the Map's order, the most recently used. */
+  private keep(key: string, text: string): void {
+    this.records.delete(key);
+    this.records.set(key, text);
+  }
+}
+
+/**
+ * The render cache of a controller or an agent: records in memory (at most MEMORY_RECORDS), so that a reconcile or
+ * sync of an unchanged revision skips its render, as Plural's agent skips a service whose digest it has seen.
+ */
+export function inMemoryRenderCache(): RenderCache {
+  return new RenderCache(GANTRY_VERSION, new RenderRecordMemory(MEMORY_RECORDS));
 }
 
 /**

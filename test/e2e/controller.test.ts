@@ -149,7 +149,13 @@ describe('gantry controller run', { timeout: 300_000 }, () => {
     it('deploys nothing for an unchanged commit', async () => {
       const before = await getDeployment(NAMESPACE, 'ms-test');
       const frontend = await kubectlJson<Record<string, any>>(['get', 'deployment', 'frontend', '-n', 'ms-demo-test']);
+      const reuses = async () =>
+        (await controller.log()).split('\n').filter((line) => line.includes('"name":"ms-test"') && line.includes('reusing the render'))
+          .length;
+      const reusesBefore = await reuses();
       const after = await reconcileNow('ms-test');
+      // Same revision, spec and cluster: the render is the one kept in the controller's memory.
+      expect(await reuses()).toBeGreaterThan(reusesBefore);
       expect(after.status.lastDeployResult.id).toBe(before.status.lastDeployResult.id);
       expect(after.status.lastObjectsHash).toBe(before.status.lastObjectsHash);
       const frontendAfter = await kubectlJson<Record<string, any>>(['get', 'deployment', 'frontend', '-n', 'ms-demo-test']);

@@ -317,10 +317,17 @@ describe('the fleet agent', () => {
     const port = Number(new URL(server.url).port);
     await server.close();
 
+    const resyncedFrom = lines.length;
     await kubectl(['delete', 'configmap', 'greeting', '-n', KLUCTL_NS]);
     await waitFor(
       'drift repaired without the server',
       async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting').catch(() => undefined)) === 'polled',
+      30_000,
+    );
+    // Later resyncs render nothing: the revision and the cluster are as they were, so the render kept in memory serves.
+    await waitFor(
+      'a resync of greeter reusing its render',
+      () => lines.slice(resyncedFrom).some((line) => line.msg === 'synced' && line.service === 'greeter' && line.renderReused === true),
       30_000,
     );
     // The desired state it restarts from holds configuration values: on disk they are sealed.

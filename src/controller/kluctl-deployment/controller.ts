@@ -23,6 +23,7 @@ import { EventRecorder } from './events.ts';
 import { needsReconcile } from './predicates.ts';
 import { reconcileKluctlDeployment, type ReconcilerDeps } from './reconciler.ts';
 import { AppliedObjects } from '../../deploy/applied-objects.ts';
+import { inMemoryRenderCache } from '../../deploy/render-cache.ts';
 import { gitUrlOf } from './source.ts';
 
 /** The Lease replicas compete for, in the leader election namespace. */
@@ -98,6 +99,7 @@ export async function startKluctlController(options: KluctlControllerOptions): P
     }),
     notify: alertSender(cluster, logger, fieldManager),
     applied: new AppliedObjects(),
+    renders: inMemoryRenderCache(),
   };
   const { webhookSecret } = options;
   const controller = await runController({

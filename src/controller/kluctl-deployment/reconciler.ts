@@ -37,6 +37,7 @@ import { deployTarget, type CommandContext } from '../../deploy/deploy.ts';
 import type { AppliedObjects } from '../../deploy/applied-objects.ts';
 import { pokeImages } from '../../deploy/poke-images.ts';
 import { prepareTarget, type PreparedTarget, type TargetRequest } from '../../deploy/prepare.ts';
+import type { RenderCache } from '../../deploy/render-cache.ts';
 import { deleteByDiscriminator, pruneTarget } from '../../deploy/prune.ts';
 import type { Engine } from '../../engine.ts';
 import type { CommandResult } from '../../deploy/result.ts';
@@ -73,6 +74,8 @@ export interface ReconcilerDeps {
   notify: (event: AlertEvent) => void;
   /** What every reconcile applied, so later deploys and drift detection skip objects unchanged since. */
   applied: AppliedObjects;
+  /** Earlier renders, reused while a deployment's revision, spec and the cluster reads of its render are unchanged. */
+  renders: RenderCache;
 }
 
 /** What the manager hands to one reconcile. */
@@ -524,6 +527,7 @@ class Reconciliation {
         registries,
         progress: progressTo(this.log),
         signal: this.signal,
+        renderCache: this.deps.renders,
       });
       this.status.targetKey = { targetName: target.target.name, discriminator: target.target.discriminator };
       this.status.lastPrepareError = '';
