@@ -6,8 +6,7 @@ import {
   addTargetFlags,
   confirm,
   toApplyBehaviour,
-  prepareFromFlags,
-  requireCluster,
+  renderAndRun,
   type ApplyFlags,
   type ResultFlags,
   type TargetFlags,
@@ -34,24 +33,26 @@ export function deployCommand(): Command {
     .option('--no-wait', 'do not wait for readiness')
     .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m')
     .action((flags: DeployFlags) =>
-      runResultCommand('deploy', flags, async ({ engine, progress }) => {
-        const prepared = await prepareFromFlags(flags, engine, progress);
-        const applied = await loadAppliedObjects(prepared, engine);
-        const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
-          dryRun: flags.dryRun ?? false,
-          prune: flags.prune ?? false,
-          wait: flags.wait,
-          timeoutMs: parseDuration(flags.timeout),
-          behaviour: toApplyBehaviour(flags),
-          confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
-          fieldManager: engine.config.fieldManager,
-          progress,
-          lock: cliTargetLock('deploy', parseDuration(flags.timeout)),
-          applied,
-        });
-        if (!flags.dryRun) await applied.save();
-        return { prepared, result };
-      }),
+      runResultCommand('deploy', flags, ({ engine, progress }) =>
+        renderAndRun(flags, engine, progress, async (pending, cluster, signal) => {
+          const applied = await loadAppliedObjects(cluster, pending.discriminator, engine);
+          const result = await deployTarget(pending, cluster, {
+            dryRun: flags.dryRun ?? false,
+            prune: flags.prune ?? false,
+            wait: flags.wait,
+            timeoutMs: parseDuration(flags.timeout),
+            behaviour: toApplyBehaviour(flags),
+            confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
+            fieldManager: engine.config.fieldManager,
+            progress,
+            signal,
+            lock: cliTargetLock('deploy', parseDuration(flags.timeout)),
+            applied,
+          });
+          if (!flags.dryRun) await applied.save();
+          return result;
+        }),
+      ),
     );
   return command;
 }

@@ -5,8 +5,7 @@ import {
   addResultFlags,
   addTargetFlags,
   toApplyBehaviour,
-  prepareFromFlags,
-  requireCluster,
+  renderAndRun,
   loadAppliedObjects,
   type ApplyFlags,
   type ResultFlags,
@@ -17,20 +16,21 @@ import { runResultCommand } from './run-action.ts';
 export function diffCommand(): Command {
   const command = new Command('diff');
   addApplyFlags(addResultFlags(addTargetFlags(command))).action((flags: TargetFlags & ApplyFlags & ResultFlags) =>
-    runResultCommand('diff', flags, async ({ engine, progress }) => {
-      const prepared = await prepareFromFlags(flags, engine, progress);
-      const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
-        dryRun: true,
-        prune: false,
-        wait: false,
-        timeoutMs: 10 * 60_000,
-        behaviour: toApplyBehaviour(flags),
-        fieldManager: engine.config.fieldManager,
-        progress,
-        applied: await loadAppliedObjects(prepared, engine),
-      });
-      return { prepared, result };
-    }),
+    runResultCommand('diff', flags, ({ engine, progress }) =>
+      renderAndRun(flags, engine, progress, async (pending, cluster, signal) =>
+        deployTarget(pending, cluster, {
+          dryRun: true,
+          prune: false,
+          wait: false,
+          timeoutMs: 10 * 60_000,
+          behaviour: toApplyBehaviour(flags),
+          fieldManager: engine.config.fieldManager,
+          progress,
+          signal,
+          applied: await loadAppliedObjects(cluster, pending.discriminator, engine),
+        }),
+      ),
+    ),
   );
   return command;
 }

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { prepareTarget, type PreparedTarget, type TargetRequest } from '../deploy/prepare.ts';
+import { prepareTarget, type PreparedTarget, type PrepareOptions, type TargetRequest } from '../deploy/prepare.ts';
+import type { PendingRender } from '../deploy/deploy.ts';
 import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { loadKubeConfig } from '../kube/client.ts';
@@ -156,12 +157,22 @@ export async function cliTarget(flags: TargetFlags, offline = false): Promise<Cl
   return { request, kubeConfig: offline ? undefined : loadKubeConfig({ kubeconfig: flags.kubeconfig }) };
 }
 
-/** Renders the target the flags name (see cliTarget and prepareTarget), with the CLI's registry credentials for OCI includes. */
-export async function prepareFromFlags(flags: TargetFlags, engine: Engine, progress: Progress, offline = false): Promise<PreparedTarget> {
+/**
+ * Renders the target the flags name (see cliTarget and prepareTarget), with the CLI's registry credentials for OCI
+ * includes; `onTarget` as prepareTarget's.
+ */
+export async function prepareFromFlags(
+  flags: TargetFlags,
+  engine: Engine,
+  progress: Progress,
+  offline = false,
+  onTarget?: PrepareOptions['onTarget'],
+): Promise<PreparedTarget> {
   const { request, kubeConfig } = await cliTarget(flags, offline);
   const renderCache = flags.renderCache && !offline ? cliRenderCache(engine) : undefined;
   try {
-    return await prepareTarget(request, engine, { kubeConfig, progress, registries: await cliRegistryCredentials(flags), renderCache });
+    const registries = await cliRegistryCredentials(flags);
+    return await prepareTarget(request, engine, { kubeConfig, progress, registries, renderCache, onTarget });
   } finally {
     // A command renders once: Python may exit while it goes on.
     engine.renderer.release();
@@ -178,16 +189,49 @@ function cliRenderCache(engine: Engine): RenderCache | undefined {
     : new RenderCache(`${GANTRY_VERSION} ${BUILD_STAMP}`, new RenderRecordFiles(path.join(engine.config.cacheDir, 'renders')));
 }
 
+/**
+ * Renders the target the flags name and runs `command` on it from the moment its discriminator and cluster are
+ * known, so that a deploy or a diff reads the cluster (and takes the target's lock) while the render runs; the
+ * command applies nothing until the render is done (see deployTarget), and its signal aborts when the render fails
+ * (a lock still being waited for is given up).
+ * @throws the render's error first (nothing was applied then), else the command's.
+ */
+export async function renderAndRun<R>(
+  flags: TargetFlags,
+  engine: Engine,
+  progress: Progress,
+  command: (pending: PendingRender, cluster: Cluster, signal: AbortSignal) => Promise<R>,
+): Promise<{ prepared: PreparedTarget; result: R }> {
+  const known = Promise.withResolvers<{ discriminator: string; cluster: Cluster | undefined }>();
+  const preparing = prepareFromFlags(flags, engine, progress, false, (target, cluster) =>
+    known.resolve({ discriminator: target.discriminator, cluster }),
+  );
+  const renderFailed = new AbortController();
+  // A render that fails before its target is known fails the command at once; later, it aborts the command.
+  preparing.catch((error: unknown) => {
+    known.reject(error);
+    renderFailed.abort(error);
+  });
+  const { discriminator, cluster } = await known.promise;
+  if (!cluster) throw new Error('this command needs a cluster');
+  const rendered = preparing.then((prepared) => prepared.rendered);
+  // The command awaits the render, unless it failed before (a refused lock): its error is thrown below either way.
+  rendered.catch(() => undefined);
+  const [prepared, result] = await Promise.allSettled([preparing, command({ discriminator, rendered }, cluster, renderFailed.signal)]);
+  if (prepared.status === 'rejected') throw prepared.reason;
+  if (result.status === 'rejected') throw result.reason;
+  return { prepared: prepared.value, result: result.value };
+}
+
 /** The cluster a prepared target was rendered against. @throws Error when it was rendered offline. */
 export function requireCluster(prepared: PreparedTarget): Cluster {
   if (!prepared.cluster) throw new Error('this command needs a cluster');
   return prepared.cluster;
 }
 
-/** What this user's earlier commands applied to the prepared target's cluster (see applied-objects.ts). */
-export function loadAppliedObjects(prepared: PreparedTarget, engine: Engine): Promise<AppliedObjects> {
-  const server = requireCluster(prepared).client.server;
-  return AppliedObjects.load(appliedObjectsFile(engine.config.cacheDir, server, prepared.rendered.target.discriminator));
+/** What this user's earlier commands applied to the target of `discriminator` on `cluster` (see applied-objects.ts). */
+export function loadAppliedObjects(cluster: Cluster, discriminator: string, engine: Engine): Promise<AppliedObjects> {
+  return AppliedObjects.load(appliedObjectsFile(engine.config.cacheDir, cluster.client.server, discriminator));
 }
 
 /** commander argParser for a Go duration; the value is in milliseconds. */

@@ -48,26 +48,48 @@ export interface DeployOptions extends CommandContext {
   applied?: AppliedObjects | undefined;
 }
 
-/**
- * Deploys (or dry-runs) a rendered target, holding its lock unless it is a dry run.
- * @returns the result, with the values of the target's sensitive vars masked.
- * @throws the signal's reason when it fired; TargetLockedError when another holder keeps the target's lock; errors
- *   of single objects are in the result.
- */
-export function deployTarget(target: RenderedTarget, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
-  return lockedUnlessDryRun('deploy', target.target.discriminator, cluster, options, (locked) => applyTarget(target, cluster, locked));
+/** A target whose render is still running, and its discriminator, known before the render ends. */
+export interface PendingRender {
+  discriminator: string;
+  rendered: Promise<RenderedTarget>;
 }
 
-async function applyTarget(target: RenderedTarget, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
+/**
+ * Deploys (or dry-runs) a target, holding its lock unless it is a dry run. A target still rendering is deployed as
+ * soon as it is rendered: the lock is taken and the discriminator's objects are read meanwhile (every kind whole,
+ * the rendered kinds being unknown yet), and nothing is applied when its render fails.
+ * @returns the result, with the values of the target's sensitive vars masked.
+ * @throws the render's error, after the lock is released; the signal's reason when it fired; TargetLockedError when
+ *   another holder keeps the target's lock; errors of single objects are in the result.
+ */
+export function deployTarget(target: RenderedTarget | PendingRender, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
+  const pending: PendingRender =
+    'rendered' in target ? target : { discriminator: target.target.discriminator, rendered: Promise.resolve(target) };
+  return lockedUnlessDryRun('deploy', pending.discriminator, cluster, options, (locked) =>
+    applyTarget(pending, 'rendered' in target ? 'all' : renderedKinds(target), cluster, locked),
+  );
+}
+
+async function applyTarget(
+  pending: PendingRender,
+  wholeKinds: ReadonlySet<string> | 'all',
+  cluster: Cluster,
+  options: DeployOptions,
+): Promise<CommandResult> {
+  const bound = cluster.withSignal(options.signal);
+  const discriminator = (options.orphans ?? true) ? pending.discriminator : '';
+  // A discriminator labels every object it names, so it is no secret: this line needs no masking.
+  options.progress.step('cluster', `reading objects of discriminator '${pending.discriminator}'`);
+  const [rendered, listed] = await Promise.allSettled([pending.rendered, RemoteObjects.load(bound, discriminator, wholeKinds)]);
+  if (rendered.status === 'rejected') throw rendered.reason;
+  if (listed.status === 'rejected') throw listed.reason;
+  const target = rendered.value;
+  const remote = listed.value;
   const sensitive = new SensitiveValues(target.sensitiveValues);
   const progress = maskedProgress(options.progress, sensitive);
-  const bound = cluster.withSignal(options.signal);
   const result = new ResultCollector();
   const deadline = Date.now() + options.timeoutMs;
   const objects = targetObjects(target);
-  const findOrphans = options.orphans ?? true;
-  progress.step('cluster', `reading objects of discriminator '${target.target.discriminator}'`);
-  const remote = await RemoteObjects.load(bound, findOrphans ? target.target.discriminator : '', renderedKinds(target));
   await remote.fetchMissing(bound, objects.map(refOf));
   await applyItems(target.items, {
     cluster: bound,

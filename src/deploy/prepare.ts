@@ -62,6 +62,11 @@ export interface PrepareOptions {
   signal?: AbortSignal | undefined;
   /** Reuses an earlier render whose inputs are unchanged, and keeps this one (see render-cache.ts); only with a kubeconfig. */
   renderCache?: RenderCache | undefined;
+  /**
+   * Called once the target is resolved and its cluster known, before the render: a deploy takes its lock and reads
+   * the cluster meanwhile (see deployTarget). The cluster is undefined when rendering offline.
+   */
+  onTarget?: ((target: ResolvedTarget, cluster: Cluster | undefined) => void) | undefined;
 }
 
 export interface PreparedTarget {
@@ -106,6 +111,7 @@ async function prepare(
   if (cache?.record && kubeConfig) {
     const reused = await reusedRender(cache.record, project, kubeConfig, engine, signal);
     if (reused) {
+      options.onTarget?.(reused.target, reused.cluster);
       progress.step('render', `reusing the render of ${new Date(cache.record.savedAt).toISOString()}: its inputs are unchanged`);
       return reused;
     }
@@ -125,6 +131,7 @@ async function prepare(
     engine.renderer,
   );
   const cluster = kubeConfig && engine.clusters.get(kubeConfig, target.context).withSignal(signal);
+  options.onTarget?.(target, cluster);
   const [kubeVersion, scope, apiVersions] = cluster
     ? await Promise.all([cluster.version(), cluster.discovery.scopeResolver(), servedApiVersions(cluster)])
     : [OFFLINE_KUBERNETES_VERSION, undefined, []];

@@ -25,10 +25,10 @@ export class RemoteObjects {
   /**
    * Lists every object labelled with `discriminator`; with an empty discriminator nothing can be attributed to
    * the target, so the list is empty.
-   * @param renderedKinds `group/Kind` of the kinds whose objects are wanted whole (to diff against); the others
-   *   are read as metadata only.
+   * @param wholeKinds `group/Kind` of the kinds whose objects are wanted whole (to diff against), or 'all' while
+   *   the rendered kinds are not known yet; the others are read as metadata only.
    */
-  static async load(cluster: Cluster, discriminator: string, renderedKinds: ReadonlySet<string> = new Set()): Promise<RemoteObjects> {
+  static async load(cluster: Cluster, discriminator: string, wholeKinds: ReadonlySet<string> | 'all' = new Set()): Promise<RemoteObjects> {
     if (!discriminator) return new RemoteObjects([]);
     if (cluster.labelled) return new RemoteObjects(await cluster.labelled.withValue(discriminator));
     const selector = `${DISCRIMINATOR_LABEL}=${discriminator}`;
@@ -38,7 +38,9 @@ export class RemoteObjects {
     const limit = pLimit(16);
     const lists = await Promise.all(
       (await cluster.discovery.listable()).map((resource) =>
-        limit(() => listTolerant(cluster, resource, selector, !renderedKinds.has(`${resource.group}/${resource.kind}`))),
+        limit(() =>
+          listTolerant(cluster, resource, selector, wholeKinds !== 'all' && !wholeKinds.has(`${resource.group}/${resource.kind}`)),
+        ),
       ),
     );
     const unique = new Map<string, KubeObject>();

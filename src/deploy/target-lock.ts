@@ -6,7 +6,9 @@
  * the namespace every cluster has, where controllers keep their own Leases. It is held as a leader holds its Lease
  * (src/kube/lease.ts: 30 s lease renewed every 2 s), so a command killed with SIGKILL blocks others for 30 s at most,
  * and a command that cannot renew it for 20 s is aborted before anyone else may take over. Kluctl, Flux and Argo CD
- * have no such lock; Helm refuses an operation while another is pending, as a waitMs of 0 does here.
+ * have no such lock; Helm refuses an operation while another is pending, as a waitMs of 0 does here. A CLI deploy
+ * takes it once its target is resolved, and reads the cluster under it while the target renders (deployTarget with a
+ * PendingRender): a render error releases it with nothing applied.
  *
  * A target without a discriminator cannot be pruned or deleted and is not locked. A caller without the right to
  * write Leases in kube-system deploys unlocked, after a progress line saying so.

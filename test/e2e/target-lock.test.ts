@@ -120,6 +120,18 @@ describe('the target lock', { timeout: 120_000 }, () => {
     expect(lease.spec.holderIdentity ?? '').toBe('');
   });
 
+  it('is taken while the target renders, and released with nothing applied when the render fails', async () => {
+    const dir = await project({ unapplied: 'v1', broken: '{{ no_such_var.value }}' });
+    const failed = await gantry(deployArgs(dir));
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain('app/broken.yaml');
+    // The cluster was read under the lock before the render ended, and nothing of the render reached it.
+    expect(failed.stderr).toContain(`reading objects of discriminator '${DISCRIMINATOR}'`);
+    expect(await deployedNames()).not.toContain('unapplied');
+    const lease = await kubectlJson<{ spec: { holderIdentity?: string } }>(['get', 'lease', LEASE, '-n', TARGET_LOCK_NAMESPACE]);
+    expect(lease.spec.holderIdentity ?? '').toBe('');
+  });
+
   it("leaves nothing on the caller's signal, which may live as long as a controller's leadership", async () => {
     const cluster = Cluster.connect({ kubeconfig: KUBECONFIG });
     const leadership = new AbortController();
