@@ -63,10 +63,12 @@ export interface PendingRender {
  *   another holder keeps the target's lock; errors of single objects are in the result.
  */
 export function deployTarget(target: RenderedTarget | PendingRender, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
-  const pending: PendingRender =
-    'rendered' in target ? target : { discriminator: target.target.discriminator, rendered: Promise.resolve(target) };
+  const [pending, wholeKinds]: [PendingRender, ReadonlySet<string> | 'all'] =
+    'rendered' in target
+      ? [target, 'all']
+      : [{ discriminator: target.target.discriminator, rendered: Promise.resolve(target) }, renderedKinds(target)];
   return lockedUnlessDryRun('deploy', pending.discriminator, cluster, options, (locked) =>
-    applyTarget(pending, 'rendered' in target ? 'all' : renderedKinds(target), cluster, locked),
+    applyTarget(pending, wholeKinds, cluster, locked),
   );
 }
 
