@@ -57,7 +57,7 @@ export class YamlSandbox {
       };
       const onError = (error: Error) => settle(() => abandon(`killed its worker: ${error.message}`));
       // The worker ended under the call: closed (a call the time budget cut off) or killed.
-      const onExit = () => settle(() => reject(new Error(`${call}: the worker exited`)));
+      const onExit = (code: number) => settle(() => reject(new Error(`${call}: the worker exited with code ${code}`)));
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('messageerror', onError);
