@@ -33,7 +33,7 @@
  * (wall time, peak RSS) against Jinja2 alone and the goal; see bench-render.ts.
  *
  * Each measurement is the median of `--runs` (default 3), unless its row says p50/p95/p99. Progress goes to
- * stderr, the report to stdout at the end.
+ * stderr; each part's table goes to stdout once the part is done.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -72,9 +72,9 @@ const started = performance.now();
 const bin = path.join(REPO_ROOT, '.cluster/bin');
 const PATH = `${bin}:${process.env['PATH'] ?? ''}`;
 // First, before the local cluster is started: its API servers' idle work alone slowed renders by half on 2 cores.
-const renderReport = wanted('render')
-  ? await benchRender({ runs, repoRoot: REPO_ROOT, env: { PATH }, report: (line) => console.error(line) })
-  : undefined;
+// A part's table is printed when it is done, so a part that fails later loses none of the earlier ones.
+if (wanted('render'))
+  console.log(formatTable(await benchRender({ runs, repoRoot: REPO_ROOT, env: { PATH }, report: (line) => console.error(line) })));
 
 const needsCluster = ['cli', 'controller', 'fleet'].some(wanted);
 const kubeconfig = needsCluster ? (await clusterUp({ report: (line) => console.error(`cluster: ${line}`) })).kubeconfig : '';
@@ -91,24 +91,22 @@ const controllerOptions = {
   cycles: positive('cycles'),
   fleetControllerFlags: values['controller-flags'].split(' ').filter(Boolean),
 };
-const cliReport = wanted('cli') ? await benchCli() : undefined;
-const controllerReport = wanted('controller') ? await benchController(controllerOptions) : undefined;
-const fleetReport = wanted('fleet')
-  ? await benchFleet({
-      agents: positive('agents'),
-      windowS: positive('window'),
-      intervalS: positive('interval'),
-      jitterS: Number(values.jitter),
-      part: fleetPart,
-      controller: controllerOptions,
-      report: (line) => console.error(line),
-    })
-  : undefined;
-
-if (cliReport) console.log(cliReport);
-if (controllerReport) console.log(formatTable(controllerReport));
-if (fleetReport) console.log(formatTable(fleetReport));
-if (renderReport) console.log(formatTable(renderReport));
+if (wanted('cli')) console.log(await benchCli());
+if (wanted('controller')) console.log(formatTable(await benchController(controllerOptions)));
+if (wanted('fleet'))
+  console.log(
+    formatTable(
+      await benchFleet({
+        agents: positive('agents'),
+        windowS: positive('window'),
+        intervalS: positive('interval'),
+        jitterS: Number(values.jitter),
+        part: fleetPart,
+        controller: controllerOptions,
+        report: (line) => console.error(line),
+      }),
+    ),
+  );
 console.log(`\ntotal bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 /** The CLI half; returns its report table. */
