@@ -21,7 +21,7 @@ export function listImagesCommand(): Command {
       try {
         const seen = await withCliEngine(
           async ({ engine, progress }) =>
-            (await prepareFromFlags(flags, engine, progress, flags.offlineKubernetes ?? false)).rendered.images,
+            (await prepareFromFlags(flags, engine, progress, { offline: flags.offlineKubernetes ?? false })).rendered.images,
         );
         const images = seen.map(({ fieldPath: _fieldPath, ...image }) =>
           flags.simple ? { image: image.image, resultImage: image.resultImage } : image,

@@ -159,14 +159,13 @@ export async function cliTarget(flags: TargetFlags, offline = false): Promise<Cl
 
 /**
  * Renders the target the flags name (see cliTarget and prepareTarget), with the CLI's registry credentials for OCI
- * includes; `onTarget` as prepareTarget's.
+ * includes; `offline` renders without a cluster, `onTarget` as prepareTarget's.
  */
 export async function prepareFromFlags(
   flags: TargetFlags,
   engine: Engine,
   progress: Progress,
-  offline = false,
-  onTarget?: PrepareOptions['onTarget'],
+  { offline = false, onTarget }: { offline?: boolean; onTarget?: PrepareOptions['onTarget'] } = {},
 ): Promise<PreparedTarget> {
   const { request, kubeConfig } = await cliTarget(flags, offline);
   const renderCache = flags.renderCache && !offline ? cliRenderCache(engine) : undefined;
@@ -203,17 +202,17 @@ export async function renderAndRun<R>(
   command: (pending: PendingRender, cluster: Cluster, signal: AbortSignal) => Promise<R>,
 ): Promise<{ prepared: PreparedTarget; result: R }> {
   const known = Promise.withResolvers<{ discriminator: string; cluster: Cluster | undefined }>();
-  const preparing = prepareFromFlags(flags, engine, progress, false, (target, cluster) =>
-    known.resolve({ discriminator: target.discriminator, cluster }),
-  );
+  const preparing = prepareFromFlags(flags, engine, progress, {
+    onTarget: (target, cluster) => known.resolve({ discriminator: target.discriminator, cluster }),
+  });
   const renderFailed = new AbortController();
   // A render that fails before its target is known fails the command at once; later, it aborts the command.
   preparing.catch((error: unknown) => {
     known.reject(error);
     renderFailed.abort(error);
   });
-  const { discriminator, cluster } = await known.promise;
-  if (!cluster) throw new Error('this command needs a cluster');
+  const { discriminator, cluster: found } = await known.promise;
+  const cluster = requireCluster({ cluster: found });
   const rendered = preparing.then((prepared) => prepared.rendered);
   // The command awaits the render, unless it failed before (a refused lock): its error is thrown below either way.
   rendered.catch(() => undefined);
@@ -223,8 +222,8 @@ export async function renderAndRun<R>(
   return { prepared: prepared.value, result: result.value };
 }
 
-/** The cluster a prepared target was rendered against. @throws Error when it was rendered offline. */
-export function requireCluster(prepared: PreparedTarget): Cluster {
+/** The cluster a target was (or is being) rendered against. @throws Error when it is rendered offline. */
+export function requireCluster(prepared: { cluster?: Cluster | undefined }): Cluster {
   if (!prepared.cluster) throw new Error('this command needs a cluster');
   return prepared.cluster;
 }

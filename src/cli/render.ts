@@ -18,7 +18,7 @@ export function renderCommand(): Command {
     .action(async (flags: RenderFlags) => {
       try {
         const objects = await withCliEngine(async ({ engine, progress }) =>
-          targetObjects((await prepareFromFlags(flags, engine, progress, flags.offlineKubernetes ?? false)).rendered),
+          targetObjects((await prepareFromFlags(flags, engine, progress, { offline: flags.offlineKubernetes ?? false })).rendered),
         );
         process.stdout.write(flags.output === 'json' ? `${JSON.stringify(objects, null, 2)}\n` : toYamlDocuments(objects));
         process.exitCode = 0;
