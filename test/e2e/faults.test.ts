@@ -50,12 +50,18 @@ async function project(first: readonly string[], second: readonly string[], fina
   return dir;
 }
 
-/** Makes the volume of `namespace`'s claim, as a provisioner would: the PersistentVolume controller then binds them. */
+/**
+ * Binds `namespace`'s claim to a volume made for it, doing all of the PersistentVolume controller's part (the volume's
+ * claimRef, the claim's volumeName and its Bound phase): after the API server restarts, kube-controller-manager's
+ * binder took up to a minute to recover, and that, not Gantry, would decide how long the test waits. The binder, when
+ * it comes back, finds the pair bound both ways and leaves it so.
+ */
 async function bindClaim(namespace = NS): Promise<void> {
+  const volumeName = `e2e-faults-${namespace}`;
   const volume = {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
-    metadata: { name: `e2e-faults-${namespace}` },
+    metadata: { name: volumeName },
     spec: {
       capacity: { storage: '1Gi' },
       accessModes: ['ReadWriteOnce'],
@@ -65,6 +71,9 @@ async function bindClaim(namespace = NS): Promise<void> {
     },
   };
   await kubectl(['apply', '-f', '-'], JSON.stringify(volume));
+  await kubectl(['patch', 'pvc', 'claim', '-n', namespace, '--type=merge', '-p', JSON.stringify({ spec: { volumeName } })]);
+  const bound = { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } };
+  await kubectl(['patch', 'pvc', 'claim', '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify(bound)]);
 }
 
 /** A project of one item: ConfigMaps holding a finalizer, so that deleting them waits until the test releases them. */
