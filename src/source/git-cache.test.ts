@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm, utimes } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,12 @@ afterAll(async () => {
   await repo.remove();
   await rm(root, { recursive: true, force: true });
 });
+
+/** Tags `commit` in the bare remote with an annotated tag (a tag object), moving the tag when it exists. */
+async function annotatedTag(remote: TestRepo, name: string, commit: string): Promise<void> {
+  const identity = ['-c', 'user.name=Gantry Test', '-c', 'user.email=test@gantry.dev'];
+  await git([...identity, 'tag', '--force', '--annotate', '--message', name, name, commit], { cwd: remote.remote });
+}
 
 describe('GitCache', () => {
   it('checks out the default branch as plain files', async () => {
@@ -90,6 +96,56 @@ describe('GitCache', () => {
     expect(await cache.sweep(3600_000)).toBe(0);
     expect(await readFile(path.join(used.dir, 'app/config.yaml'), 'utf8')).toMatch(/^version: /);
     await rm(cache.root, { recursive: true, force: true });
+  });
+
+  it('drops the branches and tags the remote deleted, and follows an annotated tag moved to another commit', async () => {
+    const remote = await createRepo({ 'app/config.yaml': 'first\n' });
+    try {
+      const cache = new GitCache({ root, tools, refreshMs: 0 });
+      const first = await cache.resolve(remote.url);
+      await remote.branch('doomed');
+      await annotatedTag(remote, 'doomed-tag', first);
+      await annotatedTag(remote, 'moving', first);
+      expect((await cache.refs(remote.url)).refs.map((ref) => ref.name)).toEqual([
+        'refs/heads/doomed',
+        'refs/heads/main',
+        'refs/tags/doomed-tag',
+        'refs/tags/moving',
+      ]);
+      const second = await remote.commit({ 'app/config.yaml': 'second\n' });
+      await git(['branch', '-D', 'doomed'], { cwd: remote.remote });
+      await git(['tag', '-d', 'doomed-tag'], { cwd: remote.remote });
+      await annotatedTag(remote, 'moving', second);
+      expect((await cache.refs(remote.url)).refs).toEqual([
+        { name: 'refs/heads/main', commit: second },
+        { name: 'refs/tags/moving', commit: second },
+      ]);
+      expect(await cache.resolve(remote.url, { tag: 'moving' })).toBe(second);
+      expect(second).not.toBe(first);
+    } finally {
+      await remote.remove();
+    }
+  });
+
+  it('asks the remote for its refs first, and runs no fetch while none of them changed', async () => {
+    const remote = await createRepo({ 'app/config.yaml': 'quiet\n' });
+    const own = await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-quiet-'));
+    try {
+      const cache = new GitCache({ root: own, tools, refreshMs: 0 });
+      await cache.resolve(remote.url);
+      const mirrors = path.join(own, 'mirrors');
+      const mirror = path.join(mirrors, (await readdir(mirrors)).find((name) => !name.endsWith('.lock-target'))!);
+      const fetchHead = path.join(mirror, 'FETCH_HEAD');
+      await cache.fetch(remote.url);
+      await expect(stat(fetchHead)).rejects.toThrow(/ENOENT/);
+      const pushed = await remote.commit({ 'app/config.yaml': 'loud\n' });
+      await cache.fetch(remote.url);
+      expect((await readFile(fetchHead, 'utf8')).length).toBeGreaterThan(0);
+      expect(await cache.resolve(remote.url)).toBe(pushed);
+    } finally {
+      await remote.remove();
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it('resolves tags, branches and commits, keeping one snapshot per commit', async () => {

@@ -210,16 +210,17 @@ export class GitCache {
     await withFileLock(mirror, async () => {
       try {
         if (await isFile(path.join(mirror, 'HEAD'))) {
-          // The remote's default branch is asked beside the fetch, not after it: one round trip's wait instead of two.
-          const [, head] = await Promise.all([
-            this.git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], {
+          // Most fetches of a polled repository find nothing new: asking the remote for its refs is one round trip
+          // and no pack negotiation, and `git fetch` runs only when a branch or tag moved, appeared or went.
+          const [remote, local] = await Promise.all([this.remoteRefs(mirror, access, signal), this.mirrorRefs(mirror)]);
+          if (remote.refs !== local) {
+            await this.git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], {
               cwd: mirror,
               env: access.env,
               signal,
-            }),
-            this.remoteHead(mirror, access, signal),
-          ]);
-          await this.followHead(mirror, head);
+            });
+          }
+          await this.followHead(mirror, remote.head);
         } else {
           await this.git(['clone', '--mirror', '--quiet', url, mirror], { env: access.env, signal });
         }
@@ -233,14 +234,28 @@ export class GitCache {
   }
 
   /**
-   * The branch the remote's HEAD names (`refs/heads/main`), or undefined when it does not say (an empty repository,
-   * a server that hides it) or cannot be asked: the mirror then keeps the default branch it had.
+   * The remote's branches and tags as `<object> <ref>` lines sorted by ref (annotated tags as their tag objects, the
+   * form mirrorRefs gives), and the branch its HEAD names (`refs/heads/main`), undefined when the server does not
+   * say (an empty repository, a server that hides it). The whole list comes back whatever patterns are given (git
+   * filters patterns on the client), so it is asked for once, unfiltered.
+   * @throws CommandError when the remote cannot be reached.
    */
-  private async remoteHead(mirror: string, access: GitAccess, signal: AbortSignal | undefined): Promise<string | undefined> {
-    const listed = await this.git(['ls-remote', '--symref', 'origin', 'HEAD'], { cwd: mirror, env: access.env, signal }).catch(
-      () => undefined,
-    );
-    return /^ref: (refs\/heads\/\S+)\tHEAD$/m.exec(listed?.stdout ?? '')?.[1];
+  private async remoteRefs(mirror: string, access: GitAccess, signal: AbortSignal | undefined): Promise<{ refs: string; head?: string }> {
+    const { stdout } = await this.git(['ls-remote', '--symref', 'origin'], { cwd: mirror, env: access.env, signal });
+    const refs: string[] = [];
+    let head: string | undefined;
+    for (const line of stdout.split('\n')) {
+      const [object = '', name = ''] = line.split('\t');
+      if (name === 'HEAD' && object.startsWith('ref: refs/heads/')) head = object.slice('ref: '.length);
+      else if (/^refs\/(heads|tags)\//.test(name) && !name.endsWith('^{}')) refs.push(`${object} ${name}`);
+    }
+    return { refs: refs.sort(byRefName).join('\n'), head };
+  }
+
+  /** The mirror's branches and tags, in remoteRefs' form. */
+  private async mirrorRefs(mirror: string): Promise<string> {
+    const { stdout } = await this.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'], { cwd: mirror });
+    return stdout.split('\n').filter(Boolean).sort(byRefName).join('\n');
   }
 
   /**
@@ -336,6 +351,12 @@ async function withFileLock(dir: string, work: () => Promise<void>): Promise<voi
   } finally {
     await release();
   }
+}
+
+/** Orders `<object> <ref>` lines by ref name, bytewise (as git sorts refs), whatever the locale. */
+function byRefName(a: string, b: string): number {
+  const [nameA, nameB] = [a.slice(a.indexOf(' ') + 1), b.slice(b.indexOf(' ') + 1)];
+  return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
 }
 
 function mirrorKey(url: string, access: GitAccess): string {
