@@ -266,14 +266,12 @@ class Reconciliation {
 
   /** One manual request: diff, deploy, prune or validate, with the request's spec overrides. */
   private async serveRequest(request: PendingRequest): Promise<void> {
-    await this.removeAnnotation(request.annotation);
     const requestResult: ManualRequestResult = {
       request: request.request,
       startTime: new Date().toISOString(),
       reconcileId: this.reconcileId,
     };
-    this.setRequestResult(request, requestResult);
-    await this.statusWriter.now();
+    await this.acknowledge(request, requestResult);
     try {
       const spec = overriddenSpec(this.deployment.spec, request.request);
       const command: Command =
@@ -299,11 +297,7 @@ class Reconciliation {
       startTime: new Date().toISOString(),
       reconcileId: this.reconcileId,
     };
-    if (request && requestResult) {
-      await this.removeAnnotation(request.annotation);
-      this.setRequestResult(request, requestResult);
-      await this.statusWriter.now();
-    }
+    if (request && requestResult) await this.acknowledge(request, requestResult);
     try {
       const spec = request ? overriddenSpec(this.deployment.spec, request.request) : this.deployment.spec;
       await this.withPrepared(spec, async (prepared) => {
@@ -651,6 +645,15 @@ class Reconciliation {
       observedGeneration: this.generation(),
     });
     this.statusWriter.soon();
+  }
+
+  /**
+   * Takes `request` off the object and records that it started. The two writes go to different parts of the object
+   * (metadata, the status subresource), so they are sent together: a requested reconcile waits for one round trip.
+   */
+  private async acknowledge(request: PendingRequest, result: ManualRequestResult): Promise<void> {
+    this.setRequestResult(request, result);
+    await Promise.all([this.removeAnnotation(request.annotation), this.statusWriter.now()]);
   }
 
   private async removeAnnotation(annotation: string): Promise<void> {
