@@ -134,7 +134,10 @@ describe('GitCache', () => {
       const cache = new GitCache({ root: own, tools, refreshMs: 0 });
       await cache.resolve(remote.url);
       const mirrors = path.join(own, 'mirrors');
-      const mirror = path.join(mirrors, (await readdir(mirrors)).find((name) => !name.endsWith('.lock-target'))!);
+      const mirror = path.join(
+        mirrors,
+        (await readdir(mirrors)).find((name) => !name.endsWith('.lock-target'))!,
+      );
       const fetchHead = path.join(mirror, 'FETCH_HEAD');
       await cache.fetch(remote.url);
       await expect(stat(fetchHead)).rejects.toThrow(/ENOENT/);

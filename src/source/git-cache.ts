@@ -214,11 +214,14 @@ export class GitCache {
           // and no pack negotiation, and `git fetch` runs only when a branch or tag moved, appeared or went.
           const [remote, local] = await Promise.all([this.remoteRefs(mirror, access, signal), this.mirrorRefs(mirror)]);
           if (remote.refs !== local) {
-            await this.git(['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], {
-              cwd: mirror,
-              env: access.env,
-              signal,
-            });
+            await this.git(
+              ['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'],
+              {
+                cwd: mirror,
+                env: access.env,
+                signal,
+              },
+            );
           }
           await this.followHead(mirror, remote.head);
         } else {
