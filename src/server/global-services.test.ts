@@ -114,3 +114,65 @@ describe.each(DATABASE_KINDS)('global services on %s', (kind) => {
     expect(bad).toMatchObject({ status: 400, body: { field: 'body.template.git.folder' } });
   });
 });
+
+describe.each(DATABASE_KINDS)('a template change of a global service with hundreds of copies on %s', (kind) => {
+  // More than one batch of copies (COPIES_PER_TRANSACTION is 200).
+  const CLUSTERS = 250;
+  let database: TestDatabase;
+  let server: FleetServer;
+  let cacheDir: string;
+  let repo: TestRepo;
+  const { log } = capturedLogger('info');
+
+  async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const response = await fetch(`${server.url}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-global-many-'));
+    repo = await createRepo({ 'web/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n' });
+    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }));
+    await call('POST', '/v1/repositories', { url: repo.url });
+    const names = Array.from({ length: CLUSTERS }, (_, index) => `edge-${String(index).padStart(3, '0')}`);
+    for (let start = 0; start < names.length; start += 25)
+      await Promise.all(names.slice(start, start + 25).map((name) => call('POST', '/v1/clusters', { name, tags: { tier: 'edge' } })));
+    const template = {
+      name: 'web',
+      namespace: 'web',
+      repository: repo.url,
+      git: { ref: 'main', folder: 'web' },
+      configuration: { level: '1' },
+    };
+    expect((await call('POST', '/v1/globalservices', { name: 'edge', tags: { tier: 'edge' }, template })).status).toBe(201);
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await repo?.remove();
+    await database?.drop();
+    await rm(cacheDir, { recursive: true, force: true });
+  });
+
+  test('gives every copy a second revision with the new template, across more than one batch', { timeout: 120_000 }, async () => {
+    const template = {
+      name: 'web',
+      namespace: 'web',
+      repository: repo.url,
+      git: { ref: 'main', folder: 'web' },
+      configuration: { level: '2' },
+    };
+    expect((await call('PATCH', '/v1/globalservices/edge', { template })).status).toBe(200);
+    const global = (await call('GET', '/v1/globalservices/edge')).body as { services: Array<{ cluster: string }> };
+    expect(global.services).toHaveLength(CLUSTERS);
+    const revisions = await Promise.all(
+      global.services.map(async ({ cluster }) => (await call('GET', `/v1/clusters/${cluster}/services/web`)).body.revision),
+    );
+    expect(revisions.filter((revision) => revision.number === 2 && revision.message === 'template changed')).toHaveLength(CLUSTERS);
+  });
+});

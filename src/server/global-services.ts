@@ -22,7 +22,7 @@ import {
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import { createService, listServices, markServiceDeleted, removeService, type Service, updateService } from '../store/services.ts';
+import { createService, listServices, markServiceDeleted, removeService, type Service, updateServices } from '../store/services.ts';
 import { HttpError } from './errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
@@ -36,6 +36,12 @@ export interface GlobalServiceDeps {
   /** A plan deleting more than this share (0..1) of one global service's copies is held until confirmed. */
   maxDeleteShare: number;
 }
+
+/**
+ * Copies changed per transaction: one connection does a batch's ~10 queries per copy back to back, while agents'
+ * polls, which are short, still get the pool's other connections between batches.
+ */
+const COPIES_PER_TRANSACTION = 200;
 
 interface Plan {
   create: Array<{ global: GlobalService; cluster: Cluster }>;
@@ -174,22 +180,20 @@ export class GlobalServices {
     for (const { service } of plan.remove) await this.#remove(service);
   }
 
+  /**
+   * Gives every copy the global service's template, COPIES_PER_TRANSACTION at a time; each batch's agents are kicked
+   * as soon as it is committed.
+   */
   async #updateCopies(global: GlobalService): Promise<void> {
     const spec = templateSpec(global.template);
     const source = await this.#deps.sources.resolveSpec(spec);
-    for (const { service } of await this.#copies(global)) {
-      const { service: updated, revised } = await updateService(
-        this.#deps.db,
-        this.#deps.box,
-        service.id,
-        { spec, configuration: global.template.configuration ?? {}, secretValues: global.template.secretValues ?? {} },
-        source,
-        {
-          by: `globalservice/${global.name}`,
-          message: 'template changed',
-        },
-      );
-      if (revised) this.#deps.onChange(updated);
+    const changes = { spec, configuration: global.template.configuration ?? {}, secretValues: global.template.secretValues ?? {} };
+    const author = { by: `globalservice/${global.name}`, message: 'template changed' };
+    const ids = (await this.#copies(global)).map(({ service }) => service.id);
+    for (let start = 0; start < ids.length; start += COPIES_PER_TRANSACTION) {
+      const batch = ids.slice(start, start + COPIES_PER_TRANSACTION);
+      for (const revised of await updateServices(this.#deps.db, this.#deps.box, batch, changes, source, author))
+        this.#deps.onChange(revised);
     }
   }
 

@@ -208,6 +208,7 @@ export interface ServiceChanges {
  * Applies `changes` and, when the spec, the configuration, the secret values or the source's commit changed, adds a
  * revision.
  * @returns the service, and whether a revision was added.
+ * @throws NotFoundError when the service does not exist.
  */
 export async function updateService(
   db: Kysely<Database>,
@@ -218,38 +219,73 @@ export async function updateService(
   author: Author,
   now = new Date(),
 ): Promise<{ service: Service; revised: boolean }> {
-  const time = now.toISOString();
-  const revised = await db.transaction().execute(async (trx) => {
-    const row = await serviceRow(trx, serviceId);
-    const current = await revisionRow(trx, row.revision_id);
-    const spec = changes.spec ?? (JSON.parse(row.spec) as ServiceSpec);
-    const configurationChanged = changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration);
-    const secretValuesChanged = changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues);
-    await trx
-      .updateTable('services')
-      .set({
-        spec: JSON.stringify(spec),
-        namespace: spec.namespace,
-        repository_id: spec.repositoryId ?? null,
-        ...(configurationChanged ? { configuration: sealObject(box, changes.configuration) } : {}),
-        ...(secretValuesChanged ? { secret_values: sealObject(box, changes.secretValues) } : {}),
-        ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
-        ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
-        updated_at: time,
-      })
-      .where('id', '=', serviceId)
-      .execute();
-    const changed =
-      configurationChanged ||
-      secretValuesChanged ||
-      current.spec !== JSON.stringify(spec) ||
-      current.commit_sha !== (source.commit || null) ||
-      current.digest !== source.digest ||
-      current.chart_version !== (source.chartVersion ?? null);
-    if (changed) await addRevision(trx, serviceId, source, author, time);
-    return changed;
-  });
+  const revised = await db.transaction().execute((trx) => changeService(trx, box, serviceId, changes, source, author, now.toISOString()));
   return { service: await getServiceById(db, serviceId), revised };
+}
+
+/**
+ * updateService for many services given the same changes and source (a global service's copies), in one
+ * transaction: one connection for all of them, instead of a wait for the pool per service and query while agents'
+ * polls keep it busy. Keep `serviceIds` to a few hundred, so that the transaction stays short.
+ * @returns the services that got a revision, as they are now.
+ * @throws NotFoundError when one of them does not exist (none is changed then).
+ */
+export async function updateServices(
+  db: Kysely<Database>,
+  box: SecretBox,
+  serviceIds: readonly string[],
+  changes: ServiceChanges,
+  source: ResolvedSource,
+  author: Author,
+  now = new Date(),
+): Promise<Service[]> {
+  const revisedIds = await db.transaction().execute(async (trx) => {
+    const revised: string[] = [];
+    for (const id of serviceIds) if (await changeService(trx, box, id, changes, source, author, now.toISOString())) revised.push(id);
+    return revised;
+  });
+  const rows = await inChunks(revisedIds, (ids) => db.selectFrom('services').selectAll().where('id', 'in', ids).execute());
+  return await servicesOf(db, rows);
+}
+
+/** updateService's work inside `trx`. @returns whether a revision was added. */
+async function changeService(
+  trx: Transaction<Database>,
+  box: SecretBox,
+  serviceId: string,
+  changes: ServiceChanges,
+  source: ResolvedSource,
+  author: Author,
+  time: string,
+): Promise<boolean> {
+  const row = await serviceRow(trx, serviceId);
+  const current = await revisionRow(trx, row.revision_id);
+  const spec = changes.spec ?? (JSON.parse(row.spec) as ServiceSpec);
+  const configurationChanged = changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration);
+  const secretValuesChanged = changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues);
+  await trx
+    .updateTable('services')
+    .set({
+      spec: JSON.stringify(spec),
+      namespace: spec.namespace,
+      repository_id: spec.repositoryId ?? null,
+      ...(configurationChanged ? { configuration: sealObject(box, changes.configuration) } : {}),
+      ...(secretValuesChanged ? { secret_values: sealObject(box, changes.secretValues) } : {}),
+      ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
+      ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
+      updated_at: time,
+    })
+    .where('id', '=', serviceId)
+    .execute();
+  const changed =
+    configurationChanged ||
+    secretValuesChanged ||
+    current.spec !== JSON.stringify(spec) ||
+    current.commit_sha !== (source.commit || null) ||
+    current.digest !== source.digest ||
+    current.chart_version !== (source.chartVersion ?? null);
+  if (changed) await addRevision(trx, serviceId, source, author, time);
+  return changed;
 }
 
 /**
