@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import { listServices, type Service, updateService } from '../store/services.ts';
+import { listServices, type Service, type ServiceUpdate, updateServices } from '../store/services.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
 
 export interface CommitTrackerOptions {
@@ -19,21 +19,22 @@ export interface CommitTrackerOptions {
   onRevised: (service: Service) => void;
 }
 
-/** Brings every live service of `repositoryId` to its ref's newest commit; failures are logged per service. */
+/**
+ * Brings every live service of `repositoryId` to its ref's newest commit; a service whose ref cannot be resolved is
+ * logged and left as it is. The services a commit moves are updated together (updateServices): a commit to the
+ * repository of a global service moves every one of its copies.
+ */
 export async function trackCommits(options: CommitTrackerOptions, repositoryId: string): Promise<void> {
   const services = await listServices(options.db, { repositoryId });
   const resolve = resolverForOnePass(options.sources);
+  const updates: ServiceUpdate[] = [];
   for (const service of services) {
     if (service.deletedAt !== null) continue;
     try {
       const source = await resolve(service.spec);
       // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply.
       if (source.digest === service.revision.digest) continue;
-      const { service: updated, revised } = await updateService(options.db, options.box, service.id, {}, source, {
-        by: 'git',
-        message: `commit ${source.commit.slice(0, 12)}`,
-      });
-      if (revised) options.onRevised(updated);
+      updates.push({ serviceId: service.id, changes: {}, source, author: { by: 'git', message: `commit ${source.commit.slice(0, 12)}` } });
     } catch (error) {
       options.log.warn(
         { service: service.name, error: error instanceof Error ? error.message : String(error) },
@@ -41,4 +42,8 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
       );
     }
   }
+  await updateServices(options.db, options.box, updates, options.onRevised).catch((error: Error) => {
+    // The next poll resolves these services again and retries.
+    options.log.warn({ repository: repositoryId, error: error.message }, 'cannot record the new revisions');
+  });
 }

@@ -37,12 +37,6 @@ export interface GlobalServiceDeps {
   maxDeleteShare: number;
 }
 
-/**
- * Copies changed per transaction: one connection does a batch's ~10 queries per copy back to back, while agents'
- * polls, which are short, still get the pool's other connections between batches.
- */
-const COPIES_PER_TRANSACTION = 200;
-
 interface Plan {
   create: Array<{ global: GlobalService; cluster: Cluster }>;
   remove: Array<{ global: GlobalService; service: Service; cluster: Cluster }>;
@@ -180,21 +174,14 @@ export class GlobalServices {
     for (const { service } of plan.remove) await this.#remove(service);
   }
 
-  /**
-   * Gives every copy the global service's template, COPIES_PER_TRANSACTION at a time; each batch's agents are kicked
-   * as soon as it is committed.
-   */
+  /** Gives every copy the global service's template; each copy's agent is kicked once its batch is committed. */
   async #updateCopies(global: GlobalService): Promise<void> {
     const spec = templateSpec(global.template);
     const source = await this.#deps.sources.resolveSpec(spec);
     const changes = { spec, configuration: global.template.configuration ?? {}, secretValues: global.template.secretValues ?? {} };
     const author = { by: `globalservice/${global.name}`, message: 'template changed' };
-    const ids = (await this.#copies(global)).map(({ service }) => service.id);
-    for (let start = 0; start < ids.length; start += COPIES_PER_TRANSACTION) {
-      const batch = ids.slice(start, start + COPIES_PER_TRANSACTION);
-      for (const revised of await updateServices(this.#deps.db, this.#deps.box, batch, changes, source, author))
-        this.#deps.onChange(revised);
-    }
+    const updates = (await this.#copies(global)).map(({ service }) => ({ serviceId: service.id, changes, source, author }));
+    await updateServices(this.#deps.db, this.#deps.box, updates, this.#deps.onChange);
   }
 
   async #remove(service: Service): Promise<void> {

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
@@ -219,73 +219,163 @@ export async function updateService(
   author: Author,
   now = new Date(),
 ): Promise<{ service: Service; revised: boolean }> {
-  const revised = await db.transaction().execute((trx) => changeService(trx, box, serviceId, changes, source, author, now.toISOString()));
+  const revised = await db.transaction().execute(async (trx) => {
+    await serviceRow(trx, serviceId);
+    return (await changeServices(trx, box, [{ serviceId, changes, source, author }], now.toISOString())).length > 0;
+  });
   return { service: await getServiceById(db, serviceId), revised };
 }
 
+/** One service's part of updateServices. */
+export interface ServiceUpdate {
+  serviceId: string;
+  changes: ServiceChanges;
+  source: ResolvedSource;
+  author: Author;
+}
+
+/** Services updateServices changes per transaction: short transactions, and kicks that start early. */
+const UPDATES_PER_TRANSACTION = 200;
+
 /**
- * updateService for many services given the same changes and source (a global service's copies), in one
- * transaction: one connection for all of them, instead of a wait for the pool per service and query while agents'
- * polls keep it busy. Keep `serviceIds` to a few hundred, so that the transaction stays short.
- * @returns the services that got a revision, as they are now.
- * @throws NotFoundError when one of them does not exist (none is changed then).
+ * updateService for many services (a global service's copies, the services a commit moves), each at most once,
+ * UPDATES_PER_TRANSACTION to a transaction of a few set-based queries: a query per service would wait for its turn
+ * on a database and an event loop that thousands of agents' polls keep busy. A service deleted since the caller
+ * listed it is left out.
+ * @param onRevised called with each service that got a revision, as it is now, once its batch is committed.
+ * @returns how many services got a revision.
  */
 export async function updateServices(
   db: Kysely<Database>,
   box: SecretBox,
-  serviceIds: readonly string[],
-  changes: ServiceChanges,
-  source: ResolvedSource,
-  author: Author,
+  updates: readonly ServiceUpdate[],
+  onRevised: (service: Service) => void,
   now = new Date(),
-): Promise<Service[]> {
-  const revisedIds = await db.transaction().execute(async (trx) => {
-    const revised: string[] = [];
-    for (const id of serviceIds) if (await changeService(trx, box, id, changes, source, author, now.toISOString())) revised.push(id);
-    return revised;
-  });
-  const rows = await inChunks(revisedIds, (ids) => db.selectFrom('services').selectAll().where('id', 'in', ids).execute());
-  return await servicesOf(db, rows);
+): Promise<number> {
+  let count = 0;
+  for (let start = 0; start < updates.length; start += UPDATES_PER_TRANSACTION) {
+    const batch = updates.slice(start, start + UPDATES_PER_TRANSACTION);
+    const revisedIds = await db.transaction().execute((trx) => changeServices(trx, box, batch, now.toISOString()));
+    if (revisedIds.length === 0) continue;
+    const rows = await db.selectFrom('services').selectAll().where('id', 'in', revisedIds).execute();
+    for (const service of await servicesOf(db, rows)) onRevised(service);
+    count += revisedIds.length;
+  }
+  return count;
 }
 
-/** updateService's work inside `trx`. @returns whether a revision was added. */
-async function changeService(
+/**
+ * The work of updateService for each of `updates` (at most IN_CHUNK, each service once) inside `trx`: every service
+ * takes its changes, and one whose spec, configuration, secret values or source differ from its current revision
+ * gets a new revision holding its new content. Services with the same new fields are written by one UPDATE.
+ * @returns the ids of the services that got a revision.
+ */
+async function changeServices(
   trx: Transaction<Database>,
   box: SecretBox,
-  serviceId: string,
-  changes: ServiceChanges,
-  source: ResolvedSource,
-  author: Author,
+  updates: readonly ServiceUpdate[],
   time: string,
-): Promise<boolean> {
-  const row = await serviceRow(trx, serviceId);
-  const current = await revisionRow(trx, row.revision_id);
-  const spec = changes.spec ?? (JSON.parse(row.spec) as ServiceSpec);
-  const configurationChanged = changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration);
-  const secretValuesChanged = changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues);
-  await trx
-    .updateTable('services')
-    .set({
-      spec: JSON.stringify(spec),
-      namespace: spec.namespace,
-      repository_id: spec.repositoryId ?? null,
-      ...(configurationChanged ? { configuration: sealObject(box, changes.configuration) } : {}),
-      ...(secretValuesChanged ? { secret_values: sealObject(box, changes.secretValues) } : {}),
+): Promise<string[]> {
+  const ids = updates.map((update) => update.serviceId);
+  const rows = new Map((await trx.selectFrom('services').selectAll().where('id', 'in', ids).execute()).map((row) => [row.id, row]));
+  if (rows.size === 0) return [];
+  const currentIds = [...rows.values()].flatMap((row) => (row.revision_id === null ? [] : [row.revision_id]));
+  const currents = new Map(
+    (currentIds.length === 0 ? [] : await trx.selectFrom('revisions').selectAll().where('id', 'in', currentIds).execute()).map(
+      (revision) => [revision.id, revision],
+    ),
+  );
+  // Sealed once per object given: a global service's copies share one configuration.
+  const sealed = new Map<Record<string, unknown>, string | null>();
+  const seal = (object: Record<string, unknown>) => sealed.get(object) ?? sealed.set(object, sealObject(box, object)).get(object)!;
+  const writes = new Map<string, { fields: Updateable<ServiceTable>; ids: string[] }>();
+  const revisions: Array<Insertable<RevisionTable>> = [];
+  for (const { serviceId, changes, source, author } of updates) {
+    const row = rows.get(serviceId);
+    if (!row) continue;
+    const current = currents.get(row.revision_id ?? '');
+    if (!current) throw new Error(`service revision ${row.revision_id} is missing`);
+    const spec = JSON.stringify(changes.spec ?? JSON.parse(row.spec));
+    const configurationChanged = changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration);
+    const secretValuesChanged = changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues);
+    const { namespace, repositoryId } = JSON.parse(spec) as ServiceSpec;
+    const fields: Updateable<ServiceTable> = {
+      spec,
+      namespace,
+      repository_id: repositoryId ?? null,
+      ...(configurationChanged ? { configuration: seal(changes.configuration!) } : {}),
+      ...(secretValuesChanged ? { secret_values: seal(changes.secretValues!) } : {}),
       ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
       ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
-      updated_at: time,
-    })
-    .where('id', '=', serviceId)
+    };
+    const key = JSON.stringify(fields);
+    const write = writes.get(key) ?? writes.set(key, { fields, ids: [] }).get(key)!;
+    write.ids.push(serviceId);
+    const changed =
+      configurationChanged ||
+      secretValuesChanged ||
+      current.spec !== spec ||
+      current.commit_sha !== (source.commit || null) ||
+      current.digest !== source.digest ||
+      current.chart_version !== (source.chartVersion ?? null);
+    if (!changed) continue;
+    revisions.push({
+      id: randomUUID(),
+      service_id: serviceId,
+      number: 0,
+      commit_sha: source.commit || null,
+      digest: source.digest || null,
+      chart_version: source.chartVersion ?? null,
+      spec,
+      configuration: configurationChanged ? (fields.configuration as string | null) : row.configuration,
+      secret_values: secretValuesChanged ? (fields.secret_values as string | null) : row.secret_values,
+      message: author.message ?? null,
+      created_by: author.by,
+      created_at: time,
+    });
+  }
+  for (const { fields, ids: same } of writes.values())
+    await trx
+      .updateTable('services')
+      .set({ ...fields, updated_at: time })
+      .where('id', 'in', same)
+      .execute();
+  if (revisions.length === 0) return [];
+  return await addRevisions(trx, revisions);
+}
+
+/**
+ * Inserts `revisions` (one per service, `number` left to this function: each service's next) and makes each its
+ * service's current revision, marking the service stale.
+ * @returns the ids of their services.
+ */
+async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray<Insertable<RevisionTable>>): Promise<string[]> {
+  const serviceIds = revisions.map((revision) => revision.service_id);
+  const numbers = await trx
+    .selectFrom('revisions')
+    .select((eb) => ['service_id', eb.fn.max('number').as('last')])
+    .where('service_id', 'in', serviceIds)
+    .groupBy('service_id')
     .execute();
-  const changed =
-    configurationChanged ||
-    secretValuesChanged ||
-    current.spec !== JSON.stringify(spec) ||
-    current.commit_sha !== (source.commit || null) ||
-    current.digest !== source.digest ||
-    current.chart_version !== (source.chartVersion ?? null);
-  if (changed) await addRevision(trx, serviceId, source, author, time);
-  return changed;
+  const last = new Map(numbers.map((row) => [row.service_id, Number(row.last ?? 0)]));
+  await trx
+    .insertInto('revisions')
+    .values(revisions.map((revision) => ({ ...revision, number: (last.get(revision.service_id) ?? 0) + 1 })))
+    .execute();
+  await trx
+    .updateTable('services')
+    .set((eb) => ({
+      revision_id: eb
+        .selectFrom('revisions')
+        .select('revisions.id')
+        .whereRef('revisions.service_id', '=', 'services.id')
+        .orderBy('revisions.number', 'desc')
+        .limit(1),
+      status: 'stale',
+    }))
+    .where('id', 'in', serviceIds)
+    .execute();
+  return serviceIds;
 }
 
 /**
