@@ -243,7 +243,7 @@ async function benchLoad(
       ],
       notes: [
         `${kind}: ${agents} agents polling every ${intervalS} s + up to ${jitterS} s (${offered.toFixed(0)} polls/s offered; Plural's 2 min + 15 s would be ${(agents / 127.5).toFixed(0)}/s), window ${windowS} s after all connected; ${latencies.length} polls, ${errors} errors; seeding took ${seeded.seconds.toFixed(0)} s`,
-        `${kind}: kicks: the first ${kick.first.toFixed(2)} s, the last ${kick.last.toFixed(2)} s after the PATCH; the server writes one revision per copy in turn and kicks each as it is written`,
+        `${kind}: kicks: the first ${kick.first.toFixed(2)} s, the last ${kick.last.toFixed(2)} s after the PATCH; the server writes the copies' revisions 200 to a transaction and kicks each batch once it is committed`,
         `${kind}: server memory at the end of the window (no forced GC): ${heap}; after the kick: ${afterKick}`,
         ...(database.pid
           ? [`${kind}: PostgreSQL's own CPU in the window: ${databaseCores.toFixed(2)} cores (not in the server's figure)`]
