@@ -13,7 +13,7 @@ import type { Logger } from '../logger.ts';
 import type { Store } from '../store/database.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import type { RepositoryPoller } from './repository-poller.ts';
-import { pinnedSpec, type Service } from '../store/services.ts';
+import { pinnedSpec, type Service, type ServiceRef } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 import type { TarballStore } from './tarballs.ts';
 import type { PushChannels } from './push-channels.ts';
@@ -48,7 +48,7 @@ export interface AppOptions {
   sources: ServiceSources;
   tarballs: TarballStore;
   /** A service changed (new revision, deletion): its agent should hear of it now. */
-  onServiceChange: (service: Service) => void;
+  onServiceChange: (service: ServiceRef) => void;
   channels: PushChannels;
   replicas: ReplicaSet;
   /** Fleet events to notification routers. */

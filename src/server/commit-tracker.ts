@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import { listServices, type Service, type ServiceUpdate, updateServices } from '../store/services.ts';
+import { listServices, type ServiceRef, type ServiceUpdate, updateServices } from '../store/services.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
 
 export interface CommitTrackerOptions {
@@ -16,7 +16,7 @@ export interface CommitTrackerOptions {
   box: SecretBox;
   sources: ServiceSources;
   log: Logger;
-  onRevised: (service: Service) => void;
+  onRevised: (service: ServiceRef) => void;
 }
 
 /**

@@ -22,7 +22,15 @@ import {
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import { createService, listServices, markServiceDeleted, removeService, type Service, updateServices } from '../store/services.ts';
+import {
+  createService,
+  listServices,
+  markServiceDeleted,
+  removeService,
+  type Service,
+  type ServiceRef,
+  updateServices,
+} from '../store/services.ts';
 import { HttpError } from './errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
@@ -32,7 +40,7 @@ export interface GlobalServiceDeps {
   sources: ServiceSources;
   log: Logger;
   /** A service changed: its agent should hear of it now. */
-  onChange: (service: Service) => void;
+  onChange: (service: ServiceRef) => void;
   /** A plan deleting more than this share (0..1) of one global service's copies is held until confirmed. */
   maxDeleteShare: number;
 }
@@ -186,7 +194,7 @@ export class GlobalServices {
 
   async #remove(service: Service): Promise<void> {
     await markServiceDeleted(this.#deps.db, service.id);
-    this.#deps.onChange({ ...service, deletedAt: new Date().toISOString() });
+    this.#deps.onChange(service);
   }
 
   /** The live (not being deleted) copies of the global service, with their clusters. */

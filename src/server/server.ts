@@ -7,7 +7,7 @@ import { Engine } from '../engine.ts';
 import { serverEngineConfig } from '../engine-config.ts';
 import type { Logger } from '../logger.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import type { Service } from '../store/services.ts';
+import type { ServiceRef } from '../store/services.ts';
 import path from 'node:path';
 import { trackCharts } from './chart-tracker.ts';
 import { trackCommits } from './commit-tracker.ts';
@@ -110,7 +110,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     await store.close();
     throw error;
   });
-  const onServiceChange = (service: Service) => bus.publish(service.clusterId, service.id);
+  const onServiceChange = (service: ServiceRef) => bus.publish(service.clusterId, service.id);
   const replicas = new ReplicaSet({
     db: store.db,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 10_000,

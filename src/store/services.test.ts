@@ -8,7 +8,16 @@ import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../tes
 import { createCluster } from './clusters.ts';
 import { openStore, type Store } from './database.ts';
 import { SecretBox } from './secret-box.ts';
-import { createService, listRevisions, listServices, removeService, type Service, type ServiceSpec, updateServices } from './services.ts';
+import {
+  createService,
+  listRevisions,
+  listServices,
+  removeService,
+  type Service,
+  type ServiceRef,
+  type ServiceSpec,
+  updateServices,
+} from './services.ts';
 
 /** More than two batches (updateServices commits 200 to a transaction). */
 const COUNT = 450;
@@ -37,7 +46,7 @@ describe.each(DATABASE_KINDS)('updateServices on %s', (kind) => {
     await database?.drop();
   });
 
-  test('revises each changed service once, skips the unchanged and the deleted, and hands on each revised one as it is now', async () => {
+  test('revises each changed service once, skips the unchanged and the deleted, and hands on each revised one', async () => {
     const [deleted, unchanged, ...changed] = services;
     await removeService(store.db, deleted!.id);
     const second = { commit: 'b'.repeat(40), digest: 'sha256:second' };
@@ -51,13 +60,15 @@ describe.each(DATABASE_KINDS)('updateServices on %s', (kind) => {
         author: { by: 'git', message: 'commit bbbb' },
       })),
     ];
-    const handedOn: Service[] = [];
+    const handedOn: ServiceRef[] = [];
     const revised = await updateServices(store.db, box, updates, (service) => handedOn.push(service));
 
     expect(revised).toBe(COUNT - 2);
-    expect(handedOn.map((service) => service.name).sort()).toEqual(changed.map((service) => service.name));
-    for (const service of handedOn) {
-      expect(service.revision).toMatchObject({
+    expect(handedOn.map((service) => service.id).sort()).toEqual(changed.map((service) => service.id).sort());
+    expect(new Set(handedOn.map((service) => service.clusterId))).toEqual(new Set([services[0]!.clusterId]));
+    const now = new Map((await listServices(store.db, { clusterId: services[0]!.clusterId })).map((service) => [service.id, service]));
+    for (const { id } of changed) {
+      expect(now.get(id)?.revision).toMatchObject({
         number: 2,
         commit: second.commit,
         digest: second.digest,

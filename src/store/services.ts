@@ -226,6 +226,9 @@ export async function updateService(
   return { service: await getServiceById(db, serviceId), revised };
 }
 
+/** Which service, on which cluster: all a kick needs. */
+export type ServiceRef = Pick<Service, 'id' | 'clusterId'>;
+
 /** One service's part of updateServices. */
 export interface ServiceUpdate {
   serviceId: string;
@@ -242,24 +245,22 @@ const UPDATES_PER_TRANSACTION = 200;
  * UPDATES_PER_TRANSACTION to a transaction of a few set-based queries: a query per service would wait for its turn
  * on a database and an event loop that thousands of agents' polls keep busy. A service deleted since the caller
  * listed it is left out.
- * @param onRevised called with each service that got a revision, as it is now, once its batch is committed.
+ * @param onRevised called with each service that got a revision, once its batch is committed.
  * @returns how many services got a revision.
  */
 export async function updateServices(
   db: Kysely<Database>,
   box: SecretBox,
   updates: readonly ServiceUpdate[],
-  onRevised: (service: Service) => void,
+  onRevised: (service: ServiceRef) => void,
   now = new Date(),
 ): Promise<number> {
   let count = 0;
   for (let start = 0; start < updates.length; start += UPDATES_PER_TRANSACTION) {
     const batch = updates.slice(start, start + UPDATES_PER_TRANSACTION);
-    const revisedIds = await db.transaction().execute((trx) => changeServices(trx, box, batch, now.toISOString()));
-    if (revisedIds.length === 0) continue;
-    const rows = await db.selectFrom('services').selectAll().where('id', 'in', revisedIds).execute();
-    for (const service of await servicesOf(db, rows)) onRevised(service);
-    count += revisedIds.length;
+    const revised = await db.transaction().execute((trx) => changeServices(trx, box, batch, now.toISOString()));
+    for (const service of revised) onRevised(service);
+    count += revised.length;
   }
   return count;
 }
@@ -268,14 +269,14 @@ export async function updateServices(
  * The work of updateService for each of `updates` (at most IN_CHUNK, each service once) inside `trx`: every service
  * takes its changes, and one whose spec, configuration, secret values or source differ from its current revision
  * gets a new revision holding its new content. Services with the same new fields are written by one UPDATE.
- * @returns the ids of the services that got a revision.
+ * @returns the services that got a revision.
  */
 async function changeServices(
   trx: Transaction<Database>,
   box: SecretBox,
   updates: readonly ServiceUpdate[],
   time: string,
-): Promise<string[]> {
+): Promise<ServiceRef[]> {
   const ids = updates.map((update) => update.serviceId);
   const rows = new Map((await trx.selectFrom('services').selectAll().where('id', 'in', ids).execute()).map((row) => [row.id, row]));
   if (rows.size === 0) return [];
@@ -341,15 +342,15 @@ async function changeServices(
       .where('id', 'in', same)
       .execute();
   if (revisions.length === 0) return [];
-  return await addRevisions(trx, revisions);
+  await addRevisions(trx, revisions);
+  return revisions.map((revision) => ({ id: revision.service_id, clusterId: rows.get(revision.service_id)!.cluster_id }));
 }
 
 /**
  * Inserts `revisions` (one per service, `number` left to this function: each service's next) and makes each its
  * service's current revision, marking the service stale.
- * @returns the ids of their services.
  */
-async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray<Insertable<RevisionTable>>): Promise<string[]> {
+async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray<Insertable<RevisionTable>>): Promise<void> {
   const serviceIds = revisions.map((revision) => revision.service_id);
   const numbers = await trx
     .selectFrom('revisions')
@@ -375,7 +376,6 @@ async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray
     }))
     .where('id', 'in', serviceIds)
     .execute();
-  return serviceIds;
 }
 
 /**
