@@ -219,10 +219,9 @@ export async function updateService(
   author: Author,
   now = new Date(),
 ): Promise<{ service: Service; revised: boolean }> {
-  const revised = await db.transaction().execute(async (trx) => {
-    await serviceRow(trx, serviceId);
-    return (await changeServices(trx, box, [{ serviceId, changes, source, author }], now.toISOString())).length > 0;
-  });
+  const update = { serviceId, changes, source, author };
+  const revised = await db.transaction().execute(async (trx) => (await changeServices(trx, box, [update], now.toISOString())).length > 0);
+  // A missing service changed nothing; reading it throws NotFoundError.
   return { service: await getServiceById(db, serviceId), revised };
 }
 
@@ -320,20 +319,13 @@ async function changeServices(
       current.digest !== source.digest ||
       current.chart_version !== (source.chartVersion ?? null);
     if (!changed) continue;
-    revisions.push({
-      id: randomUUID(),
-      service_id: serviceId,
-      number: 0,
-      commit_sha: source.commit || null,
-      digest: source.digest || null,
-      chart_version: source.chartVersion ?? null,
-      spec,
-      configuration: configurationChanged ? (fields.configuration as string | null) : row.configuration,
-      secret_values: secretValuesChanged ? (fields.secret_values as string | null) : row.secret_values,
-      message: author.message ?? null,
-      created_by: author.by,
-      created_at: time,
-    });
+    revisions.push(
+      newRevision(serviceId, source, author, time, {
+        spec,
+        configuration: configurationChanged ? (fields.configuration as string | null) : row.configuration,
+        secretValues: secretValuesChanged ? (fields.secret_values as string | null) : row.secret_values,
+      }),
+    );
   }
   for (const { fields, ids: same } of writes.values())
     await trx
@@ -640,33 +632,42 @@ async function addRevision(
   source: ResolvedSource,
   author: Author,
   time: string,
-  content?: { spec: string; configuration: string | null; secretValues: string | null },
+  content?: RevisionContent,
 ): Promise<void> {
   const service = await serviceRow(trx, serviceId);
-  const last = await trx
-    .selectFrom('revisions')
-    .select((eb) => eb.fn.max('number').as('last'))
-    .where('service_id', '=', serviceId)
-    .executeTakeFirst();
-  const id = randomUUID();
-  await trx
-    .insertInto('revisions')
-    .values({
-      id,
-      service_id: serviceId,
-      number: Number(last?.last ?? 0) + 1,
-      commit_sha: source.commit || null,
-      digest: source.digest || null,
-      chart_version: source.chartVersion ?? null,
-      spec: content?.spec ?? service.spec,
-      configuration: content ? content.configuration : service.configuration,
-      secret_values: content ? content.secretValues : service.secret_values,
-      message: author.message ?? null,
-      created_by: author.by,
-      created_at: time,
-    })
-    .execute();
-  await trx.updateTable('services').set({ revision_id: id, status: 'stale' }).where('id', '=', serviceId).execute();
+  const own = { spec: service.spec, configuration: service.configuration, secretValues: service.secret_values };
+  await addRevisions(trx, [newRevision(serviceId, source, author, time, content ?? own)]);
+}
+
+/** What a revision holds of its service, as stored (configuration and secret values sealed). */
+interface RevisionContent {
+  spec: string;
+  configuration: string | null;
+  secretValues: string | null;
+}
+
+/** A revision row for addRevisions, its number still to be given. */
+function newRevision(
+  serviceId: string,
+  source: ResolvedSource,
+  author: Author,
+  time: string,
+  content: RevisionContent,
+): Insertable<RevisionTable> {
+  return {
+    id: randomUUID(),
+    service_id: serviceId,
+    number: 0,
+    commit_sha: source.commit || null,
+    digest: source.digest || null,
+    chart_version: source.chartVersion ?? null,
+    spec: content.spec,
+    configuration: content.configuration,
+    secret_values: content.secretValues,
+    message: author.message ?? null,
+    created_by: author.by,
+    created_at: time,
+  };
 }
 
 async function serviceRow(db: Kysely<Database>, id: string): Promise<Selectable<ServiceTable>> {
