@@ -237,8 +237,8 @@ export class GitCache {
   }
 
   /**
-   * The remote's branches and tags as `<object> <ref>` lines sorted by ref (annotated tags as their tag objects, the
-   * form mirrorRefs gives), and the branch its HEAD names (`refs/heads/main`), undefined when the server does not
+   * The remote's branches and tags as sorted `<ref> <object>` lines (annotated tags as their tag objects, the form
+   * mirrorRefs gives), and the branch its HEAD names (`refs/heads/main`), undefined when the server does not
    * say (an empty repository, a server that hides it). The whole list comes back whatever patterns are given (git
    * filters patterns on the client), so it is asked for once, unfiltered.
    * @throws CommandError when the remote cannot be reached.
@@ -250,15 +250,15 @@ export class GitCache {
     for (const line of stdout.split('\n')) {
       const [object = '', name = ''] = line.split('\t');
       if (name === 'HEAD' && object.startsWith('ref: refs/heads/')) head = object.slice('ref: '.length);
-      else if (/^refs\/(heads|tags)\//.test(name) && !name.endsWith('^{}')) refs.push(`${object} ${name}`);
+      else if (/^refs\/(heads|tags)\//.test(name) && !name.endsWith('^{}')) refs.push(`${name} ${object}`);
     }
-    return { refs: refs.sort(byRefName).join('\n'), head };
+    return { refs: refs.sort().join('\n'), head };
   }
 
   /** The mirror's branches and tags, in remoteRefs' form. */
   private async mirrorRefs(mirror: string): Promise<string> {
-    const { stdout } = await this.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'], { cwd: mirror });
-    return stdout.split('\n').filter(Boolean).sort(byRefName).join('\n');
+    const { stdout } = await this.git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads', 'refs/tags'], { cwd: mirror });
+    return stdout.split('\n').filter(Boolean).sort().join('\n');
   }
 
   /**
@@ -354,12 +354,6 @@ async function withFileLock(dir: string, work: () => Promise<void>): Promise<voi
   } finally {
     await release();
   }
-}
-
-/** Orders `<object> <ref>` lines by ref name, bytewise (as git sorts refs), whatever the locale. */
-function byRefName(a: string, b: string): number {
-  const [nameA, nameB] = [a.slice(a.indexOf(' ') + 1), b.slice(b.indexOf(' ') + 1)];
-  return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
 }
 
 function mirrorKey(url: string, access: GitAccess): string {
