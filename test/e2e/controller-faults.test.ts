@@ -31,6 +31,7 @@ import {
 } from '../support/controller.ts';
 import { createRepo, git, type TestRepo } from '../support/git-repo.ts';
 import { startGitServer, type GitServer } from '../support/git-server.ts';
+import { bindClaim, pendingClaim } from '../support/volumes.ts';
 
 const NS = 'gantry-e2e-controller-faults';
 const DISCRIMINATOR = 'gantry-e2e-controller-faults';
@@ -49,23 +50,6 @@ const TIMEOUT_NS = `${NS}-timeout`;
 const TIMEOUT_VOLUME = `${VOLUME}-timeout`;
 const repos: TestRepo[] = [];
 const gitServers: GitServer[] = [];
-
-const claim = (namespace: string) =>
-  `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: claim\n  namespace: ${namespace}\nspec:\n  storageClassName: ${STORAGE_CLASS}\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n`;
-
-/** The volume `namespace`'s claim binds to, as a provisioner would make it. */
-const volumeFor = (name: string, namespace: string) => ({
-  apiVersion: 'v1',
-  kind: 'PersistentVolume',
-  metadata: { name },
-  spec: {
-    capacity: { storage: '1Gi' },
-    accessModes: ['ReadWriteOnce'],
-    storageClassName: STORAGE_CLASS,
-    hostPath: { path: `/tmp/${name}` },
-    claimRef: { namespace, name: 'claim' },
-  },
-});
 
 /** The deploy results kept in `namespace`, oldest first. */
 async function deployResults(namespace: string): Promise<StoredResult[]> {
@@ -96,8 +80,8 @@ beforeAll(async () => {
     '.kluctl.yaml': `discriminator: ${DISCRIMINATOR}\ntargets:\n  - name: default\n`,
     'deployment.yaml': 'deployments:\n  - path: first\n  - path: claim\n    waitReadiness: true\n  - barrier: true\n  - path: second\n',
     'first/before.yaml': configMap('before'),
-    // A class no provisioner serves: the claim stays Pending until the test makes its volume.
-    'claim/claim.yaml': claim(NS),
+    // A class no provisioner serves: the claim stays Pending until the test binds it.
+    'claim/claim.yaml': pendingClaim(NS, STORAGE_CLASS),
     'second/after.yaml': configMap('after'),
   });
 }, 120_000);
@@ -149,7 +133,7 @@ describe('a controller killed with SIGKILL in the middle of a deploy', { timeout
       `the target with discriminator '${DISCRIMINATOR}' is being changed by the controller's KluctlDeployment ${NS}/app`,
     );
 
-    await applyObject(volumeFor(VOLUME, NS));
+    await bindClaim(kubectl, { namespace: NS, storageClass: STORAGE_CLASS, volume: VOLUME });
     const ready = await waitReady(NS, 'app', second.log, 120_000);
     const commit = (await git(['rev-parse', 'main'], { cwd: repo.remote })).stdout.trim();
     expect(ready.status.lastDeployResult.revision).toBe(commit);
@@ -207,7 +191,7 @@ describe('a deploy that times out', { timeout: 240_000 }, () => {
     const source = await createRepo({
       '.kluctl.yaml': `discriminator: ${DISCRIMINATOR}-timeout\ntargets:\n  - name: default\n`,
       'deployment.yaml': 'deployments:\n  - path: claim\n    waitReadiness: true\n  - barrier: true\n  - path: after\n',
-      'claim/claim.yaml': claim(TIMEOUT_NS),
+      'claim/claim.yaml': pendingClaim(TIMEOUT_NS, STORAGE_CLASS),
       'after/after.yaml': configMap('after', TIMEOUT_NS),
     });
     repos.push(source);
@@ -225,7 +209,7 @@ describe('a deploy that times out', { timeout: 240_000 }, () => {
     expect(timedOut.reason).toBe('DeployFailed');
     expect(timedOut.message).toContain(`${TIMEOUT_NS}/PersistentVolumeClaim/claim: not ready before the timeout`);
 
-    await applyObject(volumeFor(TIMEOUT_VOLUME, TIMEOUT_NS));
+    await bindClaim(kubectl, { namespace: TIMEOUT_NS, storageClass: STORAGE_CLASS, volume: TIMEOUT_VOLUME });
     const ready = await waitReady(TIMEOUT_NS, 'app', controller.log, 120_000);
     expect(ready.status.lastDeployResult.errors).toEqual([]);
     expect(await configMapValue(TIMEOUT_NS, 'after')).toBe('after');

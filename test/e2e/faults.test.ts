@@ -14,9 +14,12 @@ import { gantry, startGantry, type JsonResult } from '../support/cli.ts';
 import { installCrds, kluctlDeployment, readyOf, startController, waitFor, type RunningController } from '../support/controller.ts';
 import { createRepo, git, type TestRepo } from '../support/git-repo.ts';
 import { removeCopy, writeProject } from '../support/fixtures.ts';
+import { bindClaim, pendingClaim } from '../support/volumes.ts';
 
 const layout = clusterLayout('faults');
 const NS = 'faults';
+/** A class no provisioner serves: the claim stays Pending until the test binds it. */
+const STORAGE_CLASS = 'e2e-faults';
 const projects: string[] = [];
 
 async function kubectl(args: readonly string[], input?: string): Promise<string> {
@@ -31,17 +34,13 @@ async function names(kind: string): Promise<string[]> {
 const configMap = (name: string, extra = '', namespace = NS) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\n${extra}data:\n  value: "${name}"\n`;
 
-/** A claim of a class no provisioner serves: it stays Pending until bindClaim makes it a volume. */
-const claim = (namespace: string) =>
-  `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: claim\n  namespace: ${namespace}\nspec:\n  storageClassName: e2e-faults\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n`;
-
 /** A project whose deploy applies `first`, then waits for a PersistentVolumeClaim no one binds to be ready, then `second`. */
 async function project(first: readonly string[], second: readonly string[], finalizer = false): Promise<string> {
   const extra = finalizer ? '  finalizers: [gantry.dev/e2e-faults]\n' : '';
   const files: Record<string, string> = {
     '.kluctl.yaml': 'discriminator: gantry-e2e-faults\ntargets:\n  - name: default\n',
     'deployment.yaml': `deployments:\n${first.length > 0 ? '  - path: first\n' : ''}  - path: claim\n    waitReadiness: true\n  - barrier: true\n  - path: second\n`,
-    'claim/claim.yaml': claim(NS),
+    'claim/claim.yaml': pendingClaim(NS, STORAGE_CLASS),
   };
   for (const name of first) files[`first/${name}.yaml`] = configMap(name, extra);
   for (const name of second) files[`second/${name}.yaml`] = configMap(name);
@@ -50,30 +49,9 @@ async function project(first: readonly string[], second: readonly string[], fina
   return dir;
 }
 
-/**
- * Binds `namespace`'s claim to a volume made for it, doing all of the PersistentVolume controller's part (the volume's
- * claimRef, the claim's volumeName and its Bound phase): after the API server restarts, kube-controller-manager's
- * binder took up to a minute to recover, and that, not Gantry, would decide how long the test waits. The binder, when
- * it comes back, finds the pair bound both ways and leaves it so.
- */
-async function bindClaim(namespace = NS): Promise<void> {
-  const volumeName = `e2e-faults-${namespace}`;
-  const volume = {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: volumeName },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      storageClassName: 'e2e-faults',
-      hostPath: { path: '/tmp/e2e-faults' },
-      claimRef: { namespace, name: 'claim' },
-    },
-  };
-  await kubectl(['apply', '-f', '-'], JSON.stringify(volume));
-  await kubectl(['patch', 'pvc', 'claim', '-n', namespace, '--type=merge', '-p', JSON.stringify({ spec: { volumeName } })]);
-  const bound = { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } };
-  await kubectl(['patch', 'pvc', 'claim', '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify(bound)]);
+/** Binds `namespace`'s claim (see test/support/volumes.ts). */
+async function bindFaultsClaim(namespace = NS): Promise<void> {
+  await bindClaim(kubectl, { namespace, storageClass: STORAGE_CLASS, volume: `e2e-faults-${namespace}` });
 }
 
 /** A project of one item: ConfigMaps holding a finalizer, so that deleting them waits until the test releases them. */
@@ -142,7 +120,7 @@ describe('kube-apiserver killed and restarted', { timeout: 240_000 }, () => {
     await stopApiServer(layout);
     await startApiServer(layout);
     expect(deploy.output.stdout, `the deploy was still waiting when its API server went:\n${deploy.output.stderr}`).toBe('');
-    await bindClaim();
+    await bindFaultsClaim();
     const code = await deploy.exited;
     const output = `${deploy.output.stdout}${deploy.output.stderr}`;
     console.error(`faults: deploy across the restart exited ${code}:\n${output.slice(-1500)}`);
@@ -247,7 +225,7 @@ describe('kube-apiserver killed and restarted under the controller', { timeout: 
     repo = await createRepo({
       '.kluctl.yaml': 'discriminator: gantry-e2e-faults-controller\ntargets:\n  - name: default\n',
       'deployment.yaml': 'deployments:\n  - path: claim\n    waitReadiness: true\n  - barrier: true\n  - path: after\n',
-      'claim/claim.yaml': claim(namespace),
+      'claim/claim.yaml': pendingClaim(namespace, STORAGE_CLASS),
       'after/after.yaml': configMap('after', '', namespace),
     });
     const commit = (await git(['rev-parse', 'main'], { cwd: repo.remote })).stdout.trim();
@@ -264,7 +242,7 @@ describe('kube-apiserver killed and restarted under the controller', { timeout: 
     await waitFor(async () => (await controller!.log()).includes('cannot reach the Kubernetes API server'), 30_000, controller.log);
     await startApiServer(layout);
     expect(controller.running(), await controller.log()).toBe(true);
-    await bindClaim(namespace);
+    await bindFaultsClaim(namespace);
 
     const deploymentNow = async (): Promise<Record<string, any>> =>
       JSON.parse(await kubectl(['get', 'kluctldeployments.gitops.gantry.dev', 'app', '-n', namespace, '-o', 'json']));
