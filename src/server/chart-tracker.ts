@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
-import { type HelmSpec, listServices, type Service, updateService } from '../store/services.ts';
+import { type HelmSpec, listServices, type ServiceRef, type ServiceUpdate, updateServices } from '../store/services.ts';
 import { isExactVersion } from './helm-sources.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
 
@@ -17,12 +17,16 @@ export interface ChartTrackerOptions {
   box: SecretBox;
   sources: ServiceSources;
   log: Logger;
-  onRevised: (service: Service) => void;
+  onRevised: (service: ServiceRef) => void;
   /** Whether this replica follows the chart repository at `url` (replica-set.ts): one replica per repository. */
   owns: (url: string) => boolean;
 }
 
-/** Brings every helm service with a version range to its newest matching chart version; failures are logged per service. */
+/**
+ * Brings every helm service with a version range to its newest matching chart version; failures are logged per
+ * service. The services a new version moves are updated together (updateServices): a global service's copies all
+ * follow one chart.
+ */
 export async function trackCharts(options: ChartTrackerOptions): Promise<void> {
   const services = await listServices(options.db);
   const resolve = resolverForOnePass(options.sources);
@@ -33,17 +37,19 @@ export async function trackCharts(options: ChartTrackerOptions): Promise<void> {
     versions.set(key, version);
     return version;
   };
+  const updates: ServiceUpdate[] = [];
   for (const service of services) {
     const helm = service.spec.helm;
     if (!helm || isExactVersion(helm.version) || service.deletedAt !== null || !options.owns(helm.url)) continue;
     try {
       if ((await chartVersion(helm)) === service.revision.chartVersion) continue;
       const source = await resolve(service.spec);
-      const { service: updated, revised } = await updateService(options.db, options.box, service.id, {}, source, {
-        by: 'helm',
-        message: `chart ${helm.chart} ${source.chartVersion}`,
+      updates.push({
+        serviceId: service.id,
+        changes: {},
+        source,
+        author: { by: 'helm', message: `chart ${helm.chart} ${source.chartVersion}` },
       });
-      if (revised) options.onRevised(updated);
     } catch (error) {
       options.log.warn(
         { service: service.name, chart: helm.chart, error: error instanceof Error ? error.message : String(error) },
@@ -51,4 +57,8 @@ export async function trackCharts(options: ChartTrackerOptions): Promise<void> {
       );
     }
   }
+  await updateServices(options.db, options.box, updates, options.onRevised).catch((error: Error) => {
+    // The next round resolves these services again and retries.
+    options.log.warn({ error: error.message }, 'cannot record the new chart versions');
+  });
 }

@@ -24,10 +24,9 @@ import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import {
   createService,
-  listServices,
+  listOwnedServiceRefs,
   markServiceDeleted,
   removeService,
-  type Service,
   type ServiceRef,
   updateServices,
 } from '../store/services.ts';
@@ -47,7 +46,7 @@ export interface GlobalServiceDeps {
 
 interface Plan {
   create: Array<{ global: GlobalService; cluster: Cluster }>;
-  remove: Array<{ global: GlobalService; service: Service; cluster: Cluster }>;
+  remove: Array<{ global: GlobalService; service: ServiceRef; cluster: Cluster }>;
 }
 
 export class GlobalServices {
@@ -192,18 +191,18 @@ export class GlobalServices {
     await updateServices(this.#deps.db, this.#deps.box, updates, this.#deps.onChange);
   }
 
-  async #remove(service: Service): Promise<void> {
+  async #remove(service: ServiceRef): Promise<void> {
     await markServiceDeleted(this.#deps.db, service.id);
     this.#deps.onChange(service);
   }
 
   /** The live (not being deleted) copies of the global service, with their clusters. */
-  async #copies(global: GlobalService): Promise<Array<{ service: Service; cluster: Cluster }>> {
-    const [clusters, services] = await Promise.all([listClusters(this.#deps.db), listServices(this.#deps.db, { ownerId: global.id })]);
+  async #copies(global: GlobalService): Promise<Array<{ service: ServiceRef; cluster: Cluster }>> {
+    const [clusters, services] = await Promise.all([listClusters(this.#deps.db), listOwnedServiceRefs(this.#deps.db, global.id)]);
     const byId = new Map(clusters.map((cluster) => [cluster.id, cluster]));
     return services.flatMap((service) => {
       const cluster = byId.get(service.clusterId);
-      return cluster && service.deletedAt === null ? [{ service, cluster }] : [];
+      return cluster ? [{ service, cluster }] : [];
     });
   }
 }

@@ -451,16 +451,25 @@ export function pinnedSpec(spec: ServiceSpec, revision: Pick<Revision, 'commit' 
   };
 }
 
-/** Services by name, of one cluster, repository or global service (`ownerId`) when given. */
-export async function listServices(
-  db: Kysely<Database>,
-  filter: { clusterId?: string; repositoryId?: string; ownerId?: string } = {},
-): Promise<Service[]> {
+/** Services by name, of one cluster or repository when given. */
+export async function listServices(db: Kysely<Database>, filter: { clusterId?: string; repositoryId?: string } = {}): Promise<Service[]> {
   let query = db.selectFrom('services').selectAll().orderBy('name');
   if (filter.clusterId) query = query.where('cluster_id', '=', filter.clusterId);
   if (filter.repositoryId) query = query.where('repository_id', '=', filter.repositoryId);
-  if (filter.ownerId) query = query.where('owner_id', '=', filter.ownerId);
   return await servicesOf(db, await query.execute());
+}
+
+/**
+ * The live (not being deleted) services `ownerId` owns, as ids and clusters only: what planning a global service's
+ * copies and kicking their agents needs, without the revisions and components listServices reads for each.
+ */
+export async function listOwnedServiceRefs(db: Kysely<Database>, ownerId: string): Promise<ServiceRef[]> {
+  return await db
+    .selectFrom('services')
+    .select(['id', 'cluster_id as clusterId'])
+    .where('owner_id', '=', ownerId)
+    .where('deleted_at', 'is', null)
+    .execute();
 }
 
 /** @throws NotFoundError */
