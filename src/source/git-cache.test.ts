@@ -131,6 +131,9 @@ describe('GitCache', () => {
     const remote = await createRepo({ 'app/config.yaml': 'quiet\n' });
     const own = await mkdtemp(path.join(os.tmpdir(), 'gantry-git-cache-quiet-'));
     try {
+      const first = (await git(['rev-parse', 'main'], { cwd: remote.remote })).stdout.trim();
+      await annotatedTag(remote, 'v1', first);
+      await remote.branch('release');
       const cache = new GitCache({ root: own, tools, refreshMs: 0 });
       await cache.resolve(remote.url);
       const mirrors = path.join(own, 'mirrors');
@@ -140,6 +143,11 @@ describe('GitCache', () => {
       );
       const fetchHead = path.join(mirror, 'FETCH_HEAD');
       await cache.fetch(remote.url);
+      // Resolved from the remote's answer while the mirror holds its refs: the annotated tag as its commit.
+      expect(await cache.resolve(remote.url, { tag: 'v1' })).toBe(first);
+      expect(await cache.resolve(remote.url, { branch: 'release' })).toBe(first);
+      expect(await cache.resolve(remote.url)).toBe(first);
+      await expect(cache.resolve(remote.url, { branch: 'gone' })).rejects.toThrow(`git repository ${remote.url} has no branch gone`);
       await expect(stat(fetchHead)).rejects.toThrow(/ENOENT/);
       const pushed = await remote.commit({ 'app/config.yaml': 'loud\n' });
       await cache.fetch(remote.url);

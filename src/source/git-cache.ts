@@ -111,12 +111,14 @@ export class GitCache {
   async resolve(url: string, ref: GitRef = {}, access: GitAccess = {}, signal?: AbortSignal): Promise<string> {
     return this.serialized(mirrorKey(url, access), async () => {
       signal?.throwIfAborted();
-      const mirror = await this.updateMirror(url, Boolean(ref.commit), access, { signal });
-      const commit = await this.resolveRef(mirror, ref);
+      const { mirror, unchanged } = await this.updateMirror(url, Boolean(ref.commit), access, { signal });
+      const commit = (unchanged && commitIn(unchanged, ref)) ?? (await this.resolveRef(mirror, ref));
       if (commit) return commit;
       // A pinned commit newer than the mirror: fetch once before giving up.
-      if (ref.commit)
-        return (await this.resolveRef(await this.updateMirror(url, false, access, { force: true, signal }), ref)) ?? missingRef(url, ref);
+      if (ref.commit) {
+        const { mirror: fetched } = await this.updateMirror(url, false, access, { force: true, signal });
+        return (await this.resolveRef(fetched, ref)) ?? missingRef(url, ref);
+      }
       return missingRef(url, ref);
     });
   }
@@ -137,7 +139,7 @@ export class GitCache {
    */
   async refs(url: string, access: GitAccess = {}, signal?: AbortSignal): Promise<RemoteRefs> {
     return this.serialized(mirrorKey(url, access), async () => {
-      const mirror = await this.updateMirror(url, false, access, { signal });
+      const { mirror } = await this.updateMirror(url, false, access, { signal });
       const format = '--format=%(refname) %(objectname) %(*objectname)';
       const { stdout } = await this.git(['for-each-ref', '--sort=refname', format, 'refs/heads', 'refs/tags'], { cwd: mirror });
       const refs = stdout
@@ -194,26 +196,32 @@ export class GitCache {
     return next;
   }
 
-  /** Clones or fetches the mirror; a commit ref that is already present needs no fetch at all. */
+  /**
+   * Clones or fetches the mirror; a commit ref that is already present needs no fetch at all.
+   * @returns the mirror's folder, and `unchanged`, the commits the remote's refs point to, when the remote was asked
+   *   just now and the mirror already held exactly its refs (no fetch ran).
+   */
   private async updateMirror(
     url: string,
     wantsCommit: boolean,
     access: GitAccess,
     { force = false, signal }: { force?: boolean; signal?: AbortSignal | undefined } = {},
-  ): Promise<string> {
+  ): Promise<{ mirror: string; unchanged?: Map<string, string> }> {
     const key = mirrorKey(url, access);
     const mirror = this.mirrorDir(key);
     const fresh = Date.now() - (this.lastFetch.get(key) ?? 0) < this.refreshMs;
     await markUsed(mirror);
-    if (!force && (await isDirectory(mirror)) && (fresh || wantsCommit)) return mirror;
+    if (!force && (await isDirectory(mirror)) && (fresh || wantsCommit)) return { mirror };
     await mkdir(path.dirname(mirror), { recursive: true });
+    let unchanged: Map<string, string> | undefined;
     await withFileLock(mirror, async () => {
       try {
         if (await isFile(path.join(mirror, 'HEAD'))) {
           // Most fetches of a polled repository find nothing new: asking the remote for its refs is one round trip
           // and no pack negotiation, and `git fetch` runs only when a branch or tag moved, appeared or went.
           const [remote, local] = await Promise.all([this.remoteRefs(mirror, access, signal), this.mirrorRefs(mirror)]);
-          if (remote.refs !== local) {
+          if (remote.refs === local) unchanged = remote.commits;
+          else {
             await this.git(
               ['fetch', '--prune', '--prune-tags', '--force', 'origin', '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'],
               {
@@ -233,26 +241,41 @@ export class GitCache {
       }
     });
     this.lastFetch.set(key, Date.now());
-    return mirror;
+    return unchanged ? { mirror, unchanged } : { mirror };
   }
 
   /**
    * The remote's branches and tags as sorted `<ref> <object>` lines (annotated tags as their tag objects, the form
    * mirrorRefs gives), and the branch its HEAD names (`refs/heads/main`), undefined when the server does not
    * say (an empty repository, a server that hides it). The whole list comes back whatever patterns are given (git
-   * filters patterns on the client), so it is asked for once, unfiltered.
+   * filters patterns on the client), so it is asked for once, unfiltered, and in git's protocol version 0, whose
+   * first answer is the list: version 2 first answers with its capabilities and needs a second request for the refs.
+   * `commits` maps `HEAD` and each ref to the commit it points to (annotated tags peeled).
    * @throws CommandError when the remote cannot be reached.
    */
-  private async remoteRefs(mirror: string, access: GitAccess, signal: AbortSignal | undefined): Promise<{ refs: string; head?: string }> {
-    const { stdout } = await this.git(['ls-remote', '--symref', 'origin'], { cwd: mirror, env: access.env, signal });
+  private async remoteRefs(
+    mirror: string,
+    access: GitAccess,
+    signal: AbortSignal | undefined,
+  ): Promise<{ refs: string; head?: string; commits: Map<string, string> }> {
+    const { stdout } = await this.git(['-c', 'protocol.version=0', 'ls-remote', '--symref', 'origin'], {
+      cwd: mirror,
+      env: access.env,
+      signal,
+    });
     const refs: string[] = [];
+    const commits = new Map<string, string>();
     let head: string | undefined;
     for (const line of stdout.split('\n')) {
       const [object = '', name = ''] = line.split('\t');
       if (name === 'HEAD' && object.startsWith('ref: refs/heads/')) head = object.slice('ref: '.length);
-      else if (/^refs\/(heads|tags)\//.test(name) && !name.endsWith('^{}')) refs.push(`${name} ${object}`);
+      else if (name.endsWith('^{}')) commits.set(name.slice(0, -'^{}'.length), object);
+      else {
+        if (/^refs\/(heads|tags)\//.test(name)) refs.push(`${name} ${object}`);
+        if (!commits.has(name)) commits.set(name, object);
+      }
     }
-    return { refs: refs.sort().join('\n'), head };
+    return { refs: refs.sort().join('\n'), head, commits };
   }
 
   /** The mirror's branches and tags, in remoteRefs' form. */
@@ -329,6 +352,16 @@ export class GitCache {
       throw error;
     }
   }
+}
+
+/**
+ * The commit a branch, tag or the default branch names in `commits` (remoteRefs' map), undefined for a commit or a
+ * semver range (resolveRef checks those against the mirror) and for a ref the map lacks. A tag is taken to name a
+ * commit, as deployable tags do (rev-parse would refuse a tag of a tree).
+ */
+function commitIn(commits: ReadonlyMap<string, string>, ref: GitRef): string | undefined {
+  if (ref.commit !== undefined || ref.semver !== undefined) return undefined;
+  return commits.get(ref.tag ? `refs/tags/${ref.tag}` : ref.branch ? `refs/heads/${ref.branch}` : 'HEAD');
 }
 
 function missingRef(url: string, ref: GitRef): never {
