@@ -104,6 +104,21 @@ describe('LeaderElector', () => {
     expect((await lease()).spec).toMatchObject({ holderIdentity: other.elector.identity, leaseTransitions: 1, leaseDurationSeconds: 60 });
   });
 
+  it('leaves a Lease someone changed since its last renew to them when it stops, without reading it first', async () => {
+    // No renew comes before the stop below: the leader's last write is its acquire.
+    const timing = { leaseDurationMs: 60_000, renewDeadlineMs: 20_000, retryPeriodMs: 10_000 };
+    const { list, lease, leaders } = candidates(1, { timing });
+    const [candidate] = list;
+    candidate!.elector.start();
+    await waitFor('a leader', () => leaders().length === 1);
+    const taken = await lease();
+    await client.request('PUT', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/lease-${leaseCount}`, {
+      body: { ...taken, spec: { ...taken.spec, holderIdentity: 'someone-else' } },
+    });
+    await candidate!.elector.stop();
+    expect((await lease()).spec.holderIdentity).toBe('someone-else');
+  });
+
   it('takes over only after the lease expired when the leader dies without releasing it', async () => {
     const { list, lease, leaders } = candidates(2);
     for (const candidate of list) candidate.elector.start();

@@ -164,7 +164,7 @@ export class LeaderElector {
         );
       await this.options.onStoppedLeading();
     }
-    if (this.release && this.lease && this.holds(this.lease)) await this.releaseLease();
+    if (this.release && this.lease && this.holds(this.lease)) await this.releaseLease(this.lease);
   }
 
   /** Renews every retryPeriod; returns when stopped or when no renew succeeded for renewDeadline. */
@@ -214,17 +214,20 @@ export class LeaderElector {
     }
   }
 
-  /** Gives the Lease up when this candidate still holds it, so a standby takes over at once. */
-  private async releaseLease(): Promise<void> {
+  /**
+   * Gives the Lease up, so a standby takes over at once. As client-go, without reading it first: the update is
+   * conditional on the resourceVersion this candidate last wrote, so it fails (409) when anyone changed the Lease
+   * since, and then the Lease is not this candidate's to give.
+   */
+  private async releaseLease(lease: Lease): Promise<void> {
     const signal = AbortSignal.timeout(this.renewDeadlineMs);
     try {
-      const current = await this.get(signal);
-      if (!current || !this.holds(current)) return;
       const now = microTime(new Date());
-      const spec: LeaseSpec = { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
-      await this.update(current, spec, signal);
+      const spec: LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
+      await this.update(lease, spec, signal);
       this.options.log?.info({ lease: this.leaseName, identity: this.identity }, 'released the lease');
     } catch (error) {
+      if (error instanceof KubeApiError && error.status === 409) return;
       this.options.log?.warn({ err: error, lease: this.leaseName }, 'could not release the lease; it expires by itself');
     }
   }
