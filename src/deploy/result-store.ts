@@ -1,7 +1,7 @@
 /**
  * Command results kept in the cluster, as Kluctl keeps them: one Secret per result in a results namespace, its
- * document gzip-compressed, labelled by project, target and command, and only the newest `keep` per project and
- * target kept. The GitOps controller and later runs read them back; secrets' values never appear in a result
+ * document gzip-compressed, labelled by project, target (name and discriminator) and command, and only the newest
+ * `keep` per project and target kept. The GitOps controller and later runs read them back; secrets' values never appear in a result
  * (diffs are obfuscated before they get here).
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -16,6 +16,13 @@ export const DEFAULT_RESULTS_NAMESPACE = 'gantry-results';
 const LABEL_PREFIX = 'gantry.dev/result';
 /** The command's start time (ISO 8601, milliseconds), which orders results. */
 const START_TIME_ANNOTATION = 'gantry.dev/result-start-time';
+
+/** Whose results are kept together: a project, and a target by its name and discriminator. */
+export interface ResultKey {
+  projectKey: string;
+  target: string;
+  discriminator: string;
+}
 
 /** A kept result: which project, which command on which target, and the result itself. */
 export interface StoredResult {
@@ -41,7 +48,8 @@ export interface StoreOptions {
 export async function writeCommandResult(cluster: Cluster, stored: StoredResult, options: StoreOptions): Promise<string> {
   if (!Number.isInteger(options.keep) || options.keep < 1)
     throw new Error(`results to keep must be a whole number of at least 1, not ${options.keep}`);
-  const labels = resultLabels({ projectKey: stored.projectKey, target: stored.commandInfo.target });
+  const { target, discriminator } = stored.commandInfo;
+  const labels = resultLabels({ projectKey: stored.projectKey, target, discriminator });
   const name = `${stored.commandInfo.command}-${stored.commandInfo.startTime.replace(/[^0-9]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
   const secret: KubeObject = {
     apiVersion: 'v1',
@@ -78,11 +86,7 @@ async function applyMakingNamespace(cluster: Cluster, secret: KubeObject, option
 }
 
 /** The stored results of a project and target, newest first. */
-export async function readCommandResults(
-  cluster: Cluster,
-  key: { projectKey: string; target: string },
-  namespace: string,
-): Promise<StoredResult[]> {
+export async function readCommandResults(cluster: Cluster, key: ResultKey, namespace: string): Promise<StoredResult[]> {
   const secrets = await listResults(cluster, resultLabels(key), namespace);
   return secrets.map(decodeResult);
 }
@@ -137,11 +141,15 @@ async function listResults(cluster: Cluster, labels: Record<string, string>, nam
   );
 }
 
-/** Label values are limited to 63 characters of a restricted alphabet, so project and target are hashed. */
-function resultLabels(key: { projectKey: string; target: string }): Record<string, string> {
+/**
+ * Label values are limited to 63 characters of a restricted alphabet, so project and target are hashed. The target
+ * is its name with its discriminator, as Kluctl's target key: the KluctlDeployments of one project and target name
+ * told apart by their args deploy different objects, and each keeps its own newest results.
+ */
+function resultLabels(key: ResultKey): Record<string, string> {
   return {
     [`${LABEL_PREFIX}-project`]: shortHash(key.projectKey),
-    [`${LABEL_PREFIX}-target`]: shortHash(key.target),
+    [`${LABEL_PREFIX}-target`]: shortHash(key.discriminator ? `${key.target}\n${key.discriminator}` : key.target),
   };
 }
 

@@ -71,7 +71,11 @@ describe('command results', { timeout: 300_000 }, () => {
     for (const command of ['diff', 'deploy', 'validate']) expect((await gantryJson([command, ...args, ...store])).code).toBe(0);
     const secrets = (await kubectlJson(['get', 'secrets', '-n', RESULTS_NS])).items;
     expect(secrets.map((item) => item.metadata.labels['gantry.dev/result-command']).sort()).toEqual(['deploy', 'validate']);
-    const stored = await readCommandResults(Cluster.connect({ kubeconfig: KUBECONFIG }), { projectKey: dir, target: 't' }, RESULTS_NS);
+    const stored = await readCommandResults(
+      Cluster.connect({ kubeconfig: KUBECONFIG }),
+      { projectKey: dir, target: 't', discriminator: 'gantry-e2e-results' },
+      RESULTS_NS,
+    );
     expect(stored.map((entry) => entry.commandInfo.command)).toEqual(['validate', 'deploy']);
     expect(names(stored[1]?.result.changedObjects ?? [])).toEqual([`${NS}/Secret/creds`]);
     expect(JSON.stringify(stored)).not.toMatch(/secret-value/);
@@ -88,19 +92,33 @@ describe('command results', { timeout: 300_000 }, () => {
     }
     expect((await kubectlJson(['get', 'secrets', '-n', RESULTS_NS])).items).toHaveLength(2);
     const cluster = Cluster.connect({ kubeconfig: KUBECONFIG });
-    const stored = (await readCommandResults(cluster, { projectKey: dir, target: 't' }, RESULTS_NS))[0]!;
+    const stored = (
+      await readCommandResults(cluster, { projectKey: dir, target: 't', discriminator: 'gantry-e2e-results' }, RESULTS_NS)
+    )[0]!;
     await expect(writeCommandResult(cluster, stored, { namespace: RESULTS_NS, keep: 0, fieldManager: 'gantry' })).rejects.toThrow(
       'results to keep must be a whole number of at least 1, not 0',
     );
     expect((await gantryJson(['validate', ...args, ...store, '--keep-command-results-count', '1'])).code).toBe(0);
-    const kept = await readCommandResults(cluster, { projectKey: dir, target: 't' }, RESULTS_NS);
+    const kept = await readCommandResults(cluster, { projectKey: dir, target: 't', discriminator: 'gantry-e2e-results' }, RESULTS_NS);
     expect(kept).toHaveLength(1);
     expect(kept[0]!.commandInfo.startTime > stored.commandInfo.startTime).toBe(true);
+
+    // The same project and target name with another discriminator (other args): its results are kept apart.
+    const other = { ...kept[0]!, commandInfo: { ...kept[0]!.commandInfo, discriminator: 'gantry-e2e-results-other' } };
+    await writeCommandResult(cluster, other, { namespace: RESULTS_NS, keep: 1, fieldManager: 'gantry' });
+    expect(await readCommandResults(cluster, { projectKey: dir, target: 't', discriminator: 'gantry-e2e-results' }, RESULTS_NS)).toEqual(
+      kept,
+    );
+    expect(
+      await readCommandResults(cluster, { projectKey: dir, target: 't', discriminator: 'gantry-e2e-results-other' }, RESULTS_NS),
+    ).toEqual([other]);
   });
 
   it('makes the results namespace again when someone deleted it', async () => {
     const cluster = Cluster.connect({ kubeconfig: KUBECONFIG });
-    const stored = (await readCommandResults(cluster, { projectKey: dir, target: 't' }, RESULTS_NS))[0]!;
+    const stored = (
+      await readCommandResults(cluster, { projectKey: dir, target: 't', discriminator: 'gantry-e2e-results' }, RESULTS_NS)
+    )[0]!;
     await kubectl(['delete', 'namespace', RESULTS_NS, '--wait=true']);
     const id = await writeCommandResult(cluster, stored, { namespace: RESULTS_NS, keep: 2, fieldManager: 'gantry' });
     expect((await kubectlJson(['get', 'secrets', '-n', RESULTS_NS])).items.map((item) => item['metadata'].name)).toEqual([id]);
