@@ -79,7 +79,10 @@ async function applyTarget(
   options: DeployOptions,
 ): Promise<CommandResult> {
   const bound = cluster.withSignal(options.signal);
-  const discriminator = (options.orphans ?? true) ? pending.discriminator : '';
+  const findOrphans = options.orphans ?? true;
+  // Without orphans to find, a command reads only the rendered objects, not every labelled one; a long-running
+  // role's watched cache holds the labelled ones anyway, and then the rendered objects it holds need no read.
+  const discriminator = findOrphans || bound.labelled ? pending.discriminator : '';
   // A discriminator labels every object it names, so it is no secret: this line needs no masking.
   options.progress.step('cluster', `reading objects of discriminator '${pending.discriminator}'`);
   const [rendered, listed] = await Promise.allSettled([pending.rendered, RemoteObjects.load(bound, discriminator, wholeKinds)]);
@@ -107,7 +110,7 @@ async function applyTarget(
     sensitive,
     signal: options.signal,
   });
-  const orphans = orphansOf(target, remote, options.fieldManager);
+  const orphans = findOrphans ? orphansOf(target, remote, options.fieldManager) : [];
   for (const orphan of orphans) result.addOrphan(orphan);
   if (options.prune && orphans.length > 0 && (await (options.confirmPrune?.(orphans.length) ?? true))) {
     const timeoutMs = Math.max(0, deadline - Date.now());
