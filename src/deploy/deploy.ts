@@ -80,12 +80,12 @@ async function applyTarget(
 ): Promise<CommandResult> {
   const bound = cluster.withSignal(options.signal);
   const findOrphans = options.orphans ?? true;
-  // Without orphans to find, a command reads only the rendered objects, not every labelled one; a long-running
-  // role's watched cache holds the labelled ones anyway, and then the rendered objects it holds need no read.
-  const discriminator = findOrphans || bound.labelled ? pending.discriminator : '';
   // A discriminator labels every object it names, so it is no secret: this line needs no masking.
   options.progress.step('cluster', `reading objects of discriminator '${pending.discriminator}'`);
-  const [rendered, listed] = await Promise.allSettled([pending.rendered, RemoteObjects.load(bound, discriminator, wholeKinds)]);
+  const [rendered, listed] = await Promise.allSettled([
+    pending.rendered,
+    RemoteObjects.load(bound, pending.discriminator, wholeKinds, findOrphans),
+  ]);
   if (rendered.status === 'rejected') throw rendered.reason;
   if (listed.status === 'rejected') throw listed.reason;
   const target = rendered.value;

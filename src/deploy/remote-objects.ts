@@ -27,10 +27,19 @@ export class RemoteObjects {
    * the target, so the list is empty.
    * @param wholeKinds `group/Kind` of the kinds whose objects are wanted whole (to diff against), or 'all' while
    *   the rendered kinds are not known yet; the others are read as metadata only.
+   * @param listed false when the labelled objects are not needed (no orphans to find, as in drift detection): they
+   *   are still taken from a watched cache, which has them for free and then spares fetchMissing its reads, but a
+   *   command lists nothing.
    */
-  static async load(cluster: Cluster, discriminator: string, wholeKinds: ReadonlySet<string> | 'all' = new Set()): Promise<RemoteObjects> {
+  static async load(
+    cluster: Cluster,
+    discriminator: string,
+    wholeKinds: ReadonlySet<string> | 'all' = new Set(),
+    listed = true,
+  ): Promise<RemoteObjects> {
     if (!discriminator) return new RemoteObjects([]);
     if (cluster.labelled) return new RemoteObjects(await cluster.labelled.withValue(discriminator));
+    if (!listed) return new RemoteObjects([]);
     const selector = `${DISCRIMINATOR_LABEL}=${discriminator}`;
     // Each list in flight at once needs a connection of its own (HTTP/1.1, see kube/transport.ts), and a new TLS
     // connection costs more than the list: the ~60 lists of a command's first run took 169 ms at 32 at once, 119 ms

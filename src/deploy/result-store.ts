@@ -1,8 +1,8 @@
 /**
  * Command results kept in the cluster, as Kluctl keeps them: one Secret per result in a results namespace, its
  * document gzip-compressed, labelled by project, target (name and discriminator) and command, and only the newest
- * `keep` per project and target kept. The GitOps controller and later runs read them back; secrets' values never appear in a result
- * (diffs are obfuscated before they get here).
+ * `keep` per project and target kept. The GitOps controller and later runs read them back; secrets' values never
+ * appear in a result (diffs are obfuscated before they get here).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';

@@ -59,7 +59,7 @@ describe('LeaderElector', () => {
     }
     const lease = () => client.request<LeaseJson>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
     const leaders = () => list.filter((candidate) => candidate.elector.isLeader);
-    return { list, lease, leaders };
+    return { name, list, lease, leaders };
   }
 
   /** Samples every 50 ms for `durationMs` that at most one candidate leads, and returns how many samples had one. */
@@ -107,12 +107,12 @@ describe('LeaderElector', () => {
   it('leaves a Lease someone changed since its last renew to them when it stops, without reading it first', async () => {
     // No renew comes before the stop below: the leader's last write is its acquire.
     const timing = { leaseDurationMs: 60_000, renewDeadlineMs: 20_000, retryPeriodMs: 10_000 };
-    const { list, lease, leaders } = candidates(1, { timing });
+    const { name, list, lease, leaders } = candidates(1, { timing });
     const [candidate] = list;
     candidate!.elector.start();
     await waitFor('a leader', () => leaders().length === 1);
     const taken = await lease();
-    await client.request('PUT', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/lease-${leaseCount}`, {
+    await client.request('PUT', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`, {
       body: { ...taken, spec: { ...taken.spec, holderIdentity: 'someone-else' } },
     });
     await candidate!.elector.stop();
