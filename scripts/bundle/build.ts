@@ -91,7 +91,7 @@ export async function bundleCli(outDir: string, sourcesDir: string): Promise<str
     platform: 'node',
     external: (id, importer, isResolved) =>
       !isResolved && isPackageImport(id) && !isInsidePackage(importer) && !BUNDLED_PACKAGES.has(packageName(id)),
-    plugins: [sourceImportMetaUrl(outDir, sourcesDir), buildStamp(new Date().toISOString())],
+    plugins: [sourceImportMetaUrl(outDir, sourcesDir), buildStamp(new Date().toISOString()), nodeHttpWithoutLazyGetters()],
     treeshake: { moduleSideEffects: (id) => !isKubernetesClientModule(id) },
     output: { dir: outDir, format: 'esm', chunkFileNames: '[name]-[hash].js' },
     logLevel: 'warn',
@@ -106,6 +106,36 @@ function buildStamp(stamp: string): Plugin {
     transform: {
       filter: { id: /\/src\/build-stamp\.ts$/ },
       handler: () => `export const BUILD_STAMP = ${JSON.stringify(stamp)};\n`,
+    },
+  };
+}
+
+/**
+ * Serves `node:http` to the bundle as its CommonJS exports (process.getBuiltinModule) instead of Node's ES module
+ * facade. Creating that facade reads every export, and three of them are getters that load Node's internal copy of
+ * undici, which Gantry never uses: ~5 ms of every cluster command's start on this machine (`gantry deploy --help`,
+ * median of 40 runs: 107 → 102 ms). The named exports are the module's other properties, as of the Node that
+ * builds, read once as the facade reads them.
+ */
+function nodeHttpWithoutLazyGetters(): Plugin {
+  const UNDICI_GETTERS = new Set(['WebSocket', 'CloseEvent', 'MessageEvent']);
+  const id = '\0gantry:node-http';
+  return {
+    name: 'gantry-node-http',
+    resolveId: {
+      filter: { id: /^(node:)?http$/ },
+      handler: () => id,
+    },
+    load: {
+      filter: { id: /^\0gantry:node-http$/ },
+      handler() {
+        const names = Object.getOwnPropertyNames(process.getBuiltinModule('node:http')).filter((name) => !UNDICI_GETTERS.has(name));
+        return [
+          "const http = process.getBuiltinModule('node:http');",
+          'export default http;',
+          `export const { ${names.join(', ')} } = http;`,
+        ].join('\n');
+      },
     },
   };
 }
