@@ -9,15 +9,27 @@
  *   (`X-Signature: sha256=<hex HMAC-SHA256 of the body>`);
  * - `slack`: a Slack message (incoming webhook, or chat.postMessage with a bot token and spec.channel): fallback
  *   `text` plus an attachment coloured by severity with the deployment, reason, message, revision and changes.
- * Alerts are listed for each event (always current, and events are rare: one per change or failure). Each post has
- * a timeout and at most one retry; nothing here ever throws to the caller, failures are logged and shown in the
- * Alert's Ready condition. Addresses never appear in logs or status: a Slack webhook URL is itself a secret.
+ * Alerts are listed once, with the first event, and then watched, as Flux's notification-controller keeps them in
+ * its cache: an event costs no request to the API server beyond its posts. Each post has a timeout and at most one
+ * retry; nothing here ever throws to the caller, failures are logged and shown in the Alert's Ready condition.
+ * Addresses never appear in logs or status: a Slack webhook URL is itself a secret.
  */
-import { GROUP, KIND as ALERT_KIND, SECRET_KEYS, SIGNATURE_HEADER, VERSION, type Alert, type AlertEventSource } from '../api/alert.ts';
+import {
+  GROUP,
+  KIND as ALERT_KIND,
+  PLURAL,
+  SECRET_KEYS,
+  SIGNATURE_HEADER,
+  VERSION,
+  type Alert,
+  type AlertEventSource,
+} from '../api/alert.ts';
 import { API_VERSION, KIND as KLUCTL_DEPLOYMENT_KIND, type Condition } from '../api/kluctl-deployment.ts';
 import type { Logger } from '../logger.ts';
+import { KubeApiError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { readSecret } from '../kube/secrets.ts';
+import { Watcher } from '../kube/watcher.ts';
 import { hmacSignature, postWithRetry, type WebhookRequest } from '../webhook-post.ts';
 
 export type Severity = 'info' | 'error';
@@ -62,11 +74,22 @@ const DEFAULT_RETRY_DELAY_MS = 1000;
 const DEFAULT_REPEAT_INTERVAL_MS = 5 * 60_000;
 const REPORTING_CONTROLLER = 'gantry-controller';
 
+/** The watch of every Alert, and how to wait for its first list. */
+interface AlertWatch {
+  watcher: Watcher;
+  /** Resolves once the Alerts were listed; rejects with the error of the next failed list before that. */
+  listed(): Promise<void>;
+  /** Stops the watch; whoever still waits for its first list is rejected. */
+  stop(): Promise<void>;
+}
+
 export class AlertDispatcher {
   private readonly cluster: Cluster;
   private readonly options: AlertDispatcherOptions;
   /** When each distinct event was last sent (epoch ms), for dropping repeats. */
   private readonly sentAt = new Map<string, number>();
+  private watch: AlertWatch | undefined;
+  private closed = false;
 
   constructor(cluster: Cluster, options: AlertDispatcherOptions) {
     this.cluster = cluster;
@@ -81,7 +104,7 @@ export class AlertDispatcher {
     if (this.isRepeat(event)) return;
     let alerts: Alert[];
     try {
-      alerts = await this.listAlerts();
+      alerts = await this.currentAlerts();
     } catch (error) {
       this.options.log.warn(
         { err: error, namespace: event.deployment.namespace, name: event.deployment.name },
@@ -111,9 +134,46 @@ export class AlertDispatcher {
     return false;
   }
 
-  private async listAlerts(): Promise<Alert[]> {
-    const resource = await this.cluster.resourceFor({ group: GROUP, version: VERSION, kind: ALERT_KIND });
-    return (await this.cluster.list(resource, '')) as unknown as Alert[];
+  /** Stops watching Alerts; events from then on are not sent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watch?.stop();
+  }
+
+  /** Every Alert as of the watch: listed at the first call, current from then on within the watch's delay. */
+  private async currentAlerts(): Promise<Alert[]> {
+    if (this.closed) throw new Error('the alert dispatcher is closed');
+    const watch = (this.watch ??= this.startWatch());
+    if (!watch.watcher.synced) await watch.listed();
+    return [...watch.watcher.cache.values()] as unknown as Alert[];
+  }
+
+  private startWatch(): AlertWatch {
+    const waiting = new Set<(error: unknown) => void>();
+    const watcher = new Watcher({
+      client: this.cluster.client,
+      resource: { group: GROUP, version: VERSION, plural: PLURAL },
+      log: this.options.log.child({ resource: `${PLURAL}.${GROUP}` }),
+      // Without the Alert CRD, or a role that may not list Alerts, there is no Alert to send to.
+      syncedDespite: (error) => {
+        if (error instanceof KubeApiError && (error.status === 403 || error.status === 404)) return true;
+        rejectWaiting(error);
+        return false;
+      },
+      onChange: () => undefined,
+    });
+    watcher.start();
+    const rejectWaiting = (error: unknown) => {
+      for (const reject of waiting) reject(error);
+      waiting.clear();
+    };
+    const listed = () =>
+      new Promise<void>((resolve, reject) => {
+        waiting.add(reject);
+        void watcher.waitForSync().then(() => (waiting.delete(reject), resolve()));
+      });
+    const stop = () => (rejectWaiting(new Error('the alert dispatcher is closed')), watcher.stop());
+    return { watcher, listed, stop };
   }
 
   private async deliver(alert: Alert, event: AlertEvent): Promise<void> {

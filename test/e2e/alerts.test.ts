@@ -14,6 +14,7 @@ import { Cluster } from '../../src/kube/cluster.ts';
 import { toYaml } from '../../src/yaml.ts';
 import { startHttpServer, type Route, type TestHttpServer } from '../support/http-server.ts';
 import { KUBECONFIG, kubectl, kubectlJson } from '../support/cli.ts';
+import { waitFor } from '../support/controller.ts';
 
 const NS = `gantry-e2e-alerts-${randomBytes(3).toString('hex')}`;
 const OTHER_NS = `${NS}-other`;
@@ -134,6 +135,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await dispatcher?.close();
   await kubectl(['delete', 'namespace', NS, OTHER_NS, '--ignore-not-found', '--wait=false']);
   await receiver?.close();
   silent?.closeAllConnections();
@@ -247,6 +249,7 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
     });
     await unlimited.notify(failure);
     await unlimited.notify(failure);
+    await unlimited.close();
     expect(requestsTo('/other')).toHaveLength(4);
   });
 
@@ -257,5 +260,37 @@ describe('AlertDispatcher', { timeout: 60_000 }, () => {
       reason: 'SendFailed',
       message: `Secret ${NS}/missing not found`,
     });
+  });
+
+  it('sends to an Alert made after its first event, and no longer to one deleted since', async () => {
+    routes['/late'] = { body: 'ok' };
+    const late = alert('late', NS, {
+      type: 'generic',
+      address: `${receiver.url}/late`,
+      eventSources: [{ kind: 'KluctlDeployment', name: 'late' }],
+    });
+    await kubectl(['apply', '-f', '-'], late);
+    // The dispatcher learns of the Alert from its watch; each attempt is a new event (equal ones are dropped as repeats).
+    let attempt = 0;
+    await waitFor(
+      async () => {
+        await dispatcher.notify(event({ deployment: { namespace: NS, name: 'late' }, message: `attempt ${++attempt}` }));
+        return requestsTo('/late').length > 0;
+      },
+      30_000,
+      () => 'a post to the Alert made after the first event',
+    );
+    expect(requestsTo('/late')).toHaveLength(1);
+
+    await kubectl(['delete', 'alerts.gitops.gantry.dev', 'late', '-n', NS, '--wait=true']);
+    const sentBefore = requestsTo('/late').length;
+    await waitFor(
+      async () => {
+        await dispatcher.notify(event({ deployment: { namespace: NS, name: 'late' }, message: `attempt ${++attempt}` }));
+        return requestsTo('/late').length === sentBefore;
+      },
+      30_000,
+      () => 'no more posts to the deleted Alert',
+    );
   });
 });

@@ -85,6 +85,8 @@ export async function startKluctlController(options: KluctlControllerOptions): P
   const artifactsDir = path.join(engine.config.cacheDir, 'artifacts');
   const fieldManager = engine.config.fieldManager;
   const sweeper = startCacheSweeper(engine, artifactsDir, options.cacheMaxAgeMs, logger);
+  // Alerts are sent in the background: a slow receiver must not hold up a reconcile.
+  const alerts = new AlertDispatcher(cluster, { log: logger.child({ component: 'alerts' }), fieldManager });
   const deps: ReconcilerDeps = {
     engine,
     cluster,
@@ -97,7 +99,7 @@ export async function startKluctlController(options: KluctlControllerOptions): P
       fieldManager,
       onError: (error) => logger.warn({ err: error }, 'an event could not be recorded'),
     }),
-    notify: alertSender(cluster, logger, fieldManager),
+    notify: (event) => void alerts.notify(event),
     applied: new AppliedObjects(),
     renders: inMemoryRenderCache(),
   };
@@ -131,7 +133,8 @@ export async function startKluctlController(options: KluctlControllerOptions): P
     stop: async () => {
       clearInterval(sweeper);
       await controller.stop();
-      await Promise.all([probes?.close(), cluster.close()]);
+      await Promise.all([probes?.close(), alerts.close()]);
+      await cluster.close();
     },
   };
 }
@@ -166,12 +169,6 @@ function startCacheSweeper(engine: Engine, artifactsDir: string, maxAgeMs: numbe
   );
   timer.unref();
   return timer;
-}
-
-/** Alerts are sent in the background: a slow receiver must not hold up a reconcile. */
-function alertSender(cluster: Cluster, logger: Logger, fieldManager: string): ReconcilerDeps['notify'] {
-  const alerts = new AlertDispatcher(cluster, { log: logger.child({ component: 'alerts' }), fieldManager });
-  return (event) => void alerts.notify(event);
 }
 
 /**
