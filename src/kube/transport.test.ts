@@ -29,6 +29,25 @@ describe('Http1KubeConfig', () => {
     expect(proxy.clientHellos.map(offers)).toEqual(proxy.clientHellos.map(() => ['http/1.1']));
   });
 
+  it('keeps its connections while the TLS material is the same, and opens new ones when it changes (rotated credentials)', async () => {
+    proxy = await TcpProxy.start();
+    const client = testClient(proxy.url);
+    // A pause between requests lets undici free each connection first, so every reuse is certain.
+    const get = async () => (await client.request('GET', '/version'), await new Promise((resolve) => setTimeout(resolve, 20)));
+    for (let index = 0; index < 3; index++) await get();
+    expect(proxy.connections).toBe(1);
+    const config = client.config;
+    const current = config.getCurrentCluster()!;
+    config.loadFromOptions({
+      clusters: config.clusters.map((cluster) => (cluster.name === current.name ? { ...cluster, skipTLSVerify: true } : cluster)),
+      users: config.users,
+      contexts: config.contexts,
+      currentContext: config.getCurrentContext(),
+    });
+    for (let index = 0; index < 3; index++) await get();
+    expect(proxy.connections).toBe(2);
+  });
+
   it("serves the library's Watch too, and survives aborted requests", async () => {
     proxy = await TcpProxy.start();
     const client = testClient(proxy.url);
