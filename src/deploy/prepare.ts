@@ -205,7 +205,7 @@ async function reusedRender(
   signal: AbortSignal | undefined,
 ): Promise<PreparedTarget | undefined> {
   const cluster = engine.clusters.get(kubeConfig, record.target.context).withSignal(signal);
-  return (await stillHolds(record, cluster))
+  return (await stillHolds(record, cluster, engine.git, signal))
     ? { project, target: record.target, rendered: record.rendered, cluster, reusedFrom: record.savedAt }
     : undefined;
 }

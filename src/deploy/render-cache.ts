@@ -6,7 +6,8 @@
  *   and kubeconfig contexts, and the same project files (project/project-files.ts);
  * - the same API server, Kubernetes version and served kinds;
  * - every read the render made of the cluster (Helm's `lookup` and discovery, render/helm-reads.ts) answers the same;
- * - the render recorded nothing no later run can check (project/render-inputs.ts): git or OCI includes, vars sources
+ * - every git include's ref names the commit it named then (a commit's files never change);
+ * - the render recorded nothing no later run can check (project/render-inputs.ts): OCI includes, vars sources
  *   beyond `values` and `file`, sops-encrypted files, templates reading the clock or chance; and it holds no Secret
  *   and no sensitive value, so no record keeps one.
  * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
@@ -22,7 +23,8 @@ import { KubeApiError } from '../kube/client.ts';
 import { isSecret } from '../kube/object.ts';
 import type { KluctlProject, ResolvedTarget } from '../project/kluctl-project.ts';
 import { projectFilesDigest } from '../project/project-files.ts';
-import { readDigest, RenderInputs, type KubeRead } from '../project/render-inputs.ts';
+import { readDigest, RenderInputs, type GitRead, type KubeRead } from '../project/render-inputs.ts';
+import type { GitCache } from '../source/git-cache.ts';
 import type { Tools } from '../tools.ts';
 import { canonicalJson, isPlainObject } from '../values.ts';
 import { GANTRY_VERSION } from '../version.ts';
@@ -49,6 +51,7 @@ export interface RenderRecord {
   facts: string;
   target: ResolvedTarget;
   reads: KubeRead[];
+  gitReads: GitRead[];
   rendered: RenderedTarget;
 }
 
@@ -111,10 +114,10 @@ export class RenderCache {
    * Saves a render under `key` when nothing forbids its reuse (see the module's comment).
    * @returns why it was not saved; empty when it was.
    */
-  async save(record: Omit<RenderRecord, 'savedAt' | 'reads'>, inputs: RenderInputs): Promise<string[]> {
+  async save(record: Omit<RenderRecord, 'savedAt' | 'reads' | 'gitReads'>, inputs: RenderInputs): Promise<string[]> {
     const reasons = [...inputs.notReusable, ...secretsOf(record.rendered)];
     if (reasons.length > 0) return reasons;
-    await this.store.save({ ...record, savedAt: Date.now(), reads: inputs.reads });
+    await this.store.save({ ...record, savedAt: Date.now(), reads: inputs.reads, gitReads: inputs.gitReads });
     return [];
   }
 
@@ -205,14 +208,23 @@ export function inMemoryRenderCache(): RenderCache {
 }
 
 /**
- * Whether `record` still holds on `cluster`: the same API server, Kubernetes version and served kinds, and every
- * read of the render answered the same again (read at once, each as it was sent).
+ * Whether `record` still holds on `cluster`: the same API server, Kubernetes version and served kinds, every read of
+ * the render answered the same again (read at once, each as it was sent), and every git include's ref resolves to
+ * the same commit through `git` (fetched as its refresh interval allows; a repository that cannot be reached means
+ * no, and the render that follows says why).
  * @throws ClusterUnreachableError, or the signal's reason.
  */
-export async function stillHolds(record: RenderRecord, cluster: Cluster): Promise<boolean> {
+export async function stillHolds(record: RenderRecord, cluster: Cluster, git: GitCache, signal?: AbortSignal): Promise<boolean> {
   if (record.server !== cluster.client.server || record.facts !== (await clusterFacts(cluster))) return false;
-  const digests = await Promise.all(record.reads.map((read) => digestOfRead(cluster, read)));
-  return digests.every((digest, index) => digest === record.reads[index]?.digest);
+  const [digests, commits] = await Promise.all([
+    Promise.all(record.reads.map((read) => digestOfRead(cluster, read))),
+    Promise.all(record.gitReads.map(({ url, ref }) => git.resolve(url, ref, {}, signal).catch(() => undefined))),
+  ]);
+  signal?.throwIfAborted();
+  return (
+    digests.every((digest, index) => digest === record.reads[index]?.digest) &&
+    commits.every((commit, index) => commit === record.gitReads[index]?.commit)
+  );
 }
 
 /** sha256 of what a render reads of every cluster: its Kubernetes version and the kinds it serves, with their scope. */

@@ -34,6 +34,7 @@ import { withDefaultArgs } from './kluctl-project.ts';
 import { isPlainObject, type Values } from '../values.ts';
 import { loadVars } from './vars.ts';
 import { findProjectFile, isDirectory, isInside, relativeSlashPath } from '../files.ts';
+import type { Checkout, GitRef } from '../source/git-cache.ts';
 
 /** Where an item's files come from: the project itself (id '') or a git or OCI include (its own checkout or artifact). */
 export interface ItemSource {
@@ -205,8 +206,7 @@ async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, l
     const what = config.include !== undefined ? `'${config.include}'` : config.git !== undefined ? 'the git include' : 'the OCI include';
     throw new Error(`${label}: includes nest more than ${MAX_INCLUDE_DEPTH} deep (does ${what} include a project that includes it?)`);
   }
-  if (config.git !== undefined || config.oci !== undefined)
-    state.environment.inputs?.cannotReuse(`${label}: ${config.git !== undefined ? 'a git' : 'an OCI'} include`);
+  if (config.oci !== undefined) state.environment.inputs?.cannotReuse(`${label}: an OCI include`);
   const { dir, source } =
     config.git !== undefined
       ? await checkoutGitInclude(config.git, label, state)
@@ -221,9 +221,10 @@ async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, l
 
 async function checkoutGitInclude(git: GitInclude, label: string, state: LoadState): Promise<{ dir: string; source: ItemSource }> {
   const spec = typeof git === 'string' ? { url: git } : git;
-  const checkout = await checkoutRef(spec.url, spec.ref, state).catch((error: Error) => {
+  const { ref, checkout } = await checkoutRef(spec.url, spec.ref, state).catch((error: Error) => {
     throw new Error(`${label}: ${error.message}`);
   });
+  state.environment.inputs?.recordGitRead({ url: spec.url, ref, commit: checkout.commit });
   const dir = path.resolve(checkout.dir, spec.subDir ?? '.');
   if (!isInside(checkout.dir, dir) || !(await isDirectory(dir)))
     throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
@@ -248,10 +249,16 @@ async function pullOciInclude(oci: OciInclude, label: string, state: LoadState):
 }
 
 /** A ref given as a plain string (Kluctl's older form) names a branch or, failing that, a tag. */
-async function checkoutRef(url: string, ref: Exclude<GitInclude, string>['ref'], state: LoadState) {
+/** The checkout of `ref`, and the GitRef it was found as (a plain string names a branch, else a tag). */
+async function checkoutRef(
+  url: string,
+  ref: Exclude<GitInclude, string>['ref'],
+  state: LoadState,
+): Promise<{ ref: GitRef; checkout: Checkout }> {
   const { git, signal } = state.environment;
-  if (typeof ref !== 'string') return git.checkout(url, ref ?? {}, {}, signal);
-  return git.checkout(url, { branch: ref }, {}, signal).catch(() => git.checkout(url, { tag: ref }, {}, signal));
+  const checkoutOf = async (gitRef: GitRef) => ({ ref: gitRef, checkout: await git.checkout(url, gitRef, {}, signal) });
+  if (typeof ref !== 'string') return checkoutOf(ref ?? {});
+  return checkoutOf({ branch: ref }).catch(() => checkoutOf({ tag: ref }));
 }
 
 /**

@@ -1,10 +1,12 @@
 /**
  * What a render read beyond the project's own files and the target's request: the API server reads Helm made
- * (`lookup`, discovery), and why a render depends on something that cannot be checked cheaply (a git include, an
- * HTTP vars source, sops keys). deploy/render-cache.ts reuses a render only when it recorded no such reason, and
- * every recorded read answers the same again.
+ * (`lookup`, discovery), the commits its git includes resolved to, and why a render depends on something that
+ * cannot be checked cheaply (an OCI include, an HTTP vars source, sops keys). deploy/render-cache.ts reuses a render
+ * only when it recorded no such reason, every recorded read answers the same again, and every git include's ref
+ * still names the same commit.
  */
 import { createHash } from 'node:crypto';
+import type { GitRef } from '../source/git-cache.ts';
 import { canonicalJson, isPlainObject } from '../values.ts';
 
 /** One GET of the API server, as it was answered during the render. */
@@ -17,8 +19,16 @@ export interface KubeRead {
   digest: string;
 }
 
+/** A git include as the render resolved it: the repository, the ref it named, and that ref's commit then. */
+export interface GitRead {
+  url: string;
+  ref: GitRef;
+  commit: string;
+}
+
 export class RenderInputs {
   private readonly recorded = new Map<string, KubeRead>();
+  private readonly gitRecorded = new Map<string, GitRead>();
   private readonly reasons = new Set<string>();
 
   /** Notes that the render depends on something no later run can check, e.g. `vars source 'http' in deployment.yaml`. */
@@ -34,6 +44,16 @@ export class RenderInputs {
 
   get reads(): KubeRead[] {
     return [...this.recorded.values()];
+  }
+
+  /** Records the commit a git include's ref resolved to; the same repository and ref twice keep the first. */
+  recordGitRead(read: GitRead): void {
+    const key = JSON.stringify([read.url, read.ref]);
+    if (!this.gitRecorded.has(key)) this.gitRecorded.set(key, read);
+  }
+
+  get gitReads(): GitRead[] {
+    return [...this.gitRecorded.values()];
   }
 
   /** Why the render must not be reused; empty when it may be. */

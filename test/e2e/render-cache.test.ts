@@ -1,8 +1,9 @@
 /**
  * Render reuse (src/deploy/render-cache.ts) through the CLI's bundle (which global-setup brings up to date; run from
  * the sources, the CLI never reuses a render), with a cache folder of its own.
- * A render is reused only while the project's files, the command's args and everything the render read of the
- * cluster (here a chart's `lookup`) are unchanged, and never when it holds a Secret or read what cannot be checked.
+ * A render is reused only while the project's files, the command's args, everything the render read of the cluster
+ * (here a chart's `lookup`) and the commits of its git includes are unchanged, and never when it holds a Secret or
+ * read what cannot be checked.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookupColorTemplate } from '../support/chart-server.ts';
 import { gantry, kubectl, localContext } from '../support/cli.ts';
 import { removeCopy, writeProject } from '../support/fixtures.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { parseYamlDocuments } from '../../src/yaml.ts';
 
 const NAMESPACE = 'gantry-e2e-render-cache';
@@ -19,6 +21,7 @@ const REUSED = /reusing the render of/;
 let cacheDir = '';
 let context = '';
 const projects: string[] = [];
+const repos: TestRepo[] = [];
 
 beforeAll(async () => {
   context = await localContext();
@@ -31,6 +34,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const dir of projects) await removeCopy(dir);
+  for (const repo of repos) await repo.remove();
   await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=false']);
   await rm(cacheDir, { recursive: true, force: true });
 });
@@ -126,6 +130,27 @@ describe('render reuse', () => {
     expect(afterDeploy.reused).toBe(false);
     expect(data(afterDeploy.objects)['self-lookup']).toEqual({ state: 'existing' });
     expect((await render(selfLookup)).reused).toBe(true);
+  });
+
+  it("reuses a render with a git include while the include's branch stays on its commit, and renders again once it moves", async () => {
+    const library = await createRepo({
+      'deployment.yaml': 'deployments:\n  - path: cm\n',
+      'cm/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: included\n  namespace: ${NAMESPACE}\ndata:\n  version: one\n`,
+    });
+    repos.push(library);
+    const dir = await project({ 'deployment.yaml': `deployments:\n  - git:\n      url: ${library.url}\n      ref: main\n` });
+    expect((await render(dir)).reused).toBe(false);
+    const again = await render(dir);
+    expect(again.reused).toBe(true);
+    expect(data(again.objects)).toEqual({ included: { version: 'one' } });
+
+    await library.commit({
+      'cm/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: included\n  namespace: ${NAMESPACE}\ndata:\n  version: two\n`,
+    });
+    const moved = await render(dir);
+    expect(moved.reused).toBe(false);
+    expect(data(moved.objects)).toEqual({ included: { version: 'two' } });
+    expect((await render(dir)).reused).toBe(true);
   });
 
   it('never reuses a render that holds a Secret, reads a cluster vars source or the clock, and keeps no record of it', async () => {
