@@ -248,8 +248,10 @@ async function pullOciInclude(oci: OciInclude, label: string, state: LoadState):
   return { dir, source: { root: snapshot.dir, id } };
 }
 
-/** A ref given as a plain string (Kluctl's older form) names a branch or, failing that, a tag. */
-/** The checkout of `ref`, and the GitRef it was found as (a plain string names a branch, else a tag). */
+/**
+ * The checkout of `ref`, and the GitRef it was found as: a ref given as a plain string (Kluctl's older form) names a
+ * branch or, failing that, a tag.
+ */
 async function checkoutRef(
   url: string,
   ref: Exclude<GitInclude, string>['ref'],
