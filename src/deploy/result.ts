@@ -64,9 +64,15 @@ export class ResultCollector {
     this.result.errors.push(ref ? { object: ref, message } : { message });
   }
 
-  /** The result with every object list sorted the way Kluctl prints refs. */
+  /**
+   * The result with every object list sorted as Kluctl sorts refs: by their printed form, in byte order (Go's `<` on
+   * strings), not by locale, whose collation also costs a command ~10 ms to load.
+   */
   finish(): CommandResult {
-    const byRef = (a: ObjectRef, b: ObjectRef): number => formatRef(a).localeCompare(formatRef(b));
+    const byRef = (a: ObjectRef, b: ObjectRef): number => {
+      const [x, y] = [formatRef(a), formatRef(b)];
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
     const unique = (refs: ObjectRef[]): ObjectRef[] => [...new Map(refs.map((ref) => [refKey(ref), ref])).values()].sort(byRef);
     return {
       newObjects: unique(this.result.newObjects),
