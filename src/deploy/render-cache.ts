@@ -2,14 +2,15 @@
  * Reusing a render whose inputs are unchanged: a command run again over the same project, target and cluster skips
  * Jinja2, Helm and kustomize, the largest part of a no-op deploy, as Argo CD's repo server reuses the manifests it
  * generated for the same revision and source. A render is reused only when all of these hold:
- * - the same Gantry code and tools (and the variables that configure them), the same request (target, args, context, discriminator, selection, fixed images)
- *   and kubeconfig contexts, and the same project files (project/project-files.ts);
+ * - the same Gantry code and tools (and the variables that configure them), the same request (target, args,
+ *   context, discriminator, selection, fixed images) and kubeconfig contexts, and the same project files
+ *   (project/project-files.ts);
  * - the same API server, Kubernetes version and served kinds;
  * - every read the render made of the cluster (Helm's `lookup` and discovery, render/helm-reads.ts) answers the same;
- * - every git include's ref names the commit it named then (a commit's files never change);
+ * - every git include's and git vars source's ref names the commit it named then (a commit's files never change);
  * - the render recorded nothing no later run can check (project/render-inputs.ts): OCI includes, vars sources
- *   beyond `values` and `file`, sops-encrypted files, templates reading the clock or chance; and it holds no Secret
- *   and no sensitive value, so no record keeps one.
+ *   beyond `values`, `file` and `git`, sops-encrypted files, templates reading the clock or chance; and it holds no
+ *   Secret and no sensitive value, so no record keeps one.
  * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
  * record does: at most MAX_AGE_MS, as Argo CD's manifest cache keeps them for its expiration (24 h by default).
  * A CLI keeps records in files of its cache; a controller or an agent, in its memory (RenderRecordStore).

@@ -1,9 +1,9 @@
 /**
  * What a render read beyond the project's own files and the target's request: the API server reads Helm made
- * (`lookup`, discovery), the commits its git includes resolved to, and why a render depends on something that
- * cannot be checked cheaply (an OCI include, an HTTP vars source, sops keys). deploy/render-cache.ts reuses a render
- * only when it recorded no such reason, every recorded read answers the same again, and every git include's ref
- * still names the same commit.
+ * (`lookup`, discovery), the commits its git includes and git vars sources resolved to, and why a render depends on
+ * something that cannot be checked cheaply (an OCI include, an HTTP vars source, sops keys). deploy/render-cache.ts
+ * reuses a render only when it recorded no such reason, every recorded read answers the same again, and every git
+ * ref still names the same commit.
  */
 import { createHash } from 'node:crypto';
 import type { GitRef } from '../source/git-cache.ts';
@@ -19,7 +19,7 @@ export interface KubeRead {
   digest: string;
 }
 
-/** A git include as the render resolved it: the repository, the ref it named, and that ref's commit then. */
+/** A git include or vars source as the render resolved it: the repository, the ref it named, and its commit then. */
 export interface GitRead {
   url: string;
   ref: GitRef;
@@ -46,7 +46,7 @@ export class RenderInputs {
     return [...this.recorded.values()];
   }
 
-  /** Records the commit a git include's ref resolved to; the same repository and ref twice keep the first. */
+  /** Records the commit a git ref resolved to; the same repository and ref twice keep the first. */
   recordGitRead(read: GitRead): void {
     const key = JSON.stringify([read.url, read.ref]);
     if (!this.gitRecorded.has(key)) this.gitRecorded.set(key, read);

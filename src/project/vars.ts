@@ -29,6 +29,9 @@ type Loader<K extends SupportedKind> = (
   request: SourceRequest,
 ) => Promise<LoadedVars | undefined> | LoadedVars;
 
+/** The vars sources a render may be reused after (deploy/render-cache.ts): what they read can be checked again. */
+const REUSABLE_SOURCES: ReadonlySet<SupportedKind> = new Set(['values', 'file', 'git']);
+
 const LOADERS: { [K in SupportedKind]: Loader<K> } = {
   values: (values) => ({ value: values, sensitive: false }),
   file: loadFileSource,
@@ -76,7 +79,8 @@ async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, la
     return context;
   }
   if (request.multidoc && source.targetPath === undefined) throw new Error(`${label}: 'multidoc' needs 'targetPath'`);
-  if (kind !== 'values' && kind !== 'file') scope.environment.inputs?.cannotReuse(`${label}: a ${kind} vars source`);
+  // A git source records its commit itself (loadGitSource): a later run checks that its ref still names it.
+  if (!REUSABLE_SOURCES.has(kind)) scope.environment.inputs?.cannotReuse(`${label}: a ${kind} vars source`);
   const loaded = await (LOADERS[kind] as Loader<SupportedKind>)(source[kind] as never, request);
   if (loaded === undefined) return context;
   const newVars = placeVars(loaded.value, source.targetPath, context, label);

@@ -153,6 +153,21 @@ describe('render reuse', () => {
     expect((await render(dir)).reused).toBe(true);
   });
 
+  it('reuses a render with a git vars source while its ref stays on its commit, and renders again once it moves', async () => {
+    const varsRepo = await createRepo({ 'vars.yaml': 'color: green\n' });
+    repos.push(varsRepo);
+    const dir = await project({
+      'deployment.yaml': `vars:\n  - git:\n      url: ${varsRepo.url}\n      ref:\n        branch: main\n      path: vars.yaml\ndeployments:\n  - path: app\n`,
+      'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-git-vars\n  namespace: ${NAMESPACE}\ndata:\n  color: "{{ color }}"\n`,
+    });
+    expect((await render(dir)).reused).toBe(false);
+    expect((await render(dir)).reused).toBe(true);
+    await varsRepo.commit({ 'vars.yaml': 'color: purple\n' });
+    const moved = await render(dir);
+    expect(moved.reused).toBe(false);
+    expect(data(moved.objects)).toEqual({ 'from-git-vars': { color: 'purple' } });
+  });
+
   it('never reuses a render that holds a Secret, reads a cluster vars source or the clock, and keeps no record of it', async () => {
     const secret = await project({
       'deployment.yaml': 'deployments:\n  - path: app\n',

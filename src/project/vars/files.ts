@@ -43,6 +43,7 @@ export async function loadGitSource(config: VarsSourceGit, request: SourceReques
     .catch((error: Error) => {
       throw new Error(`${request.label}: ${error.message}`);
     });
+  request.scope.environment.inputs?.recordGitRead({ url: config.url, ref, commit: checkout.commit });
   const file = path.resolve(checkout.dir, config.path);
   if (!isInside(checkout.dir, file)) throw new Error(`${request.label}: git path '${config.path}' is outside the repository`);
   if (!(await isFile(file))) {
