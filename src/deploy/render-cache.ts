@@ -6,11 +6,12 @@
  *   context, discriminator, selection, fixed images) and kubeconfig contexts, and the same project files
  *   (project/project-files.ts);
  * - the same API server, Kubernetes version and served kinds;
- * - every read the render made of the cluster (Helm's `lookup` and discovery, render/helm-reads.ts) answers the same;
+ * - every read the render made of the cluster (Helm's `lookup` and discovery, render/helm-reads.ts; a
+ *   clusterConfigMap vars source found by name) answers the same;
  * - every git include's and git vars source's ref names the commit it named then (a commit's files never change);
  * - the render recorded nothing no later run can check (project/render-inputs.ts): OCI includes, vars sources
- *   beyond `values`, `file` and `git`, sops-encrypted files, templates reading the clock or chance; and it holds no
- *   Secret and no sensitive value, so no record keeps one.
+ *   beyond `values`, `file`, `git` and `clusterConfigMap` by name, sops-encrypted files, templates reading the
+ *   clock or chance; and it holds no Secret and no sensitive value, so no record keeps one.
  * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
  * record does: at most MAX_AGE_MS, as Argo CD's manifest cache keeps them for its expiration (24 h by default).
  * A CLI keeps records in files of its cache; a controller or an agent, in its memory (RenderRecordStore).

@@ -237,7 +237,8 @@ export class Cluster {
     return object;
   }
 
-  private async objectPath(ref: ObjectRef): Promise<string> {
+  /** The API path of the object `ref` names. @throws UnknownKindError; Error for a namespaced ref without namespace. */
+  async objectPath(ref: ObjectRef): Promise<string> {
     const resource = await this.resourceFor(ref);
     if (resource.namespaced && !ref.namespace) throw new Error(`${formatRef(ref)}: a namespaced object needs a namespace`);
     return `${collectionPath(resource, resource.namespaced ? ref.namespace : undefined)}/${encodeURIComponent(ref.name)}`;

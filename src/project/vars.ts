@@ -30,7 +30,7 @@ type Loader<K extends SupportedKind> = (
 ) => Promise<LoadedVars | undefined> | LoadedVars;
 
 /** The vars sources a render may be reused after (deploy/render-cache.ts): what they read can be checked again. */
-const REUSABLE_SOURCES: ReadonlySet<SupportedKind> = new Set(['values', 'file', 'git']);
+const REUSABLE_SOURCES: ReadonlySet<SupportedKind> = new Set(['values', 'file', 'git', 'clusterConfigMap']);
 
 const LOADERS: { [K in SupportedKind]: Loader<K> } = {
   values: (values) => ({ value: values, sensitive: false }),
@@ -79,7 +79,7 @@ async function loadSource(raw: VarsSource, context: Values, scope: VarsScope, la
     return context;
   }
   if (request.multidoc && source.targetPath === undefined) throw new Error(`${label}: 'multidoc' needs 'targetPath'`);
-  // A git source records its commit itself (loadGitSource): a later run checks that its ref still names it.
+  // A git source records its commit, a clusterConfigMap its read, themselves: a later run checks them again.
   if (!REUSABLE_SOURCES.has(kind)) scope.environment.inputs?.cannotReuse(`${label}: a ${kind} vars source`);
   const loaded = await (LOADERS[kind] as Loader<SupportedKind>)(source[kind] as never, request);
   if (loaded === undefined) return context;

@@ -2,8 +2,8 @@
  * Render reuse (src/deploy/render-cache.ts) through the CLI's bundle (which global-setup brings up to date; run from
  * the sources, the CLI never reuses a render), with a cache folder of its own.
  * A render is reused only while the project's files, the command's args, everything the render read of the cluster
- * (here a chart's `lookup`) and the commits of its git includes are unchanged, and never when it holds a Secret or
- * read what cannot be checked.
+ * (here a chart's `lookup`, a ConfigMap vars source) and the commits of its git refs are unchanged, and never when
+ * it holds a Secret or read what cannot be checked.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -30,6 +30,7 @@ beforeAll(async () => {
   await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found']);
   await kubectl(['create', 'namespace', NAMESPACE]);
   await kubectl(['create', 'configmap', 'lookup-source', '-n', NAMESPACE, '--from-literal=color=blue']);
+  await kubectl(['label', 'configmap', 'lookup-source', '-n', NAMESPACE, 'gantry-e2e=lookup-source']);
 }, 120_000);
 
 afterAll(async () => {
@@ -168,13 +169,28 @@ describe('render reuse', () => {
     expect(data(moved.objects)).toEqual({ 'from-git-vars': { color: 'purple' } });
   });
 
-  it('never reuses a render that holds a Secret, reads a cluster vars source or the clock, and keeps no record of it', async () => {
+  it('reuses a render with a clusterConfigMap vars source found by name while the ConfigMap stays the same', async () => {
+    await kubectl(['create', 'configmap', 'vars-source', '-n', NAMESPACE, '--from-literal=color=teal']);
+    const dir = await project({
+      'deployment.yaml': `vars:\n  - clusterConfigMap:\n      name: vars-source\n      namespace: ${NAMESPACE}\n      key: color\n      targetPath: color\ndeployments:\n  - path: app\n`,
+      'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-cluster-vars\n  namespace: ${NAMESPACE}\ndata:\n  color: "{{ color }}"\n`,
+    });
+    expect((await render(dir)).reused).toBe(false);
+    expect((await render(dir)).reused).toBe(true);
+    await kubectl(['patch', 'configmap', 'vars-source', '-n', NAMESPACE, '--type=merge', '-p', '{"data":{"color":"navy"}}']);
+    const changed = await render(dir);
+    expect(changed.reused).toBe(false);
+    expect(data(changed.objects)).toEqual({ 'from-cluster-vars': { color: 'navy' } });
+    expect((await render(dir)).reused).toBe(true);
+  });
+
+  it('never reuses a render that holds a Secret, reads a cluster vars source it cannot read again alike, or the clock, and keeps no record of it', async () => {
     const secret = await project({
       'deployment.yaml': 'deployments:\n  - path: app\n',
       'app/secret.yaml': `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ${NAMESPACE}\nstringData:\n  password: hunter2-e2e\n`,
     });
     const clusterVars = await project({
-      'deployment.yaml': `vars:\n  - clusterConfigMap:\n      name: lookup-source\n      namespace: ${NAMESPACE}\n      key: color\n      targetPath: color\ndeployments:\n  - path: app\n`,
+      'deployment.yaml': `vars:\n  - clusterConfigMap:\n      labels:\n        gantry-e2e: lookup-source\n      namespace: ${NAMESPACE}\n      key: color\n      targetPath: color\ndeployments:\n  - path: app\n`,
       'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-vars\n  namespace: ${NAMESPACE}\ndata:\n  color: "{{ color }}"\n`,
     });
     const clock = await project({

@@ -12,6 +12,7 @@ import type { ApiResource } from '../../kube/discovery.ts';
 import { formatRef, refOf, splitApiVersion, type KubeObject } from '../../kube/object.ts';
 import type { VarsSourceClusterMap, VarsSourceClusterObject } from '../schema.ts';
 import { isPlainObject } from '../../values.ts';
+import { readDigest } from '../render-inputs.ts';
 import { parseTargetPath, placeAtPath, queryJsonPath } from './json-path.ts';
 import { parseVarsText, renderWithContext, type LoadedVars, type SourceRequest } from './source.ts';
 
@@ -37,6 +38,7 @@ export async function loadClusterMap(
       `${label}: more than one ${kind} matches labels ${selectorOf(config.labels)}: ${objects.map((object) => object.metadata.name).join(', ')}`,
     );
   const object = objects[0];
+  if (kind === 'ConfigMap') await recordConfigMapRead(cluster, resource, config, object, request);
   if (!object) {
     if (request.ignoreMissing) return undefined;
     throw new Error(`${label}: ${describeWanted(kind, config)} not found on the cluster`);
@@ -99,6 +101,24 @@ export async function loadClusterObject(config: VarsSourceClusterObject, request
     values.push(value);
   }
   return { value: config.list ? values : values[0], sensitive: true };
+}
+
+/**
+ * Records the read of a ConfigMap found by name, or its absence, so a later run reuses the render only while it
+ * reads the same (deploy/render-cache.ts); a ConfigMap found by labels could be another one then, so it forbids reuse.
+ */
+async function recordConfigMapRead(
+  cluster: Cluster,
+  resource: ApiResource,
+  config: VarsSourceClusterMap,
+  object: KubeObject | undefined,
+  request: SourceRequest,
+): Promise<void> {
+  const { inputs } = request.scope.environment;
+  if (!inputs) return;
+  if (!config.name) return inputs.cannotReuse(`${request.label}: a clusterConfigMap vars source found by labels`);
+  const ref = { group: '', version: resource.version, kind: resource.kind, namespace: config.namespace ?? '', name: config.name };
+  inputs.recordRead({ path: await cluster.objectPath(ref), accept: 'application/json', digest: readDigest(object ? 200 : 404, object) });
 }
 
 function requireCluster(request: SourceRequest, source: string): Cluster {
