@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
+import type { ClusterPool } from '../kube/cluster-pool.ts';
 import { loadDeploymentItems, type DeploymentItem } from '../project/deployment-project.ts';
 import type { ProjectEnvironment } from '../project/environment.ts';
 import type { FixedImage } from '../project/fixed-images.ts';
@@ -19,7 +20,7 @@ import { maskedProgress, type Progress } from '../progress.ts';
 import { objectsHash } from '../render/objects-hash.ts';
 import { renderProject, type RenderedItem } from '../render/render-project.ts';
 import { startHelmReadsProxy } from '../render/helm-reads.ts';
-import { clusterFacts, stillHolds, type RenderCache, type RenderRecord } from './render-cache.ts';
+import { clusterFacts, stillHolds, type RenderCache, type RenderRecord, type RenderSources } from './render-cache.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { Values } from '../values.ts';
@@ -109,7 +110,8 @@ async function prepare(
   const project = await loadKluctlProject(request.projectDir);
   const cache = options.renderCache && kubeConfig && (await options.renderCache.lookup(project, request, kubeConfig, engine.tools));
   if (cache?.record && kubeConfig) {
-    const reused = await reusedRender(cache.record, project, kubeConfig, engine, signal);
+    const sources = { git: engine.git, oci: engine.oci, registries: options.registries ?? new RegistryCredentials() };
+    const reused = await reusedRender(cache.record, project, kubeConfig, engine.clusters, sources, signal);
     if (reused) {
       options.onTarget?.(reused.target, reused.cluster);
       progress.step('render', `reusing the render of ${new Date(cache.record.savedAt).toISOString()}: its inputs are unchanged`);
@@ -201,11 +203,12 @@ async function reusedRender(
   record: RenderRecord,
   project: KluctlProject,
   kubeConfig: KubeConfig,
-  engine: Engine,
+  clusters: ClusterPool,
+  sources: RenderSources,
   signal: AbortSignal | undefined,
 ): Promise<PreparedTarget | undefined> {
-  const cluster = engine.clusters.get(kubeConfig, record.target.context).withSignal(signal);
-  return (await stillHolds(record, cluster, engine.git, signal))
+  const cluster = clusters.get(kubeConfig, record.target.context).withSignal(signal);
+  return (await stillHolds(record, cluster, sources, signal))
     ? { project, target: record.target, rendered: record.rendered, cluster, reusedFrom: record.savedAt }
     : undefined;
 }

@@ -8,8 +8,9 @@
  * - the same API server, Kubernetes version and served kinds;
  * - every read the render made of the cluster (Helm's `lookup` and discovery, render/helm-reads.ts; a
  *   clusterConfigMap vars source found by name) answers the same;
- * - every git include's and git vars source's ref names the commit it named then (a commit's files never change);
- * - the render recorded nothing no later run can check (project/render-inputs.ts): OCI includes, vars sources
+ * - every git include's and git vars source's ref names the commit it named then (a commit's files never change),
+ *   and every OCI include's ref the manifest it named then;
+ * - the render recorded nothing no later run can check (project/render-inputs.ts): vars sources
  *   beyond `values`, `file`, `git` and `clusterConfigMap` by name, sops-encrypted files, templates reading the
  *   clock or chance; and it holds no Secret and no sensitive value, so no record keeps one.
  * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
@@ -25,8 +26,10 @@ import { KubeApiError } from '../kube/client.ts';
 import { isSecret } from '../kube/object.ts';
 import type { KluctlProject, ResolvedTarget } from '../project/kluctl-project.ts';
 import { projectFilesDigest } from '../project/project-files.ts';
-import { readDigest, RenderInputs, type GitRead, type KubeRead } from '../project/render-inputs.ts';
+import { readDigest, RenderInputs, type GitRead, type KubeRead, type OciRead } from '../project/render-inputs.ts';
 import type { GitCache } from '../source/git-cache.ts';
+import type { OciCache } from '../source/oci-cache.ts';
+import type { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { Tools } from '../tools.ts';
 import { canonicalJson, isPlainObject } from '../values.ts';
 import { GANTRY_VERSION } from '../version.ts';
@@ -54,6 +57,7 @@ export interface RenderRecord {
   target: ResolvedTarget;
   reads: KubeRead[];
   gitReads: GitRead[];
+  ociReads: OciRead[];
   rendered: RenderedTarget;
 }
 
@@ -116,10 +120,11 @@ export class RenderCache {
    * Saves a render under `key` when nothing forbids its reuse (see the module's comment).
    * @returns why it was not saved; empty when it was.
    */
-  async save(record: Omit<RenderRecord, 'savedAt' | 'reads' | 'gitReads'>, inputs: RenderInputs): Promise<string[]> {
+  async save(record: Omit<RenderRecord, 'savedAt' | 'reads' | 'gitReads' | 'ociReads'>, inputs: RenderInputs): Promise<string[]> {
     const reasons = [...inputs.notReusable, ...secretsOf(record.rendered)];
     if (reasons.length > 0) return reasons;
-    await this.store.save({ ...record, savedAt: Date.now(), reads: inputs.reads, gitReads: inputs.gitReads });
+    const { reads, gitReads, ociReads } = inputs;
+    await this.store.save({ ...record, savedAt: Date.now(), reads, gitReads, ociReads });
     return [];
   }
 
@@ -209,23 +214,33 @@ export function inMemoryRenderCache(): RenderCache {
   return new RenderCache(GANTRY_VERSION, new RenderRecordMemory(MEMORY_RECORDS));
 }
 
+/** Where a record's git and OCI refs are resolved again: the engine's caches and the command's registry credentials. */
+export interface RenderSources {
+  git: GitCache;
+  oci: OciCache;
+  registries: RegistryCredentials;
+}
+
 /**
  * Whether `record` still holds on `cluster`: the same API server, Kubernetes version and served kinds, every read of
- * the render answered the same again (read at once, each as it was sent), and every git include's ref resolves to
- * the same commit through `git` (fetched as its refresh interval allows; a repository that cannot be reached means
- * no, and the render that follows says why).
+ * the render answered the same again (read at once, each as it was sent), every git ref resolves to the same commit
+ * (fetched as the cache's refresh interval allows) and every OCI ref to the same manifest digest. A repository or
+ * registry that cannot be reached means no: the render that follows says why.
  * @throws ClusterUnreachableError, or the signal's reason.
  */
-export async function stillHolds(record: RenderRecord, cluster: Cluster, git: GitCache, signal?: AbortSignal): Promise<boolean> {
+export async function stillHolds(record: RenderRecord, cluster: Cluster, sources: RenderSources, signal?: AbortSignal): Promise<boolean> {
   if (record.server !== cluster.client.server || record.facts !== (await clusterFacts(cluster))) return false;
-  const [digests, commits] = await Promise.all([
+  const unreachable = () => undefined;
+  const [digests, commits, manifests] = await Promise.all([
     Promise.all(record.reads.map((read) => digestOfRead(cluster, read))),
-    Promise.all(record.gitReads.map(({ url, ref }) => git.resolve(url, ref, {}, signal).catch(() => undefined))),
+    Promise.all(record.gitReads.map(({ url, ref }) => sources.git.resolve(url, ref, {}, signal).catch(unreachable))),
+    Promise.all(record.ociReads.map(({ url, ref }) => sources.oci.resolve(url, ref, sources.registries, signal).catch(unreachable))),
   ]);
   signal?.throwIfAborted();
   return (
     digests.every((digest, index) => digest === record.reads[index]?.digest) &&
-    commits.every((commit, index) => commit === record.gitReads[index]?.commit)
+    commits.every((commit, index) => commit === record.gitReads[index]?.commit) &&
+    manifests.every((digest, index) => digest === record.ociReads[index]?.digest)
   );
 }
 

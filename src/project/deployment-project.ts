@@ -206,7 +206,6 @@ async function collectInclude(node: ProjectNode, config: DeploymentItemConfig, l
     const what = config.include !== undefined ? `'${config.include}'` : config.git !== undefined ? 'the git include' : 'the OCI include';
     throw new Error(`${label}: includes nest more than ${MAX_INCLUDE_DEPTH} deep (does ${what} include a project that includes it?)`);
   }
-  if (config.oci !== undefined) state.environment.inputs?.cannotReuse(`${label}: an OCI include`);
   const { dir, source } =
     config.git !== undefined
       ? await checkoutGitInclude(config.git, label, state)
@@ -241,6 +240,7 @@ async function pullOciInclude(oci: OciInclude, label: string, state: LoadState):
   const snapshot = await cache.pull(oci.url, oci.ref, registries, signal).catch((error: Error) => {
     throw new Error(`${label}: ${error.message}`);
   });
+  state.environment.inputs?.recordOciRead({ url: oci.url, ref: oci.ref, digest: snapshot.digest });
   const dir = path.resolve(snapshot.dir, oci.subDir ?? '.');
   if (!isInside(snapshot.dir, dir) || !(await isDirectory(dir)))
     throw new Error(`${label}: subDir '${oci.subDir}' not found in ${oci.url}`);

@@ -1,12 +1,13 @@
 /**
  * What a render read beyond the project's own files and the target's request: the API server reads Helm made
- * (`lookup`, discovery), the commits its git includes and git vars sources resolved to, and why a render depends on
- * something that cannot be checked cheaply (an OCI include, an HTTP vars source, sops keys). deploy/render-cache.ts
- * reuses a render only when it recorded no such reason, every recorded read answers the same again, and every git
- * ref still names the same commit.
+ * (`lookup`, discovery), the commits its git includes and git vars sources resolved to, the digests of its OCI
+ * includes, and why a render depends on something that cannot be checked cheaply (an HTTP vars source, sops keys).
+ * deploy/render-cache.ts reuses a render only when it recorded no such reason, every recorded read answers the same
+ * again, and every git and OCI ref still names the same commit or manifest.
  */
 import { createHash } from 'node:crypto';
 import type { GitRef } from '../source/git-cache.ts';
+import type { OciRef } from '../source/oci-cache.ts';
 import { canonicalJson, isPlainObject } from '../values.ts';
 
 /** One GET of the API server, as it was answered during the render. */
@@ -26,9 +27,17 @@ export interface GitRead {
   commit: string;
 }
 
+/** An OCI include as the render resolved it: the repository, the ref it named, and its manifest's digest then. */
+export interface OciRead {
+  url: string;
+  ref: OciRef | undefined;
+  digest: string;
+}
+
 export class RenderInputs {
   private readonly recorded = new Map<string, KubeRead>();
   private readonly gitRecorded = new Map<string, GitRead>();
+  private readonly ociRecorded = new Map<string, OciRead>();
   private readonly reasons = new Set<string>();
 
   /** Notes that the render depends on something no later run can check, e.g. `vars source 'http' in deployment.yaml`. */
@@ -54,6 +63,16 @@ export class RenderInputs {
 
   get gitReads(): GitRead[] {
     return [...this.gitRecorded.values()];
+  }
+
+  /** Records the digest an OCI include's ref resolved to; the same repository and ref twice keep the first. */
+  recordOciRead(read: OciRead): void {
+    const key = JSON.stringify([read.url, read.ref ?? null]);
+    if (!this.ociRecorded.has(key)) this.ociRecorded.set(key, read);
+  }
+
+  get ociReads(): OciRead[] {
+    return [...this.ociRecorded.values()];
   }
 
   /** Why the render must not be reused; empty when it may be. */

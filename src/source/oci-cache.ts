@@ -57,6 +57,22 @@ export class OciCache {
   }
 
   /**
+   * The digest of the manifest `ref` names now, without pulling the artifact: a digest names itself, a tag is asked
+   * of the registry (it may have moved).
+   * @throws Error as pull does.
+   */
+  async resolve(url: string, ref: OciRef | undefined, credentials: RegistryCredentials, signal?: AbortSignal): Promise<string> {
+    if (ref?.digest !== undefined) return ref.digest;
+    const reference = parseOciUrl(url);
+    const client = new OciClient(reference, credentials.find(reference.registry, reference.repository), 'pull', signal);
+    try {
+      return (await client.manifest(ref?.tag ?? 'latest')).digest;
+    } finally {
+      await client.close();
+    }
+  }
+
+  /**
    * Removes snapshots (and leftovers of interrupted pulls) nobody used for `maxAgeMs`.
    * @returns how many were removed.
    */

@@ -2,14 +2,14 @@
  * Render reuse (src/deploy/render-cache.ts) through the CLI's bundle (which global-setup brings up to date; run from
  * the sources, the CLI never reuses a render), with a cache folder of its own.
  * A render is reused only while the project's files, the command's args, everything the render read of the cluster
- * (here a chart's `lookup`, a ConfigMap vars source) and the commits of its git refs are unchanged, and never when
- * it holds a Secret or read what cannot be checked.
+ * (here a chart's `lookup`, a ConfigMap vars source), the commits of its git refs and the manifests of its OCI refs
+ * are unchanged, and never when it holds a Secret or read what cannot be checked.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lookupColorTemplate } from '../support/chart-server.ts';
+import { lookupColorTemplate, startOciRegistry, type OciRegistry } from '../support/chart-server.ts';
 import { gantry, kubectl, localContext } from '../support/cli.ts';
 import { removeCopy, writeProject } from '../support/fixtures.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
@@ -22,6 +22,7 @@ let cacheDir = '';
 let context = '';
 const projects: string[] = [];
 const repos: TestRepo[] = [];
+const registries: OciRegistry[] = [];
 
 beforeAll(async () => {
   context = await localContext();
@@ -36,6 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const dir of projects) await removeCopy(dir);
   for (const repo of repos) await repo.remove();
+  for (const registry of registries) await registry.close();
   await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=false']);
   await rm(cacheDir, { recursive: true, force: true });
 });
@@ -151,6 +153,31 @@ describe('render reuse', () => {
     const moved = await render(dir);
     expect(moved.reused).toBe(false);
     expect(data(moved.objects)).toEqual({ included: { version: 'two' } });
+    expect((await render(dir)).reused).toBe(true);
+  });
+
+  it('reuses a render with an OCI include while its tag names the same manifest, and renders again once it moves', async () => {
+    const registry = await startOciRegistry();
+    registries.push(registry);
+    const push = async (version: string) => {
+      const dir = await writeProject({
+        'deployment.yaml': 'deployments:\n  - path: app\n',
+        'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-oci\n  namespace: ${NAMESPACE}\ndata:\n  version: ${version}\n`,
+      });
+      projects.push(dir);
+      const run = await gantry(['oci', 'push', '--url', `${registry.url}/projects/included:v1`, '--project-dir', dir]);
+      if (run.code !== 0) throw new Error(`gantry oci push failed:\n${run.stderr}`);
+    };
+    await push('one');
+    const dir = await project({
+      'deployment.yaml': `deployments:\n  - oci:\n      url: ${registry.url}/projects/included\n      ref:\n        tag: v1\n`,
+    });
+    expect((await render(dir)).reused).toBe(false);
+    expect((await render(dir)).reused).toBe(true);
+    await push('two');
+    const moved = await render(dir);
+    expect(moved.reused).toBe(false);
+    expect(data(moved.objects)).toEqual({ 'from-oci': { version: 'two' } });
     expect((await render(dir)).reused).toBe(true);
   });
 
