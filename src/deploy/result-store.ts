@@ -114,9 +114,13 @@ function decodeResult(secret: KubeObject): StoredResult {
   return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as StoredResult;
 }
 
-/** Deletes all but the newest `keep` results; `written` counts as the newest whatever the clocks say. */
+/**
+ * Deletes all but the newest `keep` results; `written` counts as the newest whatever the clocks say. Their metadata
+ * is all it reads: the compressed results stay on the server.
+ */
 async function pruneOldResults(cluster: Cluster, labels: Record<string, string>, written: string, options: StoreOptions): Promise<void> {
-  const others = (await listResults(cluster, labels, options.namespace)).filter((secret) => secret.metadata.name !== written);
+  const listed = await listResults(cluster, labels, options.namespace, { metadataOnly: true });
+  const others = listed.filter((secret) => secret.metadata.name !== written);
   for (const secret of others.slice(options.keep - 1)) {
     await cluster.delete({ group: '', version: 'v1', kind: 'Secret', namespace: options.namespace, name: secret.metadata.name ?? '' });
   }
@@ -126,12 +130,17 @@ async function pruneOldResults(cluster: Cluster, labels: Record<string, string>,
  * Newest first: by the command's start time (milliseconds; a CLI runs several commands within one second, the
  * resolution of creationTimestamp), then by creation time for results written before the annotation existed.
  */
-async function listResults(cluster: Cluster, labels: Record<string, string>, namespace: string): Promise<KubeObject[]> {
+async function listResults(
+  cluster: Cluster,
+  labels: Record<string, string>,
+  namespace: string,
+  options: { metadataOnly?: boolean } = {},
+): Promise<KubeObject[]> {
   const resource = await cluster.resourceFor({ group: '', version: 'v1', kind: 'Secret' });
   const selector = Object.entries(labels)
     .map(([key, value]) => `${key}=${value}`)
     .join(',');
-  const secrets = await cluster.list(resource, selector, namespace);
+  const secrets = await cluster.list(resource, selector, namespace, options);
   const started = (secret: KubeObject) => secret.metadata.annotations?.[START_TIME_ANNOTATION] ?? '';
   return secrets.sort(
     (a, b) =>
