@@ -150,6 +150,10 @@ export class AlertDispatcher {
 
   private startWatch(): AlertWatch {
     const waiting = new Set<(error: unknown) => void>();
+    const rejectWaiting = (error: unknown) => {
+      for (const reject of waiting) reject(error);
+      waiting.clear();
+    };
     const watcher = new Watcher({
       client: this.cluster.client,
       resource: { group: GROUP, version: VERSION, plural: PLURAL },
@@ -163,10 +167,6 @@ export class AlertDispatcher {
       onChange: () => undefined,
     });
     watcher.start();
-    const rejectWaiting = (error: unknown) => {
-      for (const reject of waiting) reject(error);
-      waiting.clear();
-    };
     const listed = () =>
       new Promise<void>((resolve, reject) => {
         waiting.add(reject);
