@@ -74,21 +74,12 @@ const DEFAULT_RETRY_DELAY_MS = 1000;
 const DEFAULT_REPEAT_INTERVAL_MS = 5 * 60_000;
 const REPORTING_CONTROLLER = 'gantry-controller';
 
-/** The watch of every Alert, and how to wait for its first list. */
-interface AlertWatch {
-  watcher: Watcher;
-  /** Resolves once the Alerts were listed; rejects with the error of the next failed list before that. */
-  listed(): Promise<void>;
-  /** Stops the watch; whoever still waits for its first list is rejected. */
-  stop(): Promise<void>;
-}
-
 export class AlertDispatcher {
   private readonly cluster: Cluster;
   private readonly options: AlertDispatcherOptions;
   /** When each distinct event was last sent (epoch ms), for dropping repeats. */
   private readonly sentAt = new Map<string, number>();
-  private watch: AlertWatch | undefined;
+  private watcher: Watcher | undefined;
   private closed = false;
 
   constructor(cluster: Cluster, options: AlertDispatcherOptions) {
@@ -137,43 +128,31 @@ export class AlertDispatcher {
   /** Stops watching Alerts; events from then on are not sent. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.watch?.stop();
+    await this.watcher?.stop();
   }
 
-  /** Every Alert as of the watch: listed at the first call, current from then on within the watch's delay. */
+  /**
+   * Every Alert as of the watch: listed at the first call, current from then on within the watch's delay. Until the
+   * first list succeeds, fails as a list would (Watcher.listed).
+   */
   private async currentAlerts(): Promise<Alert[]> {
     if (this.closed) throw new Error('the alert dispatcher is closed');
-    const watch = (this.watch ??= this.startWatch());
-    if (!watch.watcher.synced) await watch.listed();
-    return [...watch.watcher.cache.values()] as unknown as Alert[];
+    const watcher = (this.watcher ??= this.startWatch());
+    await watcher.listed();
+    return [...watcher.cache.values()] as unknown as Alert[];
   }
 
-  private startWatch(): AlertWatch {
-    const waiting = new Set<(error: unknown) => void>();
-    const rejectWaiting = (error: unknown) => {
-      for (const reject of waiting) reject(error);
-      waiting.clear();
-    };
+  private startWatch(): Watcher {
     const watcher = new Watcher({
       client: this.cluster.client,
       resource: { group: GROUP, version: VERSION, plural: PLURAL },
       log: this.options.log.child({ resource: `${PLURAL}.${GROUP}` }),
       // Without the Alert CRD, or a role that may not list Alerts, there is no Alert to send to.
-      syncedDespite: (error) => {
-        if (error instanceof KubeApiError && (error.status === 403 || error.status === 404)) return true;
-        rejectWaiting(error);
-        return false;
-      },
+      syncedDespite: (error) => error instanceof KubeApiError && (error.status === 403 || error.status === 404),
       onChange: () => undefined,
     });
     watcher.start();
-    const listed = () =>
-      new Promise<void>((resolve, reject) => {
-        waiting.add(reject);
-        void watcher.waitForSync().then(() => (waiting.delete(reject), resolve()));
-      });
-    const stop = () => (rejectWaiting(new Error('the alert dispatcher is closed')), watcher.stop());
-    return { watcher, listed, stop };
+    return watcher;
   }
 
   private async deliver(alert: Alert, event: AlertEvent): Promise<void> {

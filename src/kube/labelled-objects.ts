@@ -30,24 +30,9 @@ function isEmptyForUs(error: unknown): boolean {
   return error instanceof KubeApiError && [403, 404, 405].includes(error.status);
 }
 
-/** A resource's watch. */
-interface ResourceWatch {
-  watcher: Watcher;
-  /** Settles with the first list: resolves when it filled the cache, rejects when it failed (unless isEmptyForUs). */
-  firstList: Promise<void>;
-}
-
-/**
- * Resolves once the watch listed; until then, rejects with the error of its first list when that failed, so a read
- * fails as a one-off list would instead of waiting through the watch's retries.
- */
-function synced(watch: ResourceWatch): Promise<void> {
-  return watch.watcher.synced ? Promise.resolve() : watch.firstList;
-}
-
 export class LabelledObjects {
   private readonly options: LabelledObjectsOptions;
-  private readonly watchers = new Map<string, ResourceWatch>();
+  private readonly watchers = new Map<string, Watcher>();
   /** label value → object key (group/kind/namespace/name, any version) → object. */
   private readonly byValue = new Map<string, Map<string, KubeObject>>();
   private readonly valueOf = new Map<string, string>();
@@ -89,49 +74,38 @@ export class LabelledObjects {
     this.closed = true;
     const watches = [...this.watchers.values()];
     this.watchers.clear();
-    await Promise.all(watches.map((watch) => watch.watcher.stop()));
+    await Promise.all(watches.map((watcher) => watcher.stop()));
   }
 
   /** Starts a watch for each served resource not yet watched, stops those no longer served, waits for all to list. */
   private async watchServed(served: readonly ApiResource[]): Promise<void> {
     const wanted = new Map(served.map((resource) => [`${resource.group}/${resource.version}/${resource.resource}`, resource]));
-    for (const [id, watch] of this.watchers) {
+    for (const [id, watcher] of this.watchers) {
       if (wanted.has(id)) continue;
       this.watchers.delete(id);
-      void watch.watcher.stop();
+      void watcher.stop();
     }
     for (const [id, resource] of wanted) {
       if (!this.watchers.has(id)) this.watchers.set(id, this.startWatch(resource));
     }
-    await Promise.all([...this.watchers.values()].map((watch) => synced(watch)));
+    // A read fails as a one-off list would (listed()) instead of waiting through the watch's retries.
+    await Promise.all([...this.watchers.values()].map((watcher) => watcher.listed()));
   }
 
-  private startWatch(resource: ApiResource): ResourceWatch {
-    let failFirstList: (error: unknown) => void = () => undefined;
-    const watch = {} as ResourceWatch;
-    watch.watcher = new Watcher({
+  private startWatch(resource: ApiResource): Watcher {
+    const watcher = new Watcher({
       client: this.options.client,
       resource: { group: resource.group, version: resource.version, plural: resource.resource },
       labelSelector: this.options.labelKey,
       log: this.options.log?.child({ resource: `${resource.resource}.${resource.group}` }),
-      syncedDespite: (error) => {
-        if (isEmptyForUs(error)) return true;
-        failFirstList(error);
-        return false;
-      },
+      syncedDespite: isEmptyForUs,
       onChange: (_key, object, previous) => {
         if (object) this.putUnlessOlder(object);
         else if (previous) this.deleteWatched(previous);
       },
     });
-    watch.firstList = new Promise<void>((resolve, reject) => {
-      failFirstList = reject;
-      void watch.watcher.waitForSync().then(resolve);
-    });
-    // Read only by reads that started before it failed; a failure nobody waited for is no unhandled rejection.
-    watch.firstList.catch(() => undefined);
-    watch.watcher.start();
-    return watch;
+    watcher.start();
+    return watcher;
   }
 
   /** An add or update, unless what is kept is newer (a write's answer and the watch can arrive in either order). */

@@ -188,6 +188,24 @@ describe('Watcher', () => {
     expect(lines.some((line) => line.msg === 'list/watch failed; relisting after a delay')).toBe(false);
   });
 
+  it('fails listed() as a one-off list would while its lists fail, and rejects those still waiting when stopped', async () => {
+    const missing = { group: 'nothing.gantry.dev', version: 'v1', plural: 'things' };
+    const { watcher } = watchConfigMaps({ resource: missing });
+    await expect(watcher.listed()).rejects.toMatchObject({ status: 404 });
+    // The error stays the answer until a list succeeds: this call does not wait through the retry's backoff.
+    await expect(watcher.listed()).rejects.toMatchObject({ status: 404 });
+    await watcher.stop();
+    await expect(watcher.listed()).rejects.toMatchObject({ status: 404 });
+
+    const { watcher: stopped } = watchConfigMaps({ resource: missing });
+    // Rejected by the stop, or by a failed list before it: either way it does not wait on.
+    const waiting = expect(stopped.listed()).rejects.toBeInstanceOf(Error);
+    await stopped.stop();
+    await waiting;
+    const { watcher: listing } = watchConfigMaps();
+    await expect(listing.listed()).resolves.toBeUndefined();
+  });
+
   it('stops promptly, even in the middle of a watch', async () => {
     const { watcher } = watchConfigMaps();
     await watcher.waitForSync();

@@ -110,6 +110,10 @@ export class Watcher {
   private syncedFlag = false;
   private readonly syncedPromise: Promise<void>;
   private markSynced!: () => void;
+  /** The error of the latest list that failed before the first sync; undefined while none did. */
+  private listError: unknown;
+  /** Rejects the pending `listed()` calls. */
+  private readonly listWaiters = new Set<(error: unknown) => void>();
 
   constructor(options: WatcherOptions) {
     this.options = options;
@@ -135,6 +139,23 @@ export class Watcher {
     return this.syncedPromise;
   }
 
+  /**
+   * Resolves once the first list has filled the cache, as waitForSync; until then it fails as a one-off list would:
+   * it rejects with the error of the latest list that failed, or, when none failed yet, with the next one's. The
+   * watch keeps retrying, so a later call may resolve. Rejects when the watch stops first.
+   */
+  listed(): Promise<void> {
+    if (this.syncedFlag) return Promise.resolve();
+    if (this.listError !== undefined) return Promise.reject(this.listError);
+    return new Promise((resolve, reject) => {
+      this.listWaiters.add(reject);
+      void this.syncedPromise.then(() => {
+        this.listWaiters.delete(reject);
+        resolve();
+      });
+    });
+  }
+
   /** Starts listing and watching in the background; errors are logged and retried, never thrown. */
   start(): void {
     this.running ??= this.run();
@@ -143,6 +164,7 @@ export class Watcher {
   /** Stops the watch and resolves once nothing runs any more. */
   async stop(): Promise<void> {
     this.stopping.abort();
+    this.failListWaiters(new Error(`the watch of ${this.options.resource.plural} stopped`));
     await this.running;
   }
 
@@ -174,7 +196,10 @@ export class Watcher {
         await this.pause(delayMs);
       } catch (error) {
         if (this.signal.aborted) break;
-        if (!this.syncedFlag && this.options.syncedDespite?.(error)) this.markSyncedOnce();
+        if (!this.syncedFlag) {
+          if (this.options.syncedDespite?.(error)) this.markSyncedOnce();
+          else this.failListWaiters((this.listError = error));
+        }
         failures++;
         this.resourceVersion = undefined;
         const delayMs = jittered(Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (failures - 1)));
@@ -209,6 +234,11 @@ export class Watcher {
     this.resourceVersion = resourceVersion;
     this.options.log?.debug({ objects: listed.size, resourceVersion }, 'listed');
     this.markSyncedOnce();
+  }
+
+  private failListWaiters(error: unknown): void {
+    for (const reject of this.listWaiters) reject(error);
+    this.listWaiters.clear();
   }
 
   private markSyncedOnce(): void {
