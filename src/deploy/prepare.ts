@@ -107,10 +107,11 @@ async function prepare(
   workDir: string,
 ): Promise<PreparedTarget> {
   const { kubeConfig, progress, signal } = options;
+  const registries = options.registries ?? new RegistryCredentials();
   const project = await loadKluctlProject(request.projectDir);
   const cache = options.renderCache && kubeConfig && (await options.renderCache.lookup(project, request, kubeConfig, engine.tools));
   if (cache?.record && kubeConfig) {
-    const sources = { git: engine.git, oci: engine.oci, registries: options.registries ?? new RegistryCredentials() };
+    const sources = { git: engine.git, oci: engine.oci, registries };
     const reused = await reusedRender(cache.record, project, kubeConfig, engine.clusters, sources, signal);
     if (reused) {
       options.onTarget?.(reused.target, reused.cluster);
@@ -143,7 +144,7 @@ async function prepare(
     cluster,
     git: engine.git,
     oci: engine.oci,
-    registries: options.registries ?? new RegistryCredentials(),
+    registries,
     systemEnv: engine.config.systemEnv,
     sopsEnv: options.sopsEnv,
     sensitive,

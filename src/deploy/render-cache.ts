@@ -10,9 +10,9 @@
  *   clusterConfigMap vars source found by name) answers the same;
  * - every git include's and git vars source's ref names the commit it named then (a commit's files never change),
  *   and every OCI include's ref the manifest it named then;
- * - the render recorded nothing no later run can check (project/render-inputs.ts): vars sources
- *   beyond `values`, `file`, `git` and `clusterConfigMap` by name, sops-encrypted files, templates reading the
- *   clock or chance; and it holds no Secret and no sensitive value, so no record keeps one.
+ * - the render recorded nothing no later run can check (project/render-inputs.ts): vars sources beyond `values`,
+ *   `file`, `git` and `clusterConfigMap` by name, sops-encrypted files, templates reading the clock or chance; and
+ *   it holds no Secret and no sensitive value, so no record keeps one.
  * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
  * record does: at most MAX_AGE_MS, as Argo CD's manifest cache keeps them for its expiration (24 h by default).
  * A CLI keeps records in files of its cache; a controller or an agent, in its memory (RenderRecordStore).
