@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
@@ -31,10 +31,66 @@ export function relativeSlashPath(root: string, child: string): string {
   return path.relative(root, child).split(path.sep).join('/') || '.';
 }
 
-/** True when `child` is `root` or inside it. */
+/** True when `child` is `root` or inside it, comparing the text of both paths (see resolveInside for files on disk). */
 export function isInside(root: string, child: string): boolean {
   const relative = path.relative(root, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+}
+
+/** A path that a project, a repository or a tarball names leaves its root, by its text or through a symlink. */
+export class PathEscapeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PathEscapeError';
+  }
+}
+
+/**
+ * The one resolver for every file that untrusted content (a project, a service's source, a tarball) names: `name`,
+ * relative to `base` (default `root`) or absolute, resolved with every symlink followed, which must stay inside
+ * `root` (itself resolved). Symlinks that stay inside keep working. A path that does not exist resolves as far as it
+ * exists, so the caller still reports it missing in its own words.
+ * @param label names the file in the error, e.g. `deployment.yml: vars[0].file`.
+ * @returns the resolved absolute path.
+ * @throws PathEscapeError naming the file, and the symlink with where it points when one leads out.
+ */
+export async function resolveInside(root: string, name: string, options: { base?: string; label?: string } = {}): Promise<string> {
+  const label = options.label ? `${options.label}: ` : '';
+  const lexical = path.resolve(options.base ?? root, name);
+  if (!isInside(path.resolve(root), lexical)) throw new PathEscapeError(`${label}'${name}' is outside ${path.basename(root) || root}`);
+  const realRoot = await realpath(root);
+  const resolved = await realpathAsFarAsExists(lexical);
+  if (isInside(realRoot, resolved)) return resolved;
+  const link = await firstLinkLeaving(path.resolve(root), realRoot, lexical);
+  const how = link ? ` through the symlink '${relativeSlashPath(path.resolve(root), link.path)}' -> '${link.target}'` : '';
+  throw new PathEscapeError(`${label}'${name}' leads outside ${path.basename(root) || root}${how}`);
+}
+
+/** realpath of the longest existing prefix of `file`, joined with the rest (which holds no symlink, not existing). */
+async function realpathAsFarAsExists(file: string): Promise<string> {
+  const rest: string[] = [];
+  for (let current = file; ; current = path.dirname(current)) {
+    try {
+      return path.join(await realpath(current), ...rest);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || current === path.dirname(current)) throw error;
+      rest.unshift(path.basename(current));
+    }
+  }
+}
+
+/** The first symlink on the way from `root` to `file` whose real path is outside `realRoot`. */
+async function firstLinkLeaving(root: string, realRoot: string, file: string): Promise<{ path: string; target: string } | undefined> {
+  let current = root;
+  for (const part of path.relative(root, file).split(path.sep)) {
+    current = path.join(current, part);
+    const stats = await lstat(current).catch(() => undefined);
+    if (!stats) return undefined;
+    if (stats.isSymbolicLink() && !isInside(realRoot, await realpathAsFarAsExists(current))) {
+      return { path: current, target: await readlink(current) };
+    }
+  }
+  return undefined;
 }
 
 /**
