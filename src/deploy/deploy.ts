@@ -67,8 +67,8 @@ export function deployTarget(target: RenderedTarget | PendingRender, cluster: Cl
     'rendered' in target
       ? [target, 'all']
       : [{ discriminator: target.target.discriminator, rendered: Promise.resolve(target) }, renderedKinds(target)];
-  return lockedUnlessDryRun('deploy', pending.discriminator, cluster, options, (locked) =>
-    applyTarget(pending, wholeKinds, cluster, locked),
+  return lockedUnlessDryRun('deploy', pending.discriminator, cluster, options, (locked, view) =>
+    applyTarget(pending, wholeKinds, view, locked),
   );
 }
 

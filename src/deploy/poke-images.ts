@@ -24,7 +24,9 @@ export function pokeImages(
   cluster: Cluster,
   options: CommandContext & { dryRun: boolean },
 ): Promise<CommandResult> {
-  return lockedUnlessDryRun('poke-images', target.target.discriminator, cluster, options, (locked) => patchImages(target, cluster, locked));
+  return lockedUnlessDryRun('poke-images', target.target.discriminator, cluster, options, (locked, view) =>
+    patchImages(target, view, locked),
+  );
 }
 
 async function patchImages(

@@ -33,7 +33,7 @@ export interface DeletionCommandOptions extends CommandContext {
  *   when another holder keeps the target's lock.
  */
 export function pruneTarget(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
-  return lockedUnlessDryRun('prune', target.target.discriminator, cluster, options, (locked) => pruneOrphans(target, cluster, locked));
+  return lockedUnlessDryRun('prune', target.target.discriminator, cluster, options, (locked, view) => pruneOrphans(target, view, locked));
 }
 
 async function pruneOrphans(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
@@ -55,7 +55,7 @@ async function pruneOrphans(target: RenderedTarget, cluster: Cluster, options: D
  * @throws as pruneTarget.
  */
 export function deleteTarget(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
-  return lockedUnlessDryRun('delete', target.target.discriminator, cluster, options, (locked) => deleteOwned(target, cluster, locked));
+  return lockedUnlessDryRun('delete', target.target.discriminator, cluster, options, (locked, view) => deleteOwned(target, view, locked));
 }
 
 async function deleteOwned(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
@@ -106,7 +106,7 @@ export async function deleteByDiscriminator(
   options: DeletionCommandOptions,
 ): Promise<CommandResult> {
   if (!discriminator) throw new Error('delete needs a discriminator');
-  const bound = cluster.withSignal(options.signal);
+  const bound = (options.dryRun ? cluster.dryRun() : cluster).withSignal(options.signal);
   const remote = await RemoteObjects.load(bound, discriminator);
   const owned = remote.labelled.filter((object) => deletionBlocker(object, options.fieldManager, NO_SELECTION) === undefined).map(refOf);
   const result = new ResultCollector();

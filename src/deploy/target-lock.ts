@@ -152,19 +152,20 @@ function withoutSuffix(identity: string): string {
 }
 
 /**
- * Runs a command that changes the cluster (`run`, given `options` with the lock's signal) under the target's lock,
- * `options.lock` or this process's (waiting for nobody); a dry run changes nothing and takes no lock.
+ * Runs a command that changes the cluster (`run`, given `options` with the lock's signal, and the cluster to use)
+ * under the target's lock, `options.lock` or this process's (waiting for nobody). A dry run takes no lock and is
+ * given the cluster's dry-run view (Cluster.dryRun), through which no write can reach the cluster.
  */
 export function lockedUnlessDryRun<O extends LockedCommandOptions, R>(
   command: string,
   discriminator: string,
   cluster: Cluster,
   options: O,
-  run: (options: O) => Promise<R>,
+  run: (options: O, cluster: Cluster) => Promise<R>,
 ): Promise<R> {
-  if (options.dryRun) return run(options);
+  if (options.dryRun) return run(options, cluster.dryRun());
   const lock = options.lock ?? defaultTargetLock(command);
-  return withTargetLock(cluster, discriminator, lock, options, (signal) => run({ ...options, signal }));
+  return withTargetLock(cluster, discriminator, lock, options, (signal) => run({ ...options, signal }, cluster));
 }
 
 /** What lockedUnlessDryRun reads of a command's options. */

@@ -90,6 +90,33 @@ export interface ClientOptions {
   throttle?: RequestThrottle;
   /** A request, its retries included, is abandoned after this many ms. Default 60 s. */
   requestTimeoutMs?: number;
+  /**
+   * Refuse, before sending, every write that is not a server-side dry run (see isDryRunRequest): the client of a
+   * dry run, so that a code path that forgets to ask for a dry run fails instead of changing the cluster.
+   */
+  dryRunOnly?: boolean;
+}
+
+/** A write reached the client of a dry run without asking for a dry run: a bug in Gantry, caught before sending. */
+export class DryRunWriteError extends Error {
+  constructor(method: string, path: string) {
+    super(`refusing to send ${method} ${path} without dryRun during a dry run (a bug in Gantry: nothing was sent)`);
+    this.name = 'DryRunWriteError';
+  }
+}
+
+/**
+ * Whether the API server persists nothing for this request: a read, or a write asking for `dryRun=All`. The API
+ * server reads a DELETE's options from its body whenever it has one and ignores the query then
+ * (k8s.io/apiserver, endpoints/handlers/delete.go), so a DELETE's dry run counts only in the body's DeleteOptions.
+ */
+export function isDryRunRequest(method: string, options: Pick<RequestOptions, 'query' | 'body'>): boolean {
+  if (method === 'GET') return true;
+  if (method === 'DELETE') {
+    const dryRun = (options.body as { dryRun?: unknown } | undefined)?.dryRun;
+    return Array.isArray(dryRun) && dryRun.includes('All');
+  }
+  return options.query?.dryRun === 'All';
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -182,12 +209,18 @@ export class KubeClient {
     return new KubeClient(this.config, this.options, this.signal ? AbortSignal.any([this.signal, signal]) : signal);
   }
 
+  /** This client refusing every write that is not a dry run (see ClientOptions.dryRunOnly): same connections and throttle. */
+  dryRunOnly(): KubeClient {
+    return new KubeClient(this.config, { ...this.options, dryRunOnly: true }, this.signal);
+  }
+
   /**
    * Sends one request and returns the decoded JSON body (undefined for an empty body).
    * @throws KubeApiError for a non-2xx answer (after retries); ClusterUnreachableError when no answer came in
    *   time; the signal's reason when the caller's signal fired.
    */
   async request<T = unknown>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options: RequestOptions = {}): Promise<T> {
+    if (this.options.dryRunOnly && !isDryRunRequest(method, options)) throw new DryRunWriteError(method, path);
     const callerSignal = options.signal && this.signal ? AbortSignal.any([options.signal, this.signal]) : (options.signal ?? this.signal);
     await this.options.throttle?.(callerSignal);
     const timeout = AbortSignal.timeout(this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);

@@ -42,13 +42,22 @@ export class Cluster {
   readonly labelled: LabelledObjects | undefined;
   /** The kubeconfig context in use. */
   readonly context: string;
+  /**
+   * Every write through this view is a server-side dry run whatever the call asks, and its client refuses any write
+   * that is not (see dryRun()); as Kluctl's K8sCluster, made for a dry run.
+   */
+  readonly isDryRun: boolean;
 
   /**
    * @param shared what the cluster this one is a signal-bound view of shares with it (see withSignal); or, for a
    *   new cluster, `watchLabel`: the label key to keep a watched cache of objects for.
    */
-  constructor(client: KubeClient, shared: { discovery?: Discovery; labelled?: LabelledObjects; watchLabel?: string } = {}) {
-    this.client = client;
+  constructor(
+    client: KubeClient,
+    shared: { discovery?: Discovery; labelled?: LabelledObjects; watchLabel?: string; dryRun?: boolean } = {},
+  ) {
+    this.isDryRun = shared.dryRun ?? false;
+    this.client = this.isDryRun ? client.dryRunOnly() : client;
     this.discovery = shared.discovery ?? new Discovery(client);
     this.labelled =
       shared.labelled ??
@@ -68,7 +77,20 @@ export class Cluster {
    * under way when the signal fires is abandoned (rejecting with the signal's reason).
    */
   withSignal(signal: AbortSignal | undefined): Cluster {
-    return signal ? new Cluster(this.client.withSignal(signal), { discovery: this.discovery, labelled: this.labelled }) : this;
+    return signal ? new Cluster(this.client.withSignal(signal), this.shared()) : this;
+  }
+
+  /**
+   * This cluster for a dry run: every apply, replace, patch, create and delete is sent as a server-side dry run, so
+   * the API server validates and answers and persists nothing, and a write without dryRun never leaves the process.
+   * Connections, throttle, discovery and the labelled-object cache are shared (dry-run answers are not recorded in it).
+   */
+  dryRun(): Cluster {
+    return this.isDryRun ? this : new Cluster(this.client, { ...this.shared(), dryRun: true });
+  }
+
+  private shared(): { discovery: Discovery; labelled: LabelledObjects | undefined; dryRun: boolean } {
+    return { discovery: this.discovery, labelled: this.labelled, dryRun: this.isDryRun };
   }
 
   /** Stops the labelled-object cache's watches and closes the connections; the views withSignal made share them. */
@@ -87,6 +109,7 @@ export class Cluster {
    * @throws UnknownKindError, or KubeApiError (409 Conflict for field conflicts, 422 Invalid for rejected objects).
    */
   async apply(object: KubeObject, options: ApplyOptions): Promise<KubeObject> {
+    const dryRun = this.isDryRun || options.dryRun;
     const path = await this.objectPath(refOf(object));
     const applied = await this.client.request<KubeObject>('PATCH', path, {
       body: object,
@@ -94,11 +117,11 @@ export class Cluster {
       query: {
         fieldManager: options.fieldManager,
         force: options.force ? 'true' : undefined,
-        dryRun: options.dryRun ? 'All' : undefined,
+        dryRun: dryRunQuery(dryRun),
         fieldValidation: 'Strict',
       },
     });
-    return this.written(applied, options.dryRun);
+    return this.written(applied, dryRun);
   }
 
   /**
@@ -106,12 +129,13 @@ export class Cluster {
    * @throws KubeApiError (409 when the object changed since `resourceVersion`).
    */
   async replace(object: KubeObject, resourceVersion: string, options: { fieldManager: string; dryRun?: boolean }): Promise<KubeObject> {
+    const dryRun = this.isDryRun || options.dryRun;
     const body = { ...object, metadata: { ...object.metadata, resourceVersion } };
     const replaced = await this.client.request<KubeObject>('PUT', await this.objectPath(refOf(object)), {
       body,
-      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined, fieldValidation: 'Strict' },
+      query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(dryRun), fieldValidation: 'Strict' },
     });
-    return this.written(replaced, options.dryRun);
+    return this.written(replaced, dryRun);
   }
 
   /**
@@ -123,13 +147,14 @@ export class Cluster {
     operations: ReadonlyArray<{ op: 'replace' | 'add'; path: string; value: unknown }>,
     options: { fieldManager: string; dryRun?: boolean; subresource?: 'status' },
   ): Promise<KubeObject> {
+    const dryRun = this.isDryRun || options.dryRun;
     const suffix = options.subresource ? `/${options.subresource}` : '';
     const patched = await this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: operations,
       contentType: 'application/json-patch+json',
-      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
+      query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(dryRun) },
     });
-    return this.written(patched, options.dryRun);
+    return this.written(patched, dryRun);
   }
 
   /**
@@ -145,9 +170,9 @@ export class Cluster {
     const patched = await this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: patch,
       contentType: 'application/merge-patch+json',
-      query: { fieldManager: options.fieldManager },
+      query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(this.isDryRun) },
     });
-    return this.written(patched);
+    return this.written(patched, this.isDryRun);
   }
 
   /** Creates an object (POST), e.g. an Event with a generated name. */
@@ -159,10 +184,10 @@ export class Cluster {
       collectionPath(resource, resource.namespaced ? ref.namespace : undefined),
       {
         body: object,
-        query: { fieldManager: options.fieldManager },
+        query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(this.isDryRun) },
       },
     );
-    return this.written(created);
+    return this.written(created, this.isDryRun);
   }
 
   /** The object, or undefined when it does not exist (or its kind is not served). */
@@ -207,19 +232,21 @@ export class Cluster {
 
   /**
    * Deletes the object (dependents in the background, as kubectl does); an object already gone is not an error.
+   * The dry run is asked for in the DeleteOptions body: the API server ignores a DELETE's query parameters whenever
+   * it has a body (k8s.io/apiserver, endpoints/handlers/delete.go), so `?dryRun=All` beside a body deletes for real.
    * @returns false when the object did not exist.
    */
   async delete(ref: ObjectRef, options: { dryRun?: boolean } = {}): Promise<boolean> {
+    const dryRun = this.isDryRun || options.dryRun;
     try {
       await this.client.request('DELETE', await this.objectPath(ref), {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
-        query: { dryRun: options.dryRun ? 'All' : undefined },
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', dryRun: dryRun ? ['All'] : undefined },
       });
-      if (!options.dryRun) this.labelled?.forget(ref);
+      if (!dryRun) this.labelled?.forget(ref);
       return true;
     } catch (error) {
       if (!(error instanceof KubeApiError && error.status === 404)) throw error;
-      if (!options.dryRun) this.labelled?.forget(ref);
+      if (!dryRun) this.labelled?.forget(ref);
       return false;
     }
   }
@@ -243,6 +270,11 @@ export class Cluster {
     if (resource.namespaced && !ref.namespace) throw new Error(`${formatRef(ref)}: a namespaced object needs a namespace`);
     return `${collectionPath(resource, resource.namespaced ? ref.namespace : undefined)}/${encodeURIComponent(ref.name)}`;
   }
+}
+
+/** The `dryRun` query parameter of a write (never a DELETE's: see Cluster.delete). */
+function dryRunQuery(dryRun: boolean | undefined): 'All' | undefined {
+  return dryRun ? 'All' : undefined;
 }
 
 function collectionPath(resource: ApiResource, namespace: string | undefined): string {
