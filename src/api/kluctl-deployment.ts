@@ -270,6 +270,7 @@ export const CommandInfoSchema = Type.Object({
   endTime: Type.String({ format: 'date-time' }),
   target: Type.String(),
   discriminator: Type.String(),
+  dryRun: Type.Optional(Type.Boolean({ description: "True when the command ran as a server-side dry run (Kluctl's commandInfo.dryRun)." })),
 });
 export type CommandInfo = Static<typeof CommandInfoSchema>;
 

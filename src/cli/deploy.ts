@@ -42,7 +42,8 @@ export function deployCommand(): Command {
             wait: flags.wait,
             timeoutMs: parseDuration(flags.timeout),
             behaviour: toApplyBehaviour(flags),
-            confirmPrune: (count) => confirm(`Delete ${count} orphan object(s)?`, flags.yes ?? false),
+            confirmPrune: (count) =>
+              confirm(`Delete ${count} orphan object(s)?${flags.dryRun ? ' (dry run: nothing will be deleted)' : ''}`, flags.yes ?? false),
             fieldManager: engine.config.fieldManager,
             progress,
             signal,

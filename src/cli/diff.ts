@@ -16,7 +16,7 @@ import { runResultCommand } from './run-action.ts';
 export function diffCommand(): Command {
   const command = new Command('diff');
   addApplyFlags(addResultFlags(addTargetFlags(command))).action((flags: TargetFlags & ApplyFlags & ResultFlags) =>
-    runResultCommand('diff', flags, ({ engine, progress }) =>
+    runResultCommand('diff', { ...flags, dryRun: true }, ({ engine, progress }) =>
       renderAndRun(flags, engine, progress, async (pending, cluster, signal) =>
         deployTarget(pending, cluster, {
           dryRun: true,

@@ -207,7 +207,7 @@ async function runRequest(
     progress.step(key, `the ${kind} request finished without a stored result`);
     return true;
   }
-  await printResult(result, outputs, { shortOutput: flags.shortOutput ?? false });
+  await printResult(result, outputs, { shortOutput: flags.shortOutput ?? false, dryRun: stored?.commandInfo.dryRun });
   const failed =
     Boolean(answer.commandError) || result.errors.length > 0 || (flags.warningsAsErrors === true && result.warnings.length > 0);
   return !failed;

@@ -49,6 +49,8 @@ export interface ResultFlags {
   output: string[];
   shortOutput?: boolean;
   writeCommandResult?: boolean;
+  /** Keep the result of a dry run too (Kluctl's --force-write-command-result). */
+  forceWriteCommandResult?: boolean;
   commandResultNamespace: string;
   keepCommandResultsCount: number;
 }
@@ -113,6 +115,7 @@ export function addResultFlags(command: Command): Command {
     .option('-o, --output <format[=path]>', 'text, json or yaml, to stdout or (format=path) to a file; repeatable', collect, [])
     .option('--short-output', 'text output without the diffs of changed objects')
     .option('--write-command-result', 'keep the result in the cluster (a compressed Secret in the results namespace)')
+    .option('--force-write-command-result', "keep a dry run's result too (a dry run's is not kept by default)")
     .option('--command-result-namespace <namespace>', 'namespace of kept results', DEFAULT_RESULTS_NAMESPACE)
     .option(
       '--keep-command-results-count <count>',

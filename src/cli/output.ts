@@ -4,7 +4,8 @@
  * {newObjects, changedObjects, deletedObjects, orphanObjects, appliedHooks, warnings, errors}, objects as
  * {group, version, kind, namespace, name} (changed objects also carry their diff).
  */
-import { writeFile } from 'node:fs/promises';
+import { access, constants, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { styleText } from 'node:util';
 import { formatRef } from '../kube/object.ts';
 import type { CommandResult, ResultMessage } from '../deploy/result.ts';
@@ -31,24 +32,49 @@ export function parseOutputs(values: readonly string[]): OutputTarget[] {
   });
 }
 
-/** Writes `result` to every target. */
+/**
+ * Checks that every output file can be written (its folder exists and is writable, and it is no folder itself), so
+ * that a command never changes the cluster and then loses its result.
+ * @throws Error naming the `-o` value and what is wrong with it.
+ */
+export async function checkOutputFiles(outputs: readonly OutputTarget[]): Promise<void> {
+  for (const output of outputs) {
+    if (!output.path) continue;
+    const file = path.resolve(output.path);
+    const named = `-o ${output.format}=${output.path}`;
+    if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new Error(`${named}: ${file} is a folder, not a file`);
+    const folder = path.dirname(file);
+    if (!(await stat(folder).catch(() => undefined))?.isDirectory()) throw new Error(`${named}: the folder ${folder} does not exist`);
+    await access(folder, constants.W_OK).catch(() => {
+      throw new Error(`${named}: the folder ${folder} is not writable`);
+    });
+  }
+}
+
+/**
+ * Writes `result` to every target. A dry run's text ends saying nothing was changed, and its JSON and YAML carry
+ * `dryRun: true` (as Kluctl's command info does).
+ */
 export async function printResult(
   result: CommandResult,
   outputs: readonly OutputTarget[],
-  options: { shortOutput?: boolean } = {},
+  options: { shortOutput?: boolean; dryRun?: boolean } = {},
 ): Promise<void> {
+  const document = options.dryRun ? { ...result, dryRun: true } : result;
   for (const output of outputs) {
     const color = !output.path && Boolean(process.stdout.isTTY);
     const text =
       output.format === 'json'
-        ? `${JSON.stringify(result, null, 2)}\n`
+        ? `${JSON.stringify(document, null, 2)}\n`
         : output.format === 'yaml'
-          ? toYaml(result)
-          : formatText(result, options.shortOutput ?? false, color);
+          ? toYaml(document)
+          : formatText(result, options.shortOutput ?? false, color) + (options.dryRun ? DRY_RUN_NOTE : '');
     if (output.path) await writeFile(output.path, text);
     else process.stdout.write(text);
   }
 }
+
+const DRY_RUN_NOTE = '\nDry run: nothing was changed in the cluster.\n';
 
 /** A result holding only errors, for failures before any object was touched. */
 export function errorResult(error: unknown): CommandResult {

@@ -54,13 +54,17 @@ export function addDeletionFlags(command: Command): Command {
     .option('--timeout <duration>', 'how long to wait for deleted objects to disappear', '10m');
 }
 
+/**
+ * Asks before deleting `refs` unless `--yes`. A dry run asks as the real command does, so that adding or dropping
+ * `--dry-run` never changes what a script must answer.
+ */
 export function confirmDeletion(
   refs: readonly Parameters<typeof formatRef>[0][],
   flags: { yes?: boolean; dryRun?: boolean },
 ): Promise<boolean> {
-  if (flags.dryRun) return Promise.resolve(true);
-  process.stderr.write(`Objects to delete:\n${refs.map((ref) => `  ${formatRef(ref)}\n`).join('')}`);
-  return confirm(`Delete these ${refs.length} object(s)?`, flags.yes ?? false);
+  const dryRun = flags.dryRun ? ' (dry run: nothing will be deleted)' : '';
+  process.stderr.write(`Objects to delete${dryRun}:\n${refs.map((ref) => `  ${formatRef(ref)}\n`).join('')}`);
+  return confirm(`Delete these ${refs.length} object(s)?${dryRun}`, flags.yes ?? false);
 }
 
 export type { DeletionFlags };

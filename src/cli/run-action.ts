@@ -10,7 +10,7 @@ import { writeCommandResult } from '../deploy/result-store.ts';
 import { Engine } from '../engine.ts';
 import { cliEngineConfig } from '../engine-config.ts';
 import { stderrProgress, type Progress } from '../progress.ts';
-import { errorResult, parseOutputs, printResult } from './output.ts';
+import { checkOutputFiles, errorResult, parseOutputs, printResult } from './output.ts';
 import type { ResultFlags } from './options.ts';
 
 export interface CommandRun {
@@ -36,8 +36,19 @@ export async function withCliEngine<T>(action: (run: CliRun) => Promise<T>): Pro
   }
 }
 
-export async function runResultCommand(command: string, flags: ResultFlags, action: (run: CliRun) => Promise<CommandRun>): Promise<void> {
+/**
+ * Runs a result command: `action`, then the result kept in the cluster when asked (a dry run's only with
+ * `--force-write-command-result`, as in Kluctl), then printed; a dry run's output says nothing was changed.
+ * @throws Error for an unknown output format or an output file that cannot be written, before anything runs.
+ */
+export async function runResultCommand(
+  command: string,
+  flags: ResultFlags & { dryRun?: boolean },
+  action: (run: CliRun) => Promise<CommandRun>,
+): Promise<void> {
   const outputs = parseOutputs(flags.output);
+  await checkOutputFiles(outputs);
+  const dryRun = flags.dryRun ?? false;
   const startTime = new Date().toISOString();
   const run = await withCliEngine(async (cli) => {
     let run: CommandRun;
@@ -46,11 +57,11 @@ export async function runResultCommand(command: string, flags: ResultFlags, acti
     } catch (error) {
       run = { result: errorResult(error) };
     }
-    if (flags.writeCommandResult && run.prepared?.cluster)
+    if (flags.writeCommandResult && (!dryRun || flags.forceWriteCommandResult) && run.prepared?.cluster)
       await storeResult(command, run, startTime, flags, cli.engine.config.fieldManager);
     return run;
   });
-  await printResult(run.result, outputs, { shortOutput: flags.shortOutput ?? false });
+  await printResult(run.result, outputs, { shortOutput: flags.shortOutput ?? false, dryRun });
   process.exitCode = run.result.errors.length > 0 ? 1 : 0;
 }
 

@@ -178,6 +178,7 @@ describe('gantry gitops against the controller', { timeout: 180_000 }, () => {
       ...EMPTY,
       newObjects: [ref('shop-db'), ref('shop-level-two')],
       changedObjects: [{ ...ref('shop-settings'), diff: levelDiff('shop') }],
+      dryRun: true,
     });
     const answer = await requestResult('shop', 'deploy');
     expect(answer.request.overridesPatch).toEqual({
@@ -203,12 +204,15 @@ describe('gantry gitops against the controller', { timeout: 180_000 }, () => {
       'Changed objects:',
       `  ${NS}/ConfigMap/${name}-settings`,
     ];
-    expect(run.stdout).toBe([...sections('shop'), '', `Diff for object ${NS}/ConfigMap/shop-settings`, levelDiff('shop'), ''].join('\n'));
+    const note = ['', 'Dry run: nothing was changed in the cluster.', ''];
+    expect(run.stdout).toBe(
+      [...sections('shop'), '', `Diff for object ${NS}/ConfigMap/shop-settings`, levelDiff('shop'), ...note].join('\n'),
+    );
     expect((await requestResult('shop', 'diff')).request.overridesPatch).toEqual({ args: { level: 2 } });
 
     const short = await gantry(['gitops', 'diff', ...select('cart'), '-a', 'level=2', '--short-output']);
     expect(short.code, short.stderr).toBe(0);
-    expect(short.stdout).toBe([...sections('cart'), ''].join('\n'));
+    expect(short.stdout).toBe([...sections('cart'), ...note].join('\n'));
   });
 
   it('exits 1 and prints the errors when the result has errors', async () => {

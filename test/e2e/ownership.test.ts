@@ -4,9 +4,10 @@
  * kept; discriminators changed), foreign writes (objects without labels, with a target's discriminator written by
  * another field manager, with another target's discriminator, named as project objects in another namespace,
  * cluster-scoped, instances of a CRD, with ownerReferences, force-managed, tagged) and Gantry commands (deploy,
- * deploy --prune, prune, delete, each with or without -I/-E) over two targets. After every step the cluster must hold
- * exactly what the oracle (test/support/ownership-model.ts), computed from the history alone, says; every foreign
- * object the oracle keeps is untouched (same resourceVersion); each command reports deleted exactly what it deleted.
+ * deploy --prune, prune, delete, and their dry runs and diff, each with or without -I/-E) over two targets. After
+ * every step the cluster must hold exactly what the oracle (test/support/ownership-model.ts), computed from the history
+ * alone, says; every foreign object the oracle keeps is untouched (same resourceVersion); each command reports deleted
+ * exactly what it deleted (a dry run: what it would delete, every object keeping its resourceVersion).
  *
  * A failure prints the shrunk history, and the seed and path that replay it (see test/fuzz/support/fuzz.ts);
  * `npm run soak` runs twenty times the histories.
@@ -42,6 +43,7 @@ import {
   type Selection,
   type Space,
   type Verb,
+  dryRunOf,
 } from '../support/ownership-model.ts';
 import { fuzz, testTimeout, type Budget } from '../fuzz/support/fuzz.ts';
 
@@ -145,9 +147,11 @@ class World {
       kubeConfig: loadKubeConfig(),
       progress: quiet,
     });
-    const common = { dryRun: false, timeoutMs: 60_000, fieldManager: engine.config.fieldManager, progress: quiet };
-    if (verb === 'prune') return pruneTarget(prepared.rendered, cluster, common);
-    if (verb === 'delete') return deleteTarget(prepared.rendered, cluster, common);
+    const dryRun = dryRunOf(verb) !== undefined;
+    const command = dryRunOf(verb) ?? verb;
+    const common = { dryRun, timeoutMs: 60_000, fieldManager: engine.config.fieldManager, progress: quiet };
+    if (command === 'prune') return pruneTarget(prepared.rendered, cluster, common);
+    if (command === 'delete') return deleteTarget(prepared.rendered, cluster, common);
     const behaviour = {
       forceApply: false,
       replaceOnError: false,
@@ -155,7 +159,7 @@ class World {
       abortOnError: false,
       readinessTimeoutMs: 60_000,
     };
-    return deployTarget(prepared.rendered, cluster, { ...common, prune: verb === 'deploy --prune', wait: true, behaviour });
+    return deployTarget(prepared.rendered, cluster, { ...common, prune: command === 'deploy --prune', wait: !dryRun, behaviour });
   }
 
   private projectFiles(target: number): Record<string, string> {
@@ -194,6 +198,12 @@ class World {
       }
     }
     return objects;
+  }
+
+  /** resourceVersion of every object of the run, by model key. */
+  async versions(): Promise<Record<string, string | undefined>> {
+    const live = await this.liveObjects();
+    return Object.fromEntries([...live].map(([key, object]) => [key, object.metadata.resourceVersion]));
   }
 
   spaceOf(namespace: string | undefined): Space | '' {
@@ -283,11 +293,13 @@ class RunCommand implements fc.AsyncCommand<OwnershipModel, World> {
   }
   check = () => true;
   async run(model: OwnershipModel, world: World): Promise<void> {
+    const before = dryRunOf(this.verb) ? await world.versions() : undefined;
     const result = await world.command(this.target, this.verb, this.selection);
     const expected = model.command(this.target, this.verb, this.selection);
     expect(result.errors, `errors of ${this}`).toEqual([]);
     const reported = result.deletedObjects.map((ref) => liveKey(ref.kind as Kind, world.spaceOf(ref.namespace), ref.name)).sort();
     expect(reported, `objects ${this} reports deleted`).toEqual(expected);
+    if (before) expect(await world.versions(), `objects after ${this}, a dry run`).toEqual(before);
     await world.verify(String(this));
   }
   toString(): string {
@@ -360,7 +372,17 @@ const selection: fc.Arbitrary<Selection> = fc.oneof(
   { weight: 1, arbitrary: item.map((tag) => ({ include: [], exclude: [tag] })) },
 );
 const runCommand = fc
-  .tuple(target, fc.constantFrom<Verb>('deploy', 'deploy --prune', 'deploy --prune', 'prune', 'delete'), selection)
+  .tuple(
+    target,
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom<Verb>('deploy', 'deploy --prune', 'deploy --prune', 'prune', 'delete') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<Verb>('diff', 'deploy --dry-run', 'deploy --prune --dry-run', 'prune --dry-run', 'delete --dry-run'),
+      },
+    ),
+    selection,
+  )
   .map(([t, verb, chosen]) => new RunCommand(t, verb, chosen));
 
 /** Foreign objects: named apart from project objects, except in namespace F where they take project objects' names. */

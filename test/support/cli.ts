@@ -106,6 +106,8 @@ export interface JsonResult {
   appliedHooks: JsonRef[];
   warnings: Array<{ object?: JsonRef; message: string }>;
   errors: Array<{ object?: JsonRef; message: string }>;
+  /** True in a dry run's result (diff, --dry-run), absent otherwise. */
+  dryRun?: boolean;
 }
 
 /** `kubectl <args> -o json` against the local cluster, parsed. */

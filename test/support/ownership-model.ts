@@ -10,7 +10,8 @@
  *   and objects annotated `kluctl.io/skip-delete` or `helm.sh/resource-policy: keep`, or `kluctl.io/skip-delete-if-tags`
  *   while selecting by tags;
  * - only selected items are rendered and applied; prune (and deploy --prune) deletes what the selection's render no
- *   longer produces, delete everything it finds.
+ *   longer produces, delete everything it finds;
+ * - a dry run (`diff`, and every command with `--dry-run`) reports what its command would delete and changes nothing.
  */
 
 export type Kind = 'ConfigMap' | 'Parcel' | 'ClusterRole';
@@ -19,7 +20,14 @@ export type Space = 'A' | 'B' | 'F';
 export type Item = 'a' | 'b';
 /** An annotation that keeps an object from prune and delete (skip-delete-if-tags only while selecting by tags). */
 export type Keep = 'skip-delete' | 'resource-policy' | 'skip-delete-if-tags';
-export type Verb = 'deploy' | 'deploy --prune' | 'prune' | 'delete';
+export type Verb = WritingVerb | 'diff' | `${WritingVerb} --dry-run`;
+type WritingVerb = 'deploy' | 'deploy --prune' | 'prune' | 'delete';
+
+/** The command a dry-run verb pretends to run (`diff` is a dry run of deploy), or undefined for a verb that writes. */
+export function dryRunOf(verb: Verb): WritingVerb | undefined {
+  if (verb === 'diff') return 'deploy';
+  return verb.endsWith(' --dry-run') ? (verb.slice(0, -' --dry-run'.length) as WritingVerb) : undefined;
+}
 
 /** `-I`/`-E` over the two items' tags (each item is tagged with its own name). */
 export interface Selection {
@@ -99,8 +107,16 @@ export class OwnershipModel {
     this.live.set(keyOf(object), object);
   }
 
-  /** Applies a command's effect; returns the keys it must delete, sorted. */
+  /** Applies a command's effect; returns the keys it must delete (a dry run: report deleted), sorted. */
   command(target: number, verb: Verb, selection: Selection): string[] {
+    const pretended = dryRunOf(verb);
+    if (pretended) {
+      const live = new Map(this.live);
+      const deleted = this.command(target, pretended, selection);
+      this.live.clear();
+      for (const [key, object] of live) this.live.set(key, object);
+      return deleted;
+    }
     const discriminator = this.discriminator(target);
     const rendered = new Set<string>();
     if (verb !== 'delete') {

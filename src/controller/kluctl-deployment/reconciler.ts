@@ -4,7 +4,8 @@
  * the finalizer is there, handle deletion, then run the work and patch the status once at the end.
  *
  * - Deletion: with `delete: true` and not suspended, every object carrying the discriminator recorded in
- *   status.targetKey is deleted (no render needed, so a broken source cannot block it); the finalizer goes anyway.
+ *   status.targetKey is deleted (no render needed, so a broken source cannot block it), as a dry run when the
+ *   spec says `dryRun`; the finalizer goes anyway.
  * - Manual requests (`kluctl.io/request-<kind>` annotations, see requests.ts): one per pass, then requeue at once.
  * - Full reconcile (every pass unless suspended, or on a reconcile request): fetch the source, render, compute the
  *   objects hash; deploy (with prune when `prune`) when never deployed, the hash changed, the approval changed, the
@@ -137,15 +138,18 @@ async function finalize(deployment: KluctlDeployment, deps: ReconcilerDeps, scop
       const kubeConfig = await deploymentKubeConfig(deployment, deps.kubeConfig, deps.cluster);
       // No waiting: the objects may include this KluctlDeployment's own namespace (kluctl-examples/gitops-deployment
       // deploys itself), which cannot disappear before this finalizer is removed.
+      // A dry-run KluctlDeployment deletes as a dry run too, as Kluctl's controller does: it never deployed the
+      // objects its discriminator finds, which may well be another deployment's.
       const result = await deleteByDiscriminator(deps.engine.clusters.get(kubeConfig), discriminator, {
-        dryRun: false,
+        dryRun: spec.dryRun ?? false,
         timeoutMs: timeoutMs(spec),
         wait: false,
         ...commandContext(deps, scope),
       });
       const errors = result.errors.length > 0 ? `, ${result.errors.length} error(s)` : '';
       const type = result.errors.length > 0 ? 'Warning' : 'Normal';
-      await deps.events.record(deployment, type, 'Deleted', `deleted ${result.deletedObjects.length} object(s)${errors}`);
+      const verb = spec.dryRun ? 'would have deleted (dry run)' : 'deleted';
+      await deps.events.record(deployment, type, 'Deleted', `${verb} ${result.deletedObjects.length} object(s)${errors}`);
     } catch (error) {
       scope.signal.throwIfAborted();
       await deps.events.record(deployment, 'Warning', 'DeleteFailed', problemsOf(error).join('; '));
@@ -383,7 +387,7 @@ class Reconciliation {
       applied: this.deps.applied,
       ...this.commandContext(),
     });
-    const commandInfo = this.commandInfo('diff', started, prepared);
+    const commandInfo = this.commandInfo('diff', started, prepared, true);
     const drift = driftOf(result, { id: '', commandInfo });
     this.status.lastDriftDetectionResult = drift;
     this.status.lastDriftDetectionResultMessage = driftMessage(drift);
@@ -399,7 +403,12 @@ class Reconciliation {
     this.progress(`Performing ${command}`);
     const started = new Date().toISOString();
     const result = await this.execute(command, spec, prepared);
-    const commandInfo = this.commandInfo(command, started, prepared);
+    const commandInfo = this.commandInfo(
+      command,
+      started,
+      prepared,
+      command === 'diff' || (command !== 'validate' && spec.dryRun === true),
+    );
     const projectKey = `${prepared.source.projectKey.repoKey}#${prepared.source.projectKey.subDir}`;
     const id = await writeCommandResult(
       this.deps.cluster,
@@ -605,13 +614,14 @@ class Reconciliation {
     return { deployment: { namespace, name, labels }, severity, reason, message, revision, summary: counts };
   }
 
-  private commandInfo(command: string, startTime: string, prepared: Prepared): CommandInfo {
+  private commandInfo(command: string, startTime: string, prepared: Prepared, dryRun: boolean): CommandInfo {
     return {
       command,
       startTime,
       endTime: new Date().toISOString(),
       target: prepared.target.target.name,
       discriminator: prepared.target.target.discriminator,
+      ...(dryRun ? { dryRun } : {}),
     };
   }
 
