@@ -42,6 +42,20 @@ afterAll(async () => {
 });
 
 describe('command results', { timeout: 300_000 }, () => {
+  it('refuses an output file it could not write before changing anything', async () => {
+    const namespace = () => kubectl(['get', 'namespace', NS, '--ignore-not-found', '-o', 'jsonpath={.metadata.uid}']);
+    const before = await namespace();
+    for (const [output, problem] of [
+      [`json=${out}/no/such/dir/result.json`, `the folder ${out}/no/such/dir does not exist`],
+      [`yaml=${out}`, `${out} is a folder, not a file`],
+    ] as const) {
+      const run = await gantry(['deploy', ...args, '-o', output]);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain(`-o ${output}: ${problem}`);
+    }
+    expect(await namespace()).toBe(before);
+  });
+
   it('writes the result to files in several formats at once', async () => {
     const run = await gantry(['deploy', ...args, '-o', 'text', '-o', `json=${out}/result.json`, '-o', `yaml=${out}/result.yaml`]);
     expect(run.code, run.stderr).toBe(0);
