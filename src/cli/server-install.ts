@@ -5,7 +5,7 @@
  * made here with a random token unless it exists, outside the deployed objects so that re-installs keep it; the
  * command prints how to read it, never the token.
  */
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from '../operator/install.ts';
@@ -27,6 +27,7 @@ const SCOPE = 'server-install';
 interface ServerInstallFlags extends InstallFlags {
   image: string;
   storage: string;
+  publicUrl?: URL;
 }
 
 export function serverInstallCommand(): Command {
@@ -34,13 +35,21 @@ export function serverInstallCommand(): Command {
     new Command('install')
       .description(`install or upgrade the server in a cluster (${OPERATOR_NAMESPACE}), its admin token in Secret ${ADMIN_TOKEN_SECRET}`)
       .option('--image <ref>', "the server's image", `${GANTRY_IMAGE_REPOSITORY}:${GANTRY_VERSION}`)
-      .option('--storage <size>', "size of the database's volume (a Kubernetes quantity)", '1Gi'),
+      .option('--storage <size>', "size of the database's volume (a Kubernetes quantity)", '1Gi')
+      .option(
+        '--public-url <url>',
+        "where browsers reach the server through your ingress, e.g. https://gantry.example.com (the server's --public-url: Secure cookies, the origin browser changes must come from)",
+        publicUrlArg,
+      ),
   );
   return addResultFlags(command).action((flags: ServerInstallFlags) =>
     runResultCommand(SCOPE, flags, async (run) => {
       // A dry run persists nothing, the token Secret included.
       if (!flags.dryRun) await ensureSecret(flags, run.engine.config.fieldManager, run.progress);
-      const stages = [[namespaceManifest()], serverInstallManifests({ image: flags.image, storage: flags.storage })];
+      const stages = [
+        [namespaceManifest()],
+        serverInstallManifests({ image: flags.image, storage: flags.storage, publicUrl: flags.publicUrl?.origin }),
+      ];
       const deployed = await deployInstallObjects(stages, SERVER_INSTALL_DISCRIMINATOR, flags, run);
       if (deployed.result.errors.length === 0)
         run.progress.step(SCOPE, `the server is ${inClusterServerUrl()}; its admin token: ${adminTokenHint()}`);
@@ -57,4 +66,12 @@ async function ensureSecret(flags: ServerInstallFlags, fieldManager: string, pro
   } finally {
     await cluster.close();
   }
+}
+
+/** @throws InvalidArgumentError unless `text` is an http(s) URL without a path. */
+export function publicUrlArg(text: string): URL {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.pathname !== '/' || url.search || url.hash)
+    throw new InvalidArgumentError(`'${text}' is not an http(s) URL of a host (e.g. https://gantry.example.com)`);
+  return url;
 }

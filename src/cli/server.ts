@@ -11,7 +11,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { createLogger } from '../logger.ts';
 import { defaultCacheDir } from '../engine-config.ts';
-import { serverInstallCommand } from './server-install.ts';
+import { publicUrlArg, serverInstallCommand } from './server-install.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { loadEncryptionKey } from '../server/encryption-key.ts';
@@ -32,6 +32,7 @@ interface ServerFlags {
   adminPasswordFile?: string;
   advertiseUrl?: string;
   trustProxy?: string;
+  publicUrl?: URL;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -71,6 +72,11 @@ export function serverCommand(): Command {
       'believe X-Forwarded-Proto/-For from these proxies (addresses or CIDRs, comma-separated), e.g. the ingress terminating TLS, so session cookies are Secure ($GANTRY_TRUST_PROXY)',
     )
     .option(
+      '--public-url <url>',
+      'where browsers reach the server, e.g. https://gantry.example.com: mutating browser requests must come from its origin, and with https session cookies are always Secure ($GANTRY_PUBLIC_URL)',
+      publicUrlArg,
+    )
+    .option(
       '--advertise-url <url>',
       'where the other replicas reach this one, e.g. http://$(POD_IP):8090 (default: the --listen address) ($GANTRY_ADVERTISE_URL)',
     )
@@ -107,6 +113,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
     adminToken: adminTokenFile ? await readAdminToken(adminTokenFile) : undefined,
     advertiseUrl: flags.advertiseUrl ?? process.env['GANTRY_ADVERTISE_URL'],
     trustProxy: flags.trustProxy ?? process.env['GANTRY_TRUST_PROXY'],
+    publicUrl: flags.publicUrl ?? (process.env['GANTRY_PUBLIC_URL'] ? publicUrlArg(process.env['GANTRY_PUBLIC_URL']) : undefined),
     adminPassword: adminPasswordFile ? await readSecretFile(adminPasswordFile, '--admin-password-file') : undefined,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');

@@ -39,6 +39,7 @@ import { registerWebUi } from './web-ui.ts';
 import type { FleetChange, FleetChanges } from './fleet-changes.ts';
 import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
 import { registerAuditLog } from './audit-log.ts';
+import { registerOriginCheck } from './origin-check.ts';
 
 export interface AppOptions {
   store: Store;
@@ -72,6 +73,12 @@ export interface AppOptions {
    * when the request, as the proxy saw it, was https.
    */
   trustProxy?: string | undefined;
+  /**
+   * Where browsers reach the server (`--public-url`, e.g. https://gantry.example.com): the only origin mutating
+   * cookie-authenticated requests may come from (origin-check.ts), and, when https, session cookies are always
+   * Secure, whatever the hop to the server was.
+   */
+  publicUrl?: URL | undefined;
 }
 
 const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -98,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await app.register(cookie);
+  registerOriginCheck(app, options.publicUrl);
   registerProbes(app, options.store, options.channels);
   const { db } = options.store;
   registerAuditLog(app, db);
@@ -132,7 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   pipelineRoutes(app, { db, runner: options.pipelines });
   notificationRoutes(app, { db, box: options.box });
   helmRepositoryRoutes(app, { db, box: options.box });
-  userRoutes(app, { db });
+  userRoutes(app, { db, publicUrl: options.publicUrl });
   eventRoutes(app, { db, changes: options.changes });
   await clusterProxyRoutes(app, { db, channels: options.channels, replicas: options.replicas });
   if (options.webhookSecret) {

@@ -52,6 +52,8 @@ export interface FleetServerOptions {
   advertiseUrl?: string;
   /** See AppOptions.trustProxy. */
   trustProxy?: string;
+  /** See AppOptions.publicUrl. */
+  publicUrl?: URL;
   /** The first admin user's password, on a database without users (`--admin-password-file`); default a random one. */
   adminPassword?: string;
   /** Milliseconds between this replica's heartbeats; repositories move off a replica silent for 3 of them. Default 10 s. */
@@ -172,6 +174,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       log: options.log,
       version: options.version,
       trustProxy: options.trustProxy,
+      publicUrl: options.publicUrl,
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

@@ -296,6 +296,16 @@ async function loginFailures(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('users').addColumn('first_failed_at', 'text').execute();
 }
 
+/** Failed logins per client address, for the limit on one address guessing across many users. */
+async function loginAddresses(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('login_addresses')
+    .addColumn('address', 'text', (c) => c.primaryKey())
+    .addColumn('failed_logins', 'integer', (c) => c.notNull())
+    .addColumn('first_failed_at', 'text', (c) => c.notNull())
+    .execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -308,4 +318,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-users': { up: users },
   '0009-agent-tunnels': { up: agentTunnels },
   '0010-login-failures': { up: loginFailures },
+  '0011-login-addresses': { up: loginAddresses },
 };

@@ -155,6 +155,16 @@ export interface UserTable {
   first_failed_at: string | null;
 }
 
+/**
+ * Wrong passwords from one client address (an IPv4 address, or an IPv6 /64: users.ts's addressKey) since
+ * `first_failed_at`, for the per-address login limit.
+ */
+export interface LoginAddressTable {
+  address: string;
+  failed_logins: number;
+  first_failed_at: string;
+}
+
 /** A role granted to users and groups (`subjects`, JSON) within a `scope` (JSON; see rights.ts). */
 export interface RoleBindingTable {
   name: string;
@@ -295,6 +305,7 @@ export interface Database {
   users: UserTable;
   role_bindings: RoleBindingTable;
   sessions: SessionTable;
+  login_addresses: LoginAddressTable;
   audit_events: AuditEventTable;
   agent_tunnels: AgentTunnelTable;
   server_replicas: ServerReplicaTable;

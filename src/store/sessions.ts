@@ -1,7 +1,7 @@
 /**
  * Browser sessions: a random cookie value (256 bits) whose SHA-256 is the row's key, tied to a user and ending
- * after a fixed lifetime (no sliding renewal: a stolen cookie is good for at most that long). Logging out or
- * deleting the user ends it at once.
+ * after a fixed lifetime (no sliding renewal: a stolen cookie is good for at most that long). Logging out, a new
+ * password or deleting the user ends it at once.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
@@ -40,4 +40,15 @@ export async function sessionUser(db: Kysely<Database>, value: string, now = new
 
 export async function endSession(db: Kysely<Database>, value: string): Promise<void> {
   await db.deleteFrom('sessions').where('id_hash', '=', hashToken(value)).execute();
+}
+
+/**
+ * Ends every session of the user but `except` (a cookie value: the session that changed its own password stays, as
+ * OWASP's Session Management Cheat Sheet asks of a password change). Give it the caller's transaction, so the end
+ * of the sessions commits with the change that called for it.
+ */
+export async function endUserSessions(db: Kysely<Database>, userId: string, except?: string): Promise<void> {
+  let query = db.deleteFrom('sessions').where('user_id', '=', userId);
+  if (except !== undefined) query = query.where('id_hash', '!=', hashToken(except));
+  await query.execute();
 }

@@ -20,6 +20,11 @@ export interface ServerInstall {
   image: string;
   /** Size of the database volume, e.g. 1Gi. */
   storage: string;
+  /**
+   * Where browsers reach the server through an ingress, e.g. https://gantry.example.com (`--public-url`): with https
+   * the session cookies are Secure whatever the ingress tells the server, and browser changes must come from it.
+   */
+  publicUrl?: string | undefined;
 }
 
 /** The server's URL inside the cluster. */
@@ -75,6 +80,7 @@ export function serverInstallManifests(install: ServerInstall): KubeObject[] {
                   '--admin-token-file',
                   '/etc/gantry/admin/token',
                 ],
+                ...(install.publicUrl ? { env: [{ name: 'GANTRY_PUBLIC_URL', value: install.publicUrl }] } : {}),
                 ports: [{ name: 'http', containerPort: SERVER_PORT }],
                 readinessProbe: probe('/readyz'),
                 livenessProbe: probe('/healthz'),

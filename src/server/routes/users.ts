@@ -3,7 +3,7 @@
  * showing an action (as Kubernetes' SelfSubjectAccessReview), a user's own API tokens, and, for admins, users,
  * role bindings and the audit log.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
@@ -14,7 +14,16 @@ import { deleteRoleBinding, getRoleBinding, grantsOf, listRoleBindings, putRoleB
 import type { Database } from '../../store/schema.ts';
 import { getServiceById } from '../../store/services.ts';
 import { createSession, endSession } from '../../store/sessions.ts';
-import { createUser, deleteUser, getUser, listUsers, LoginLockedError, updateUser, verifyUserPassword } from '../../store/users.ts';
+import {
+  createUser,
+  deleteUser,
+  getUser,
+  listUsers,
+  LoginLockedError,
+  MIN_PASSWORD_LENGTH,
+  updateUser,
+  verifyUserPassword,
+} from '../../store/users.ts';
 import { mayDo, requestUser, requireUser, SESSION_COOKIE, userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { Target } from '../../rights.ts';
@@ -40,8 +49,17 @@ import {
 /** How long a browser session lasts, in milliseconds: a working day, as Argo CD's default session does (24 h). */
 export const SESSION_LIFETIME_MS = 24 * 60 * 60_000;
 
-export function userRoutes(app: FastifyInstance, deps: { db: Kysely<Database> }): void {
+/** The body of POST /v1/me/password. */
+const PasswordChangeSchema = Type.Object(
+  { currentPassword: Type.String({ minLength: 1 }), newPassword: Type.String({ minLength: MIN_PASSWORD_LENGTH }) },
+  { additionalProperties: false },
+);
+
+/** `publicUrl`: see AppOptions.publicUrl (an https one makes session cookies Secure on every hop). */
+export function userRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; publicUrl?: URL | undefined }): void {
   const { db } = deps;
+  // 'auto': Secure when the request was https, as the server saw it (X-Forwarded-Proto from a trusted proxy included).
+  const secure = deps.publicUrl?.protocol === 'https:' ? true : 'auto';
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { admins } = userAccess(db);
   const signedIn = { onRequest: [requireUser(db)] };
@@ -52,17 +70,15 @@ export function userRoutes(app: FastifyInstance, deps: { db: Kysely<Database> })
     '/v1/login',
     { schema: { tags, security: [], body: LoginSchema, response: { 200: IdentitySchema, ...errors, 429: ErrorSchema } } },
     async (request, reply) => {
-      const user = await verifyUserPassword(db, request.body.username, request.body.password).catch((error: unknown) => {
-        if (!(error instanceof LoginLockedError)) throw error;
-        void reply.header('retry-after', String(Math.max(1, Math.ceil((error.retryAt.getTime() - Date.now()) / 1000))));
-        throw new HttpError(429, error.message);
-      });
+      const user = await verifyUserPassword(db, request.body.username, request.body.password, new Date(), request.ip).catch(
+        (error: unknown) => lockedReply(error, reply),
+      );
       if (!user) throw new HttpError(401, 'wrong username or password');
       const session = await createSession(db, user.id, SESSION_LIFETIME_MS);
       void reply.setCookie(SESSION_COOKIE, session, {
         httpOnly: true,
         sameSite: 'strict',
-        secure: 'auto',
+        secure,
         path: '/',
         maxAge: SESSION_LIFETIME_MS / 1000,
       });
@@ -94,6 +110,22 @@ export function userRoutes(app: FastifyInstance, deps: { db: Kysely<Database> })
         }),
       );
       return { allowed };
+    },
+  );
+
+  api.post(
+    '/v1/me/password',
+    { ...signedIn, schema: { tags, body: PasswordChangeSchema, response: { 204: Type.Null(), ...errors, 429: ErrorSchema } } },
+    async (request, reply) => {
+      const user = requestUser(request);
+      if (user.kind !== 'user') throw new HttpError(403, 'a token with a role of its own has no password');
+      // The current password is asked for, and counted as a login is, so a stolen session cannot take the account.
+      const checked = await verifyUserPassword(db, user.name, request.body.currentPassword, new Date(), request.ip).catch(
+        (error: unknown) => lockedReply(error, reply),
+      );
+      if (!checked) throw new HttpError(403, 'the current password is wrong', 'body.currentPassword');
+      await updateUser(db, user.name, { password: request.body.newPassword }, request.cookies[SESSION_COOKIE]);
+      return reply.code(204).send(null);
     },
   );
 
@@ -171,6 +203,13 @@ export function userRoutes(app: FastifyInstance, deps: { db: Kysely<Database> })
     { ...admins, schema: { tags, querystring: AuditQuery, response: { 200: Type.Array(AuditEventSchema), ...errors } } },
     async (request) => (await listAuditEvents(db, Number(request.query.limit ?? 100))).map(({ id: _id, ...event }) => event),
   );
+}
+
+/** A LoginLockedError as a 429 with Retry-After (seconds, RFC 9110); any other error as it is. */
+function lockedReply(error: unknown, reply: FastifyReply): never {
+  if (!(error instanceof LoginLockedError)) throw error;
+  void reply.header('retry-after', String(Math.max(1, Math.ceil((error.retryAt.getTime() - Date.now()) / 1000))));
+  throw new HttpError(429, error.message);
 }
 
 /** The target an access-review check names, or undefined when it names something that does not exist. */
