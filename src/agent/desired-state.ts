@@ -9,7 +9,10 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentService } from '../client/agent-client.ts';
-import { SecretBox } from '../store/secret-box.ts';
+import { type SealContext, SecretBox } from '../store/secret-box.ts';
+
+/** The one thing the agent seals: its file's key (from the deploy token) seals nothing else, so one fixed place. */
+const DESIRED_STATE_PLACE: SealContext = { table: 'agent', column: 'desired-state', row: 'services' };
 
 export class DesiredState {
   readonly #file: string;
@@ -33,7 +36,7 @@ export class DesiredState {
     });
     if (sealed === undefined) return undefined;
     try {
-      const services = this.#box.openJson<AgentService[]>(sealed);
+      const services = this.#box.openJson<AgentService[]>(sealed, DESIRED_STATE_PLACE);
       this.#saved = JSON.stringify(services);
       return services;
     } catch (error) {
@@ -47,7 +50,7 @@ export class DesiredState {
     if (text === this.#saved) return;
     await mkdir(path.dirname(this.#file), { recursive: true });
     const temp = `${this.#file}.${process.pid}.partial`;
-    await writeFile(temp, this.#box.seal(text), { mode: 0o600 });
+    await writeFile(temp, this.#box.seal(text, DESIRED_STATE_PLACE), { mode: 0o600 });
     await rename(temp, this.#file);
     this.#saved = text;
   }

@@ -188,7 +188,7 @@ describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {
     const rows = await server.store.db.selectFrom('git_repositories').select(['url', 'credentials']).execute();
     expect(rows.length).toBeGreaterThan(0);
     expect(JSON.stringify(rows)).not.toContain('s3cret-pw');
-    expect(rows.find((row) => row.credentials !== null)?.credentials).toMatch(/^v1\./);
+    expect(rows.find((row) => row.credentials !== null)?.credentials).toMatch(/^v2\./);
   });
 
   test('serves its OpenAPI document, probes and metrics', async () => {

@@ -21,6 +21,7 @@ import { TarballStore } from './tarballs.ts';
 import { ensureAdminToken } from '../store/api-tokens.ts';
 import { ensureAdminUser } from '../store/users.ts';
 import { openStore, type Store } from '../store/database.ts';
+import { resealLegacyValues } from '../store/reseal.ts';
 import { buildApp } from './app.ts';
 import { Notifier } from './notifier.ts';
 import { PipelineRunner } from './pipelines.ts';
@@ -156,6 +157,8 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
   try {
     const adminToken = await ensureAdminToken(store.db, new Date(), options.adminToken);
     const adminPassword = await ensureAdminUser(store.db, options.adminPassword);
+    const resealed = await resealLegacyValues(store.db, options.box, options.log.child({ component: 'reseal' }));
+    if (resealed > 0) options.log.info({ count: resealed }, 'sealed values of an older Gantry sealed again, bound to their rows');
     app = await buildApp({
       store,
       box: options.box,

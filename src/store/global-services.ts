@@ -8,7 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, GlobalServiceTable } from './schema.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from './secret-box.ts';
 import type { ServiceSpec } from './services.ts';
 
 /** What each cluster's copy of the service is made from: its name, its spec (git or helm source) and configuration. */
@@ -48,12 +48,13 @@ export async function createGlobalService(
   now = new Date(),
 ): Promise<GlobalService> {
   const time = now.toISOString();
+  const id = randomUUID();
   const row: Selectable<GlobalServiceTable> = {
-    id: randomUUID(),
+    id,
     name: input.name,
     tags: JSON.stringify(input.tags),
     distro: input.distro ?? null,
-    template: JSON.stringify(storedTemplate(box, input.template)),
+    template: JSON.stringify(storedTemplate(box, id, input.template)),
     created_at: time,
     updated_at: time,
   };
@@ -89,7 +90,7 @@ export async function updateGlobalService(
     .set({
       tags: JSON.stringify(global.tags),
       distro: global.distro,
-      template: JSON.stringify(storedTemplate(box, global.template)),
+      template: JSON.stringify(storedTemplate(box, global.id, global.template)),
       updated_at: now.toISOString(),
     })
     .where('id', '=', global.id)
@@ -110,12 +111,17 @@ export function selects(
   return Object.entries(global.tags).every(([key, value]) => cluster.tags[key] === value);
 }
 
-function storedTemplate(box: SecretBox, template: ServiceTemplate): StoredTemplate {
+/** Where a global service's template seals `field`: its row, by id, in the JSON column `template`. */
+function templatePlace(id: string, field: 'configuration' | 'secretValues'): SealContext {
+  return { table: 'global_services', column: `template.${field}`, row: id };
+}
+
+function storedTemplate(box: SecretBox, id: string, template: ServiceTemplate): StoredTemplate {
   const { configuration, secretValues, ...rest } = template;
-  const sealed = (object: Record<string, unknown> | undefined) =>
-    object && Object.keys(object).length > 0 ? box.sealJson(object) : undefined;
-  const sealedConfiguration = sealed(configuration);
-  const sealedSecretValues = sealed(secretValues);
+  const sealed = (object: Record<string, unknown> | undefined, field: 'configuration' | 'secretValues') =>
+    object && Object.keys(object).length > 0 ? box.sealJson(object, templatePlace(id, field)) : undefined;
+  const sealedConfiguration = sealed(configuration, 'configuration');
+  const sealedSecretValues = sealed(secretValues, 'secretValues');
   return { ...rest, ...(sealedConfiguration ? { sealedConfiguration } : {}), ...(sealedSecretValues ? { sealedSecretValues } : {}) };
 }
 
@@ -123,8 +129,12 @@ function toGlobalService(box: SecretBox, row: Selectable<GlobalServiceTable>): G
   const { sealedConfiguration, sealedSecretValues, ...stored } = JSON.parse(row.template) as StoredTemplate;
   const template: ServiceTemplate = {
     ...stored,
-    ...(sealedConfiguration ? { configuration: box.openJson<Record<string, string>>(sealedConfiguration) } : {}),
-    ...(sealedSecretValues ? { secretValues: box.openJson<Record<string, unknown>>(sealedSecretValues) } : {}),
+    ...(sealedConfiguration
+      ? { configuration: box.openJson<Record<string, string>>(sealedConfiguration, templatePlace(row.id, 'configuration')) }
+      : {}),
+    ...(sealedSecretValues
+      ? { secretValues: box.openJson<Record<string, unknown>>(sealedSecretValues, templatePlace(row.id, 'secretValues')) }
+      : {}),
   };
   return {
     id: row.id,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, HelmRepositoryTable } from './schema.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from './secret-box.ts';
 
 export interface HelmCredentials {
   username: string;
@@ -36,7 +36,8 @@ export async function upsertHelmRepository(
 ): Promise<HelmRepository> {
   const time = now.toISOString();
   const url = normalizedChartUrl(input.url);
-  const sealed = input.credentials ? box.sealJson(input.credentials) : null;
+  // Bound to the URL, the key the upsert finds the row by (a new id is made only when there is no row yet).
+  const sealed = input.credentials ? box.sealJson(input.credentials, credentialsPlace(url)) : null;
   await db
     .insertInto('helm_repositories')
     .values({ id: randomUUID(), url, credentials: sealed, created_at: time, updated_at: time })
@@ -59,7 +60,12 @@ export async function deleteHelmRepository(db: Kysely<Database>, id: string): Pr
 /** The credentials of the chart repository at `url`, if one was registered. */
 export async function helmCredentialsFor(db: Kysely<Database>, box: SecretBox, url: string): Promise<HelmCredentials | undefined> {
   const row = await db.selectFrom('helm_repositories').select('credentials').where('url', '=', normalizedChartUrl(url)).executeTakeFirst();
-  return row?.credentials ? box.openJson<HelmCredentials>(row.credentials) : undefined;
+  return row?.credentials ? box.openJson<HelmCredentials>(row.credentials, credentialsPlace(normalizedChartUrl(url))) : undefined;
+}
+
+/** Where a chart repository's credentials are sealed: its row, by its normalised URL. */
+function credentialsPlace(url: string): SealContext {
+  return { table: 'helm_repositories', column: 'credentials', row: url };
 }
 
 function toHelmRepository(row: Selectable<HelmRepositoryTable>): HelmRepository {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { NotFoundError } from './errors.ts';
 import type { Database, NotificationRouterTable, NotificationSinkTable } from './schema.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from './secret-box.ts';
 
 export type SinkType = 'slack' | 'webhook';
 
@@ -55,7 +55,8 @@ export async function upsertSink(
   now = new Date(),
 ): Promise<NotificationSink> {
   const time = now.toISOString();
-  const sealed = box.sealJson(sink.configuration);
+  // Bound to the name, the key the upsert finds the row by (a new id is made only when there is no row yet).
+  const sealed = box.sealJson(sink.configuration, configurationPlace(sink.name));
   await db
     .insertInto('notification_sinks')
     .values({ id: randomUUID(), name: sink.name, type: sink.type, configuration: sealed, created_at: time, updated_at: time })
@@ -87,7 +88,15 @@ export async function sinksForDelivery(
     .selectAll()
     .where('name', 'in', [...names])
     .execute();
-  return rows.map((row) => ({ ...toSink(row), configuration: box.openJson<SinkConfiguration>(row.configuration) }));
+  return rows.map((row) => ({
+    ...toSink(row),
+    configuration: box.openJson<SinkConfiguration>(row.configuration, configurationPlace(row.name)),
+  }));
+}
+
+/** Where a sink's configuration is sealed: its row, by name. */
+function configurationPlace(name: string): SealContext {
+  return { table: 'notification_sinks', column: 'configuration', row: name };
 }
 
 /** @returns whether it existed. */

@@ -8,7 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, GitRepositoryTable } from './schema.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from './secret-box.ts';
 
 export type GitCredentials = Partial<Record<'username' | 'password' | 'identity' | 'known_hosts' | 'caFile', string>>;
 
@@ -34,10 +34,12 @@ export async function createRepository(
   now = new Date(),
 ): Promise<Repository> {
   const time = now.toISOString();
+  const id = randomUUID();
   const row: Selectable<GitRepositoryTable> = {
-    id: randomUUID(),
+    id,
     url: input.url,
-    credentials: input.credentials && Object.keys(input.credentials).length > 0 ? box.sealJson(input.credentials) : null,
+    credentials:
+      input.credentials && Object.keys(input.credentials).length > 0 ? box.sealJson(input.credentials, credentialsPlace(id)) : null,
     health: null,
     last_error: null,
     pulled_at: null,
@@ -105,7 +107,12 @@ async function findRow(db: Kysely<Database>, idOrUrl: string): Promise<Selectabl
 }
 
 function openCredentials(box: SecretBox, row: Selectable<GitRepositoryTable>): GitCredentials | undefined {
-  return row.credentials === null ? undefined : box.openJson<GitCredentials>(row.credentials);
+  return row.credentials === null ? undefined : box.openJson<GitCredentials>(row.credentials, credentialsPlace(row.id));
+}
+
+/** Where a repository's credentials are sealed: its row, by id. */
+function credentialsPlace(id: string): SealContext {
+  return { table: 'git_repositories', column: 'credentials', row: id };
 }
 
 function toRepository(row: Selectable<GitRepositoryTable>, credentials: GitCredentials | undefined): Repository {

@@ -12,7 +12,7 @@ import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'ky
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from './secret-box.ts';
 
 /**
  * How the agent renders a service's folder; `auto` decides by the files it finds, as Plural does; `helm` is a
@@ -171,8 +171,8 @@ export async function createService(
           namespace: input.spec.namespace,
           repository_id: input.spec.repositoryId ?? null,
           spec: JSON.stringify(input.spec),
-          configuration: sealObject(box, input.configuration),
-          secret_values: sealObject(box, input.secretValues),
+          configuration: sealObject(box, input.configuration, id, 'configuration'),
+          secret_values: sealObject(box, input.secretValues, id, 'secret_values'),
           dependencies: JSON.stringify(input.dependencies ?? []),
           protect: input.protect ? 1 : 0,
           owner_id: input.ownerId ?? null,
@@ -285,9 +285,6 @@ async function changeServices(
       (revision) => [revision.id, revision],
     ),
   );
-  // Sealed once per object given: a global service's copies share one configuration.
-  const sealed = new Map<Record<string, unknown>, string | null>();
-  const seal = (object: Record<string, unknown>) => sealed.get(object) ?? sealed.set(object, sealObject(box, object)).get(object)!;
   const writes = new Map<string, { fields: Updateable<ServiceTable>; ids: string[] }>();
   const revisions: Array<Insertable<RevisionTable>> = [];
   for (const { serviceId, changes, source, author } of updates) {
@@ -296,15 +293,18 @@ async function changeServices(
     const current = currents.get(row.revision_id ?? '');
     if (!current) throw new Error(`service revision ${row.revision_id} is missing`);
     const spec = JSON.stringify(changes.spec ?? JSON.parse(row.spec));
-    const configurationChanged = changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration);
-    const secretValuesChanged = changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues);
+    const configurationChanged =
+      changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration, row.id, 'configuration');
+    const secretValuesChanged =
+      changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues, row.id, 'secret_values');
     const { namespace, repositoryId } = JSON.parse(spec) as ServiceSpec;
     const fields: Updateable<ServiceTable> = {
       spec,
       namespace,
       repository_id: repositoryId ?? null,
-      ...(configurationChanged ? { configuration: seal(changes.configuration!) } : {}),
-      ...(secretValuesChanged ? { secret_values: seal(changes.secretValues!) } : {}),
+      // Sealed for each service (a global service's copies each get their own): a sealed value is bound to its service.
+      ...(configurationChanged ? { configuration: sealObject(box, changes.configuration, row.id, 'configuration') } : {}),
+      ...(secretValuesChanged ? { secret_values: sealObject(box, changes.secretValues, row.id, 'secret_values') } : {}),
       ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
       ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
     };
@@ -566,7 +566,13 @@ export async function serviceSecrets(
     db.selectFrom('services').select(['id', 'configuration', 'secret_values']).where('id', 'in', ids).execute(),
   );
   return new Map(
-    rows.map((row) => [row.id, { configuration: openObject(box, row.configuration), secretValues: openObject(box, row.secret_values) }]),
+    rows.map((row) => [
+      row.id,
+      {
+        configuration: openObject(box, row.configuration, row.id, 'configuration'),
+        secretValues: openObject(box, row.secret_values, row.id, 'secret_values'),
+      },
+    ]),
   );
 }
 
@@ -705,17 +711,34 @@ function toRevision(row: Selectable<RevisionTable>): Revision {
   };
 }
 
+type SealedColumn = 'configuration' | 'secret_values';
+
+/**
+ * Where a service's `column` is sealed: bound to the service, by id. Its revisions keep copies of the service's
+ * sealed values (a rollback copies one back), so the place names the service, whose row or revisions hold it: a
+ * value moved to another service, or between the two columns, does not open.
+ */
+function servicePlace(serviceId: string, column: SealedColumn): SealContext {
+  return { table: 'services', column, row: serviceId };
+}
+
 /** Null for none, so a service without configuration or secret values has nothing sealed. */
-function sealObject(box: SecretBox, object: Record<string, unknown> | undefined): string | null {
-  return object && Object.keys(object).length > 0 ? box.sealJson(object) : null;
+function sealObject(box: SecretBox, object: Record<string, unknown> | undefined, serviceId: string, column: SealedColumn): string | null {
+  return object && Object.keys(object).length > 0 ? box.sealJson(object, servicePlace(serviceId, column)) : null;
 }
 
-function openObject<T extends Record<string, unknown>>(box: SecretBox, sealed: string | null): T {
-  return sealed === null ? ({} as T) : box.openJson<T>(sealed);
+function openObject<T extends Record<string, unknown>>(box: SecretBox, sealed: string | null, serviceId: string, column: SealedColumn): T {
+  return sealed === null ? ({} as T) : box.openJson<T>(sealed, servicePlace(serviceId, column));
 }
 
-function sameSealed(box: SecretBox, sealed: string | null, next: Record<string, unknown>): boolean {
-  return isDeepStrictEqual(openObject(box, sealed), next);
+function sameSealed(
+  box: SecretBox,
+  sealed: string | null,
+  next: Record<string, unknown>,
+  serviceId: string,
+  column: SealedColumn,
+): boolean {
+  return isDeepStrictEqual(openObject(box, sealed, serviceId, column), next);
 }
 
 /** Live (not deleted) services by status (stale, synced, healthy, failed); statuses with none are absent. */
