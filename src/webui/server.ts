@@ -19,6 +19,7 @@ import { apiServerForwarder, type ApiServerForwarder } from '../kube/api-forward
 import type { Logger } from '../logger.ts';
 import { registerErrorHandlers } from '../server/errors.ts';
 import { AccessReviewSchema, IdentitySchema } from '../server/schemas.ts';
+import { proxiedResponseHeaders } from '../server/proxied-response.ts';
 import { registerWebUi } from '../server/web-ui.ts';
 import { LOCAL_CLUSTER, type UiConfig } from './ui-config.ts';
 
@@ -88,7 +89,10 @@ export async function startWebUi(options: WebUiOptions): Promise<RunningWebUi> {
   };
 }
 
-/** `/v1/clusters/local/proxy/*` forwarded as it comes, bodies streamed both ways (watches, logs). */
+/**
+ * `/v1/clusters/local/proxy/*` forwarded as it comes, bodies streamed both ways (watches, logs); the answer's
+ * headers filtered as the fleet server's auth proxy filters them (server/proxied-response.ts).
+ */
 async function proxyRoutes(app: FastifyInstance, forwarder: ApiServerForwarder): Promise<void> {
   await app.register(async (scope) => {
     // Bodies pass through unread: the API server parses them.
@@ -122,7 +126,7 @@ async function forward(
     { method: request.method, path: `/${request.params['*']}${query}`, headers: request.headers, body: request.raw },
     {
       respond: (status, headers) => {
-        response.writeHead(status, headers);
+        response.writeHead(status, proxiedResponseHeaders(headers));
         response.flushHeaders();
       },
       body: response,

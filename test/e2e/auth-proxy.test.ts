@@ -7,8 +7,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
@@ -20,6 +22,7 @@ import { FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { startWebUi } from '../../src/webui/server.ts';
 import { clusterLayout } from '../../scripts/cluster/layout.ts';
 import { gantry } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
@@ -28,6 +31,47 @@ import { startTlsFront, type TlsFront } from '../support/tls-front.ts';
 import { kubectlOn, WORKLOAD_CLUSTERS, workloadKubeConfig } from '../support/workload-clusters.ts';
 
 const [DEV, PROD] = WORKLOAD_CLUSTERS;
+
+const PAGE_HTML = '<!doctype html><script>fetch("/v1/me/tokens", { method: "POST" })</script>';
+/** What the hostile page sends besides its HTML; none of it may reach the browser. */
+const PAGE_HEADERS: Record<string, string> = {
+  'set-cookie': 'gantry_session=chosen-by-the-pod; Path=/',
+  'clear-site-data': '"cookies"',
+  refresh: '0; url=https://evil.example/',
+  link: '<https://evil.example/style.css>; rel=stylesheet',
+  'access-control-allow-origin': '*',
+  'access-control-allow-credentials': 'true',
+  'content-security-policy': 'script-src *',
+  'service-worker-allowed': '/',
+  'www-authenticate': 'Basic realm="gantry"',
+  'x-frame-options': 'ALLOWALL',
+};
+const PAGE_ONLY_HEADERS = Object.keys(PAGE_HEADERS).filter((name) => name !== 'content-security-policy');
+
+/**
+ * The hostile page, served on this machine's first non-loopback IPv4 address: the API server proxies to pod IPs,
+ * never to loopback ones. @throws Error when the machine has no such address.
+ */
+async function servePage(): Promise<{ address: string; port: number; requests(): number; close(): Promise<void> }> {
+  const address = Object.values(networkInterfaces())
+    .flat()
+    .find((candidate) => candidate?.family === 'IPv4' && !candidate.internal)?.address;
+  if (!address) throw new Error('this machine has no non-loopback IPv4 address for a pod IP the API server would proxy to');
+  let requests = 0;
+  const page = createServer((_request, response) => {
+    requests++;
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS });
+    response.end(PAGE_HTML);
+  });
+  page.listen(0, address);
+  await once(page, 'listening');
+  return {
+    address,
+    port: (page.address() as AddressInfo).port,
+    requests: () => requests,
+    close: () => new Promise((resolve) => page.close(() => resolve())),
+  };
+}
 const NS = `proxy-${randomBytes(3).toString('hex')}`;
 const KUBECTL = path.join(clusterLayout().bin, 'kubectl');
 
@@ -41,6 +85,7 @@ describe('the auth proxy', () => {
   /** kubeconfig files per user and cluster, written by `gantry cluster kubeconfig`. */
   const kubeconfigs: Record<string, string> = {};
   let devonly: string;
+  let rick: string;
   const { log } = capturedLogger('info');
 
   /** A user with `password`, bound as `role` within `scope`, and an API token of theirs. */
@@ -103,7 +148,8 @@ describe('the auth proxy', () => {
       await kubectlOn(cluster, ['create', 'secret', 'generic', 'password', '-n', NS, '--from-literal=password=hunter2-proxy']);
       await kubectlOn(cluster, ['create', 'deployment', 'web', '-n', NS, '--image=registry.invalid/web:1']);
     }
-    kubeconfigs['rick'] = await writeKubeconfig('rick', await userToken('rick', 'reader', 'all'), DEV);
+    rick = await userToken('rick', 'reader', 'all');
+    kubeconfigs['rick'] = await writeKubeconfig('rick', rick, DEV);
     devonly = await userToken('devonly', 'reader', { clusters: [DEV] });
     kubeconfigs['devonly-dev'] = await writeKubeconfig('devonly', devonly, DEV);
     // The agents hold their tunnels once their push channels are up.
@@ -212,6 +258,72 @@ describe('the auth proxy', () => {
     expect(read.exitCode).toBe(0);
     expect(read.stdout.length).toBe(value.length);
     expect(read.stdout === value).toBe(true);
+  });
+
+  test('a page a pod serves through the proxy subresource comes without its cookies, as an attachment, never as HTML', async () => {
+    // A workload answering what a hostile page would: HTML with script, cookies for Gantry's origin, navigation.
+    const page = await servePage();
+    try {
+      // A pod whose IP is this machine's (kwok runs no container: its status is written here), and a grant of
+      // pods/proxy to the reader there, as a cluster's admin would add to what the agent's ClusterRoles give.
+      const node = (await kubectlOn(DEV, ['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+      await execa(KUBECTL, ['create', '-f', '-'], {
+        env: { KUBECONFIG: clusterLayout(DEV).kubeconfig },
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'page', namespace: NS },
+          spec: { nodeName: node, containers: [{ name: 'page', image: 'registry.invalid/page:1' }] },
+        }),
+      });
+      const status = { status: { podIP: page.address, podIPs: [{ ip: page.address }] } };
+      await kubectlOn(DEV, ['patch', 'pod', 'page', '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
+      await kubectlOn(DEV, ['create', 'role', 'pod-proxy', '-n', NS, '--verb=get', '--resource=pods/proxy']);
+      await kubectlOn(DEV, ['create', 'rolebinding', 'rick-pod-proxy', '-n', NS, '--role=pod-proxy', '--user=rick']);
+
+      const proxied = await fetch(`${server.url}/v1/clusters/${DEV}/proxy/api/v1/namespaces/${NS}/pods/page:${page.port}/proxy/`, {
+        headers: { authorization: `Bearer ${rick}` },
+      });
+      expect(proxied.status).toBe(200);
+      expect(page.requests()).toBe(1);
+      expect(Object.fromEntries(proxied.headers)).toMatchObject({
+        'content-type': 'application/octet-stream',
+        'content-disposition': 'attachment',
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; sandbox",
+      });
+      for (const dropped of PAGE_ONLY_HEADERS) expect(proxied.headers.get(dropped), dropped).toBeNull();
+      // The bytes themselves pass: saved as a file, not shown.
+      expect(await proxied.text()).toBe(PAGE_HTML);
+
+      // The API's own answers keep their type, with the same protection.
+      const json = await fetch(`${server.url}/v1/clusters/${DEV}/proxy/api/v1/namespaces/${NS}/configmaps/greeting`, {
+        headers: { authorization: `Bearer ${rick}` },
+      });
+      expect(json.status).toBe(200);
+      expect(json.headers.get('content-type')).toBe('application/json');
+      expect(json.headers.get('content-disposition')).toBeNull();
+      expect(json.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(json.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+      expect(((await json.json()) as { data: Record<string, string> }).data).toEqual({ hello: 'world' });
+
+      // `gantry webui` proxies the same way, with the kubeconfig's own credentials.
+      const webui = await startWebUi({ kubeConfig: workloadKubeConfig(DEV), host: '127.0.0.1', port: 0, log });
+      try {
+        const local = await fetch(`${webui.url}/v1/clusters/local/proxy/api/v1/namespaces/${NS}/pods/page:${page.port}/proxy/`);
+        expect(local.status).toBe(200);
+        expect(page.requests()).toBe(2);
+        expect(local.headers.get('content-type')).toBe('application/octet-stream');
+        expect(local.headers.get('content-disposition')).toBe('attachment');
+        expect(local.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(local.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+        for (const dropped of PAGE_ONLY_HEADERS) expect(local.headers.get(dropped), dropped).toBeNull();
+      } finally {
+        await webui.close();
+      }
+    } finally {
+      await page.close();
+    }
   });
 
   async function clusterId(name: string): Promise<string> {

@@ -7,6 +7,8 @@
  * KluctlDeployments. Bodies stream both ways, so watches and `kubectl logs -f` work. Mutating requests are
  * recorded in the audit log with the status the cluster answered. With several replicas, a request reaching one
  * that does not hold the cluster's agent socket is passed on to the one that does (store/agent-tunnels.ts).
+ * Answers carry only the headers and content types proxied-response.ts lets through: a workload's page reached
+ * through a proxy subresource must not run or set cookies on Gantry's origin.
  */
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -23,6 +25,7 @@ import type { ReplicaSet } from '../replica-set.ts';
 import { tunnelHolder } from '../../store/agent-tunnels.ts';
 import { request as undiciRequest } from 'undici';
 import { clusterGroups } from '../../rights.ts';
+import { proxiedResponseHeaders } from '../proxied-response.ts';
 
 /** Marks a request one replica passed to the one holding the agent's socket. */
 const HOP_HEADER = 'x-gantry-proxy-hop';
@@ -92,7 +95,7 @@ async function proxy(
   void pipeline(request.raw, stream, { end: true }).catch(() => undefined);
   try {
     const head = await stream.head;
-    response.writeHead(head.status, head.headers);
+    response.writeHead(head.status, proxiedResponseHeaders(head.headers));
     response.flushHeaders();
     await pipeline(stream, response);
   } catch (error) {
@@ -131,8 +134,8 @@ async function passToReplica(url: string, request: FastifyRequest, reply: Fastif
       body: isMutating(request.method) ? request.raw : null,
       signal: abort.signal,
     });
-    const headers = headersWithout(passed.headers, HOP_BY_HOP);
-    response.writeHead(passed.statusCode, headers as Record<string, string | string[]>);
+    // The replica holding the tunnel filtered them already; filtered again, they come out the same.
+    response.writeHead(passed.statusCode, proxiedResponseHeaders(passed.headers));
     response.flushHeaders();
     await pipeline(passed.body, response);
   } catch (error) {
