@@ -7,10 +7,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
@@ -26,6 +24,8 @@ import { startWebUi } from '../../src/webui/server.ts';
 import { clusterLayout } from '../../scripts/cluster/layout.ts';
 import { gantry } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
+import { REPO_ROOT } from '../support/fixtures.ts';
+import { createNetworkNamespace } from '../support/network-namespace.ts';
 import { apiCall, pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { startTlsFront, type TlsFront } from '../support/tls-front.ts';
 import { kubectlOn, WORKLOAD_CLUSTERS, workloadKubeConfig } from '../support/workload-clusters.ts';
@@ -48,28 +48,46 @@ const PAGE_HEADERS: Record<string, string> = {
 };
 const PAGE_ONLY_HEADERS = Object.keys(PAGE_HEADERS).filter((name) => name !== 'content-security-policy');
 
+/** The hostile page's server, run by Node inside the network namespace: one line per request, the port first. */
+const PAGE_SERVER = `
+const page = require('node:http').createServer((request, response) => {
+  process.stdout.write('request\\n');
+  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...JSON.parse(process.env.PAGE_HEADERS) });
+  response.end(process.env.PAGE_HTML);
+});
+page.listen(0, process.env.PAGE_ADDRESS, () => process.stdout.write('port ' + page.address().port + '\\n'));
+`;
+
 /**
- * The hostile page, served on this machine's first non-loopback IPv4 address: the API server proxies to pod IPs,
- * never to loopback ones. @throws Error when the machine has no such address.
+ * The hostile page, served in a network namespace of the test's own (support/network-namespace.ts): the API server
+ * proxies to pod IPs, never to loopback ones, and a test reaches no address it did not make.
  */
 async function servePage(): Promise<{ address: string; port: number; requests(): number; close(): Promise<void> }> {
-  const address = Object.values(networkInterfaces())
-    .flat()
-    .find((candidate) => candidate?.family === 'IPv4' && !candidate.internal)?.address;
-  if (!address) throw new Error('this machine has no non-loopback IPv4 address for a pod IP the API server would proxy to');
-  let requests = 0;
-  const page = createServer((_request, response) => {
-    requests++;
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS });
-    response.end(PAGE_HTML);
+  const namespace = await createNetworkNamespace();
+  const server = namespace.spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), ['--input-type=commonjs', '-e', PAGE_SERVER], {
+    PAGE_ADDRESS: namespace.address,
+    PAGE_HTML,
+    PAGE_HEADERS: JSON.stringify(PAGE_HEADERS),
   });
-  page.listen(0, address);
-  await once(page, 'listening');
+  const exited = once(server, 'exit');
+  let requests = 0;
+  let port = 0;
+  const listening = Promise.withResolvers<void>();
+  createInterface({ input: server.stdout! }).on('line', (line) => {
+    if (line === 'request') requests++;
+    else if (line.startsWith('port ')) ((port = Number(line.slice(5))), listening.resolve());
+  });
+  void exited.then(() => listening.reject(new Error('the page server exited before listening')));
+  await listening.promise;
   return {
-    address,
-    port: (page.address() as AddressInfo).port,
+    address: namespace.address,
+    port,
     requests: () => requests,
-    close: () => new Promise((resolve) => page.close(() => resolve())),
+    async close() {
+      server.kill();
+      await exited;
+      await namespace.remove();
+    },
   };
 }
 const NS = `proxy-${randomBytes(3).toString('hex')}`;
@@ -264,7 +282,7 @@ describe('the auth proxy', () => {
     // A workload answering what a hostile page would: HTML with script, cookies for Gantry's origin, navigation.
     const page = await servePage();
     try {
-      // A pod whose IP is this machine's (kwok runs no container: its status is written here), and a grant of
+      // A pod whose IP is the namespace's (kwok runs no container: its status is written here), and a grant of
       // pods/proxy to the reader there, as a cluster's admin would add to what the agent's ClusterRoles give.
       const node = (await kubectlOn(DEV, ['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
       await execa(KUBECTL, ['create', '-f', '-'], {
@@ -285,7 +303,8 @@ describe('the auth proxy', () => {
         headers: { authorization: `Bearer ${rick}` },
       });
       expect(proxied.status).toBe(200);
-      expect(page.requests()).toBe(1);
+      // The page counts a request on its own pipe, which may come after the answer.
+      await expect.poll(() => page.requests()).toBe(1);
       expect(Object.fromEntries(proxied.headers)).toMatchObject({
         'content-type': 'application/octet-stream',
         'content-disposition': 'attachment',
@@ -312,7 +331,7 @@ describe('the auth proxy', () => {
       try {
         const local = await fetch(`${webui.url}/v1/clusters/local/proxy/api/v1/namespaces/${NS}/pods/page:${page.port}/proxy/`);
         expect(local.status).toBe(200);
-        expect(page.requests()).toBe(2);
+        await expect.poll(() => page.requests()).toBe(2);
         expect(local.headers.get('content-type')).toBe('application/octet-stream');
         expect(local.headers.get('content-disposition')).toBe('attachment');
         expect(local.headers.get('x-content-type-options')).toBe('nosniff');
