@@ -12,7 +12,12 @@ Arguments: `--code-cache DIR` keeps compiled template code in DIR for later work
 """
 
 import json
+import signal
 import sys
+
+# A terminal's Ctrl-C reaches every process of its group: the worker would die printing a KeyboardInterrupt
+# traceback. Its parent decides when it stops (by closing stdin), so it ignores SIGINT, from before its imports on.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 import rendering
 
