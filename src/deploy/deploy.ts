@@ -15,7 +15,7 @@ import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
 import { targetObjects, type RenderedTarget } from './rendered-target.ts';
 import { lockedUnlessDryRun, type TargetLock } from './target-lock.ts';
-import { maskResult, ResultCollector, type CommandResult } from './result.ts';
+import { collectResult, ResultCollector, type CommandResult } from './result.ts';
 
 /** What every command that writes to the cluster is given besides its own options. */
 export interface CommandContext {
@@ -59,8 +59,9 @@ export interface PendingRender {
  * soon as it is rendered: the lock is taken and the discriminator's objects are read meanwhile (every kind whole,
  * the rendered kinds being unknown yet), and nothing is applied when its render fails.
  * @returns the result, with the values of the target's sensitive vars masked.
- * @throws the render's error, after the lock is released; the signal's reason when it fired; TargetLockedError when
- *   another holder keeps the target's lock; errors of single objects are in the result.
+ * @throws the render's error, after the lock is released; the signal's reason when it fired before anything was
+ *   applied, PartialResultError (what was applied until then) after; TargetLockedError when another holder keeps the
+ *   target's lock; errors of single objects are in the result.
  */
 export function deployTarget(target: RenderedTarget | PendingRender, cluster: Cluster, options: DeployOptions): Promise<CommandResult> {
   const [pending, wholeKinds]: [PendingRender, ReadonlySet<string> | 'all'] =
@@ -95,34 +96,35 @@ async function applyTarget(
   const result = new ResultCollector();
   const deadline = Date.now() + options.timeoutMs;
   const objects = targetObjects(target);
-  await remote.fetchMissing(bound, objects.map(refOf));
-  await applyItems(target.items, {
-    cluster: bound,
-    fieldManager: options.fieldManager,
-    dryRun: options.dryRun,
-    wait: options.wait,
-    deadline,
-    options: options.behaviour,
-    remote,
-    applied: options.applied,
-    result,
-    progress,
-    sensitive,
-    signal: options.signal,
-  });
-  const orphans = findOrphans ? orphansOf(target, remote, options.fieldManager) : [];
-  for (const orphan of orphans) result.addOrphan(orphan);
-  if (options.prune && orphans.length > 0 && (await (options.confirmPrune?.(orphans.length) ?? true))) {
-    const timeoutMs = Math.max(0, deadline - Date.now());
-    await deleteObjects(bound, orphans, result, {
+  return collectResult(result, sensitive, options.signal, async () => {
+    await remote.fetchMissing(bound, objects.map(refOf));
+    await applyItems(target.items, {
+      cluster: bound,
+      fieldManager: options.fieldManager,
       dryRun: options.dryRun,
       wait: options.wait,
-      timeoutMs,
+      deadline,
+      options: options.behaviour,
+      remote,
+      applied: options.applied,
+      result,
       progress,
+      sensitive,
       signal: options.signal,
     });
-  }
-  return maskResult(result.finish(), sensitive);
+    const orphans = findOrphans ? orphansOf(target, remote, options.fieldManager) : [];
+    for (const orphan of orphans) result.addOrphan(orphan);
+    if (options.prune && orphans.length > 0 && (await (options.confirmPrune?.(orphans.length) ?? true))) {
+      const timeoutMs = Math.max(0, deadline - Date.now());
+      await deleteObjects(bound, orphans, result, {
+        dryRun: options.dryRun,
+        wait: options.wait,
+        timeoutMs,
+        progress,
+        signal: options.signal,
+      });
+    }
+  });
 }
 
 /** Labelled objects `fieldManager` owns that the render no longer produces. */

@@ -16,7 +16,7 @@ import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
 import type { RenderedTarget } from './rendered-target.ts';
 import { lockedUnlessDryRun } from './target-lock.ts';
-import { maskResult, ResultCollector, type CommandResult } from './result.ts';
+import { collectResult, ResultCollector, type CommandResult } from './result.ts';
 
 export interface DeletionCommandOptions extends CommandContext {
   dryRun: boolean;
@@ -29,8 +29,9 @@ export interface DeletionCommandOptions extends CommandContext {
 
 /**
  * Deletes the target's orphan objects, holding the target's lock unless it is a dry run.
- * @throws Error for a target without a name or discriminator; the signal's reason when it fired; TargetLockedError
- *   when another holder keeps the target's lock.
+ * @throws Error for a target without a name or discriminator; the signal's reason when it fired before anything was
+ *   deleted, PartialResultError (what was deleted until then) after; TargetLockedError when another holder keeps the
+ *   target's lock.
  */
 export function pruneTarget(target: RenderedTarget, cluster: Cluster, options: DeletionCommandOptions): Promise<CommandResult> {
   return lockedUnlessDryRun('prune', target.target.discriminator, cluster, options, (locked, view) => pruneOrphans(target, view, locked));
@@ -43,10 +44,10 @@ async function pruneOrphans(target: RenderedTarget, cluster: Cluster, options: D
   const remote = await loadOwned(target, bound, 'prune', context);
   const result = new ResultCollector();
   const orphans = orphansOf(target, remote, options.fieldManager);
-  if (orphans.length > 0 && (await (options.confirm?.(orphans) ?? true))) {
-    await deleteObjects(bound, orphans, result, { ...context, dryRun: options.dryRun, timeoutMs: options.timeoutMs });
-  }
-  return maskResult(result.finish(), sensitive);
+  if (orphans.length === 0 || !(await (options.confirm?.(orphans) ?? true))) return result.finish();
+  return collectResult(result, sensitive, options.signal, () =>
+    deleteObjects(bound, orphans, result, { ...context, dryRun: options.dryRun, timeoutMs: options.timeoutMs }),
+  );
 }
 
 /**
@@ -86,12 +87,13 @@ async function deleteOwned(target: RenderedTarget, cluster: Cluster, options: De
     progress,
     signal: options.signal,
   };
-  await runDeleteHooks(target.items, 'pre-delete', hookContext);
-  if (result.finish().errors.length > 0) return maskResult(result.finish(), sensitive);
-  const timeoutMs = Math.max(0, hookContext.deadline - Date.now());
-  await deleteObjects(bound, owned, result, { dryRun: options.dryRun, timeoutMs, progress, signal: options.signal });
-  await runDeleteHooks(target.items, 'post-delete', hookContext);
-  return maskResult(result.finish(), sensitive);
+  return collectResult(result, sensitive, options.signal, async () => {
+    await runDeleteHooks(target.items, 'pre-delete', hookContext);
+    if (result.finish().errors.length > 0) return;
+    const timeoutMs = Math.max(0, hookContext.deadline - Date.now());
+    await deleteObjects(bound, owned, result, { dryRun: options.dryRun, timeoutMs, progress, signal: options.signal });
+    await runDeleteHooks(target.items, 'post-delete', hookContext);
+  });
 }
 
 /**

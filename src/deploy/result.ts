@@ -86,6 +86,42 @@ export class ResultCollector {
   }
 }
 
+/**
+ * A command its signal stopped (an interruption, a lost target lock) after it had begun changing the cluster. Its
+ * message is the cause's (the signal's reason).
+ */
+export class PartialResultError extends Error {
+  /** What the command had done by then, masked as its result would have been. */
+  readonly partial: CommandResult;
+
+  constructor(cause: unknown, partial: CommandResult) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'PartialResultError';
+    this.partial = partial;
+  }
+}
+
+/**
+ * Runs `work`, which adds to `result`, and returns `result` finished and masked: the one way a command's partial
+ * result gets out when its signal stops it.
+ * @throws PartialResultError holding what `result` holds when `signal` fired (whatever `work` threw then: an
+ *   abandoned request's error or the reason itself); else whatever `work` throws.
+ */
+export async function collectResult(
+  result: ResultCollector,
+  masker: { mask(text: string): string },
+  signal: AbortSignal | undefined,
+  work: () => Promise<void>,
+): Promise<CommandResult> {
+  try {
+    await work();
+  } catch (error) {
+    if (signal?.aborted) throw new PartialResultError(signal.reason, maskResult(result.finish(), masker));
+    throw error;
+  }
+  return maskResult(result.finish(), masker);
+}
+
 /** `result` with every diff and message masked (the values of sensitive vars, see src/project/sensitive.ts). */
 export function maskResult(result: CommandResult, masker: { mask(text: string): string }): CommandResult {
   const message = (entry: ResultMessage): ResultMessage => ({ ...entry, message: masker.mask(entry.message) });

@@ -93,7 +93,8 @@ export async function withTargetLock<T>(
   let cancelled: () => void = () => {};
   const elector = new LeaderElector({
     ...TIMING,
-    client: cluster.client,
+    // The caller's signal may be what ends the command (Ctrl-C): the Lease is still released then, by stop() below.
+    client: cluster.client.withoutSignal(),
     namespace: TARGET_LOCK_NAMESPACE,
     name,
     identity,

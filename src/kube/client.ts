@@ -209,6 +209,14 @@ export class KubeClient {
     return new KubeClient(this.config, this.options, this.signal ? AbortSignal.any([this.signal, signal]) : signal);
   }
 
+  /**
+   * This client without the signals withSignal added: same connections, throttle and options. For work whose end
+   * is its own, such as releasing a lock once the signal that stopped its holder has fired.
+   */
+  withoutSignal(): KubeClient {
+    return new KubeClient(this.config, this.options);
+  }
+
   /** This client refusing every write that is not a dry run (see ClientOptions.dryRunOnly): same connections and throttle. */
   dryRunOnly(): KubeClient {
     return new KubeClient(this.config, { ...this.options, dryRunOnly: true }, this.signal);
