@@ -7,9 +7,9 @@ import { runResultCommand } from './run-action.ts';
 export function deleteCommand(): Command {
   const command = new Command('delete');
   addDeletionFlags(command).action((flags: DeletionFlags) =>
-    runResultCommand('delete', flags, async ({ engine, progress }) => {
-      const prepared = await prepareFromFlags(flags, engine, progress);
-      const result = await deleteTarget(prepared.rendered, requireCluster(prepared), deletionOptions('delete', flags, engine, progress));
+    runResultCommand('delete', flags, async (run) => {
+      const prepared = await prepareFromFlags(flags, run.engine, run.progress, { signal: run.signal });
+      const result = await deleteTarget(prepared.rendered, requireCluster(prepared), deletionOptions('delete', flags, run));
       return { prepared, result };
     }),
   );

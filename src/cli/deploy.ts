@@ -33,8 +33,9 @@ export function deployCommand(): Command {
     .option('--no-wait', 'do not wait for readiness')
     .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m')
     .action((flags: DeployFlags) =>
-      runResultCommand('deploy', flags, ({ engine, progress }) =>
-        renderAndRun(flags, engine, progress, async (pending, cluster, signal) => {
+      runResultCommand('deploy', flags, (run) =>
+        renderAndRun(flags, run, async (pending, cluster, signal) => {
+          const { engine, progress } = run;
           const applied = await loadAppliedObjects(cluster, pending.discriminator, engine);
           const result = await deployTarget(pending, cluster, {
             dryRun: flags.dryRun ?? false,

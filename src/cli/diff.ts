@@ -16,18 +16,18 @@ import { runResultCommand } from './run-action.ts';
 export function diffCommand(): Command {
   const command = new Command('diff');
   addApplyFlags(addResultFlags(addTargetFlags(command))).action((flags: TargetFlags & ApplyFlags & ResultFlags) =>
-    runResultCommand('diff', { ...flags, dryRun: true }, ({ engine, progress }) =>
-      renderAndRun(flags, engine, progress, async (pending, cluster, signal) =>
+    runResultCommand('diff', { ...flags, dryRun: true }, (run) =>
+      renderAndRun(flags, run, async (pending, cluster, signal) =>
         deployTarget(pending, cluster, {
           dryRun: true,
           prune: false,
           wait: false,
           timeoutMs: 10 * 60_000,
           behaviour: toApplyBehaviour(flags),
-          fieldManager: engine.config.fieldManager,
-          progress,
+          fieldManager: run.engine.config.fieldManager,
+          progress: run.progress,
           signal,
-          applied: await loadAppliedObjects(cluster, pending.discriminator, engine),
+          applied: await loadAppliedObjects(cluster, pending.discriminator, run.engine),
         }),
       ),
     ),

@@ -36,10 +36,10 @@ export function addInstallFlags(command: Command): Command {
 
 /** Renders `request` (its context from the flags) and deploys it with prune. */
 export async function deployInstall(request: Omit<TargetRequest, 'context'>, flags: InstallFlags, run: CliRun): Promise<CommandRun> {
-  const { engine, progress } = run;
+  const { engine, progress, signal } = run;
   const timeoutMs = parseDuration(flags.timeout);
   const kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig });
-  const prepared = await prepareTarget({ ...request, context: flags.context }, engine, { kubeConfig, progress });
+  const prepared = await prepareTarget({ ...request, context: flags.context }, engine, { kubeConfig, progress, signal });
   const result = await deployTarget(prepared.rendered, requireCluster(prepared), {
     dryRun: flags.dryRun ?? false,
     prune: true,
@@ -49,6 +49,7 @@ export async function deployInstall(request: Omit<TargetRequest, 'context'>, fla
     confirmPrune: (count) => confirm(`Delete ${count} object(s) an older install created?`, flags.yes ?? false),
     fieldManager: engine.config.fieldManager,
     progress,
+    signal,
   });
   return { prepared, result };
 }

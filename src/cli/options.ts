@@ -24,6 +24,7 @@ import type { TargetLock } from '../deploy/target-lock.ts';
 import { parseDuration } from '../duration.ts';
 import type { Address } from '../controller/kluctl-deployment/controller.ts';
 import { addRegistryFlags, cliRegistryCredentials, type RegistryFlags } from './oci-registry-flags.ts';
+import type { CliRun } from './run-action.ts';
 
 export interface TargetFlags extends RegistryFlags {
   target?: string;
@@ -162,19 +163,23 @@ export async function cliTarget(flags: TargetFlags, offline = false): Promise<Cl
 
 /**
  * Renders the target the flags name (see cliTarget and prepareTarget), with the CLI's registry credentials for OCI
- * includes; `offline` renders without a cluster, `onTarget` as prepareTarget's.
+ * includes; `offline` renders without a cluster, `onTarget` and `signal` as prepareTarget's.
  */
 export async function prepareFromFlags(
   flags: TargetFlags,
   engine: Engine,
   progress: Progress,
-  { offline = false, onTarget }: { offline?: boolean; onTarget?: PrepareOptions['onTarget'] } = {},
+  {
+    offline = false,
+    onTarget,
+    signal,
+  }: { offline?: boolean; onTarget?: PrepareOptions['onTarget']; signal?: AbortSignal | undefined } = {},
 ): Promise<PreparedTarget> {
   const { request, kubeConfig } = await cliTarget(flags, offline);
   const renderCache = flags.renderCache && !offline ? cliRenderCache(engine) : undefined;
   try {
     const registries = await cliRegistryCredentials(flags);
-    return await prepareTarget(request, engine, { kubeConfig, progress, registries, renderCache, onTarget });
+    return await prepareTarget(request, engine, { kubeConfig, progress, registries, renderCache, onTarget, signal });
   } finally {
     // A command renders once: Python may exit while it goes on.
     engine.renderer.release();
@@ -195,18 +200,18 @@ function cliRenderCache(engine: Engine): RenderCache | undefined {
  * Renders the target the flags name and runs `command` on it from the moment its discriminator and cluster are
  * known, so that a deploy or a diff reads the cluster (and takes the target's lock) while the render runs; the
  * command applies nothing until the render is done (see deployTarget), and its signal aborts when the render fails
- * (a lock still being waited for is given up).
+ * (a lock still being waited for is given up) or the run's signal does (SIGINT, SIGTERM), which stops the render too.
  * @throws the render's error first (nothing was applied then), else the command's.
  */
 export async function renderAndRun<R>(
   flags: TargetFlags,
-  engine: Engine,
-  progress: Progress,
+  { engine, progress, signal }: CliRun,
   command: (pending: PendingRender, cluster: Cluster, signal: AbortSignal) => Promise<R>,
 ): Promise<{ prepared: PreparedTarget; result: R }> {
   const known = Promise.withResolvers<{ discriminator: string; cluster: Cluster | undefined }>();
   const preparing = prepareFromFlags(flags, engine, progress, {
     onTarget: (target, cluster) => known.resolve({ discriminator: target.discriminator, cluster }),
+    signal,
   });
   const renderFailed = new AbortController();
   // A render that fails before its target is known fails the command at once; later, it aborts the command.
@@ -219,7 +224,8 @@ export async function renderAndRun<R>(
   const rendered = preparing.then((prepared) => prepared.rendered);
   // The command awaits the render, unless it failed before (a refused lock): its error is thrown below either way.
   rendered.catch(() => undefined);
-  const [prepared, result] = await Promise.allSettled([preparing, command({ discriminator, rendered }, cluster, renderFailed.signal)]);
+  const stop = signal ? AbortSignal.any([renderFailed.signal, signal]) : renderFailed.signal;
+  const [prepared, result] = await Promise.allSettled([preparing, command({ discriminator, rendered }, cluster, stop)]);
   if (prepared.status === 'rejected') throw prepared.reason;
   if (result.status === 'rejected') throw result.reason;
   return { prepared: prepared.value, result: result.value };

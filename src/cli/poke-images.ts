@@ -8,9 +8,9 @@ export function pokeImagesCommand(): Command {
   addResultFlags(addTargetFlags(command))
     .option('--dry-run', 'show the changes, persist nothing')
     .action((flags: TargetFlags & ResultFlags & { dryRun?: boolean }) =>
-      runResultCommand('poke-images', flags, async ({ engine, progress }) => {
-        const prepared = await prepareFromFlags(flags, engine, progress);
-        const options = { dryRun: flags.dryRun ?? false, fieldManager: engine.config.fieldManager, progress };
+      runResultCommand('poke-images', flags, async ({ engine, progress, signal }) => {
+        const prepared = await prepareFromFlags(flags, engine, progress, { signal });
+        const options = { dryRun: flags.dryRun ?? false, fieldManager: engine.config.fieldManager, progress, signal };
         return { prepared, result: await pokeImages(prepared.rendered, requireCluster(prepared), options) };
       }),
     );

@@ -1,7 +1,5 @@
 import { Command } from 'commander';
 import { pruneTarget, type DeletionCommandOptions } from '../deploy/prune.ts';
-import type { Engine } from '../engine.ts';
-import type { Progress } from '../progress.ts';
 import {
   addResultFlags,
   addTargetFlags,
@@ -13,7 +11,7 @@ import {
   cliTargetLock,
 } from './options.ts';
 import { parseDuration } from '../duration.ts';
-import { runResultCommand } from './run-action.ts';
+import { runResultCommand, type CliRun } from './run-action.ts';
 import { formatRef } from '../kube/object.ts';
 
 interface DeletionFlags extends TargetFlags, ResultFlags {
@@ -25,9 +23,9 @@ interface DeletionFlags extends TargetFlags, ResultFlags {
 export function pruneCommand(): Command {
   const command = new Command('prune');
   addDeletionFlags(command).action((flags: DeletionFlags) =>
-    runResultCommand('prune', flags, async ({ engine, progress }) => {
-      const prepared = await prepareFromFlags(flags, engine, progress);
-      const result = await pruneTarget(prepared.rendered, requireCluster(prepared), deletionOptions('prune', flags, engine, progress));
+    runResultCommand('prune', flags, async (run) => {
+      const prepared = await prepareFromFlags(flags, run.engine, run.progress, { signal: run.signal });
+      const result = await pruneTarget(prepared.rendered, requireCluster(prepared), deletionOptions('prune', flags, run));
       return { prepared, result };
     }),
   );
@@ -35,13 +33,14 @@ export function pruneCommand(): Command {
 }
 
 /** What prune and delete run with. */
-export function deletionOptions(command: string, flags: DeletionFlags, engine: Engine, progress: Progress): DeletionCommandOptions {
+export function deletionOptions(command: string, flags: DeletionFlags, { engine, progress, signal }: CliRun): DeletionCommandOptions {
   return {
     dryRun: flags.dryRun ?? false,
     timeoutMs: parseDuration(flags.timeout),
     confirm: (refs) => confirmDeletion(refs, flags),
     fieldManager: engine.config.fieldManager,
     progress,
+    signal,
     lock: cliTargetLock(command, parseDuration(flags.timeout)),
   };
 }

@@ -9,9 +9,13 @@ export function validateCommand(): Command {
   addResultFlags(addTargetFlags(command))
     .option('--wait <duration>', 'keep checking until valid or this much time passed', '0s')
     .action((flags: TargetFlags & ResultFlags & { wait: string }) =>
-      runResultCommand('validate', flags, async ({ engine, progress }) => {
-        const prepared = await prepareFromFlags(flags, engine, progress);
-        const result = await validateTarget(prepared.rendered, requireCluster(prepared), { waitMs: parseDuration(flags.wait), progress });
+      runResultCommand('validate', flags, async ({ engine, progress, signal }) => {
+        const prepared = await prepareFromFlags(flags, engine, progress, { signal });
+        const result = await validateTarget(prepared.rendered, requireCluster(prepared), {
+          waitMs: parseDuration(flags.wait),
+          progress,
+          signal,
+        });
         return { prepared, result };
       }),
     );

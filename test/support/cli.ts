@@ -16,11 +16,29 @@ export interface GantryProcess {
   exited: Promise<number>;
   /** SIGTERM, then resolves when it has exited. */
   stop(): Promise<void>;
+  /**
+   * Sends `name` to the process, or with `group` to every process of its group (started with `processGroup`), as a
+   * terminal sends Ctrl-C to its foreground job: gantry, a re-launched gantry, its Jinja2 workers and helm.
+   */
+  signal(name: NodeJS.Signals, options?: { group?: boolean }): void;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  /** The Node that runs bin/gantry.js; an older one than the repository's makes it re-launch itself. */
+  node?: string;
+  /** Its own process group, as a shell starts a job, for signal(name, { group: true }). */
+  processGroup?: boolean;
 }
 
 /** Starts `gantry <args>`; the caller stops it. */
-export function startGantry(args: readonly string[], options: { env?: Record<string, string> } = {}): GantryProcess {
-  const child = execa(NODE, [BIN, ...args], { env: { KUBECONFIG, ...options.env }, reject: false, buffer: false });
+export function startGantry(args: readonly string[], options: StartOptions = {}): GantryProcess {
+  const child = execa(options.node ?? NODE, [BIN, ...args], {
+    env: { KUBECONFIG, ...options.env },
+    reject: false,
+    buffer: false,
+    detached: options.processGroup ?? false,
+  });
   const output = { stdout: '', stderr: '' };
   let exited = false;
   const changed = new EventEmitter();
@@ -43,6 +61,10 @@ export function startGantry(args: readonly string[], options: { env?: Record<str
     async stop() {
       child.kill('SIGTERM');
       await child;
+    },
+    signal(name, { group = false } = {}) {
+      if (group && !options.processGroup) throw new Error('signal(name, { group: true }) needs startGantry(args, { processGroup: true })');
+      process.kill(group ? -(child.pid as number) : (child.pid as number), name);
     },
   };
 }
