@@ -1,6 +1,6 @@
 /**
- * Stopping one-shot commands on the real cluster: SIGINT (Ctrl-C) or SIGTERM mid-deploy stops sending, releases the
- * target's lock, prints what was applied and exits 130 or 143, so the next deploy of the target starts at once; a
+ * Stopping one-shot commands on the real cluster: SIGINT (Ctrl-C) or SIGTERM mid-deploy (or mid-delete) stops sending,
+ * releases the target's lock, prints what was applied (or deleted) and exits 130 or 143, so the next deploy of the target starts at once; a
  * second signal exits at once; a Ctrl-C reaching the Jinja2 workers too prints no Python traceback; no temporary
  * folder is left; and bin/gantry.js started by an older Node passes the signal on to the Node it re-launches.
  */
@@ -183,6 +183,46 @@ describe('signals', { timeout: 300_000 }, () => {
 
   it('SIGTERM mid-deploy: exit 143, with the same partial result', async () => {
     await interruptAtGate('sigterm', 'SIGTERM');
+  });
+
+  it('SIGINT while delete waits for a finalizer: exit 130, everything deleted so far listed, the lock released', async () => {
+    const namespace = `${PREFIX}-delete`;
+    const files: Record<string, string> = {
+      '.kluctl.yaml': `discriminator: ${namespace}\ntargets:\n  - name: default\n`,
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/namespace.yaml': JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
+      // Deleting it waits until the test removes its finalizer: the delete stops there, whatever the machine's speed.
+      'app/held.yaml': JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'held', namespace, finalizers: ['gantry.test/hold'] },
+      }),
+    };
+    for (let index = 0; index < 20; index++)
+      files[`app/cm-${index}.yaml`] = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${index}`, namespace } });
+    const dir = await writeProject(files);
+    projects.push(dir);
+    namespaces.push(namespace);
+    const args = ['-t', 'default', '--project-dir', dir, '--context', context];
+    await kubectl(['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true']);
+    const deploy = await gantry(['deploy', ...args]);
+    expect(deploy.code, deploy.stdout).toBe(0);
+    const deletion = await start(['delete', '-y', ...args, '-o', 'json']);
+    try {
+      await deletion.waitForOutput('stderr', /waiting for \d+ object\(s\) to disappear/, 60_000);
+      deletion.signal('SIGINT');
+      expect(await deletion.exited, deletion.output.stderr).toBe(130);
+      const result = JSON.parse(deletion.output.stdout) as JsonResult;
+      expect(result.deletedObjects.filter((ref) => ref.kind === 'ConfigMap')).toHaveLength(21);
+      // Namespaces go last, after the wait the signal ended.
+      expect(result.deletedObjects.filter((ref) => ref.kind === 'Namespace')).toEqual([]);
+      expect(result.errors.map((error) => error.message)).toContainEqual(expect.stringMatching(/^interrupted by SIGINT/));
+      expect(await leaseHolder(namespace)).toBe('');
+      expect(await leftInTmp()).toEqual([]);
+    } finally {
+      killGroup(deletion);
+      await kubectl(['patch', 'configmap', 'held', '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    }
   });
 
   it('a second signal exits at once, while the first still waits for a template being rendered', async () => {
