@@ -4,7 +4,7 @@
  * second signal exits at once; a Ctrl-C reaching the Jinja2 workers too prints no Python traceback; no temporary
  * folder is left; and bin/gantry.js started by an older Node passes the signal on to the Node it re-launches.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -20,8 +20,9 @@ const PER_PART = 50;
 const node = await olderNode();
 
 let context = '';
-/** Each command's own TMPDIR, which must be empty again when it has exited. */
+/** The last command's own TMPDIR, which must be empty again when it has exited. */
 let tmp = '';
+const tmpDirs: string[] = [];
 const projects: string[] = [];
 const namespaces: string[] = [];
 
@@ -34,7 +35,7 @@ afterAll(async () => {
     await kubectl(['delete', 'namespace', namespace, '--ignore-not-found', '--wait=false']);
     await kubectl(['delete', 'lease', targetLockName(namespace), '-n', TARGET_LOCK_NAMESPACE, '--ignore-not-found']);
   }
-  for (const dir of projects) await removeCopy(dir);
+  for (const dir of [...projects, ...tmpDirs]) await removeCopy(dir);
 });
 
 /**
@@ -100,14 +101,13 @@ async function leaseHolder(namespace: string): Promise<string> {
 /** Starts `gantry <args>` with a TMPDIR of its own, in its own process group (so a test can signal it as a terminal). */
 async function start(args: readonly string[], node?: string): Promise<GantryProcess> {
   tmp = await mkdtemp(path.join(os.tmpdir(), `${PREFIX}-tmp-`));
+  tmpDirs.push(tmp);
   return startGantry(args, { env: { TMPDIR: tmp }, processGroup: true, ...(node ? { node } : {}) });
 }
 
-/** What is left in the command's TMPDIR (removed afterwards), but Node's compile cache, kept there by design. */
+/** What is left in the last command's TMPDIR, but Node's compile cache, kept there by design. */
 async function leftInTmp(): Promise<string[]> {
-  const left = (await readdir(tmp)).filter((name) => name !== 'node-compile-cache');
-  await rm(tmp, { recursive: true, force: true });
-  return left;
+  return (await readdir(tmp)).filter((name) => name !== 'node-compile-cache');
 }
 
 /** The process group's last processes (a worker a second signal left rendering), ended; none left is fine. */
