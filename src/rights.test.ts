@@ -36,13 +36,34 @@ describe('allows', () => {
     expect(allows([{ role: 'reader', scope: { clusterTags: {} } }], 'read', { cluster: dev })).toBe(false);
   });
 
-  test('scopes by cluster name, service name and pipeline name', () => {
+  test('scopes by cluster name, service name and pipeline name; cluster and service together are conjunctive', () => {
     const grants: Grant[] = [{ role: 'writer', scope: { clusters: ['prod'], services: ['api'], pipelines: ['release'] } }];
-    expect(allows(grants, 'write', { cluster: prod, service: { name: 'web' } })).toBe(true);
-    expect(allows(grants, 'write', { cluster: dev, service: { name: 'api' } })).toBe(true);
-    expect(allows(grants, 'write', { cluster: dev, service: { name: 'web' } })).toBe(false);
+    expect(allows(grants, 'write', { cluster: prod, service: { name: 'api' } })).toBe(true);
+    expect(allows(grants, 'write', { cluster: prod, service: { name: 'api' }, creating: true })).toBe(true);
+    expect(allows(grants, 'write', { cluster: prod, service: { name: 'web' } })).toBe(false);
+    expect(allows(grants, 'write', { cluster: dev, service: { name: 'api' } })).toBe(false);
+    expect(allows(grants, 'write', { cluster: dev, service: { name: 'api' }, creating: true })).toBe(false);
     expect(allows(grants, 'approve', { pipeline: 'release' })).toBe(true);
     expect(allows(grants, 'approve', { pipeline: 'hotfix' })).toBe(false);
+  });
+
+  test('a scope narrowed to services reads their cluster but does not proxy to it nor write the cluster', () => {
+    const grants: Grant[] = [{ role: 'writer', scope: { clusters: ['prod'], services: ['api'] } }];
+    expect(allows(grants, 'read', { cluster: prod })).toBe(true);
+    expect(allows(grants, 'proxy', { cluster: prod })).toBe(false);
+    expect(clusterGroups(grants, prod)).toEqual([]);
+    expect(allows(grants, 'read', { cluster: dev })).toBe(false);
+  });
+
+  test('a scope by service name only covers the existing services of that name, never creating one', () => {
+    const grants: Grant[] = [{ role: 'writer', scope: { services: ['api'] } }];
+    expect(allows(grants, 'write', { cluster: dev, service: { name: 'api' } })).toBe(true);
+    expect(allows(grants, 'write', { cluster: dev, service: { name: 'api' }, creating: true })).toBe(false);
+    expect(allows(grants, 'write', { cluster: dev, service: { name: 'web' } })).toBe(false);
+    expect(allows(grants, 'read', { cluster: dev })).toBe(false);
+    expect(
+      allows([{ role: 'writer', scope: { clusters: ['dev'] } }], 'write', { cluster: dev, service: { name: 'new' }, creating: true }),
+    ).toBe(true);
   });
 
   test('a scoped role reads the shared configuration but never administers it; no grant allows nothing', () => {

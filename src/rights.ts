@@ -8,8 +8,13 @@
  *  - approver: reads, approves or rejects pipeline gates, proxies.
  *  - reader: reads (never secrets in clear) and proxies; on the cluster, proxied requests run as the group the role
  *    maps to (see clusterGroups), which the agent's install binds read-only.
- * A scope is `all` or names clusters (by name or by tags, all of which must match), services (by name, on any
- * cluster) and pipelines (by name); a cluster in scope covers its services.
+ * A scope is `all` or names clusters (by name or by tags, all of which must match), services (by name) and pipelines
+ * (by name). Where a scope names both clusters and services the two are conjunctive: it covers those services on
+ * those clusters only (a service named on one cluster is no licence on another, where the agent applies it as
+ * cluster-admin). A scope naming clusters only covers them and every service on them; one naming services only
+ * covers the existing services of those names, never the creation of one: creating a service needs write on its
+ * cluster (Plural's model, ../shared/notes/plural-reference.md: a service's write binding is on the cluster). The
+ * table of every role × scope × action is in docs/access.md.
  */
 export const ROLES = ['admin', 'writer', 'approver', 'reader'] as const;
 export type Role = (typeof ROLES)[number];
@@ -35,6 +40,8 @@ export interface Target {
   cluster?: { name: string; tags: Record<string, string> };
   service?: { name: string };
   pipeline?: string;
+  /** The service does not exist yet and the action makes it: the scope must cover the cluster, not only the name. */
+  creating?: boolean;
 }
 
 const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
@@ -55,8 +62,17 @@ function covers(scope: Scope, action: Action, target: Target): boolean {
   if (action === 'administer') return false;
   if (!target.cluster && !target.service && target.pipeline === undefined) return action === 'read';
   if (target.pipeline !== undefined) return scope.pipelines?.includes(target.pipeline) ?? false;
-  if (target.service && scope.services?.includes(target.service.name)) return true;
-  return target.cluster !== undefined && coversCluster(scope, target.cluster);
+  const namesClusters = scope.clusters !== undefined || scope.clusterTags !== undefined;
+  const clusterCovered = target.cluster !== undefined && coversCluster(scope, target.cluster);
+  if (!target.service) {
+    // A scope narrowed to some services of the cluster reads the cluster but may not proxy to it: the proxy's
+    // Kubernetes groups act on the whole cluster, beyond the services.
+    return clusterCovered && (scope.services === undefined || action === 'read');
+  }
+  if (scope.services !== undefined && !scope.services.includes(target.service.name)) return false;
+  if (namesClusters) return clusterCovered;
+  // Services by name only: those that exist, on any cluster; making one needs the cluster in scope.
+  return scope.services !== undefined && target.creating !== true;
 }
 
 function coversCluster(scope: ScopeSelector, cluster: { name: string; tags: Record<string, string> }): boolean {

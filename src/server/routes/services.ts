@@ -99,7 +99,8 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     async (request, reply) => {
       const cluster = await getCluster(db, request.params.cluster);
       const body = request.body;
-      authorize(request, 'write', { cluster, service: body });
+      // Creating needs write on the cluster itself, not a binding on the name alone (rights.ts).
+      authorize(request, 'write', { cluster, service: { name: body.name }, creating: true });
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, body, body.name, 'body');
       checkSecretValues(spec, body.secretValues, 'body');
