@@ -27,6 +27,11 @@ export interface ScopeSelector {
   clusterTags?: Record<string, string>;
   services?: string[];
   pipelines?: string[];
+  /**
+   * Git repositories (by id or URL) and Helm chart URLs a writer may point services at: the server fetches them
+   * with their stored credentials. Only `all` covers every one.
+   */
+  repositories?: string[];
 }
 export type Scope = 'all' | ScopeSelector;
 
@@ -73,6 +78,22 @@ function covers(scope: Scope, action: Action, target: Target): boolean {
   if (namesClusters) return clusterCovered;
   // Services by name only: those that exist, on any cluster; making one needs the cluster in scope.
   return scope.services !== undefined && target.creating !== true;
+}
+
+/**
+ * Whether `grants` let a service be pointed at a source the server fetches: a git repository (`{id, url}`) or a
+ * Helm chart URL (`{url}`). Needs a role that writes (writer, admin) bound to `all`, or a scope whose
+ * `repositories` names the id or URL (a trailing slash ignored): a binding on a cluster is no right on the
+ * repositories' credentials nor on the server's network position.
+ */
+export function mayUseSource(grants: readonly Grant[], source: { id?: string; url: string }): boolean {
+  const trimmed = (url: string) => url.replace(/\/+$/, '');
+  return grants.some(
+    (grant) =>
+      ROLE_ACTIONS[grant.role].has('write') &&
+      (grant.scope === 'all' ||
+        (grant.scope.repositories ?? []).some((named) => named === source.id || trimmed(named) === trimmed(source.url))),
+  );
 }
 
 function coversCluster(scope: ScopeSelector, cluster: { name: string; tags: Record<string, string> }): boolean {

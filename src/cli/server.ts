@@ -32,6 +32,7 @@ interface ServerFlags {
   adminPasswordFile?: string;
   advertiseUrl?: string;
   trustProxy?: string;
+  allowOutbound?: string;
   publicUrl?: URL;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -70,6 +71,10 @@ export function serverCommand(): Command {
     .option(
       '--trust-proxy <addresses>',
       'believe X-Forwarded-Proto/-For from these proxies (addresses or CIDRs, comma-separated), e.g. the ingress terminating TLS, so session cookies are Secure ($GANTRY_TRUST_PROXY)',
+    )
+    .option(
+      '--allow-outbound <cidrs>',
+      "special addresses (loopback, link-local, multicast; CIDRs, comma-separated) services' chart URLs may still reach, e.g. 127.0.0.0/8 for a chart server beside the server ($GANTRY_ALLOW_OUTBOUND)",
     )
     .option(
       '--public-url <url>',
@@ -115,6 +120,10 @@ async function runServer(flags: ServerFlags): Promise<void> {
     trustProxy: flags.trustProxy ?? process.env['GANTRY_TRUST_PROXY'],
     publicUrl: flags.publicUrl ?? (process.env['GANTRY_PUBLIC_URL'] ? publicUrlArg(process.env['GANTRY_PUBLIC_URL']) : undefined),
     adminPassword: adminPasswordFile ? await readSecretFile(adminPasswordFile, '--admin-password-file') : undefined,
+    outboundAllow: (flags.allowOutbound ?? process.env['GANTRY_ALLOW_OUTBOUND'] ?? '')
+      .split(',')
+      .map((cidr) => cidr.trim())
+      .filter((cidr) => cidr !== ''),
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
   if (server.adminToken && !adminTokenFile) {

@@ -79,6 +79,8 @@ export interface AppOptions {
    * Secure, whatever the hop to the server was.
    */
   publicUrl?: URL | undefined;
+  /** Special addresses (loopback, link-local, …) services' chart URLs may still reach: outbound.ts. None by default. */
+  outboundAllow?: readonly string[] | undefined;
 }
 
 const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -118,7 +120,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxDeleteShare: options.maxDeleteShare,
   });
   clusterRoutes(app, { db, globals, notifier: options.notifier, announce: options.announce });
-  globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources });
+  const outbound = { allow: options.outboundAllow ?? [] };
+  globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources, outbound });
   agentRoutes(app, {
     db,
     box: options.box,
@@ -133,7 +136,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await options.sources.resolveSpec(pinnedSpec(service.revision.spec, service.revision));
     },
   });
-  serviceRoutes(app, { db, box: options.box, sources: options.sources, tarballs: options.tarballs, onChange: options.onServiceChange });
+  serviceRoutes(app, {
+    db,
+    box: options.box,
+    sources: options.sources,
+    tarballs: options.tarballs,
+    onChange: options.onServiceChange,
+    outbound,
+  });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });

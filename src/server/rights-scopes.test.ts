@@ -61,9 +61,13 @@ describe('rights across scopes', () => {
     expect((await apiCall(server, 'POST', '/v1/repositories', admin, { url: repo.url })).body.health).toBe('PULLABLE');
     for (const cluster of ['dev', 'prod'])
       expect((await apiCall(server, 'POST', `/v1/clusters/${cluster}/services`, admin, service('web'))).status).toBe(201);
-    tokens.byName = await userToken('byname', 'writer', { services: ['web', 'fresh'] });
-    tokens.devWeb = await userToken('devweb', 'writer', { clusters: ['dev'], services: ['web', 'fresh'] });
-    tokens.dev = await userToken('devall', 'writer', { clusters: ['dev'] });
+    // Bound to the repository too, so only the cluster and service decide in the tests of scopes.
+    const repositories = [repo.url];
+    tokens.byName = await userToken('byname', 'writer', { services: ['web', 'fresh'], repositories });
+    tokens.devWeb = await userToken('devweb', 'writer', { clusters: ['dev'], services: ['web', 'fresh'], repositories });
+    tokens.dev = await userToken('devall', 'writer', { clusters: ['dev'], repositories });
+    tokens.devBare = await userToken('devbare', 'writer', { clusters: ['dev'] });
+    tokens.devRepo = await userToken('devrepo', 'writer', { clusters: ['dev'], repositories: [repo.url, 'http://127.0.0.1:1/charts'] });
   });
 
   afterAll(async () => {
@@ -104,4 +108,73 @@ describe('rights across scopes', () => {
       body: { message: expect.stringContaining('may not write service prod/mine') },
     });
   });
+
+  test('a writer bound to a cluster cannot point a service at a repository or chart URL not bound to them', async () => {
+    expect(await apiCall(server, 'POST', '/v1/clusters/dev/services', tokens.devBare!, service('borrowed'))).toMatchObject({
+      status: 403,
+      body: { message: expect.stringContaining(`may not use repository ${repo.url}`) },
+    });
+    const chart = { name: 'charted', namespace: 'charted', helm: { url: 'http://127.0.0.1:1/other', chart: 'c', version: '1.0.0' } };
+    expect(await apiCall(server, 'POST', '/v1/clusters/dev/services', tokens.devBare!, chart)).toMatchObject({
+      status: 403,
+      body: { message: expect.stringContaining('may not use chart URL http://127.0.0.1:1/other') },
+    });
+    // Changing what else a service holds keeps the repository an admin gave it.
+    expect((await apiCall(server, 'PATCH', '/v1/clusters/dev/services/web', tokens.devBare!, { protect: false })).status).toBe(200);
+    // Bound to the repository and the chart URL: allowed (the chart URL then fails to answer, a 400 of its own).
+    expect((await apiCall(server, 'POST', '/v1/clusters/dev/services', tokens.devRepo!, service('borrowed'))).status).toBe(201);
+    const bound = await apiCall(server, 'POST', '/v1/clusters/dev/services', tokens.devRepo!, {
+      ...chart,
+      helm: { ...chart.helm, url: 'http://127.0.0.1:1/charts' },
+    });
+    expect(bound).toMatchObject({ status: 400, body: { field: 'body.helm.url' } });
+    expect(bound.body.message).not.toContain('special address');
+  });
+});
+
+describe('server-side fetches without an allow-list', () => {
+  let database: TestDatabase;
+  let server: FleetServer;
+  let cacheDir: string;
+  const { log } = capturedLogger('info');
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    cacheDir = await mkdtemp(path.join(tmpdir(), 'gantry-outbound-test-'));
+    server = await startFleetServer(testServerOptions({ databaseUrl: database.url, cacheDir, log }, { outboundAllow: [] }));
+    expect((await apiCall(server, 'POST', '/v1/clusters', server.adminToken!, { name: 'dev' })).status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+    await rm(cacheDir, { recursive: true, force: true });
+  });
+
+  test.each([
+    ['http://127.0.0.1:8080/charts', '127.0.0.1'],
+    ['http://169.254.169.254/latest/meta-data', '169.254.169.254'],
+    ['http://[fe80::1]/charts', 'fe80::1'],
+    ['http://[::ffff:127.0.0.1]/charts', '::ffff:7f00:1'],
+    ['http://localhost:8080/charts', 'localhost resolves to'],
+  ])(
+    'helm.url %s is refused with a 400 naming the address, even for an admin',
+    async (url, named) => {
+      const helm = { url, chart: 'c', version: '1.0.0' };
+      const created = await apiCall(server, 'POST', '/v1/clusters/dev/services', server.adminToken!, {
+        name: 'probe',
+        namespace: 'p',
+        helm,
+      });
+      expect(created).toMatchObject({ status: 400, body: { field: 'body.helm.url', message: expect.stringContaining('special address') } });
+      expect(created.body.message).toContain(named);
+      const global = await apiCall(server, 'POST', '/v1/globalservices', server.adminToken!, {
+        name: 'probe',
+        tags: {},
+        template: { name: 'probe', namespace: 'p', helm },
+      });
+      expect(global).toMatchObject({ status: 400, body: { field: 'body.template.helm.url', message: expect.stringContaining(named) } });
+    },
+    60_000,
+  );
 });

@@ -814,11 +814,15 @@ const ScopeSchema = Type.Union(
         clusterTags: Type.Optional(Type.Record(Type.String(), Type.String())),
         services: Type.Optional(Type.Array(Type.String())),
         pipelines: Type.Optional(Type.Array(Type.String())),
+        repositories: Type.Optional(Type.Array(Type.String(), { description: 'git repository ids or URLs, Helm chart URLs' })),
       },
       { additionalProperties: false },
     ),
   ],
-  { description: "'all', or the clusters (by name or tags), services (by name) and pipelines (by name) a role covers" },
+  {
+    description:
+      "'all', or the clusters (by name or tags), services (by name), pipelines (by name) and source repositories (by id or URL) a role covers",
+  },
 );
 const GrantSchema = Type.Object({ role: RoleSchema, scope: ScopeSchema });
 const UserName = Type.String({ pattern: '^[A-Za-z0-9._@-]{1,128}$', description: 'letters, digits, . _ @ -' });

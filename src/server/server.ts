@@ -61,6 +61,8 @@ export interface FleetServerOptions {
   heartbeatIntervalMs?: number;
   /** The clock pipelines' WINDOW gates are evaluated with; default the system's (tests inject one). */
   now?: () => Date;
+  /** CIDRs of special addresses services' chart URLs may reach (outbound.ts): `--allow-outbound`. */
+  outboundAllow?: readonly string[];
 }
 
 export interface FleetServer {
@@ -178,6 +180,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       version: options.version,
       trustProxy: options.trustProxy,
       publicUrl: options.publicUrl,
+      outboundAllow: options.outboundAllow,
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

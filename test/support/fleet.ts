@@ -12,7 +12,17 @@ export function testServerOptions(
   required: Pick<FleetServerOptions, 'databaseUrl' | 'cacheDir' | 'log'>,
   overrides: Partial<FleetServerOptions> = {},
 ): FleetServerOptions {
-  return { host: '127.0.0.1', port: 0, version: '0.0.0-test', box: new SecretBox(randomBytes(32)), ...required, ...overrides };
+  // The test servers (charts, registries, git) listen on loopback, which a server refuses to fetch from unless allowed.
+  const outboundAllow = ['127.0.0.0/8', '::1/128'];
+  return {
+    host: '127.0.0.1',
+    port: 0,
+    version: '0.0.0-test',
+    box: new SecretBox(randomBytes(32)),
+    outboundAllow,
+    ...required,
+    ...overrides,
+  };
 }
 
 /** One call to the server's API with a bearer token: the status and the body (parsed when JSON). */

@@ -17,6 +17,7 @@ import { userAccess } from '../auth.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { ServiceSources } from '../service-sources.ts';
 import { checkedSpec, checkSecretValues } from '../service-specs.ts';
+import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';
 import { checkedContexts } from './contexts.ts';
 import {
   ConfirmQuery,
@@ -32,7 +33,7 @@ type TemplateBody = Static<typeof NewGlobalServiceSchema>['template'];
 
 export function globalServiceRoutes(
   app: FastifyInstance,
-  deps: { db: Kysely<Database>; box: SecretBox; globals: GlobalServices; sources: ServiceSources },
+  deps: { db: Kysely<Database>; box: SecretBox; globals: GlobalServices; sources: ServiceSources; outbound: OutboundPolicy },
 ): void {
   const { db, box, globals, sources } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -42,6 +43,8 @@ export function globalServiceRoutes(
   const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
     await checkedContexts(db, body.contexts, 'body.template.contexts');
     const spec = await checkedSpec(sources, body, body.name, 'body.template');
+    // Admins only reach here, but the server's network position is not theirs to give either.
+    if (spec.helm) await checkOutboundUrl(spec.helm.url, deps.outbound, 'body.template.helm.url');
     checkSecretValues(spec, body.secretValues, 'body.template');
     return {
       name: body.name,

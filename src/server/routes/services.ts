@@ -50,6 +50,8 @@ import {
 } from '../schemas.ts';
 import type { ServiceSources } from '../service-sources.ts';
 import { checkedSpec, checkSecretValues, type SourceInput } from '../service-specs.ts';
+import type { OutboundPolicy } from '../outbound.ts';
+import { checkSourceRights } from '../source-rights.ts';
 import { checkedContexts } from './contexts.ts';
 
 export interface ServiceRouteDeps {
@@ -60,6 +62,8 @@ export interface ServiceRouteDeps {
   tarballs: TarballStore;
   /** Called after a service changed, so its agent hears of it at once. */
   onChange: (service: Service) => void;
+  /** The special addresses chart URLs may reach. */
+  outbound: OutboundPolicy;
 }
 
 type ApiService = Static<typeof ServiceSchema>;
@@ -103,6 +107,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       authorize(request, 'write', { cluster, service: { name: body.name }, creating: true });
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, body, body.name, 'body');
+      await checkSourceRights(request, deps, spec, undefined, 'body');
       checkSecretValues(spec, body.secretValues, 'body');
       const source = await sources.resolveSpec(spec, { fresh: true });
       const service = await createService(
@@ -137,6 +142,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       const body = request.body;
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, mergedSource(service.spec, body), service.name, 'body');
+      await checkSourceRights(request, deps, spec, service.spec, 'body');
       checkSecretValues(spec, body.secretValues, 'body');
       const source = await sources.resolveSpec(spec, { fresh: true });
       const { service: updated, revised } = await updateService(

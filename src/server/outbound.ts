@@ -1,0 +1,127 @@
+/**
+ * Where the server may connect on a user's behalf (issue 39 §4, server-side request forgery): a `helm.url` is
+ * fetched by the server, so without a check a writer reads the cloud's metadata service (169.254.169.254), the
+ * server's own loopback ports or link-local IPv6 with the server's network position. Every address a URL's host
+ * resolves to must lie outside SPECIAL_RANGES, unless the server's allow-list (`--allow-outbound CIDR`,
+ * `$GANTRY_ALLOW_OUTBOUND`) covers it. Private ranges (10/8, 172.16/12, 192.168/16, fc00::/7) are not refused:
+ * in-cluster chart repositories live there. OWASP's SSRF Prevention Cheat Sheet asks to check every resolved
+ * address and to connect to the checked one: `outboundLookup` is a `dns.lookup` replacement for a socket's
+ * `lookup` option (undici's `connect.lookup`), so a name cannot resolve to a harmless address for the check and a
+ * forbidden one for the connect (DNS rebinding).
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { HttpError } from './errors.ts';
+
+/** Ranges refused unless allowed: unspecified, loopback, link-local (cloud metadata), CGNAT, multicast, reserved. */
+export const SPECIAL_RANGES: readonly string[] = [
+  '0.0.0.0/8',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  // Alibaba Cloud's metadata service is 100.100.100.200.
+  '100.64.0.0/10',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+  '::/128',
+  '::1/128',
+  'fe80::/10',
+  'ff00::/8',
+];
+
+/** The server's allow-list: CIDRs (`127.0.0.0/8`, `::1/128`) or single addresses. */
+export interface OutboundPolicy {
+  allow: readonly string[];
+}
+
+/** An address of a host the policy refuses; `address` is the resolved one. */
+export class OutboundRefusedError extends Error {
+  readonly host: string;
+  readonly address: string;
+  constructor(host: string, address: string) {
+    super(
+      `${host === address ? address : `${host} resolves to ${address}, which`} is a special address (loopback, link-local, ` +
+        `multicast or reserved) the server does not connect to; an admin may allow it with --allow-outbound`,
+    );
+    this.host = host;
+    this.address = address;
+  }
+}
+
+const special = blockList(SPECIAL_RANGES);
+
+/** @throws Error on a CIDR or address that is neither IPv4 nor IPv6. */
+function blockList(ranges: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const range of ranges) {
+    const [address = '', prefix] = range.split('/');
+    const family = isIP(address) === 6 ? 'ipv6' : isIP(address) === 4 ? 'ipv4' : undefined;
+    if (!family) throw new Error(`${range} is not an IPv4 or IPv6 address or CIDR`);
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return list;
+}
+
+/** Whether the policy lets the server connect to `address` (an IP literal). */
+export function addressAllowed(address: string, policy: OutboundPolicy): boolean {
+  const family: 'ipv4' | 'ipv6' = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+  // An IPv4-mapped IPv6 address (::ffff:127.0.0.1) reaches the IPv4 one: judge that.
+  const mapped = family === 'ipv6' ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] : undefined;
+  const [checked, checkedFamily]: [string, 'ipv4' | 'ipv6'] = mapped ? [mapped, 'ipv4'] : [address, family];
+  if (!special.check(checked, checkedFamily)) return true;
+  return policy.allow.length > 0 && blockList(policy.allow).check(checked, checkedFamily);
+}
+
+/**
+ * Every address `host` resolves to, once each is allowed.
+ * @throws OutboundRefusedError naming the first refused address; the resolver's error when the name does not resolve.
+ */
+export async function checkedAddresses(host: string, policy: OutboundPolicy): Promise<LookupAddress[]> {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  const addresses = isIP(bare) ? [{ address: bare, family: isIP(bare) }] : await lookup(bare, { all: true, verbatim: true });
+  for (const { address } of addresses) if (!addressAllowed(address, policy)) throw new OutboundRefusedError(bare, address);
+  return addresses;
+}
+
+/**
+ * Checks the host of a URL the server is about to fetch for a request (`https://`, `http://`, `oci://`; other
+ * schemes reach no host and pass).
+ * @param field the request's field holding the URL, e.g. `body.helm.url`.
+ * @throws HttpError 400 naming the field, the host and the refused address, or the host that does not resolve.
+ */
+export async function checkOutboundUrl(url: string, policy: OutboundPolicy, field: string): Promise<void> {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    throw new HttpError(400, `${JSON.stringify(url)} is not a URL`, field);
+  }
+  if (!host) return;
+  try {
+    await checkedAddresses(host, policy);
+  } catch (error) {
+    if (error instanceof OutboundRefusedError) throw new HttpError(400, `${url} refused: ${error.message}`, field);
+    throw new HttpError(400, `${url}: host ${host} does not resolve (${(error as Error).message})`, field);
+  }
+}
+
+/**
+ * A `lookup` for sockets (net.connect's option, undici's `connect.lookup`) that resolves, checks every address and
+ * hands the socket only checked ones, so what is connected to is what was checked.
+ */
+export function outboundLookup(policy: OutboundPolicy): typeof dnsLookup {
+  const checkedLookup = (
+    hostname: string,
+    options: { all?: boolean } | number | ((...args: never[]) => void),
+    callback?: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    const done = (typeof options === 'function' ? options : callback) as NonNullable<typeof callback>;
+    const all = typeof options === 'object' && options.all === true;
+    checkedAddresses(hostname, policy).then(
+      (addresses) => (all ? done(null, addresses) : done(null, addresses[0]!.address, addresses[0]!.family)),
+      (error: Error) => done(error, all ? [] : ''),
+    );
+  };
+  return checkedLookup as unknown as typeof dnsLookup;
+}
