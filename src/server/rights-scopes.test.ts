@@ -130,6 +130,52 @@ describe('rights across scopes', () => {
     expect(bound).toMatchObject({ status: 400, body: { field: 'body.helm.url' } });
     expect(bound.body.message).not.toContain('special address');
   });
+
+  test('readers see pipelines, their promotions and global services only within their scope (403 outside, as services)', async () => {
+    const stages = (name: string) => ({
+      stages: [
+        { name: 'dev', services: [{ cluster: 'dev', name: 'web' }] },
+        { name: 'prod', services: [{ cluster: 'prod', name: 'web', criteria: { cluster: 'dev', name: 'web', secrets: [] } }] },
+      ],
+      edges: [{ from: 'dev', to: 'prod', gates: [{ name: `${name}-gate`, type: 'APPROVAL' }] }],
+    });
+    for (const name of ['release', 'hotfix'])
+      expect((await apiCall(server, 'PUT', `/v1/pipelines/${name}`, admin, stages(name))).status).toBe(200);
+    const global = await apiCall(server, 'POST', '/v1/globalservices', admin, {
+      name: 'everywhere',
+      tags: {},
+      template: { ...service('everywhere'), repository: repo.url },
+    });
+    expect(global.status).toBe(201);
+    const devReader = await userToken('devreader', 'reader', { clusters: ['dev'] });
+    const releaseReader = await userToken('releasereader', 'reader', { pipelines: ['release'] });
+    const otherReader = await userToken('otherreader', 'reader', { clusters: ['prod'], services: ['other'] });
+
+    expect((await apiCall(server, 'GET', '/v1/pipelines', devReader)).body).toEqual([]);
+    for (const url of ['/v1/pipelines/release', '/v1/pipelines/release/promotions'])
+      expect(await apiCall(server, 'GET', url, devReader)).toMatchObject({
+        status: 403,
+        body: { message: expect.stringContaining('may not read pipeline release') },
+      });
+    expect((await apiCall(server, 'GET', '/v1/pipelines', releaseReader)).body.map((found: { name: string }) => found.name)).toEqual([
+      'release',
+    ]);
+    expect((await apiCall(server, 'GET', '/v1/pipelines/release/promotions', releaseReader)).status).toBe(200);
+    expect(await apiCall(server, 'GET', '/v1/pipelines/hotfix', releaseReader)).toMatchObject({ status: 403 });
+
+    // A global service shows only the copies in scope, and is hidden where none is.
+    const listed = (await apiCall(server, 'GET', '/v1/globalservices', devReader)).body;
+    expect(
+      listed.map((found: { name: string; services: { cluster: string }[] }) => [found.name, found.services.map((copy) => copy.cluster)]),
+    ).toEqual([['everywhere', ['dev']]]);
+    expect((await apiCall(server, 'GET', '/v1/globalservices', otherReader)).body).toEqual([]);
+    expect((await apiCall(server, 'GET', '/v1/globalservices', releaseReader)).body).toEqual([]);
+    expect(await apiCall(server, 'GET', '/v1/globalservices/everywhere', otherReader)).toMatchObject({
+      status: 403,
+      body: { message: expect.stringContaining('may not read global service everywhere') },
+    });
+    expect((await apiCall(server, 'GET', '/v1/globalservices/everywhere', admin)).body.services).toHaveLength(2);
+  });
 });
 
 describe('server-side fetches without an allow-list', () => {

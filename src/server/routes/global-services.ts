@@ -3,7 +3,7 @@
  * more than the server's share of one global service's copies answers 409 with the list, and goes ahead only when
  * repeated with ?confirm=true (see global-services.ts).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
@@ -13,7 +13,8 @@ import { getGlobalService, type GlobalService, listGlobalServices, type ServiceT
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
 import { listServices } from '../../store/services.ts';
-import { userAccess } from '../auth.ts';
+import { mayDo, requestUser, userAccess } from '../auth.ts';
+import { HttpError } from '../errors.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { ServiceSources } from '../service-sources.ts';
 import { checkedSpec, checkSecretValues } from '../service-specs.ts';
@@ -53,10 +54,13 @@ export function globalServiceRoutes(
       ...(body.secretValues ? { secretValues: body.secretValues } : {}),
     };
   };
-  const show = async (global: GlobalService) => toApi(db, global);
+  const show = async (global: GlobalService, request: FastifyRequest) => toApi(db, global, request);
 
-  api.get('/v1/globalservices', { ...readers, schema: { tags, response: { 200: Type.Array(GlobalServiceSchema), ...errors } } }, async () =>
-    Promise.all((await listGlobalServices(db, box)).map(show)),
+  api.get(
+    '/v1/globalservices',
+    { ...readers, schema: { tags, response: { 200: Type.Array(GlobalServiceSchema), ...errors } } },
+    async (request) =>
+      (await Promise.all((await listGlobalServices(db, box)).map((global) => show(global, request)))).filter(inScope(request)),
   );
 
   api.post(
@@ -65,14 +69,25 @@ export function globalServiceRoutes(
     async (request, reply) => {
       const { name, tags: selector, distro, template: body } = request.body;
       const created = await globals.create({ name, tags: selector, distro, template: await template(body) });
-      return reply.code(201).send(await show(created));
+      return reply.code(201).send(await show(created, request));
     },
   );
 
   api.get(
     '/v1/globalservices/:name',
     { ...readers, schema: { tags, params: NameParams, response: { 200: GlobalServiceSchema, ...errors } } },
-    async (request) => show(await getGlobalService(db, box, request.params.name)),
+    async (request) => {
+      const shown = await show(await getGlobalService(db, box, request.params.name), request);
+      // 403 as services and clusters out of scope answer; the message names what was refused and why.
+      if (!inScope(request)(shown)) {
+        const user = requestUser(request);
+        throw new HttpError(
+          403,
+          `${user.kind} ${user.name} may not read global service ${shown.name}: none of its services is in their scope`,
+        );
+      }
+      return shown;
+    },
   );
 
   api.patch(
@@ -98,7 +113,7 @@ export function globalServiceRoutes(
         },
         request.query.confirm === 'true',
       );
-      return await show(updated);
+      return await show(updated, request);
     },
   );
 
@@ -112,7 +127,17 @@ export function globalServiceRoutes(
   );
 }
 
-async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Static<typeof GlobalServiceSchema>> {
+/**
+ * Whether a global service is in the caller's scope: a binding on `all`, or one that reads at least one of its
+ * copies (the service it made on a cluster); toApi already left out the copies the caller may not read.
+ */
+function inScope(request: FastifyRequest): (shown: Static<typeof GlobalServiceSchema>) => boolean {
+  const everywhere = requestUser(request).grants.some((grant) => grant.scope === 'all');
+  return (shown) => everywhere || shown.services.length > 0;
+}
+
+/** The API's view of a global service, its copies only those `request`'s caller may read. */
+async function toApi(db: Kysely<Database>, global: GlobalService, request: FastifyRequest): Promise<Static<typeof GlobalServiceSchema>> {
   const [clusters, services] = await Promise.all([listClusters(db), listServices(db)]);
   const { configuration, secretValues, repositoryId, git, helm, ...template } = global.template;
   return {
@@ -131,11 +156,11 @@ async function toApi(db: Kysely<Database>, global: GlobalService): Promise<Stati
     },
     services: services
       .filter((service) => service.ownerId === global.id)
-      .map((service) => ({
-        cluster: clusters.find((cluster) => cluster.id === service.clusterId)?.name ?? service.clusterId,
-        status: service.status,
-        deleting: service.deletedAt !== null,
-      })),
+      .flatMap((service) => {
+        const cluster = clusters.find((candidate) => candidate.id === service.clusterId);
+        if (!cluster || !mayDo(request, 'read', { cluster, service })) return [];
+        return [{ cluster: cluster.name, status: service.status, deleting: service.deletedAt !== null }];
+      }),
     createdAt: global.createdAt,
   };
 }

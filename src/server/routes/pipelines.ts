@@ -1,7 +1,8 @@
 /**
  * /v1/pipelines: release pipelines (Plural's Pipeline). Admins define them (PUT, the whole pipeline: stages of
  * services by cluster and name, edges with gates; 400 naming the offending stage, edge or service) and delete them;
- * anyone with a role reads them with each stage's promotion context and each gate's state; approvers, writers and
+ * those whose scope names the pipeline (or is `all`) read it with each stage's promotion context, each gate's state
+ * and its promotions (others get it left out of lists and 403 on its routes, as services and clusters answer); approvers, writers and
  * admins bound to the pipeline approve or reject APPROVAL gates, admins force any gate open (recorded as forced).
  * Promotions are listed newest first.
  */
@@ -30,7 +31,7 @@ import {
 } from '../../store/pipelines.ts';
 import type { Database } from '../../store/schema.ts';
 import { listServices, type Service } from '../../store/services.ts';
-import { authorize, requestUser, userAccess } from '../auth.ts';
+import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { PipelineRunner } from '../pipelines.ts';
 import {
@@ -59,15 +60,18 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
   const tags = ['pipelines'];
   const path = '/v1/pipelines/:name';
 
-  api.get('/v1/pipelines', { ...readers, schema: { tags, response: { 200: Type.Array(PipelineSchema), ...errors } } }, async () => {
-    const pipelines = await listPipelines(db);
+  api.get('/v1/pipelines', { ...readers, schema: { tags, response: { 200: Type.Array(PipelineSchema), ...errors } } }, async (request) => {
+    // A pipeline shows services of every stage, so it is read by a binding on the pipeline, not on one stage's cluster.
+    const pipelines = (await listPipelines(db)).filter((pipeline) => mayDo(request, 'read', { pipeline: pipeline.name }));
     const names = await serviceNames(db);
     return await Promise.all(pipelines.map((pipeline) => toApiPipeline(db, pipeline, names)));
   });
 
-  api.get(path, { ...readers, schema: { tags, params: PipelineParams, response: { 200: PipelineSchema, ...errors } } }, async (request) =>
-    toApiPipeline(db, await getPipeline(db, request.params.name), await serviceNames(db)),
-  );
+  api.get(path, { ...readers, schema: { tags, params: PipelineParams, response: { 200: PipelineSchema, ...errors } } }, async (request) => {
+    const pipeline = await getPipeline(db, request.params.name);
+    authorize(request, 'read', { pipeline: pipeline.name });
+    return await toApiPipeline(db, pipeline, await serviceNames(db));
+  });
 
   api.put(
     path,
@@ -107,6 +111,7 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
     { ...readers, schema: { tags, params: PipelineParams, response: { 200: Type.Array(PromotionSchema), ...errors } } },
     async (request) => {
       const pipeline = await getPipeline(db, request.params.name);
+      authorize(request, 'read', { pipeline: pipeline.name });
       const names = await serviceNames(db);
       return (await listPromotions(db, pipeline.id)).map((promotion) => ({
         ...promotion,
