@@ -18,6 +18,7 @@ import { durationArg, parseAddress } from './options.ts';
 import { runUntilSignalled } from './signals.ts';
 
 interface OperatorRunFlags {
+  allowCrossNamespaceRefs?: boolean;
   server?: string;
   tokenFile?: string;
   kubeconfig?: string;
@@ -46,6 +47,10 @@ function operatorRunCommand(): Command {
     .option('--status-interval <duration>', "how often a resource's status is read again from the server", durationArg, 30_000)
     .option('--metrics-bind-address <address>', 'address of /metrics', parseAddress, parseAddress('127.0.0.1:8080'))
     .option('--health-probe-bind-address <address>', 'address of /healthz and /readyz', parseAddress, parseAddress('127.0.0.1:8081'))
+    .option(
+      '--allow-cross-namespace-refs',
+      "follow references (clusterRef, repositoryRef, configurationRef, valuesFrom, …) and read Secrets in other namespaces than the resource's; refused by default, as Flux's --no-cross-namespace-refs refuses them for multi-tenancy",
+    )
     .option('--leader-election', 'elect one active replica through Leases')
     .option('--leader-election-namespace <ns>', 'namespace of the Leases', 'gantry-system')
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
@@ -76,6 +81,7 @@ async function runOperator(flags: OperatorRunFlags): Promise<void> {
     statusIntervalMs: flags.statusInterval,
     metricsAddress: flags.metricsBindAddress,
     probeAddress: flags.healthProbeBindAddress,
+    allowCrossNamespaceRefs: flags.allowCrossNamespaceRefs === true,
     ...(flags.leaderElection ? { leaderElection: { namespace: flags.leaderElectionNamespace } } : {}),
     log,
   });

@@ -11,7 +11,7 @@ import type { Cluster } from '../kube/cluster.ts';
 import { FLUX_SOURCE_GROUP } from '../source/flux-artifact.ts';
 import { InvalidSpec, Waiting } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
-import { secretOf } from './references.ts';
+import { referencedNamespace, secretOf } from './references.ts';
 
 /** The Flux GitRepository spec fields the operator reads (Flux's GitRepositorySpec). */
 interface FluxGitRepositorySpec {
@@ -37,7 +37,7 @@ export async function fluxRepository(
   ref: ObjectReference,
   namespace: string,
 ): Promise<{ repository: string; ref: string }> {
-  const ns = ref.namespace ?? namespace;
+  const ns = referencedNamespace(cluster, ref, namespace, 'spec.repositoryRef');
   const object = await cluster.get({ group: FLUX_SOURCE_GROUP, version: 'v1', kind: 'GitRepository', namespace: ns, name: ref.name });
   if (!object) throw new Waiting(`Flux GitRepository ${ns}/${ref.name} (spec.repositoryRef) not found`);
   const spec = object['spec'] as FluxGitRepositorySpec;
@@ -74,7 +74,7 @@ export async function fluxHelmRepositoryUrl(
   ref: { name: string; namespace?: string },
   namespace: string,
 ): Promise<string> {
-  const ns = ref.namespace ?? namespace;
+  const ns = referencedNamespace(cluster, ref, namespace, 'spec.helm.repository');
   const object = await cluster.get({ group: FLUX_SOURCE_GROUP, version: 'v1', kind: 'HelmRepository', namespace: ns, name: ref.name });
   if (!object) throw new Waiting(`Flux HelmRepository ${ns}/${ref.name} (spec.helm.repository) not found`);
   const spec = object['spec'] as { url: string; secretRef?: { name: string } };

@@ -25,7 +25,9 @@ export function gitRepositoryKind(
     async desired(resource) {
       const ref = resource.spec.credentialsRef;
       if (!ref) return { attributes: { url: resource.spec.url } };
-      const secret = await secretOf(cluster, ref, resource.metadata.namespace ?? 'default', 'spec.credentialsRef');
+      // A GitRepository is cluster-scoped, so it has no namespace of its own to confine its Secret to: only those
+      // with cluster-wide rights make one, and its Secret is in the namespace it names.
+      const secret = await secretOf(cluster, ref, ref.namespace ?? 'default', 'spec.credentialsRef');
       const { username, password, privateKey, known_hosts } = secret;
       if (!privateKey && !(username && password)) {
         throw new InvalidSpec(`Secret ${ref.name} (spec.credentialsRef) needs keys username and password, or privateKey`);

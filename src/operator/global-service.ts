@@ -12,6 +12,7 @@ import type { NewGlobalServiceBody } from '../server/schemas.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 import { serviceTemplateResolver } from './service-deployment.ts';
+import { referencedNamespace } from './references.ts';
 
 interface DesiredGlobalService {
   attributes: NewGlobalServiceBody;
@@ -28,7 +29,7 @@ export function globalServiceKind(
     if (spec.template && spec.serviceRef) throw new InvalidSpec('give spec.template or spec.serviceRef, not both');
     if (spec.template) return await resolveTemplate(spec.template, name, namespace);
     if (!spec.serviceRef) throw new InvalidSpec('spec.template or spec.serviceRef is required');
-    const refNamespace = spec.serviceRef.namespace ?? namespace;
+    const refNamespace = referencedNamespace(cluster, spec.serviceRef, namespace, 'spec.serviceRef');
     const referenced = await cluster.get({
       group: FLEET_GROUP,
       version: FLEET_VERSION,

@@ -40,6 +40,7 @@ import { pipelineKind } from './pipeline.ts';
 import { notificationSinkKind } from './notification-sink.ts';
 import { serviceContextKind } from './service-context.ts';
 import { serviceDeploymentKind } from './service-deployment.ts';
+import { allowCrossNamespaceRefs } from './references.ts';
 
 export const OPERATOR_FIELD_MANAGER = 'gantry-operator';
 
@@ -59,6 +60,11 @@ export interface OperatorOptions {
   /** Elect a leader per kind through Leases `gantry-operator-<kind>` in this namespace; none: always reconcile. */
   leaderElection?: Omit<LeaderElectionSettings, 'name'>;
   log: Logger;
+  /**
+   * Follow clusterRef, repositoryRef, configurationRef, valuesFrom, serviceRef, … into other namespaces than the
+   * referring resource's, and read Secrets there (`--allow-cross-namespace-refs`); refused by default (references.ts).
+   */
+  allowCrossNamespaceRefs?: boolean;
 }
 
 export interface RunningOperator {
@@ -80,6 +86,7 @@ interface KindController {
 /** Starts a controller per kind. @throws Error when the cluster does not serve the fleet's CRDs (install them first). */
 export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
   const cluster = new Cluster(new KubeClient(options.kubeConfig));
+  if (options.allowCrossNamespaceRefs) allowCrossNamespaceRefs(cluster);
   const { client } = options;
   const kinds: KindController[] = [
     { plural: 'gitrepositories', kind: gitRepositoryKind(client, cluster) },

@@ -1,15 +1,47 @@
 /**
  * References between fleet resources and to Secrets. A referent that is missing or not synced yet makes the
  * referring resource wait (Waiting), not fail: it proceeds when the referent's watch event reconciles it again.
+ *
+ * Cross-namespace references are refused unless the operator runs with `--allow-cross-namespace-refs`: the operator
+ * reads with cluster-wide rights, so a reference into another namespace would let whoever may write a
+ * ServiceDeployment in theirs use another tenant's Cluster, GitRepository credentials or Secrets. Flux gives the
+ * same lock (`--no-cross-namespace-refs`, https://fluxcd.io/flux/installation/configuration/multitenancy/), off by
+ * default there and recommended for multi-tenancy; here it is on by default (issue 39 §4: refused unless allowed).
  */
 import type { ObjectReference, SecretReference } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { InvalidSpec, Waiting } from './fleet-object.ts';
 
-/** The Secret's data, decoded. @throws Waiting when it does not exist (yet). */
-export async function secretOf(cluster: Cluster, ref: SecretReference, namespace: string, field: string): Promise<Record<string, string>> {
+/** The operators' Clusters that may follow references into other namespaces (startOperator sets it). */
+const crossNamespaceAllowed = new WeakSet<Cluster>();
+
+/** Lets references read through `cluster` reach other namespaces (`--allow-cross-namespace-refs`). */
+export function allowCrossNamespaceRefs(cluster: Cluster): void {
+  crossNamespaceAllowed.add(cluster);
+}
+
+/**
+ * The namespace `ref` names (its own, else the referring resource's `namespace`), once the operator may follow it.
+ * @throws InvalidSpec naming `<field>.namespace` and both namespaces, when it is another one and not allowed.
+ */
+export function referencedNamespace(cluster: Cluster, ref: { namespace?: string | undefined }, namespace: string, field: string): string {
   const ns = ref.namespace ?? namespace;
+  if (ns !== namespace && !crossNamespaceAllowed.has(cluster)) {
+    throw new InvalidSpec(
+      `${field}.namespace ${ns} is not this resource's namespace ${namespace}: cross-namespace references are refused ` +
+        '(the operator runs without --allow-cross-namespace-refs)',
+    );
+  }
+  return ns;
+}
+
+/**
+ * The Secret's data, decoded; the Secret is read in the referring resource's namespace unless cross-namespace
+ * references are allowed. @throws Waiting when it does not exist (yet); InvalidSpec for a refused namespace.
+ */
+export async function secretOf(cluster: Cluster, ref: SecretReference, namespace: string, field: string): Promise<Record<string, string>> {
+  const ns = referencedNamespace(cluster, ref, namespace, field);
   const secret = await cluster.get({ group: '', version: 'v1', kind: 'Secret', namespace: ns, name: ref.name });
   if (!secret) throw new Waiting(`Secret ${ns}/${ref.name} (${field}) not found`);
   const data = (secret['data'] as Record<string, string> | undefined) ?? {};
@@ -35,7 +67,8 @@ export async function configMapKeyOf(
 
 /**
  * The server id of the referenced fleet resource, from its status.
- * @throws Waiting when it does not exist or has no id yet; InvalidSpec when the reference names another kind.
+ * @throws Waiting when it does not exist or has no id yet; InvalidSpec when the reference names another kind or a
+ *   namespace it may not follow.
  */
 export async function referencedId(
   cluster: Cluster,
@@ -45,7 +78,7 @@ export async function referencedId(
   field: string,
 ): Promise<string> {
   if (ref.kind && ref.kind !== expected.kind) throw new InvalidSpec(`${field}.kind must be ${expected.kind}, not ${ref.kind}`);
-  const ns = expected.namespaced ? (ref.namespace ?? namespace) : '';
+  const ns = expected.namespaced ? referencedNamespace(cluster, ref, namespace, field) : '';
   const where = `${expected.kind} ${ns ? `${ns}/` : ''}${ref.name} (${field})`;
   const { group, version, kind } = expected;
   const object: KubeObject | undefined = await cluster.get({ group, version, kind, namespace: ns, name: ref.name });
