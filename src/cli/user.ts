@@ -76,6 +76,7 @@ interface BindingFlags {
   clusterTag: Record<string, string>;
   service: string[];
   pipeline: string[];
+  repository: string[];
   output: FleetOutput;
 }
 
@@ -91,8 +92,19 @@ export function roleBindingCommand(): Command {
         .option('--group <name>', 'a group it binds (repeatable)', collect, [])
         .option('--cluster <name>', 'scope: a cluster by name (repeatable)', collect, [])
         .option('--cluster-tag <key=value>', 'scope: clusters with all these tags (repeatable)', keyValueArg, {})
-        .option('--service <name>', 'scope: services by name, on any cluster (repeatable)', collect, [])
-        .option('--pipeline <name>', 'scope: a pipeline by name (repeatable)', collect, []),
+        .option(
+          '--service <name>',
+          'scope: services by name; with --cluster/--cluster-tag only there, else existing ones anywhere (repeatable)',
+          collect,
+          [],
+        )
+        .option('--pipeline <name>', 'scope: a pipeline by name (repeatable)', collect, [])
+        .option(
+          '--repository <id-or-url>',
+          'scope: a git repository or Helm chart URL services may be pointed at (repeatable)',
+          collect,
+          [],
+        ),
     ).action((name: string, flags: BindingFlags) =>
       withFleetClient(async (client) => {
         const binding = await client.setRoleBinding(name, bindingBody(flags));
@@ -138,6 +150,7 @@ function bindingBody(flags: BindingFlags): RoleBindingBody {
     ...(Object.keys(flags.clusterTag).length ? { clusterTags: flags.clusterTag } : {}),
     ...(flags.service.length ? { services: flags.service } : {}),
     ...(flags.pipeline.length ? { pipelines: flags.pipeline } : {}),
+    ...(flags.repository.length ? { repositories: flags.repository } : {}),
   };
   return { role: flags.role as RoleBindingBody['role'], subjects, scope: Object.keys(scope).length ? scope : 'all' };
 }
@@ -149,6 +162,7 @@ function describeScope(scope: RoleBindingBody['scope']): string {
     ...Object.entries(scope.clusterTags ?? {}).map(([key, value]) => `clusters tagged ${key}=${value}`),
     ...(scope.services ?? []).map((name) => `service ${name}`),
     ...(scope.pipelines ?? []).map((name) => `pipeline ${name}`),
+    ...(scope.repositories ?? []).map((name) => `repository ${name}`),
   ];
   return `on ${parts.join(', ')}`;
 }
