@@ -57,13 +57,25 @@ export async function startOpenBao(): Promise<TestOpenBao> {
     async api(method, apiPath, body, namespace) {
       const headers: Record<string, string> = { 'x-vault-token': rootToken, 'content-type': 'application/json' };
       if (namespace) headers['x-vault-namespace'] = namespace;
-      const response = await fetch(`${address}/v1/${apiPath}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (!response.ok) throw new Error(`OpenBao ${method} ${apiPath}: ${response.status} ${text}`);
+      const call = async () => {
+        const response = await fetch(`${address}/v1/${apiPath}`, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: response.status, text: await response.text() };
+      };
+      // A new KV version 2 mount (the dev server's secret/, or one a test adds) upgrades its storage in the
+      // background and answers 400 "Upgrading from non-versioned to versioned data" until it is done.
+      const { status, text } = await waitFor(
+        `OpenBao's ${apiPath} to finish upgrading to KV version 2`,
+        async () => {
+          const answer = await call();
+          return answer.status === 400 && isUpgrading(answer.text) ? false : answer;
+        },
+        30_000,
+      );
+      if (status >= 300) throw new Error(`OpenBao ${method} ${apiPath}: ${status} ${text}`);
       return text ? JSON.parse(text) : undefined;
     },
     async close() {
@@ -71,6 +83,10 @@ export async function startOpenBao(): Promise<TestOpenBao> {
       await rm(scratch, { recursive: true, force: true });
     },
   };
+}
+
+function isUpgrading(text: string): boolean {
+  return text.includes('Upgrading from non-versioned to versioned data');
 }
 
 /**
