@@ -33,7 +33,7 @@ import type { ProjectEnvironment } from './environment.ts';
 import { withDefaultArgs } from './kluctl-project.ts';
 import { isPlainObject, type Values } from '../values.ts';
 import { loadVars } from './vars.ts';
-import { findProjectFile, isDirectory, isInside, relativeSlashPath } from '../files.ts';
+import { findProjectFile, isDirectory, relativeSlashPath, resolveInside } from '../files.ts';
 import type { Checkout, GitRef } from '../source/git-cache.ts';
 
 /** Where an item's files come from: the project itself (id '') or a git or OCI include (its own checkout or artifact). */
@@ -225,8 +225,8 @@ async function checkoutGitInclude(git: GitInclude, label: string, state: LoadSta
   });
   state.environment.inputs?.recordGitRead({ url: spec.url, ref, commit: checkout.commit });
   const dir = path.resolve(checkout.dir, spec.subDir ?? '.');
-  if (!isInside(checkout.dir, dir) || !(await isDirectory(dir)))
-    throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
+  await resolveInside(checkout.dir, spec.subDir ?? '.', { label: `${label}: subDir` });
+  if (!(await isDirectory(dir))) throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
   const id = `git-${createHash('sha256').update(spec.url).digest('hex').slice(0, 10)}-${checkout.commit.slice(0, 10)}`;
   return { dir, source: { root: checkout.dir, id } };
 }
@@ -242,8 +242,8 @@ async function pullOciInclude(oci: OciInclude, label: string, state: LoadState):
   });
   state.environment.inputs?.recordOciRead({ url: oci.url, ref: oci.ref, digest: snapshot.digest });
   const dir = path.resolve(snapshot.dir, oci.subDir ?? '.');
-  if (!isInside(snapshot.dir, dir) || !(await isDirectory(dir)))
-    throw new Error(`${label}: subDir '${oci.subDir}' not found in ${oci.url}`);
+  await resolveInside(snapshot.dir, oci.subDir ?? '.', { label: `${label}: subDir` });
+  if (!(await isDirectory(dir))) throw new Error(`${label}: subDir '${oci.subDir}' not found in ${oci.url}`);
   const id = `oci-${createHash('sha256').update(oci.url).digest('hex').slice(0, 10)}-${snapshot.digest.slice('sha256:'.length, 17)}`;
   return { dir, source: { root: snapshot.dir, id } };
 }
@@ -337,7 +337,9 @@ function inherited(
 
 async function resolveFolder(node: ProjectNode, relative: string, label: string): Promise<string> {
   const dir = path.resolve(node.dir, relative);
-  if (!isInside(node.source.root, dir)) throw new Error(`${label}: '${relative}' is outside the project`);
+  // The check follows symlinks, so a folder linked to one outside the project is refused; the lexical path is kept
+  // because later steps name files relative to the source root.
+  await resolveInside(node.source.root, relative, { base: node.dir, label });
   if (!(await isDirectory(dir))) throw new Error(`${label}: folder '${relative}' does not exist`);
   return dir;
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { KluctlDeployment } from '../../api/kluctl-deployment.ts';
 import type { Cluster } from '../../kube/cluster.ts';
 import { readSecret } from '../../kube/secrets.ts';
-import { isInside, isDirectory } from '../../files.ts';
+import { isDirectory, resolveInside } from '../../files.ts';
 import { FLUX_SOURCE_KINDS, fetchFluxArtifact, type FluxSourceKind } from '../../source/flux-artifact.ts';
 import type { GitCache } from '../../source/git-cache.ts';
 import { matchCredentials, prepareGitAccess } from '../../source/git-credentials.ts';
@@ -143,7 +143,8 @@ export async function registryCredentialsOf(
 
 async function projectFolder(root: string, subDir: string | undefined): Promise<string> {
   const dir = path.resolve(root, subDir ?? '.');
-  if (!isInside(root, dir) || !(await isDirectory(dir))) throw new Error(`path '${subDir}' does not exist in the source`);
+  await resolveInside(root, subDir ?? '.', { label: 'spec.source path' });
+  if (!(await isDirectory(dir))) throw new Error(`path '${subDir}' does not exist in the source`);
   return dir;
 }
 

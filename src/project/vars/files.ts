@@ -7,7 +7,7 @@ import path from 'node:path';
 import { decryptIfEncrypted } from '../../sops/decrypt.ts';
 import { sopsFormatOf } from '../../sops/metadata.ts';
 import type { GitRef } from '../../source/git-cache.ts';
-import { isFile, isInside, relativeSlashPath } from '../../files.ts';
+import { isFile, relativeSlashPath, resolveInside } from '../../files.ts';
 import type { VarsSourceGit } from '../schema.ts';
 import { isPlainObject } from '../../values.ts';
 import { parseVarsText, type LoadedVars, type SourceRequest } from './source.ts';
@@ -26,6 +26,8 @@ export async function loadFileSource(file: string, request: SourceRequest): Prom
     throw new Error(`${request.label}: vars file '${file}' not found (searched in ${searched})`);
   }
   const relative = relativeSlashPath(scope.rootDir, found);
+  // Before the template engine reads it: a `../` name or a symlink must not reach a file outside the project.
+  await resolveInside(scope.rootDir, relative, { label: `${request.label}: vars file` });
   const searchDirs = scope.searchDirs.map((dir) => relativeSlashPath(scope.rootDir, dir));
   return renderVarsFile({ rootDir: scope.rootDir, file: relative, searchDirs, name: relative }, request);
 }
@@ -45,7 +47,7 @@ export async function loadGitSource(config: VarsSourceGit, request: SourceReques
     });
   request.scope.environment.inputs?.recordGitRead({ url: config.url, ref, commit: checkout.commit });
   const file = path.resolve(checkout.dir, config.path);
-  if (!isInside(checkout.dir, file)) throw new Error(`${request.label}: git path '${config.path}' is outside the repository`);
+  await resolveInside(checkout.dir, config.path, { label: `${request.label}: git path` });
   if (!(await isFile(file))) {
     if (request.ignoreMissing) return undefined;
     throw new Error(

@@ -1,0 +1,94 @@
+/**
+ * A project reads no file outside its root: a vars file, an item folder or a kustomization naming one with `../` or
+ * through a symlink fails naming the file and the link, and the outside file's content appears nowhere.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { removeCopy, writeProject } from '../support/fixtures.ts';
+import { gantry, type CliRun } from '../support/cli.ts';
+
+const marker = `GANTRY-LEAK-${randomBytes(6).toString('hex')}`;
+const kluctl = 'discriminator: gantry-e2e-confinement\ntargets:\n  - name: t\n';
+const configMap = (value: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: default\ndata:\n  key: "${value}"\n`;
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await removeCopy(dir);
+});
+
+/**
+ * Writes `files` under `<tmp>/project` beside `<tmp>/secret.yml` and `<tmp>/outside/secret.yml` (both holding the
+ * marker), makes `links` (path in the project -> target as written), and returns the project's folder.
+ */
+async function project(files: Record<string, string>, links: Record<string, string> = {}): Promise<string> {
+  const top = await writeProject({
+    'secret.yml': `marker: ${marker}\n`,
+    'outside/secret.yml': `marker: ${marker}\n`,
+    'outside/cm.yaml': configMap(marker),
+    ...Object.fromEntries(Object.entries(files).map(([file, content]) => [`project/${file}`, content])),
+  });
+  dirs.push(top);
+  const dir = path.join(top, 'project');
+  await mkdir(dir, { recursive: true });
+  for (const [link, target] of Object.entries(links)) {
+    await mkdir(path.dirname(path.join(dir, link)), { recursive: true });
+    await symlink(target, path.join(dir, link));
+  }
+  return dir;
+}
+
+async function render(dir: string): Promise<CliRun> {
+  return gantry(['render', '-t', 't', '--project-dir', dir, '--offline-kubernetes']);
+}
+
+function expectRefused(run: CliRun, message: RegExp): void {
+  expect(run.stdout + run.stderr).not.toContain(marker);
+  expect(run.code).not.toBe(0);
+  expect(run.stderr).toMatch(message);
+}
+
+describe('files outside the project', { timeout: 300_000 }, () => {
+  it("refuses a vars file named '../secret.yml'", async () => {
+    const dir = await project({
+      '.kluctl.yaml': kluctl,
+      'deployment.yaml': 'vars:\n  - file: ../secret.yml\ndeployments:\n  - path: app\n',
+      'app/cm.yaml': configMap('{{ marker }}'),
+    });
+    expectRefused(await render(dir), /vars file: '\.\.\/secret\.yml' is outside project/);
+  });
+
+  it('refuses a vars file that is a symlink to a file outside, naming the link and its target', async () => {
+    const dir = await project(
+      {
+        '.kluctl.yaml': kluctl,
+        'deployment.yaml': 'vars:\n  - file: vars.yml\ndeployments:\n  - path: app\n',
+        'app/cm.yaml': configMap('{{ marker }}'),
+      },
+      { 'vars.yml': '../secret.yml' },
+    );
+    expectRefused(await render(dir), /'vars\.yml' leads outside project through the symlink 'vars\.yml' -> '\.\.\/secret\.yml'/);
+  });
+
+  it('refuses an item folder that is a symlink to a folder outside', async () => {
+    const dir = await project({ '.kluctl.yaml': kluctl, 'deployment.yaml': 'deployments:\n  - path: app\n' }, { app: '../outside' });
+    expectRefused(await render(dir), /'app' leads outside project through the symlink 'app' -> '\.\.\/outside'/);
+  });
+
+  it('keeps symlinks that stay inside the project working', async () => {
+    const dir = await project(
+      {
+        '.kluctl.yaml': kluctl,
+        'deployment.yaml': 'vars:\n  - file: alias.yml\ndeployments:\n  - path: app\n',
+        'vars/real.yml': 'inside: from-the-linked-file\n',
+        'real-app/cm.yaml': configMap('{{ inside }}'),
+      },
+      { 'alias.yml': 'vars/real.yml', app: 'real-app' },
+    );
+    const run = await render(dir);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('key: from-the-linked-file');
+  });
+});
