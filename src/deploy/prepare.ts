@@ -90,12 +90,15 @@ export async function prepareTarget(request: TargetRequest, engine: Engine, opti
   const sensitive = new SensitiveValues();
   const progress = maskedProgress(options.progress, sensitive);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'gantry-render-'));
+  // Kubeconfigs live apart from the rendered copy, so no template path or kustomization '../' can reach them.
+  const credentialsDir = await mkdtemp(path.join(os.tmpdir(), 'gantry-credentials-'));
   try {
-    return await prepare(request, engine, { ...options, progress }, sensitive, workDir);
+    return await prepare(request, engine, { ...options, progress }, sensitive, { workDir, credentialsDir });
   } catch (error) {
     throw sensitive.maskError(error);
   } finally {
     await rm(workDir, { recursive: true, force: true });
+    await rm(credentialsDir, { recursive: true, force: true });
   }
 }
 
@@ -104,7 +107,7 @@ async function prepare(
   engine: Engine,
   options: PrepareOptions,
   sensitive: SensitiveValues,
-  workDir: string,
+  { workDir, credentialsDir }: { workDir: string; credentialsDir: string },
 ): Promise<PreparedTarget> {
   const { kubeConfig, progress, signal } = options;
   const registries = options.registries ?? new RegistryCredentials();
@@ -154,7 +157,7 @@ async function prepare(
   const loaded = await loadDeploymentItems(project.dir, { target: target.templateValue, args: target.args }, environment);
   const helmReads =
     cluster && cache
-      ? await startHelmReadsProxy(cluster.client.config, cache.inputs, workDir, await cluster.discovery.resources())
+      ? await startHelmReadsProxy(cluster.client.config, cache.inputs, credentialsDir, await cluster.discovery.resources())
       : undefined;
   const items = await renderProject({
     fixedImages: [...target.images, ...request.fixedImages],
@@ -167,7 +170,7 @@ async function prepare(
       kubeVersion,
       apiVersions,
       charts: engine.charts,
-      kube: cluster && { kubeconfig: await kubeconfigFile(cluster, workDir), context: cluster.context },
+      kube: cluster && { kubeconfig: await kubeconfigFile(cluster, credentialsDir), context: cluster.context },
       reads: helmReads,
       inputs: cache?.inputs,
     },
@@ -229,9 +232,9 @@ function targetItem({ item, objects }: RenderedItem): TargetItem {
   };
 }
 
-/** Helm reads the cluster (for `lookup`) from a kubeconfig file: the cluster's, written into the scratch folder. */
-async function kubeconfigFile(cluster: Cluster, workDir: string): Promise<string> {
-  const file = path.join(workDir, 'kubeconfig');
+/** Helm reads the cluster (for `lookup`) from a kubeconfig file: the cluster's, written into the private `dir`. */
+async function kubeconfigFile(cluster: Cluster, dir: string): Promise<string> {
+  const file = path.join(dir, 'kubeconfig');
   await writeFile(file, cluster.client.config.exportConfig(), { mode: 0o600 });
   return file;
 }

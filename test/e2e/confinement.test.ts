@@ -7,7 +7,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeCopy, writeProject } from '../support/fixtures.ts';
-import { gantry, type CliRun } from '../support/cli.ts';
+import { gantry, localContext, type CliRun } from '../support/cli.ts';
 
 const marker = `GANTRY-LEAK-${randomBytes(6).toString('hex')}`;
 const kluctl = 'discriminator: gantry-e2e-confinement\ntargets:\n  - name: t\n';
@@ -90,5 +90,17 @@ describe('files outside the project', { timeout: 300_000 }, () => {
     const run = await render(dir);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('key: from-the-linked-file');
+  });
+
+  it("keeps the cluster's kubeconfig out of reach of a kustomization's '../'", async () => {
+    // The rendered copy of 'app' sits at <work>/rendered/project/app; the kubeconfig was written to <work>/kubeconfig.
+    const dir = await project({
+      '.kluctl.yaml': kluctl,
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/kustomization.yaml': 'configMapGenerator:\n  - name: kc\n    namespace: default\n    files:\n      - kc=../../../kubeconfig\n',
+    });
+    const run = await gantry(['render', '-t', 't', '--project-dir', dir, '--context', await localContext()]);
+    expect(run.stdout + run.stderr).not.toMatch(/client-key-data|client-certificate-data|token:/);
+    expect(run.code).not.toBe(0);
   });
 });
