@@ -18,6 +18,7 @@ import type { HelmCredentials } from '../store/helm-repositories.ts';
 import type { HelmSpec } from '../store/services.ts';
 import { deepMerge, isPlainObject, type Values } from '../values.ts';
 import { parseYaml, toYaml } from '../yaml.ts';
+import { PathEscapeError, resolveInside } from '../files.ts';
 import { HttpError } from './errors.ts';
 import type { TarballStore } from './tarballs.ts';
 
@@ -148,8 +149,9 @@ async function mergedValues(input: HelmProjectInput, field: string): Promise<Val
 }
 
 async function readValuesFile(dir: string, file: string, field: string): Promise<Values> {
-  const full = path.resolve(dir, file);
-  if (!full.startsWith(`${dir}${path.sep}`)) throw new HttpError(400, `values file ${JSON.stringify(file)} leaves the git folder`, field);
+  const full = await resolveInside(dir, file, { label: 'values file' }).catch((error: unknown) => {
+    throw error instanceof PathEscapeError ? new HttpError(400, error.message, field) : error;
+  });
   const text = await readFile(full, 'utf8').catch(() => {
     throw new HttpError(400, `values file ${JSON.stringify(file)} does not exist in the git folder`, field);
   });

@@ -4,7 +4,6 @@
  * tag, or a full commit sha); for a Helm chart the version it resolves to and the digest of the Kluctl project
  * built around it (helm-sources.ts), with valuesFiles read from the git folder when the service has one.
  */
-import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { ChartTools } from '../helm/helm-cli.ts';
 import { type GitCache, type GitRef } from '../source/git-cache.ts';
@@ -15,6 +14,7 @@ import { getRepository, type Repository, repositoryCredentials } from '../store/
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../store/secret-box.ts';
 import type { HelmSpec, ResolvedSource, ServiceSpec } from '../store/services.ts';
+import { PathEscapeError, resolveInside } from '../files.ts';
 import { HttpError } from './errors.ts';
 import { packHelmProject, resolveChartVersion } from './helm-sources.ts';
 import type { TarballStore } from './tarballs.ts';
@@ -148,10 +148,11 @@ export class ServiceSources {
       const checkout = await this.#checkout(repository.url, git.ref, access ?? {}, signal).catch((error: Error) => {
         throw new HttpError(400, `ref ${JSON.stringify(git.ref)} not found in ${repository.url}: ${error.message}`, fields.ref);
       });
-      const folder = path.resolve(checkout.dir, git.folder || '.');
-      if (folder !== checkout.dir && !folder.startsWith(`${checkout.dir}${path.sep}`)) {
-        throw new HttpError(400, `folder ${JSON.stringify(git.folder)} leaves the repository`, fields.folder);
-      }
+      // With symlinks followed: a folder that is, or lies under, a link out of the checkout would pack the server's
+      // own files into the agent's tarball and the revision diff.
+      const folder = await resolveInside(checkout.dir, git.folder || '.', { label: 'folder' }).catch((error: unknown) => {
+        throw error instanceof PathEscapeError ? new HttpError(400, error.message, fields.folder) : error;
+      });
       return await use(folder, checkout.commit);
     } finally {
       await access?.cleanup();

@@ -3,7 +3,7 @@
  * repository as the source.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -55,6 +55,35 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
   });
 
   const web = { name: 'web', namespace: 'web', git: { ref: 'main', folder: 'apps/web' } };
+
+  test('refuses a folder that is, or lies under, a symlink out of the repository, naming the link, never packing what it points to', async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), 'gantry-outside-'));
+    const work = await mkdtemp(path.join(tmpdir(), 'gantry-linking-'));
+    try {
+      const marker = `GANTRY-LEAK-${createHash('sha256').update(outside).digest('hex').slice(0, 12)}`;
+      await writeFile(path.join(outside, 'configmap.yaml'), CONFIGMAP(marker));
+      await git(['clone', '--quiet', repo.remote, work]);
+      await symlink(outside, path.join(work, 'apps/leak'));
+      const commit = ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@gantry.dev'];
+      await git([...commit, 'add', '--all']);
+      await git([...commit, 'commit', '--quiet', '-m', 'link out']);
+      await git(['-C', work, 'push', '--quiet', 'origin', 'HEAD:linked']);
+      for (const folder of ['apps/leak', 'apps/leak/sub']) {
+        const refused = await call('POST', '/v1/clusters/dev/services', admin, {
+          ...web,
+          name: 'leak',
+          repository: repo.url,
+          git: { ref: 'linked', folder },
+        });
+        expect(refused).toMatchObject({ status: 400, body: { field: 'body.git.folder' } });
+        expect(refused.body.message).toContain(`through the symlink 'apps/leak' -> '${outside}'`);
+        expect(JSON.stringify(refused.body)).not.toContain(marker);
+      }
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+      await rm(work, { recursive: true, force: true });
+    }
+  });
 
   test('creates a service at revision 1 of its ref, refusing bad sources with the field named', async () => {
     const created = await call('POST', '/v1/clusters/dev/services', admin, {
