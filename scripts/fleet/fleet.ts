@@ -14,6 +14,10 @@ import { freePorts } from '../../src/ports.ts';
 import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../../src/processes.ts';
 import { waitUntil } from '../cluster/readiness.ts';
 import { run } from '../../src/exec.ts';
+import { Cluster } from '../../src/kube/cluster.ts';
+import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
+import { ensureCrdsServed } from '../../src/kube/crds.ts';
+import { gantryCrds } from '../generate-install.ts';
 import { REPO_ROOT } from '../examples.ts';
 
 export interface FleetLayout {
@@ -138,6 +142,10 @@ export async function controllerUp(cluster: string, report: (line: string) => vo
   await run(path.join(clusterLayout().bin, 'kubectl'), ['apply', '--server-side', '-k', path.join(REPO_ROOT, 'install/crds')], {
     env: { KUBECONFIG: kubeconfig },
   });
+  await crdsServed(
+    kubeconfig,
+    gantryCrds().map((crd) => (crd['metadata'] as { name: string }).name),
+  );
   report(`starting the KluctlDeployment controller of cluster ${cluster}`);
   const { health, metrics } = await freePorts(['health', 'metrics']);
   const args = [
@@ -155,6 +163,19 @@ export async function controllerUp(cluster: string, report: (line: string) => vo
   ];
   state.processes[name] = startComponent(name, NODE, args, layout.logs);
   await writeFleetState(layout, state);
+}
+
+/**
+ * Waits until the CRDs `names` are served on the cluster of `kubeconfig`: the demo creates a KluctlDeployment right
+ * after, which failed with "no matches for kind" while the API server had not yet served the new kind.
+ */
+async function crdsServed(kubeconfig: string, names: readonly string[]): Promise<void> {
+  const cluster = new Cluster(new KubeClient(loadKubeConfig({ kubeconfig })));
+  try {
+    await ensureCrdsServed(cluster, names, { timeoutMs: 60_000 });
+  } finally {
+    await cluster.close();
+  }
 }
 
 /** Stops every recorded process and forgets the fleet's data (database, tokens, agents' caches). */

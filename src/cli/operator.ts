@@ -1,13 +1,14 @@
 /**
  * `gantry operator run`: the fleet's resources in the management cluster reconciled into a Gantry server, with an
  * admin API token read from a file or the environment (never argv). `gantry operator install-crds` applies their
- * CustomResourceDefinitions with server-side apply.
+ * CustomResourceDefinitions with server-side apply and waits until the cluster serves their kinds.
  */
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { FleetClient } from '../client/fleet-client.ts';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
+import { ensureCrdsServed } from '../kube/crds.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { createLogger } from '../logger.ts';
 import { fleetCrds } from '../operator/crds.ts';
@@ -94,13 +95,19 @@ function installCrdsCommand(): Command {
     .description("apply the CRDs of the fleet's resources (deployments.gantry.dev) to the cluster")
     .option('--kubeconfig <file>', 'kubeconfig instead of $KUBECONFIG')
     .option('--context <name>', 'kubeconfig context')
-    .action(async (flags: { kubeconfig?: string; context?: string }) => {
+    .option('--timeout <duration>', 'how long to wait until the cluster serves the new kinds', durationArg, 60_000)
+    .action(async (flags: { kubeconfig?: string; context?: string; timeout: number }) => {
       const cluster = new Cluster(new KubeClient(loadKubeConfig(flags)));
       try {
+        const names: string[] = [];
         for (const crd of fleetCrds()) {
-          await cluster.apply(crd as KubeObject, { fieldManager: OPERATOR_FIELD_MANAGER, force: true });
-          process.stderr.write(`applied ${(crd['metadata'] as { name: string }).name}\n`);
+          const applied = await cluster.apply(crd as KubeObject, { fieldManager: OPERATOR_FIELD_MANAGER, force: true });
+          names.push(applied.metadata.name ?? '');
+          process.stderr.write(`applied ${applied.metadata.name}\n`);
         }
+        // Whoever runs this creates ServiceDeployments next, which fail until the API server serves the new kinds.
+        await ensureCrdsServed(cluster, names, { timeoutMs: flags.timeout });
+        process.stderr.write(`${names.length} CRD(s) served\n`);
       } finally {
         await cluster.close();
       }

@@ -14,6 +14,7 @@ import pLimit from 'p-limit';
 import type { Cluster } from '../kube/cluster.ts';
 import { UnknownKindError } from '../kube/cluster.ts';
 import { KubeApiError } from '../kube/client.ts';
+import { waitForCrds } from '../kube/crds.ts';
 import { formatRef, refKey, refOf, splitApiVersion, type KubeObject, type ObjectRef } from '../kube/object.ts';
 import type { TargetItem } from './rendered-target.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
@@ -170,9 +171,27 @@ class ApplyRun {
       if ((await this.applyObject(object, rendered, false)) !== 'failed') refs.push(refOf(object));
     }
     const crds = refs.filter((ref) => ref.kind === 'CustomResourceDefinition');
-    if (crds.length > 0 && !this.context.dryRun) await this.waitFor(crds, 'CRDs to be established');
-    // Only a new or changed CRD can change what the cluster serves; the discovery cache is shared by every run.
+    // Only a new or changed CRD can change what the cluster serves (a version dropped too, which the wait does not
+    // look for); the discovery cache is shared by every run.
     if (this.crdsChanged) this.context.cluster.discovery.invalidate();
+    if (crds.length > 0 && !this.context.dryRun) await this.waitForCrds(crds);
+  }
+
+  /** Waits until the CRDs are Established and their kinds discovered, so the items can apply objects of them. */
+  private async waitForCrds(refs: readonly ObjectRef[]): Promise<void> {
+    const { progress, result } = this.context;
+    progress.step('wait', `waiting for ${refs.length} CRD(s) to be established and served`);
+    const unserved = await waitForCrds(
+      this.context.cluster,
+      refs.map((ref) => ref.name),
+      { timeoutMs: Math.min(this.context.options.readinessTimeoutMs, this.timeLeft()), signal: this.context.signal },
+    );
+    for (const entry of unserved) {
+      this.failed = true;
+      const ref = refs.find((candidate) => candidate.name === entry.name);
+      result.error(entry.failed ? `failed: ${entry.reason}` : `not served before the timeout: ${entry.reason}`, ref);
+    }
+    if (unserved.length === 0) progress.step('wait', `${refs.length} CRD(s) served`);
   }
 
   async applyGroup(group: readonly TargetItem[]): Promise<void> {

@@ -102,3 +102,36 @@ describe('a CRD and its resources in one project', { timeout: 300_000 }, () => {
     expect(ready.code).toBe(0);
   });
 });
+
+describe('a CRD never seen before and its object in the same item', { timeout: 300_000 }, () => {
+  const suffix = Math.random().toString(36).slice(2, 8);
+  const crds: string[] = [];
+  afterAll(async () => {
+    await kubectl(['delete', 'namespace', `gantry-e2e-crd-${suffix}`, '--ignore-not-found', '--wait=false']);
+    if (crds.length > 0) await kubectl(['delete', 'crd', '--ignore-not-found', '--wait=false', ...crds]);
+  });
+
+  it('deploys both in one run, three times with a fresh group each', async () => {
+    const context = await localContext();
+    for (let round = 0; round < 3; round++) {
+      const group = `r${round}-${suffix}.e2e.gantry.dev`;
+      crds.push(`widgets.${group}`);
+      const dir = await writeProject({
+        '.kluctl.yaml': `discriminator: gantry-e2e-crd-${suffix}-${round}\ntargets:\n  - name: t\n`,
+        'deployment.yaml': `deployments:\n  - path: all\noverrideNamespace: gantry-e2e-crd-${suffix}\n`,
+        'all/widget.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata:\n  name: w${round}\nspec:\n  size: ${round}\n`,
+        'all/crd.yaml': CRD.replaceAll('widgets.e2e.gantry.dev', `widgets.${group}`).replace('group: e2e.gantry.dev', `group: ${group}`),
+        'all/namespace.yaml': `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gantry-e2e-crd-${suffix}\n`,
+      });
+      try {
+        const { code, result } = await gantryJson(['deploy', '-y', '-t', 't', '--project-dir', dir, '--context', context]);
+        expect(result.errors).toEqual([]);
+        expect(code).toBe(0);
+        const widget = await kubectlJson<Record<string, any>>(['get', `widgets.${group}`, `w${round}`, '-n', `gantry-e2e-crd-${suffix}`]);
+        expect(widget.spec.size).toBe(round);
+      } finally {
+        await removeCopy(dir);
+      }
+    }
+  });
+});

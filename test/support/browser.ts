@@ -13,7 +13,8 @@ import { Engine } from '../../src/engine.ts';
 import type { Logger } from '../../src/logger.ts';
 import { testConfig } from './engine.ts';
 import { REPO_ROOT } from './fixtures.ts';
-import { kubectlJsonOn, kubectlOn, type WorkloadCluster, workloadKubeConfig } from './workload-clusters.ts';
+import { crdsServed } from './crds.ts';
+import { kubectlJsonOn, kubectlOn, type WorkloadCluster, workloadKubeConfig, workloadKubeconfig } from './workload-clusters.ts';
 
 const SCREENSHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
 /** How long a locator waits for its element: an agent's apply and report take a few seconds. */
@@ -41,7 +42,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 /** Applies the KluctlDeployment and Alert CRDs of install/ to a workload cluster (server-side, so reruns are no-ops). */
 export async function installKluctlCrds(cluster: WorkloadCluster): Promise<void> {
   await kubectlOn(cluster, ['apply', '--server-side', '--force-conflicts', '-k', path.join(REPO_ROOT, 'install/crds')]);
-  await kubectlOn(cluster, ['wait', '--for=condition=Established', 'crd/kluctldeployments.gitops.gantry.dev', '--timeout=60s']);
+  await crdsServed(['kluctldeployments.gitops.gantry.dev', 'alerts.gitops.gantry.dev'], workloadKubeconfig(cluster));
 }
 
 export interface WorkloadController {

@@ -12,6 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import { start } from '../../src/exec.ts';
 import { REPO_ROOT } from './fixtures.ts';
 import { KUBECONFIG, kubectl, kubectlJson } from './cli.ts';
+import { crdsServed } from './crds.ts';
 
 export const WEBHOOK_SECRET = 'e2e-webhook-secret';
 
@@ -41,15 +42,7 @@ export async function installCrds(kubeconfig = KUBECONFIG): Promise<void> {
     '-f',
     path.join(REPO_ROOT, 'install/crds/alerts.gitops.gantry.dev.yaml'),
   ]);
-  await kubectl([
-    '--kubeconfig',
-    kubeconfig,
-    'wait',
-    '--for=condition=Established',
-    'crd/kluctldeployments.gitops.gantry.dev',
-    'crd/alerts.gitops.gantry.dev',
-    '--timeout=60s',
-  ]);
+  await crdsServed(['kluctldeployments.gitops.gantry.dev', 'alerts.gitops.gantry.dev'], kubeconfig);
 }
 
 export interface ControllerOptions {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { create } from 'tar';
 import { clusterLayout } from '../../scripts/cluster/layout.ts';
 import { kubectl } from './cli.ts';
+import { crdsServed } from './crds.ts';
 import { startHttpServer, type Route } from './http-server.ts';
 
 export const GIT_REPOSITORY_CRD = 'gitrepositories.source.toolkit.fluxcd.io';
@@ -46,15 +47,7 @@ async function installFluxCrd(crd: string): Promise<void> {
     '-f',
     path.join(clusterLayout().crds, `${crd}.yaml`),
   ]);
-  await kubectl(['wait', '--for=condition=Established', `crd/${crd}`, '--timeout=60s']);
-  const plural = crd.split('.')[0]!;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const served = await kubectl(['get', '--raw', '/apis/source.toolkit.fluxcd.io/v1']).catch(() => '');
-    if (served.includes(`"${plural}"`)) return;
-    if (Date.now() > deadline) throw new Error(`source.toolkit.fluxcd.io/v1 ${plural} is not served 60 s after the CRD was Established`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await crdsServed([crd]);
 }
 
 /** A packed artifact: the tar.gz bytes and their digest in Flux's `<algorithm>:<hex>` form. */
