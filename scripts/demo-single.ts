@@ -26,7 +26,7 @@ console.log((await run(kubectl, ['get', 'deployments,statefulsets', '-n', 'ms-de
 console.log(`Look around:
   export KUBECONFIG=${state.kubeconfig} PATH=${bin}:$PATH
   kubectl get all -n ms-demo-test
-  npx gantry diff   -t test --project-dir ${project} --context ${context}
-  npx gantry deploy -t local --project-dir ${project} --context ${context}
+  bin/gantry.js diff   -t test --project-dir ${project} --context ${context}
+  bin/gantry.js deploy -t local --project-dir ${project} --context ${context}
   npm run cluster -- status     # or: down`);
 process.exitCode = code;

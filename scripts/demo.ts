@@ -109,10 +109,10 @@ and the KluctlDeployment default/simple on dev, reconciled by a \`gantry control
 
 Look around (the API is ${state.server}, its OpenAPI document at ${state.server}/v1/openapi.json):
   export GANTRY_SERVER=${state.server} GANTRY_TOKEN=$(cat ${fleetLayout().adminToken})
-  npx gantry service get ms-demo --cluster dev        # components and their health
-  npx gantry service revisions ms-demo --cluster prod
-  npx gantry globalservice get hello                  # on every cluster tagged tier=web
-  npx gantry pipeline get ${PIPELINE}               # the DAG and its gate; gantry pipeline approve ${PIPELINE} approval
+  bin/gantry.js service get ms-demo --cluster dev     # components and their health
+  bin/gantry.js service revisions ms-demo --cluster prod
+  bin/gantry.js globalservice get hello               # on every cluster tagged tier=web
+  bin/gantry.js pipeline get ${PIPELINE}            # the DAG and its gate; gantry pipeline approve ${PIPELINE} approval
   export KUBECONFIG=${clusterLayout('dev').kubeconfig} PATH=${bin}:$PATH
   kubectl get deployments -n ms-demo-test
   npm run cluster -- status                           # the three clusters; logs of server and agents: ${fleetLayout().logs}
