@@ -1,8 +1,9 @@
 /**
  * Renders every deployment item of a project into Kubernetes objects, in kluctl's phases: template all items,
  * then render their Helm charts, then build their kustomizations, then add Kluctl's metadata and settle
- * namespaces. Each phase runs items in parallel and collects every failure, so one run reports all problems; a
- * failure anywhere means no objects at all (nothing may be applied after a render error).
+ * namespaces; an object rendered by two items is an error. Each phase runs items in parallel and collects every
+ * failure, so one run reports all problems; a failure anywhere means no objects at all (nothing may be applied after
+ * a render error).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,7 @@ import { renderHelmChart, type HelmEnvironment } from './helm.ts';
 import { buildKustomization } from './kustomize.ts';
 import { RenderedFiles } from './rendered-files.ts';
 import { addKluctlMetadata, settleNamespaces } from './postprocess.ts';
+import { duplicateObjectProblems } from './duplicates.ts';
 import { resolveImages, type SeenImage } from './images.ts';
 import type { FixedImage } from '../project/fixed-images.ts';
 import { ProblemList, problemsOf } from '../problems.ts';
@@ -111,6 +113,9 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
     const scope = withCrdScopes([...objectsByItem.values()].flat(), request.scope);
     for (const objects of objectsByItem.values()) settleNamespaces(objects, scope);
   }
+  // After the namespaces are settled: an object without one in one item and with it in another is the same object.
+  const duplicates = duplicateObjectProblems(pathItems.map((item) => ({ item, objects: objectsByItem.get(item) ?? [] })));
+  if (duplicates.length > 0) throw new RenderError(duplicates);
   const images = await eachItem(
     pathItems,
     async (item) =>
