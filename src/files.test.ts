@@ -52,6 +52,12 @@ describe('resolveInside', () => {
     await expect(resolveInside(root, 'out/missing/deeper.txt')).rejects.toBeInstanceOf(PathEscapeError);
   });
 
+  it('refuses a name holding a NUL character, naming it', async () => {
+    await expect(resolveInside(root, 'lib/\0', { label: 'deployment.yml: deployments[0].path' })).rejects.toThrow(
+      'deployment.yml: deployments[0].path: "lib/\\u0000" holds a NUL character, which no path may',
+    );
+  });
+
   it('resolves a root that is itself reached through a symlink', async () => {
     const linkedRoot = path.join(dir, 'linked');
     await symlink('project', linkedRoot);

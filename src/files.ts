@@ -52,10 +52,13 @@ export class PathEscapeError extends Error {
  * exists, so the caller still reports it missing in its own words.
  * @param label names the file in the error, e.g. `deployment.yml: vars[0].file`.
  * @returns the resolved absolute path.
- * @throws PathEscapeError naming the file, and the symlink with where it points when one leads out.
+ * @throws PathEscapeError naming the file, and the symlink with where it points when one leads out (or the NUL
+ *   character no path may hold).
  */
 export async function resolveInside(root: string, name: string, options: { base?: string; label?: string } = {}): Promise<string> {
   const label = options.label ? `${options.label}: ` : '';
+  // The file system would refuse it with a TypeError that names no file.
+  if (name.includes('\0')) throw new PathEscapeError(`${label}${JSON.stringify(name)} holds a NUL character, which no path may`);
   const lexical = path.resolve(options.base ?? root, name);
   if (!isInside(path.resolve(root), lexical)) throw new PathEscapeError(`${label}'${name}' is outside ${path.basename(root) || root}`);
   const realRoot = await realpath(root);
