@@ -105,7 +105,7 @@ export function pipelineCommand(): Command {
                 `${promotion.from} → ${promotion.to}`,
                 promotion.services
                   .map((s) => `${s.cluster}/${s.name}@${shortCommit(s.commit) ?? s.chartVersion ?? '?'} rev ${s.revision}`)
-                  .join(', '),
+                  .join(', ') || 'nothing to promote',
                 promotion.gates.map((g) => `${g.name}${g.forced ? ' (forced)' : ''}${g.decidedBy ? ` by ${g.decidedBy}` : ''}`).join(', '),
               ]),
             ),

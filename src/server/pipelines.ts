@@ -3,7 +3,9 @@
  * records the stage's promotion context at once, and a gate decision evaluates its edge at once; an edge whose gates
  * are all OPEN for its source stage's current context promotes it. Promotion, as Plural's pipelines do it: each
  * target service with criteria gets its source's commit as git ref (or chart version), and the listed configuration
- * keys copied from the source; the new revision reaches its agent through the usual push. A WINDOW gate is evaluated
+ * keys copied from the source; the new revision reaches its agent through the usual push. A target that already
+ * runs its source's commit with those keys' values gets no revision: a promotion of nothing new is recorded with no
+ * services ("nothing to promote"), so the edge counts as promoted for that context. A WINDOW gate is evaluated
  * with the injected clock whenever its edge is, and a timer evaluates the edge again when the window next opens or
  * closes (timers are re-armed at start, so a restart loses none).
  */
@@ -264,11 +266,18 @@ export class PipelineRunner {
       gates: gates.map((gate: Gate) => ({ name: gate.name, type: gate.type, decidedBy: gate.decidedBy, forced: gate.forced })),
     });
     if (!recorded) return;
-    this.#deps.log.info({ pipeline: pipeline.name, edge: `${edge.from} → ${edge.to}`, context: context.id }, 'promoted');
+    const edgeName = `${edge.from} → ${edge.to}`;
+    this.#deps.log.info({ pipeline: pipeline.name, edge: edgeName, context: context.id, services: services.length }, 'promoted');
     const moved = services.map(
       (service) => `revision ${service.revision} at ${service.commit?.slice(0, 7) ?? service.chartVersion ?? 'its source'}`,
     );
-    this.#notify(pipeline, edge, `promoted ${edge.from} → ${edge.to}: ${moved.join(', ') || 'no service has criteria'}`);
+    this.#notify(
+      pipeline,
+      edge,
+      moved.length > 0
+        ? `promoted ${edgeName}: ${moved.join(', ')}`
+        : `${edgeName}: nothing to promote, every target with criteria already runs its source`,
+    );
   }
 
   /**
@@ -337,7 +346,11 @@ export class PipelineRunner {
     });
   }
 
-  /** Moves each target service with criteria to its source's commit or chart version and copies its secrets. */
+  /**
+   * Moves each target service with criteria to its source's commit or chart version and copies its secrets.
+   * @returns the services that got a revision; one already running its source's commit (or chart version) with the
+   *   copied secrets' values is left as it is and out of the list, so a promotion of nothing new lists none.
+   */
   async #promote(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<PromotedService[]> {
     const { db, box, sources } = this.#deps;
     const targets = pipeline.spec.stages.find((stage) => stage.name === edge.to)?.services ?? [];
@@ -349,10 +362,11 @@ export class PipelineRunner {
       const secrets = await serviceSecrets(db, box, [source.serviceId, service.id]);
       const sourceConfiguration = secrets.get(source.serviceId)?.configuration ?? {};
       const copied = target.criteria.secrets.filter((key) => key in sourceConfiguration);
-      const configuration = {
-        ...secrets.get(service.id)?.configuration,
-        ...Object.fromEntries(copied.map((key) => [key, sourceConfiguration[key]!])),
-      };
+      const current = secrets.get(service.id)?.configuration ?? {};
+      // A revision that would run what the target runs already is not made: it would only pin a ref to the commit
+      // it resolves to, and a redeploy of the same content would count as a release.
+      if (runsSource(service.revision, source) && copied.every((key) => current[key] === sourceConfiguration[key])) continue;
+      const configuration = { ...current, ...Object.fromEntries(copied.map((key) => [key, sourceConfiguration[key]!])) };
       const spec = promotedSpec(service.spec, source);
       const { service: updated, revised } = await updateService(
         db,
@@ -377,6 +391,13 @@ export class PipelineRunner {
     }
     return promoted;
   }
+}
+
+/** The target's revision runs the source's commit (git sources) or chart version (helm sources), whatever its ref says. */
+function runsSource(revision: Pick<Service['revision'], 'spec' | 'commit' | 'chartVersion'>, source: ContextService): boolean {
+  if (revision.spec.git && source.commit) return revision.commit === source.commit;
+  if (revision.spec.helm && source.chartVersion) return revision.chartVersion === source.chartVersion;
+  return true;
 }
 
 /** The target's spec at the source's commit (git sources) or chart version (helm sources). */

@@ -438,6 +438,45 @@ describe('release pipelines', () => {
     await client.deletePipeline('charted');
   });
 
+  test('approving a promotion to a stage that already runs the source commit records nothing to promote and makes no revision', async () => {
+    // Both follow main, so both run its head: promoting would only pin prod's ref to the commit it runs.
+    const create = (cluster: string) =>
+      client.createService(cluster, {
+        name: 'level',
+        namespace: `${NS}-level`,
+        repository: repo.url,
+        git: { ref: 'main', folder: 'test-apps/k3s' },
+        configuration: { version: 'same' },
+      });
+    const dev = await create(DEV);
+    const prod = await create(PROD);
+    expect(prod.revision.commit).toBe(dev.revision.commit);
+    await client.setPipeline('level', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'level' }] },
+        { name: 'prod', services: [{ cluster: PROD, name: 'level', criteria: { cluster: DEV, name: 'level', secrets: ['version'] } }] },
+      ],
+      edges: [{ from: 'dev', to: 'prod', gates: [{ name: 'approval', type: 'APPROVAL' }] }],
+    });
+    await waitFor(
+      "the gate pending for dev's context",
+      async () => {
+        const gate = (await client.getPipeline('level')).edges[0]!.gates[0]!;
+        return gate.state === 'PENDING' && gate.contextId ? gate : undefined;
+      },
+      60_000,
+    );
+    await client.decideGate('level', { from: 'dev', to: 'prod' }, 'approval', 'approve');
+    await waitFor('the edge promoted', async () => (await client.getPipeline('level')).edges[0]!.promoted);
+    const promotions = await client.listPromotions('level');
+    expect(promotions).toMatchObject([{ from: 'dev', to: 'prod', services: [], gates: [{ name: 'approval', decidedBy: 'admin' }] }]);
+    const after = await client.getService(PROD, 'level');
+    expect({ revision: after.revision.number, ref: after.git?.ref }).toEqual({ revision: prod.revision.number, ref: 'main' });
+    const history = await gantry(['pipeline', 'history', 'level'], { env });
+    expect(history.stdout).toMatch(/dev → prod +nothing to promote +approval by admin/);
+    await client.deletePipeline('level');
+  });
+
   test('bad pipelines are refused naming the offending stage, edge or service; a stage without context has no gate to approve', async () => {
     const stages = [
       { name: 'dev', services: [{ cluster: DEV, name: 'upgrade-plan' }] },

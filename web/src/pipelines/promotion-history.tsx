@@ -31,6 +31,7 @@ export function PromotionHistory({ pipeline }: { pipeline: string }) {
                     {promotion.from} → {promotion.to}
                   </td>
                   <td>
+                    {promotion.services.length === 0 && <span className="muted">nothing to promote</span>}
                     {promotion.services.map((service) => (
                       <div key={`${service.cluster}/${service.name}`}>
                         {service.cluster}/{service.name} #{service.revision}{' '}
