@@ -8,7 +8,7 @@
  * changed ConfigMap's diff; suspends shop, pushes another change and presses Diff (a request runs while suspended,
  * nothing is deployed), resumes it and sees the change deployed; diffs and approves gated; a reader sees the
  * results but no action buttons; Live shows the namespace's pods, a pod's YAML and the events. Each step waits on
- * what the page shows, which the watch of the KluctlDeployments brings. Screenshots go to docs/screenshots.
+ * what the page shows, which the watch of the KluctlDeployments brings. Screenshots: see test/support/browser.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -6,7 +6,7 @@
  * form, sees both clusters healthy, looks into dev's service, approves the gate and watches prod get promoted,
  * then rolls prod back and watches the rollback applied; a reader sees neither the approve nor the rollback
  * button. Every step waits on what the page shows, which live updates (server-sent events) bring. Screenshots of
- * the main pages go to docs/screenshots for docs/ui.md.
+ * the main pages are taken for docs/ui.md (where they go: test/support/browser.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,7 +1,8 @@
 /**
  * A real browser for the UI's tests: Debian's Chromium (installed by the setup, scripts/setup/web.ts) driven by
  * playwright-core, headless; Playwright's own browser downloads are never used. Pages get a desktop-sized window
- * and a default wait long enough for an agent to apply a change, and their screenshots go to docs/screenshots.
+ * and a default wait long enough for an agent to apply a change, and their screenshots go to .test-output/screenshots
+ * (docs/screenshots with GANTRY_UPDATE_SCREENSHOTS=1).
  * For the KluctlDeployment pages: the CRDs on a workload cluster and the controller reconciling there.
  */
 import path from 'node:path';
@@ -16,7 +17,15 @@ import { REPO_ROOT } from './fixtures.ts';
 import { crdsServed } from './crds.ts';
 import { kubectlJsonOn, kubectlOn, type WorkloadCluster, workloadKubeConfig, workloadKubeconfig } from './workload-clusters.ts';
 
-const SCREENSHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
+/**
+ * Where screenshots go: docs/screenshots (docs/ui.md shows them) only when GANTRY_UPDATE_SCREENSHOTS=1 asks for it,
+ * .test-output/screenshots (ignored by git) otherwise, so a test run leaves the tree as it found it: every run
+ * renders the pages a few pixels differently.
+ */
+const SCREENSHOTS =
+  process.env['GANTRY_UPDATE_SCREENSHOTS'] === '1'
+    ? path.join(REPO_ROOT, 'docs', 'screenshots')
+    : path.join(REPO_ROOT, '.test-output', 'screenshots');
 /** How long a locator waits for its element: an agent's apply and report take a few seconds. */
 const WAIT_MS = 30_000;
 
@@ -32,7 +41,7 @@ export async function openPage(browser: Browser, baseURL: string): Promise<Page>
   return await context.newPage();
 }
 
-/** The whole page as docs/screenshots/<name>.png, for docs/ui.md. */
+/** The whole page as <name>.png in SCREENSHOTS (docs/screenshots for docs/ui.md when asked). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   // Off the content, so no link shows the hover of the last click.
   await page.mouse.move(0, 0);
