@@ -14,7 +14,7 @@ import pLimit from 'p-limit';
 import type { Cluster } from '../kube/cluster.ts';
 import { UnknownKindError } from '../kube/cluster.ts';
 import { KubeApiError } from '../kube/client.ts';
-import { waitForCrds } from '../kube/crds.ts';
+import { waitForCrds } from './crds.ts';
 import { formatRef, refKey, refOf, splitApiVersion, type KubeObject, type ObjectRef } from '../kube/object.ts';
 import type { TargetItem } from './rendered-target.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
@@ -264,7 +264,7 @@ class ApplyRun {
     const deleted: ObjectRef[] = [];
     for (const ref of refs) {
       try {
-        if (await this.context.cluster.delete(ref, { dryRun: this.context.dryRun })) {
+        if (await this.context.cluster.delete(ref)) {
           deleted.push(ref);
           this.context.result.addDeleted(ref);
         }
@@ -309,7 +309,7 @@ class ApplyRun {
     const deleted: ObjectRef[] = [];
     for (const ref of refs) {
       try {
-        if (await this.context.cluster.delete(ref, { dryRun: this.context.dryRun })) deleted.push(ref);
+        if (await this.context.cluster.delete(ref)) deleted.push(ref);
       } catch (error) {
         this.fail(error, ref);
       }
@@ -378,13 +378,10 @@ class ApplyRun {
     const namespace = object.metadata.namespace;
     if (dryRun && namespace && this.plannedNamespaces.has(namespace) && !(await this.namespaceExists(namespace))) {
       // The server refuses objects in a namespace that does not exist yet; the default namespace stands in for it.
-      const answer = await cluster.apply(
-        { ...object, metadata: { ...object.metadata, namespace: 'default' } },
-        { fieldManager, dryRun, force },
-      );
+      const answer = await cluster.apply({ ...object, metadata: { ...object.metadata, namespace: 'default' } }, { fieldManager, force });
       return { ...answer, metadata: { ...answer.metadata, namespace } };
     }
-    return cluster.apply(object, { fieldManager, dryRun, force });
+    return cluster.apply(object, { fieldManager, force });
   }
 
   /** `--replace-on-error`: PUT over the live object; `--force-replace-on-error`: delete it and apply again. */
@@ -394,7 +391,7 @@ class ApplyRun {
     if (!remote || !(options.replaceOnError || options.forceReplaceOnError)) throw error;
     result.warn(`applying failed (${describeApplyError(error)}), retrying with replace`, ref);
     try {
-      return await cluster.replace(object, remote.metadata.resourceVersion ?? '', { fieldManager, dryRun });
+      return await cluster.replace(object, remote.metadata.resourceVersion ?? '', { fieldManager });
     } catch (replaceError) {
       if (!options.forceReplaceOnError) throw replaceError;
       if (isTrueAnnotation(object, 'kluctl.io/skip-delete') || isTrueAnnotation(remote, 'kluctl.io/skip-delete')) throw replaceError;

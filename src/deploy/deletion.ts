@@ -50,7 +50,7 @@ async function deleteBatch(
         try {
           options.signal?.throwIfAborted();
           options.progress.step('delete', `deleting ${formatRef(ref)}`);
-          if (await cluster.delete(ref, { dryRun: options.dryRun })) deleted.push(ref);
+          if (await cluster.delete(ref)) deleted.push(ref);
           result.addDeleted(ref);
         } catch (error) {
           options.signal?.throwIfAborted();

@@ -59,7 +59,7 @@ async function patchImages(
             path: jsonPointer(image.fieldPath),
             value: image.resultImage,
           }));
-          const patched = await cluster.patchJson(ref, operations, { fieldManager: options.fieldManager, dryRun: options.dryRun });
+          const patched = await cluster.patchJson(ref, operations, { fieldManager: options.fieldManager });
           const diff = diffObjects(live, patched);
           if (diff) result.addChanged(ref, diff);
         } catch (error) {

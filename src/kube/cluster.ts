@@ -20,8 +20,6 @@ export interface ApplyOptions {
   fieldManager: string;
   /** Take ownership of fields other managers own instead of failing with a conflict. */
   force?: boolean;
-  /** Server-side dry run: the API server validates, defaults and answers, and persists nothing. */
-  dryRun?: boolean;
 }
 
 /** Accept header of a metadata-only list: the API server answers a PartialObjectMetadataList. */
@@ -43,8 +41,8 @@ export class Cluster {
   /** The kubeconfig context in use. */
   readonly context: string;
   /**
-   * Every write through this view is a server-side dry run whatever the call asks, and its client refuses any write
-   * that is not (see dryRun()); as Kluctl's K8sCluster, made for a dry run.
+   * Every write through this view is a server-side dry run, and its client refuses any write that is not (see
+   * dryRun()): the one way to ask for a dry run, as Kluctl's K8sCluster is made for one.
    */
   readonly isDryRun: boolean;
 
@@ -81,7 +79,8 @@ export class Cluster {
   }
 
   /**
-   * This cluster for a dry run: every apply, replace, patch, create and delete is sent as a server-side dry run, so
+   * This cluster for a dry run: every apply, replace, patch, create and delete is sent as a server-side dry run (the
+   * API server validates, defaults and answers), so
    * the API server validates and answers and persists nothing, and a write without dryRun never leaves the process.
    * Connections, throttle, discovery and the labelled-object cache are shared (dry-run answers are not recorded in it).
    */
@@ -109,7 +108,6 @@ export class Cluster {
    * @throws UnknownKindError, or KubeApiError (409 Conflict for field conflicts, 422 Invalid for rejected objects).
    */
   async apply(object: KubeObject, options: ApplyOptions): Promise<KubeObject> {
-    const dryRun = this.isDryRun || options.dryRun;
     const path = await this.objectPath(refOf(object));
     const applied = await this.client.request<KubeObject>('PATCH', path, {
       body: object,
@@ -117,25 +115,24 @@ export class Cluster {
       query: {
         fieldManager: options.fieldManager,
         force: options.force ? 'true' : undefined,
-        dryRun: dryRunQuery(dryRun),
+        dryRun: this.dryRunQuery(),
         fieldValidation: 'Strict',
       },
     });
-    return this.written(applied, dryRun);
+    return this.written(applied);
   }
 
   /**
    * Replaces the object (PUT) as of `resourceVersion`, for fields server-side apply cannot change.
    * @throws KubeApiError (409 when the object changed since `resourceVersion`).
    */
-  async replace(object: KubeObject, resourceVersion: string, options: { fieldManager: string; dryRun?: boolean }): Promise<KubeObject> {
-    const dryRun = this.isDryRun || options.dryRun;
+  async replace(object: KubeObject, resourceVersion: string, options: { fieldManager: string }): Promise<KubeObject> {
     const body = { ...object, metadata: { ...object.metadata, resourceVersion } };
     const replaced = await this.client.request<KubeObject>('PUT', await this.objectPath(refOf(object)), {
       body,
-      query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(dryRun), fieldValidation: 'Strict' },
+      query: { fieldManager: options.fieldManager, dryRun: this.dryRunQuery(), fieldValidation: 'Strict' },
     });
-    return this.written(replaced, dryRun);
+    return this.written(replaced);
   }
 
   /**
@@ -145,16 +142,15 @@ export class Cluster {
   async patchJson(
     ref: ObjectRef,
     operations: ReadonlyArray<{ op: 'replace' | 'add'; path: string; value: unknown }>,
-    options: { fieldManager: string; dryRun?: boolean; subresource?: 'status' },
+    options: { fieldManager: string; subresource?: 'status' },
   ): Promise<KubeObject> {
-    const dryRun = this.isDryRun || options.dryRun;
     const suffix = options.subresource ? `/${options.subresource}` : '';
     const patched = await this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: operations,
       contentType: 'application/json-patch+json',
-      query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(dryRun) },
+      query: { fieldManager: options.fieldManager, dryRun: this.dryRunQuery() },
     });
-    return this.written(patched, dryRun);
+    return this.written(patched);
   }
 
   /**
@@ -170,9 +166,9 @@ export class Cluster {
     const patched = await this.client.request<KubeObject>('PATCH', `${await this.objectPath(ref)}${suffix}`, {
       body: patch,
       contentType: 'application/merge-patch+json',
-      query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(this.isDryRun) },
+      query: { fieldManager: options.fieldManager, dryRun: this.dryRunQuery() },
     });
-    return this.written(patched, this.isDryRun);
+    return this.written(patched);
   }
 
   /** Creates an object (POST), e.g. an Event with a generated name. */
@@ -184,10 +180,10 @@ export class Cluster {
       collectionPath(resource, resource.namespaced ? ref.namespace : undefined),
       {
         body: object,
-        query: { fieldManager: options.fieldManager, dryRun: dryRunQuery(this.isDryRun) },
+        query: { fieldManager: options.fieldManager, dryRun: this.dryRunQuery() },
       },
     );
-    return this.written(created, this.isDryRun);
+    return this.written(created);
   }
 
   /** The object, or undefined when it does not exist (or its kind is not served). */
@@ -236,17 +232,16 @@ export class Cluster {
    * it has a body (k8s.io/apiserver, endpoints/handlers/delete.go), so `?dryRun=All` beside a body deletes for real.
    * @returns false when the object did not exist.
    */
-  async delete(ref: ObjectRef, options: { dryRun?: boolean } = {}): Promise<boolean> {
-    const dryRun = this.isDryRun || options.dryRun;
+  async delete(ref: ObjectRef): Promise<boolean> {
     try {
       await this.client.request('DELETE', await this.objectPath(ref), {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', dryRun: dryRun ? ['All'] : undefined },
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', dryRun: this.isDryRun ? ['All'] : undefined },
       });
-      if (!dryRun) this.labelled?.forget(ref);
+      if (!this.isDryRun) this.labelled?.forget(ref);
       return true;
     } catch (error) {
       if (!(error instanceof KubeApiError && error.status === 404)) throw error;
-      if (!dryRun) this.labelled?.forget(ref);
+      if (!this.isDryRun) this.labelled?.forget(ref);
       return false;
     }
   }
@@ -259,9 +254,14 @@ export class Cluster {
   }
 
   /** A write's answer, recorded in the labelled-object cache unless it was a dry run. */
-  private written(object: KubeObject, dryRun?: boolean): KubeObject {
-    if (!dryRun) this.labelled?.record(object);
+  private written(object: KubeObject): KubeObject {
+    if (!this.isDryRun) this.labelled?.record(object);
     return object;
+  }
+
+  /** The `dryRun` query parameter of a write (never a DELETE's: see delete). */
+  private dryRunQuery(): 'All' | undefined {
+    return this.isDryRun ? 'All' : undefined;
   }
 
   /** The API path of the object `ref` names. @throws UnknownKindError; Error for a namespaced ref without namespace. */
@@ -270,11 +270,6 @@ export class Cluster {
     if (resource.namespaced && !ref.namespace) throw new Error(`${formatRef(ref)}: a namespaced object needs a namespace`);
     return `${collectionPath(resource, resource.namespaced ? ref.namespace : undefined)}/${encodeURIComponent(ref.name)}`;
   }
-}
-
-/** The `dryRun` query parameter of a write (never a DELETE's: see Cluster.delete). */
-function dryRunQuery(dryRun: boolean | undefined): 'All' | undefined {
-  return dryRun ? 'All' : undefined;
 }
 
 function collectionPath(resource: ApiResource, namespace: string | undefined): string {
