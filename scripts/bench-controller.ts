@@ -48,7 +48,7 @@ import path from 'node:path';
 import { run } from '../src/exec.ts';
 import { KubeApiError, KubeClient, loadKubeConfig } from '../src/kube/client.ts';
 import { Cluster } from '../src/kube/cluster.ts';
-import { ensureCrdsServed } from '../src/kube/crds.ts';
+import { ensureCrdsServed } from '../src/deploy/crds.ts';
 import { startController, WEBHOOK_SECRET, type RunningController } from '../test/support/controller.ts';
 import { startGitServer, type GitServer } from '../test/support/git-server.ts';
 import { git } from '../test/support/git-repo.ts';

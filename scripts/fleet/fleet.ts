@@ -16,7 +16,7 @@ import { waitUntil } from '../cluster/readiness.ts';
 import { run } from '../../src/exec.ts';
 import { Cluster } from '../../src/kube/cluster.ts';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
-import { ensureCrdsServed } from '../../src/kube/crds.ts';
+import { ensureCrdsServed } from '../../src/deploy/crds.ts';
 import { gantryCrds } from '../generate-install.ts';
 import { REPO_ROOT } from '../examples.ts';
 

@@ -8,7 +8,7 @@ import { Command, Option } from 'commander';
 import { FleetClient } from '../client/fleet-client.ts';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
-import { ensureCrdsServed } from '../kube/crds.ts';
+import { ensureCrdsServed } from '../deploy/crds.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { createLogger } from '../logger.ts';
 import { fleetCrds } from '../operator/crds.ts';

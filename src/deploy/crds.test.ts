@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl } from '../../test/support/cli.ts';
 import { createNamespace, deleteNamespace, schemalessCrd, testClient } from '../controller/test-support.ts';
-import { KubeClient, loadKubeConfig } from './client.ts';
-import { Cluster } from './cluster.ts';
+import { KubeClient, loadKubeConfig } from '../kube/client.ts';
+import { Cluster } from '../kube/cluster.ts';
 import { ensureCrdsServed, waitForCrds } from './crds.ts';
-import type { KubeObject } from './object.ts';
+import type { KubeObject } from '../kube/object.ts';
 
 const client = testClient();
 let namespace = '';

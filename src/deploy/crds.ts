@@ -6,8 +6,8 @@
  * creates an object of the kind in between gets "no matches for kind" (kubectl) or an UnknownKindError (Gantry), as
  * the first `npm run demo` on a fresh machine did. Everything that installs CRDs and then uses them waits here.
  */
-import type { Cluster } from './cluster.ts';
-import type { KubeObject } from './object.ts';
+import { crdReadiness } from '../health/crd.ts';
+import type { Cluster } from '../kube/cluster.ts';
 import { sleep } from '../sleep.ts';
 
 /** A CRD that is not served (yet): its name, why, and whether waiting longer can change that. */
@@ -71,33 +71,19 @@ export async function ensureCrdsServed(cluster: Cluster, names: readonly string[
   );
 }
 
-/** Why the CRD `name` cannot be used yet, or undefined when it is Established and its kinds are discovered. */
+/**
+ * Why the CRD `name` cannot be used yet, or undefined when it is Established (its readiness, src/health/crd.ts) and
+ * its kinds are discovered.
+ */
 async function whyUnserved(cluster: Cluster, name: string): Promise<UnservedCrd | undefined> {
   const crd = await cluster.get({ group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', namespace: '', name });
   if (!crd) return { name, reason: 'it does not exist', failed: false };
-  const namesAccepted = condition(crd, 'NamesAccepted');
-  if (namesAccepted?.status === 'False') return { name, reason: `names not accepted: ${namesAccepted.message ?? ''}`, failed: true };
-  const established = condition(crd, 'Established');
-  if (established?.status !== 'True') {
-    const refused = established?.status === 'False' && established.reason !== 'Installing';
-    return { name, reason: `not established${established?.message ? `: ${established.message}` : ''}`, failed: refused };
-  }
+  const readiness = crdReadiness(crd);
+  if (readiness.status !== 'Ready') return { name, reason: readiness.message, failed: readiness.status === 'Failed' };
   const spec = crd['spec'] as { group: string; names: { kind: string }; versions: Array<{ name: string; served: boolean }> };
   for (const version of spec.versions.filter((entry) => entry.served)) {
     if (!(await cluster.discovery.findFresh(spec.group, version.name, spec.names.kind)))
       return { name, reason: `${spec.group}/${version.name} ${spec.names.kind} not in discovery yet`, failed: false };
   }
   return undefined;
-}
-
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
-function condition(crd: KubeObject, type: string): Condition | undefined {
-  const conditions = (crd['status'] as { conditions?: Condition[] } | undefined)?.conditions ?? [];
-  return conditions.find((entry) => entry.type === type);
 }

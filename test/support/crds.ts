@@ -1,7 +1,7 @@
 /** Tests that install CRDs and then create objects of them wait as the product does (src/kube/crds.ts). */
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Cluster } from '../../src/kube/cluster.ts';
-import { ensureCrdsServed } from '../../src/kube/crds.ts';
+import { ensureCrdsServed } from '../../src/deploy/crds.ts';
 
 /**
  * Waits up to 60 s until the CRDs `names` are Established and their kinds discovered on the cluster of `kubeconfig`
