@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/databases.ts';
-import { apiCall, testServerOptions } from '../../test/support/fleet.ts';
+import { apiCall, userToken as userTokenOf, testServerOptions } from '../../test/support/fleet.ts';
 import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { capturedLogger } from '../controller/test-support.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
@@ -31,25 +31,7 @@ describe('rights across scopes', () => {
     renderer: { kind: 'raw' },
   });
 
-  /** A user bound to `role` within `scope`, and an API token acting as them. */
-  async function userToken(name: string, role: string, scope: unknown): Promise<string> {
-    expect((await apiCall(server, 'POST', '/v1/users', admin, { name, password: `${name}-password` })).status).toBe(201);
-    const bound = await apiCall(server, 'PUT', `/v1/role-bindings/${name}`, admin, { role, subjects: [{ kind: 'user', name }], scope });
-    expect(bound.status).toBe(200);
-    const login = await fetch(`${server.url}/v1/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: name, password: `${name}-password` }),
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const made = await fetch(`${server.url}/v1/me/tokens`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie },
-      body: JSON.stringify({ name: `${name}-token` }),
-    });
-    expect(made.status).toBe(201);
-    return ((await made.json()) as { token: string }).token;
-  }
+  const userToken = (name: string, role: string, scope: unknown) => userTokenOf(server, name, role, scope);
 
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');

@@ -26,7 +26,7 @@ import { gantry } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
 import { REPO_ROOT } from '../support/fixtures.ts';
 import { createNetworkNamespace } from '../support/network-namespace.ts';
-import { apiCall, pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { apiCall, userToken as userTokenOf, pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { startTlsFront, type TlsFront } from '../support/tls-front.ts';
 import { kubectlOn, WORKLOAD_CLUSTERS, workloadKubeConfig } from '../support/workload-clusters.ts';
 
@@ -106,26 +106,7 @@ describe('the auth proxy', () => {
   let rick: string;
   const { log } = capturedLogger('info');
 
-  /** A user with `password`, bound as `role` within `scope`, and an API token of theirs. */
-  async function userToken(name: string, role: string, scope: unknown): Promise<string> {
-    const admin = server.adminToken!;
-    expect((await apiCall(server, 'POST', '/v1/users', admin, { name, password: `${name}-password` })).status).toBe(201);
-    expect(
-      (await apiCall(server, 'PUT', `/v1/role-bindings/${name}`, admin, { role, subjects: [{ kind: 'user', name }], scope })).status,
-    ).toBe(200);
-    const login = await fetch(`${server.url}/v1/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: name, password: `${name}-password` }),
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const made = await fetch(`${server.url}/v1/me/tokens`, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'kubectl' }),
-    });
-    return ((await made.json()) as { token: string }).token;
-  }
+  const userToken = (name: string, role: string, scope: unknown) => userTokenOf(server, name, role, scope, 'kubectl');
 
   async function writeKubeconfig(user: string, token: string, cluster: string): Promise<string> {
     const file = path.join(dir, `${user}-${cluster}.kubeconfig`);

@@ -46,6 +46,40 @@ export async function apiCall(
 }
 
 /**
+ * Makes the user `name` (password `<name>-password`) as the admin, binds them as `role` within `scope`, logs them in
+ * and makes an API token of theirs named `tokenName`.
+ * @returns the token.
+ * @throws Error naming the step the server refused.
+ */
+export async function userToken(
+  server: { url: string; adminToken?: string | undefined },
+  name: string,
+  role: string,
+  scope: unknown,
+  tokenName = `${name}-token`,
+): Promise<string> {
+  const admin = server.adminToken!;
+  const made = await apiCall(server, 'POST', '/v1/users', admin, { name, password: `${name}-password` });
+  if (made.status !== 201) throw new Error(`making user ${name}: ${made.status} ${JSON.stringify(made.body)}`);
+  const bound = await apiCall(server, 'PUT', `/v1/role-bindings/${name}`, admin, { role, subjects: [{ kind: 'user', name }], scope });
+  if (bound.status !== 200) throw new Error(`binding ${name}: ${bound.status} ${JSON.stringify(bound.body)}`);
+  const login = await fetch(`${server.url}/v1/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: name, password: `${name}-password` }),
+  });
+  const cookie = login.headers.get('set-cookie')?.split(';')[0];
+  if (!cookie) throw new Error(`logging ${name} in: ${login.status} ${await login.text()}`);
+  const token = await fetch(`${server.url}/v1/me/tokens`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: tokenName }),
+  });
+  if (token.status !== 201) throw new Error(`making ${name}'s token: ${token.status} ${await token.text()}`);
+  return ((await token.json()) as { token: string }).token;
+}
+
+/**
  * Options of an in-process agent whose every change must arrive through the push channel: polls, resyncs and pings
  * far apart, health looked at every second. `overrides` changes any of them (a test of polling shortens the poll).
  */
