@@ -5,11 +5,10 @@
  * resolves to must lie outside SPECIAL_RANGES, unless the server's allow-list (`--allow-outbound CIDR`,
  * `$GANTRY_ALLOW_OUTBOUND`) covers it. Private ranges (10/8, 172.16/12, 192.168/16, fc00::/7) are not refused:
  * in-cluster chart repositories live there. OWASP's SSRF Prevention Cheat Sheet asks to check every resolved
- * address and to connect to the checked one: `outboundLookup` is a `dns.lookup` replacement for a socket's
- * `lookup` option (undici's `connect.lookup`), so a name cannot resolve to a harmless address for the check and a
- * forbidden one for the connect (DNS rebinding).
+ * address, as here, and to connect to the checked one, which the fetches (index.yaml here, `helm pull` as a process)
+ * do not yet: a name that resolves anew between the check and the fetch (DNS rebinding) is still open.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { HttpError } from './errors.ts';
@@ -104,24 +103,4 @@ export async function checkOutboundUrl(url: string, policy: OutboundPolicy, fiel
     if (error instanceof OutboundRefusedError) throw new HttpError(400, `${url} refused: ${error.message}`, field);
     throw new HttpError(400, `${url}: host ${host} does not resolve (${(error as Error).message})`, field);
   }
-}
-
-/**
- * A `lookup` for sockets (net.connect's option, undici's `connect.lookup`) that resolves, checks every address and
- * hands the socket only checked ones, so what is connected to is what was checked.
- */
-export function outboundLookup(policy: OutboundPolicy): typeof dnsLookup {
-  const checkedLookup = (
-    hostname: string,
-    options: { all?: boolean } | number | ((...args: never[]) => void),
-    callback?: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
-  ): void => {
-    const done = (typeof options === 'function' ? options : callback) as NonNullable<typeof callback>;
-    const all = typeof options === 'object' && options.all === true;
-    checkedAddresses(hostname, policy).then(
-      (addresses) => (all ? done(null, addresses) : done(null, addresses[0]!.address, addresses[0]!.family)),
-      (error: Error) => done(error, all ? [] : ''),
-    );
-  };
-  return checkedLookup as unknown as typeof dnsLookup;
 }
