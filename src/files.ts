@@ -50,23 +50,29 @@ export class PathEscapeError extends Error {
  * relative to `base` (default `root`) or absolute, resolved with every symlink followed, which must stay inside
  * `root` (itself resolved). Symlinks that stay inside keep working. A path that does not exist resolves as far as it
  * exists, so the caller still reports it missing in its own words.
- * @param label names the file in the error, e.g. `deployment.yml: vars[0].file`.
+ * @param label names the file in the error, e.g. `deployment.yml: vars[0].file`; `root` names the root there, e.g.
+ *   `the repository` (default: the root folder's name).
  * @returns the resolved absolute path.
  * @throws PathEscapeError naming the file, and the symlink with where it points when one leads out (or the NUL
  *   character no path may hold).
  */
-export async function resolveInside(root: string, name: string, options: { base?: string; label?: string } = {}): Promise<string> {
+export async function resolveInside(
+  root: string,
+  name: string,
+  options: { base?: string; label?: string; root?: string } = {},
+): Promise<string> {
   const label = options.label ? `${options.label}: ` : '';
+  const rootName = options.root ?? (path.basename(root) || root);
   // The file system would refuse it with a TypeError that names no file.
   if (name.includes('\0')) throw new PathEscapeError(`${label}${JSON.stringify(name)} holds a NUL character, which no path may`);
   const lexical = path.resolve(options.base ?? root, name);
-  if (!isInside(path.resolve(root), lexical)) throw new PathEscapeError(`${label}'${name}' is outside ${path.basename(root) || root}`);
+  if (!isInside(path.resolve(root), lexical)) throw new PathEscapeError(`${label}'${name}' is outside ${rootName}`);
   const realRoot = await realpath(root);
   const resolved = await realpathAsFarAsExists(lexical);
   if (isInside(realRoot, resolved)) return resolved;
   const link = await firstLinkLeaving(path.resolve(root), realRoot, lexical);
   const how = link ? ` through the symlink '${relativeSlashPath(path.resolve(root), link.path)}' -> '${link.target}'` : '';
-  throw new PathEscapeError(`${label}'${name}' leads outside ${path.basename(root) || root}${how}`);
+  throw new PathEscapeError(`${label}'${name}' leads outside ${rootName}${how}`);
 }
 
 /** realpath of the longest existing prefix of `file`, joined with the rest (which holds no symlink, not existing). */

@@ -134,7 +134,7 @@ describe('bad input', () => {
     const dir = await copyExample('microservices-demo/3-templating-and-multi-env');
     try {
       await writeFile(path.join(dir, 'third-party/deployment.yml'), 'deployments:\n  - path: ../../etc\n');
-      await expect(load(dir, 'test')).rejects.toThrow(/'..\/..\/etc' is outside gantry-example-/);
+      await expect(load(dir, 'test')).rejects.toThrow(/'..\/..\/etc' is outside the project/);
     } finally {
       await removeCopy(dir);
     }

@@ -225,7 +225,7 @@ async function checkoutGitInclude(git: GitInclude, label: string, state: LoadSta
   });
   state.environment.inputs?.recordGitRead({ url: spec.url, ref, commit: checkout.commit });
   const dir = path.resolve(checkout.dir, spec.subDir ?? '.');
-  await resolveInside(checkout.dir, spec.subDir ?? '.', { label: `${label}: subDir` });
+  await resolveInside(checkout.dir, spec.subDir ?? '.', { label: `${label}: subDir`, root: spec.url });
   if (!(await isDirectory(dir))) throw new Error(`${label}: subDir '${spec.subDir}' not found in ${spec.url}`);
   const id = `git-${createHash('sha256').update(spec.url).digest('hex').slice(0, 10)}-${checkout.commit.slice(0, 10)}`;
   return { dir, source: { root: checkout.dir, id } };
@@ -242,7 +242,7 @@ async function pullOciInclude(oci: OciInclude, label: string, state: LoadState):
   });
   state.environment.inputs?.recordOciRead({ url: oci.url, ref: oci.ref, digest: snapshot.digest });
   const dir = path.resolve(snapshot.dir, oci.subDir ?? '.');
-  await resolveInside(snapshot.dir, oci.subDir ?? '.', { label: `${label}: subDir` });
+  await resolveInside(snapshot.dir, oci.subDir ?? '.', { label: `${label}: subDir`, root: oci.url });
   if (!(await isDirectory(dir))) throw new Error(`${label}: subDir '${oci.subDir}' not found in ${oci.url}`);
   const id = `oci-${createHash('sha256').update(oci.url).digest('hex').slice(0, 10)}-${snapshot.digest.slice('sha256:'.length, 17)}`;
   return { dir, source: { root: snapshot.dir, id } };
@@ -339,7 +339,7 @@ async function resolveFolder(node: ProjectNode, relative: string, label: string)
   const dir = path.resolve(node.dir, relative);
   // The check follows symlinks, so a folder linked to one outside the project is refused; the lexical path is kept
   // because later steps name files relative to the source root.
-  await resolveInside(node.source.root, relative, { base: node.dir, label });
+  await resolveInside(node.source.root, relative, { base: node.dir, label, root: 'the project' });
   if (!(await isDirectory(dir))) throw new Error(`${label}: folder '${relative}' does not exist`);
   return dir;
 }

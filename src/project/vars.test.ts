@@ -231,7 +231,9 @@ describe('git', () => {
     await expect(load([{ git: { url: repo.url, ref: { branch: 'a', tag: 'b' }, path: 'x.yaml' } }])).rejects.toThrow(
       "git ref needs exactly one of 'branch', 'tag' or 'commit' (found branch, tag)",
     );
-    await expect(load([{ git: { url: repo.url, path: '../../etc/passwd' } }])).rejects.toThrow("git path: '../../etc/passwd' is outside ");
+    await expect(load([{ git: { url: repo.url, path: '../../etc/passwd' } }])).rejects.toThrow(
+      "git path: '../../etc/passwd' is outside the repository",
+    );
   });
 });
 

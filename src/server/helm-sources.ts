@@ -149,7 +149,7 @@ async function mergedValues(input: HelmProjectInput, field: string): Promise<Val
 }
 
 async function readValuesFile(dir: string, file: string, field: string): Promise<Values> {
-  const full = await resolveInside(dir, file, { label: 'values file' }).catch((error: unknown) => {
+  const full = await resolveInside(dir, file, { label: 'values file', root: 'the git folder' }).catch((error: unknown) => {
     throw error instanceof PathEscapeError ? new HttpError(400, error.message, field) : error;
   });
   const text = await readFile(full, 'utf8').catch(() => {

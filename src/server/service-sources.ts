@@ -150,9 +150,11 @@ export class ServiceSources {
       });
       // With symlinks followed: a folder that is, or lies under, a link out of the checkout would pack the server's
       // own files into the agent's tarball and the revision diff.
-      const folder = await resolveInside(checkout.dir, git.folder || '.', { label: 'folder' }).catch((error: unknown) => {
-        throw error instanceof PathEscapeError ? new HttpError(400, error.message, fields.folder) : error;
-      });
+      const folder = await resolveInside(checkout.dir, git.folder || '.', { label: 'folder', root: 'the repository' }).catch(
+        (error: unknown) => {
+          throw error instanceof PathEscapeError ? new HttpError(400, error.message, fields.folder) : error;
+        },
+      );
       return await use(folder, checkout.commit);
     } finally {
       await access?.cleanup();

@@ -57,7 +57,7 @@ describe('files outside the project', { timeout: 300_000 }, () => {
       'deployment.yaml': 'vars:\n  - file: ../secret.yml\ndeployments:\n  - path: app\n',
       'app/cm.yaml': configMap('{{ marker }}'),
     });
-    expectRefused(await render(dir), /vars file: '\.\.\/secret\.yml' is outside project/);
+    expectRefused(await render(dir), /vars file: '\.\.\/secret\.yml' is outside the project/);
   });
 
   it('refuses a vars file that is a symlink to a file outside, naming the link and its target', async () => {
@@ -69,12 +69,12 @@ describe('files outside the project', { timeout: 300_000 }, () => {
       },
       { 'vars.yml': '../secret.yml' },
     );
-    expectRefused(await render(dir), /'vars\.yml' leads outside project through the symlink 'vars\.yml' -> '\.\.\/secret\.yml'/);
+    expectRefused(await render(dir), /'vars\.yml' leads outside the project through the symlink 'vars\.yml' -> '\.\.\/secret\.yml'/);
   });
 
   it('refuses an item folder that is a symlink to a folder outside', async () => {
     const dir = await project({ '.kluctl.yaml': kluctl, 'deployment.yaml': 'deployments:\n  - path: app\n' }, { app: '../outside' });
-    expectRefused(await render(dir), /'app' leads outside project through the symlink 'app' -> '\.\.\/outside'/);
+    expectRefused(await render(dir), /'app' leads outside the project through the symlink 'app' -> '\.\.\/outside'/);
   });
 
   it('keeps symlinks that stay inside the project working', async () => {

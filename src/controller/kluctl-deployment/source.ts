@@ -143,7 +143,7 @@ export async function registryCredentialsOf(
 
 async function projectFolder(root: string, subDir: string | undefined): Promise<string> {
   const dir = path.resolve(root, subDir ?? '.');
-  await resolveInside(root, subDir ?? '.', { label: 'spec.source path' });
+  await resolveInside(root, subDir ?? '.', { label: 'spec.source path', root: 'the source' });
   if (!(await isDirectory(dir))) throw new Error(`path '${subDir}' does not exist in the source`);
   return dir;
 }

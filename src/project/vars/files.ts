@@ -27,7 +27,7 @@ export async function loadFileSource(file: string, request: SourceRequest): Prom
   }
   const relative = relativeSlashPath(scope.rootDir, found);
   // Before the template engine reads it: a `../` name or a symlink must not reach a file outside the project.
-  await resolveInside(scope.rootDir, relative, { label: `${request.label}: vars file` });
+  await resolveInside(scope.rootDir, relative, { label: `${request.label}: vars file`, root: 'the project' });
   const searchDirs = scope.searchDirs.map((dir) => relativeSlashPath(scope.rootDir, dir));
   return renderVarsFile({ rootDir: scope.rootDir, file: relative, searchDirs, name: relative }, request);
 }
@@ -47,7 +47,7 @@ export async function loadGitSource(config: VarsSourceGit, request: SourceReques
     });
   request.scope.environment.inputs?.recordGitRead({ url: config.url, ref, commit: checkout.commit });
   const file = path.resolve(checkout.dir, config.path);
-  await resolveInside(checkout.dir, config.path, { label: `${request.label}: git path` });
+  await resolveInside(checkout.dir, config.path, { label: `${request.label}: git path`, root: 'the repository' });
   if (!(await isFile(file))) {
     if (request.ignoreMissing) return undefined;
     throw new Error(
