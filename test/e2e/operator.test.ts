@@ -198,6 +198,9 @@ describe('the deployment operator', () => {
         return copy;
       });
     expect(services.map((s) => s['metadata'].name)).toEqual(['upgrade-plan-dev', 'upgrade-plan-prod']);
+    // The seed's criteria copy dev's `version` secret. Dev has one, so approving the gate makes prod a revision
+    // whenever it runs: both track main, and a promotion that would change nothing makes none.
+    services[0]!['spec'].configuration = { version: '2' };
     await apply(services);
 
     const prod = await waitFor('the prod Cluster adopted', async () => {
