@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
@@ -73,6 +73,26 @@ export async function resolveInside(
   const link = await firstLinkLeaving(path.resolve(root), realRoot, lexical);
   const how = link ? ` through the symlink '${relativeSlashPath(path.resolve(root), link.path)}' -> '${link.target}'` : '';
   throw new PathEscapeError(`${label}'${name}' leads outside ${rootName}${how}`);
+}
+
+/**
+ * Checks every symlink below `root` (content about to be packed, or just unpacked, whose links stay links): each
+ * must lead, with every link on its way followed as the operating system follows it, to an existing file or folder
+ * inside `root`. Links that stay inside keep working.
+ * @param rootName names the root in the error, as resolveInside's `root` option does.
+ * @throws PathEscapeError naming the first such link (in path order) and its target, when it leads outside `root`,
+ *   to nothing, or round in a loop.
+ */
+export async function assertLinksInside(root: string, rootName = path.basename(root)): Promise<void> {
+  const realRoot = await realpath(root);
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  const links = entries.filter((entry) => entry.isSymbolicLink()).map((entry) => path.join(entry.parentPath, entry.name));
+  for (const link of links.sort()) {
+    const resolved = await realpath(link).catch(() => undefined);
+    if (resolved !== undefined && isInside(realRoot, resolved)) continue;
+    const where = resolved === undefined ? `to nothing inside ${rootName}` : `outside ${rootName}`;
+    throw new PathEscapeError(`the symlink '${relativeSlashPath(root, link)}' -> '${await readlink(link)}' leads ${where}`);
+  }
 }
 
 /** realpath of the longest existing prefix of `file`, joined with the rest (which holds no symlink, not existing). */

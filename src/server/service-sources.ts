@@ -105,7 +105,8 @@ export class ServiceSources {
 
   /**
    * Resolves the ref, checks the folder out and packs it.
-   * @throws HttpError 400 naming the field: the repository cannot be fetched, the ref or the folder does not exist.
+   * @throws HttpError 400 naming the field: the repository cannot be fetched, the ref or the folder does not exist,
+   *   or the folder holds a symlink leading outside it or to nothing.
    */
   async resolve(
     repositoryId: string,
@@ -114,7 +115,9 @@ export class ServiceSources {
   ): Promise<ResolvedSource> {
     const fields = options.fields ?? DEFAULT_FIELDS;
     return await this.#withFolder(repositoryId, git, options, async (folder, commit) => {
-      const digest = await this.#options.tarballs.pack(folder).catch(() => {
+      const digest = await this.#options.tarballs.pack(folder).catch((error: unknown) => {
+        if (error instanceof PathEscapeError)
+          throw new HttpError(400, `folder ${JSON.stringify(git.folder)}: ${error.message}`, fields.folder);
         throw new HttpError(
           400,
           `folder ${JSON.stringify(git.folder)} does not exist or is empty at ${commit.slice(0, 12)}`,

@@ -85,6 +85,39 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
     }
   });
 
+  test('refuses a folder holding a symlink that leads outside it, naming the link; links inside are packed', async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), 'gantry-outside-'));
+    const work = await mkdtemp(path.join(tmpdir(), 'gantry-linking-'));
+    try {
+      const marker = `GANTRY-LEAK-${createHash('sha256').update(outside).digest('hex').slice(0, 12)}`;
+      await writeFile(path.join(outside, 'configmap.yaml'), CONFIGMAP(marker));
+      await git(['clone', '--quiet', repo.remote, work]);
+      await symlink('configmap.yaml', path.join(work, 'apps/web/same.yaml'));
+      await symlink(path.join(outside, 'configmap.yaml'), path.join(work, 'apps/web/leak.yaml'));
+      const commit = ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@gantry.dev'];
+      await git([...commit, 'add', '--all']);
+      await git([...commit, 'commit', '--quiet', '-m', 'link out from inside the folder']);
+      await git(['-C', work, 'push', '--quiet', 'origin', 'HEAD:linked-inside']);
+      const service = { ...web, name: 'leak-inside', repository: repo.url, git: { ref: 'linked-inside', folder: 'apps/web' } };
+      const refused = await call('POST', '/v1/clusters/dev/services', admin, service);
+      expect(refused).toMatchObject({ status: 400, body: { field: 'body.git.folder' } });
+      expect(refused.body.message).toContain(
+        `the symlink 'leak.yaml' -> '${path.join(outside, 'configmap.yaml')}' leads outside the folder`,
+      );
+      expect(JSON.stringify(refused.body)).not.toContain(marker);
+
+      await git(['-C', work, 'rm', '--quiet', 'apps/web/leak.yaml']);
+      await git([...commit, 'commit', '--quiet', '-m', 'only the link inside']);
+      await git(['-C', work, 'push', '--quiet', 'origin', 'HEAD:linked-inside']);
+      const created = await call('POST', '/v1/clusters/dev/services', admin, service);
+      expect(created.status).toBe(201);
+      expect((await call('DELETE', '/v1/clusters/dev/services/leak-inside?detach=true', admin)).status).toBe(204);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+
   test('creates a service at revision 1 of its ref, refusing bad sources with the field named', async () => {
     const created = await call('POST', '/v1/clusters/dev/services', admin, {
       ...web,

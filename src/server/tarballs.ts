@@ -9,8 +9,9 @@ import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { create, extract } from 'tar';
+import { assertLinksInside } from '../files.ts';
 
-/** Files below `root` (relative, `/`-separated), sorted, without symlinks leaving it. */
+/** Files and symlinks below `root` (relative, `/`-separated), sorted. */
 async function sortedFiles(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   return entries
@@ -27,11 +28,14 @@ export class TarballStore {
   }
 
   /**
-   * Packs `folder` and returns the tarball's sha256 (hex); an existing tarball of that digest is kept.
-   * @throws Error when the folder does not exist or holds no files.
+   * Packs `folder` and returns the tarball's sha256 (hex); an existing tarball of that digest is kept. Symlinks are
+   * packed as links, so each must lead to a file or folder inside `folder` (an agent refuses the tarball otherwise).
+   * @throws PathEscapeError naming a symlink that leads outside the folder or to nothing; Error when the folder does
+   *   not exist or holds no files.
    */
   async pack(folder: string): Promise<string> {
     const files = await sortedFiles(folder);
+    await assertLinksInside(folder, 'the folder');
     if (files.length === 0) throw new Error(`${folder} holds no files`);
     await mkdir(this.dir, { recursive: true });
     const temp = await mkdtemp(path.join(this.dir, 'partial-'));
