@@ -55,7 +55,7 @@ it('rejects the request of a killed worker with its stderr tail, then renders wi
     rootDir: project.root,
     dir: '.',
     name: 'slow',
-    source: '{{ debug_print("about to loop") }}{% for i in range(100000000) %}{% endfor %}',
+    source: '{{ debug_print("about to loop") }}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
     context: {},
   });
   await expect.poll(() => stderr).toContain('debug_print: about to loop');

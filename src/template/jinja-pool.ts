@@ -33,6 +33,11 @@ export interface JinjaPoolOptions {
    * Jinja2's time, and a CLI's workers live for one command. None: each worker keeps it in memory only.
    */
   codeCacheDir?: string;
+  /**
+   * How long one file or string template may render, in seconds: past it, that entry fails with a TimeLimitError
+   * naming it, and the worker takes the next request. Default: worker.py's (render_limits.py, 60 s).
+   */
+  timeLimitSeconds?: number;
 }
 
 /** Variables and lookup rules shared by every template of one request. */
@@ -183,7 +188,8 @@ export class JinjaPool {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const expected = (request.files ?? request.templates ?? []).length;
     return new Promise<WorkerResult[]>((resolve, reject) => {
-      const job: Job = { request, resolve, reject };
+      const { timeLimitSeconds } = this.options;
+      const job: Job = { request: timeLimitSeconds === undefined ? request : { ...request, timeLimitSeconds }, resolve, reject };
       if (signal) {
         const abort = () => {
           const queued = this.queue.indexOf(job);

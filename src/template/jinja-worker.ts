@@ -17,6 +17,8 @@ export interface WorkerRequest {
   searchDirs?: readonly string[];
   files?: readonly string[];
   templates?: readonly { name: string; source: string; dir: string }[];
+  /** Each entry's render time limit in seconds (worker.py's default when absent). */
+  timeLimitSeconds?: number;
 }
 
 /** One entry of a response: `path` for a file, `name` for a string template; `text` or `error`. */

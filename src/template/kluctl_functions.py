@@ -117,10 +117,11 @@ def load_sha256(context, path, digest_len=None):
 def load_base64(context, path, width=None):
     """Base64 of the bytes of file `path`, wrapped into lines of `width` characters when given.
     As in Kluctl, `path` is looked up on the search path only (a leading `./` is ignored, not relative)."""
-    found = context.environment.loader.find(path)
+    loader = context.environment.loader
+    found = loader.find(path)
     if found is None:
         raise TemplateNotFound(path)
-    with open(found, "rb") as file:
+    with open(loader.confined(found, path), "rb") as file:
         encoded = base64.b64encode(file.read()).decode()
     return textwrap.fill(encoded, width=width) if width else encoded
 

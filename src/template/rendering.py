@@ -31,10 +31,12 @@ import sys
 import traceback
 
 import jinja2
-from jinja2 import BaseLoader, BytecodeCache, Environment, FileSystemBytecodeCache, StrictUndefined, TemplateNotFound
+from jinja2 import BaseLoader, BytecodeCache, FileSystemBytecodeCache, StrictUndefined, TemplateNotFound
 from jinja2.loaders import split_template_path
+from jinja2.sandbox import SandboxedEnvironment
 
 import kluctl_functions
+import render_limits
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -47,47 +49,50 @@ _SETTINGS = dict(
 )
 
 
-def render_files(root_dir, paths, variables, search_dirs=None):
+def render_files(root_dir, paths, variables, search_dirs=None, time_limit=render_limits.DEFAULT_TIME_LIMIT_SECONDS):
     """Renders each file of `paths` (relative to `root_dir`) with `variables` (a dict) as the template globals.
 
-    `search_dirs` (relative to root_dir) replaces the default search path when given.
+    `search_dirs` (relative to root_dir) replaces the default search path when given. Each file renders for at most
+    `time_limit` seconds (render_limits). No file is read whose real path (symlinks followed) leaves root_dir.
     Returns one {"path", "text"} per path, in order, or {"path", "error": {"file", "line", "message", "expression"}}
     where rendering fails.
     """
     root_dir = os.path.abspath(root_dir)
     environments = _Environments(root_dir, variables, search_dirs)
-    return [_render_file(root_dir, path, environments) for path in paths]
+    return [_render_file(root_dir, path, environments, time_limit) for path in paths]
 
 
-def _render_file(root_dir, path, environments):
+def _render_file(root_dir, path, environments, time_limit):
     absolute = os.path.normpath(os.path.join(root_dir, path))
     environment = environments.for_folder(os.path.dirname(absolute))
     try:
-        with open(absolute, "rb") as file:
+        with open(environment.loader.confined(absolute, path), "rb") as file:
             raw = file.read()
         if b"{" not in raw:
             return {"path": path, "text": raw.decode("utf-8")}
         environment.start(root_template=absolute, root_source=_template_text(raw))
-        # Not through the template cache: a file is rendered once, and would only push the templates it includes
-        # out of the cache.
-        template = environment.loader.load(environment, absolute, environment.make_globals(None))
-        return {"path": path, "text": template.render()}
+        with render_limits.time_limit(time_limit):
+            # Not through the template cache: a file is rendered once, and would only push the templates it includes
+            # out of the cache.
+            template = environment.loader.load(environment, absolute, environment.make_globals(None))
+            return {"path": path, "text": template.render()}
     except Exception as error:
         return {"path": path, "error": describe_error(error, environment.loader.sources, root_dir, path)}
 
 
-def render_strings(root_dir, templates, variables, search_dirs=None):
+def render_strings(root_dir, templates, variables, search_dirs=None, time_limit=render_limits.DEFAULT_TIME_LIMIT_SECONDS):
     """Renders each of `templates` ({"name", "source", "dir"}: a label for errors, the template text, and the folder,
     relative to `root_dir`, whose search path applies) with `variables` as the template globals.
 
-    Returns one {"name", "text"} or {"name", "error": {...}} per template, in order, as render_files does.
+    Returns one {"name", "text"} or {"name", "error": {...}} per template, in order, as render_files does, with the
+    same time limit and confinement.
     """
     root_dir = os.path.abspath(root_dir)
     environments = _Environments(root_dir, variables, search_dirs)
-    return [_render_string(root_dir, template, environments) for template in templates]
+    return [_render_string(root_dir, template, environments, time_limit) for template in templates]
 
 
-def _render_string(root_dir, template, environments):
+def _render_string(root_dir, template, environments, time_limit):
     name, source = template["name"], template["source"]
     if "{" not in source:
         return {"name": name, "text": source}
@@ -96,10 +101,11 @@ def _render_string(root_dir, template, environments):
     sources[name] = source
     try:
         environment.start(root_template=None, root_source=None)
-        compiled = environment.template_class.from_code(
-            environment, _compile_string(source, name), environment.make_globals(None), None
-        )
-        return {"name": name, "text": compiled.render()}
+        with render_limits.time_limit(time_limit):
+            compiled = environment.template_class.from_code(
+                environment, _compile_string(source, name), environment.make_globals(None), None
+            )
+            return {"name": name, "text": compiled.render()}
     except Exception as error:
         return {"name": name, "error": describe_error(error, sources, root_dir, name)}
 
@@ -176,15 +182,27 @@ class _Environments:
             search_dirs = _search_dirs(self._root_dir, folder, self._explicit)
             environment = self._by_search_path.get(tuple(search_dirs))
             if environment is None:
-                environment = _environment(SearchPathLoader(search_dirs), self._variables)
+                environment = _environment(SearchPathLoader(search_dirs, self._root_dir), self._variables)
                 self._by_search_path[tuple(search_dirs)] = environment
             self._by_folder[folder] = environment
         return environment
 
 
-class KluctlEnvironment(Environment):
-    """Jinja's Environment with Kluctl's relative names, with compiled string templates reused, and reusable for the
-    entries of a batch."""
+class KluctlEnvironment(SandboxedEnvironment):
+    """Jinja's sandboxed Environment with Kluctl's relative names, with compiled string templates reused, and
+    reusable for the entries of a batch.
+
+    Kluctl renders with a plain Environment, where `{{ lipsum.__globals__.os.popen('id').read() }}` runs a command.
+    Jinja2's sandbox refuses attributes that start with `_` and the internals of functions, methods, frames and
+    generators (`__globals__`, `__subclasses__`, `mro`, ...), reads `str.format` fields through the same checks, and
+    caps `range()`; Kluctl's filters and globals are plain functions, which it calls. Its `*` and `**` are also
+    bounded (render_limits.check_binop), since one such C call can run for minutes."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context, operator, left, right):
+        render_limits.check_binop(operator, left, right)
+        return super().call_binop(context, operator, left, right)
 
     def start(self, root_template, root_source):
         """Readies the Environment for the next entry of its batch (the file `root_template` with the text
@@ -219,13 +237,27 @@ class KluctlEnvironment(Environment):
 class SearchPathLoader(BaseLoader):
     """Finds templates as Kluctl's loader does: the root template by its own path, an absolute name only inside a
     search dir, any other name in the first search dir holding it. Remembers each source it served in `sources`
-    (file name -> text) for error reports. The root template's text is given (`root_source`): it was read already."""
+    (file name -> text) for error reports. The root template's text is given (`root_source`): it was read already.
 
-    def __init__(self, search_dirs):
+    Unlike Kluctl's, it serves no file whose real path (symlinks followed) leaves `root_dir`, the project or source
+    root: a symlink in the project must not make a template of the host's files (see confined)."""
+
+    def __init__(self, search_dirs, root_dir):
         self.search_dirs = search_dirs
+        self.root_dir = root_dir
         self.root_template = None
         self.root_source = None
         self.sources = {}
+
+    def confined(self, path, name):
+        """`path` (absolute), when its real path is inside root_dir.
+        Raises OutsideRootError naming `name` and the symlink that leads out (with where it points) otherwise."""
+        real_root = os.path.realpath(self.root_dir)
+        if _is_inside(real_root, os.path.realpath(path)):
+            return path
+        link = _first_link_leaving(self.root_dir, real_root, path)
+        how = f" through the symlink '{os.path.relpath(link, self.root_dir)}' -> '{os.readlink(link)}'" if link else ""
+        raise OutsideRootError(f"'{name}' leads outside the project{how}")
 
     def find(self, name):
         """The file `name` refers to, or None. Raises TemplateNotFound for names that climb out with `..`."""
@@ -245,7 +277,7 @@ class SearchPathLoader(BaseLoader):
         path = self.find(template)
         if path is None:
             raise TemplateNotFound(template)
-        path = os.path.normpath(path)
+        path = self.confined(os.path.normpath(path), template)
         if path == self.root_template:
             source = self.root_source
         else:
@@ -259,6 +291,24 @@ class SearchPathLoader(BaseLoader):
         # was found only as the file being rendered: for the next file, the name is looked up again.
         uptodate = (lambda: self.root_template == template) if template == self.root_template else None
         return source, path, uptodate
+
+
+class OutsideRootError(Exception):
+    """A template or file a template names resolves outside the project root."""
+
+
+def _is_inside(root, path):
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _first_link_leaving(root, real_root, path):
+    """The first symlink on the way from `root` to `path` whose real path is outside `real_root`, or None."""
+    current = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        current = os.path.join(current, part)
+        if os.path.islink(current) and not _is_inside(real_root, os.path.realpath(current)):
+            return current
+    return None
 
 
 class CompiledCodeCache(BytecodeCache):
@@ -340,4 +390,4 @@ def _compile_string(source, filename):
 
 @functools.cache
 def _compiler():
-    return _environment(SearchPathLoader([]), {})
+    return _environment(SearchPathLoader([], os.sep), {})

@@ -3,7 +3,8 @@
 Protocol, one JSON document per line in each direction (README.md has the details):
   request   {"id", "rootDir", "context", "files": [path, ...]}                        paths relative to rootDir
          or {"id", "rootDir", "context", "templates": [{"name", "source", "dir"}, ...]}
-            either may carry "searchDirs": [dir, ...] (relative to rootDir) to replace the default search path
+            either may carry "searchDirs": [dir, ...] (relative to rootDir) to replace the default search path,
+            and "timeLimitSeconds", each entry's render time limit (default render_limits.DEFAULT_TIME_LIMIT_SECONDS)
   response  {"id", "results": [...]} with one entry per file/template, in request order:
             {"path" or "name", "text"} or {"path" or "name", "error": {"file", "line", "message", "expression"}}
          or {"id", "error": message} when the request itself is malformed.
@@ -12,6 +13,7 @@ Arguments: `--code-cache DIR` keeps compiled template code in DIR for later work
 """
 
 import json
+import resource
 import signal
 import sys
 
@@ -19,6 +21,7 @@ import sys
 # traceback. Its parent decides when it stops (by closing stdin), so it ignores SIGINT, from before its imports on.
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 
+import render_limits
 import rendering
 
 
@@ -29,7 +32,13 @@ MAX_TEXT_CHARS = 64 * 1024 * 1024
 MAX_RESPONSE_CHARS = 128 * 1024 * 1024
 
 
+# What still grows after the sandbox's and render_limits' checks (a list appended to in a loop) fails with
+# MemoryError here instead of taking the host's memory.
+MAX_ADDRESS_SPACE_BYTES = 4 * 1024 * 1024 * 1024
+
+
 def main():
+    cap_address_space()
     if sys.argv[1:2] == ["--code-cache"] and len(sys.argv) == 3:
         try:
             rendering.use_code_cache(sys.argv[2])
@@ -43,6 +52,13 @@ def main():
         if line.strip():
             responses.write(bounded(answer(line)) + "\n")
             responses.flush()
+
+
+def cap_address_space():
+    """Lowers the address space limit to MAX_ADDRESS_SPACE_BYTES (never raises one already lower)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = MAX_ADDRESS_SPACE_BYTES if hard == resource.RLIM_INFINITY else min(hard, MAX_ADDRESS_SPACE_BYTES)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 def bounded(response):
@@ -67,10 +83,13 @@ def answer(line):
 def render_batch(request):
     """Renders every file or template of `request` with its context; failures are per entry."""
     root_dir, search_dirs = request["rootDir"], request.get("searchDirs")
+    time_limit = request.get("timeLimitSeconds", render_limits.DEFAULT_TIME_LIMIT_SECONDS)
     variables = rendering.kluctl_variables(request["context"])
     if "files" in request:
-        return [capped(result, "path") for result in rendering.render_files(root_dir, request["files"], variables, search_dirs)]
-    return [capped(result, "name") for result in rendering.render_strings(root_dir, request["templates"], variables, search_dirs)]
+        results = rendering.render_files(root_dir, request["files"], variables, search_dirs, time_limit)
+        return [capped(result, "path") for result in results]
+    results = rendering.render_strings(root_dir, request["templates"], variables, search_dirs, time_limit)
+    return [capped(result, "name") for result in results]
 
 
 def capped(result, label):

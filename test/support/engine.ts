@@ -22,13 +22,14 @@ export function testTools(config: EngineConfig = testConfig()): Tools {
 
 /** A Jinja2 pool of `workers` processes; stderr lines go to `onStderr` (default: dropped). */
 export function testRenderer(
-  options: { workers?: number; onStderr?: (line: string) => void; tools?: Tools; codeCacheDir?: string } = {},
+  options: { workers?: number; onStderr?: (line: string) => void; tools?: Tools; codeCacheDir?: string; timeLimitSeconds?: number } = {},
 ): JinjaPool {
   return new JinjaPool({
     tools: options.tools ?? testTools(),
     workers: options.workers ?? 2,
     onStderr: options.onStderr ?? (() => undefined),
     codeCacheDir: options.codeCacheDir,
+    timeLimitSeconds: options.timeLimitSeconds,
   });
 }
 
