@@ -6,7 +6,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { renderLiquidTemplates, TemplateError, type TemplateBindings } from './liquid-templates.ts';
+import {
+  DEFAULT_LIQUID_LIMITS,
+  LIQUID_RENDER_LIMIT_MS,
+  renderLiquidTemplates,
+  TemplateError,
+  type LiquidLimits,
+  type TemplateBindings,
+} from './liquid-templates.ts';
 
 const bindings: TemplateBindings = {
   configuration: { replicas: '3' },
@@ -94,5 +101,47 @@ describe('renderLiquidTemplates', () => {
     await expect(renderLiquidTemplates(dir, bindings, { manifestNames: true })).rejects.toThrow(
       'template c.yaml.liquid:1:4: undefined filter: no_such_filter',
     );
+  });
+});
+
+describe('renderLiquidTemplates limits', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-liquid-limits-'));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const render = async (text: string, limits?: Partial<LiquidLimits>) => {
+    await writeFile(path.join(dir, 'loop.yaml.liquid'), text);
+    const started = performance.now();
+    const error = await renderLiquidTemplates(dir, bindings, { manifestNames: true, ...(limits ? { limits } : {}) }).catch(
+      (e: unknown) => e,
+    );
+    return { error, ms: performance.now() - started };
+  };
+
+  test('a loop of a billion iterations stops at once, naming the file (the range is over the memory limit)', async () => {
+    const { error, ms } = await render('{% for i in (1..1000000000) %}x{% endfor %}\n');
+    expect(error).toBeInstanceOf(TemplateError);
+    expect((error as Error).message).toBe('template loop.yaml.liquid:1:1: memory alloc limit exceeded');
+    expect(ms).toBeLessThan(1_000);
+    expect(await readdir(dir)).toEqual(['loop.yaml.liquid']);
+  });
+
+  test('loops within the memory limit stop at the render limit, naming the file', async () => {
+    const nested = '{% for i in (1..3000) %}{% for j in (1..3000) %}{{ j }}{% endfor %}{% endfor %}\n';
+    const { error, ms } = await render(nested, { renderMs: 200 });
+    expect((error as Error).message).toMatch(/^template loop\.yaml\.liquid:1:\d+: template render limit exceeded$/);
+    expect(ms).toBeLessThan(2_000);
+    expect(DEFAULT_LIQUID_LIMITS.renderMs).toBe(LIQUID_RENDER_LIMIT_MS);
+  });
+
+  test('a template longer than the parse limit is refused, naming the file', async () => {
+    const { error } = await render(`a: "${'x'.repeat(2_000)}"\n`, { parseChars: 1_000 });
+    expect((error as Error).message).toMatch(/^template loop\.yaml\.liquid(:\d+:\d+)?: parse length limit exceeded$/);
   });
 });

@@ -7,6 +7,9 @@
  * Strictness follows Plural's Go engine (osteele/liquid with default settings): a variable that is not bound renders
  * as nothing, so optional values can use `| default: …`; an unknown filter and bad syntax are errors. Includes and
  * renders (`{% include "x" %}`) may only read files of the folder itself.
+ *
+ * Templates are untrusted input: each file's parse and render runs under liquidjs's limits (LiquidLimits), so a
+ * template that loops a billion times or builds a huge string fails, naming its file, instead of holding the agent.
  */
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -42,6 +45,29 @@ export class TemplateError extends Error {
   }
 }
 
+/** liquidjs's DoS limits, each applying to one file's parse or render (its includes counted in). */
+export interface LiquidLimits {
+  /** Characters of template text parsed (liquidjs `parseLimit`). */
+  parseChars: number;
+  /** Milliseconds of rendering (liquidjs `renderLimit`, checked before each tag and output). */
+  renderMs: number;
+  /** Characters and elements a render allocates: ranges, and strings built by filters (liquidjs `memoryLimit`). */
+  memoryUnits: number;
+}
+
+/** 1 M characters per template: far above any manifest template. */
+export const LIQUID_PARSE_LIMIT_CHARS = 1_000_000;
+/** 2 s per template. */
+export const LIQUID_RENDER_LIMIT_MS = 2_000;
+/** 10 M characters or elements per template (a `(1..1000000000)` range is refused before it loops). */
+export const LIQUID_MEMORY_LIMIT_UNITS = 10_000_000;
+
+export const DEFAULT_LIQUID_LIMITS: LiquidLimits = {
+  parseChars: LIQUID_PARSE_LIMIT_CHARS,
+  renderMs: LIQUID_RENDER_LIMIT_MS,
+  memoryUnits: LIQUID_MEMORY_LIMIT_UNITS,
+};
+
 export interface RenderOptions {
   /**
    * Give a rendered file without a manifest extension (`app.liquid` → `app`) the `.yaml` one, as Plural's raw
@@ -50,6 +76,8 @@ export interface RenderOptions {
   manifestNames: boolean;
   /** Take each file's text as it is, unrendered (a service that is not `templated`, as Plural's flag turns Liquid off). */
   verbatim?: boolean;
+  /** Tighter (or looser) limits than DEFAULT_LIQUID_LIMITS, for tests. */
+  limits?: Partial<LiquidLimits>;
 }
 
 /** The bindings of an agent's service. */
@@ -66,13 +94,25 @@ export function templateBindings(service: AgentService): TemplateBindings {
  * Renders every `*.liquid` file under `dir` in place: the rendered file is written beside it without the suffix and
  * the template removed. `dir` must be a copy (the agent's wrapper project), never the source cache.
  * @returns the rendered files' paths relative to `dir`, sorted.
- * @throws TemplateError naming the first file (in path order) that fails, with its line and column; nothing is
+ * @throws TemplateError naming the first file (in path order) that fails, with its line and column (a limit of
+ *   LiquidLimits exceeded says `parse length`, `template render` or `memory alloc limit exceeded`); nothing is
  *   written then.
  */
 export async function renderLiquidTemplates(dir: string, bindings: TemplateBindings, options: RenderOptions): Promise<string[]> {
   const templates = await liquidFiles(dir);
   if (templates.length === 0) return [];
-  const liquid = new Liquid({ root: [dir], partials: [dir], layouts: [dir], extname: '', strictFilters: true, strictVariables: false });
+  const limits = { ...DEFAULT_LIQUID_LIMITS, ...options.limits };
+  const liquid = new Liquid({
+    root: [dir],
+    partials: [dir],
+    layouts: [dir],
+    extname: '',
+    strictFilters: true,
+    strictVariables: false,
+    parseLimit: limits.parseChars,
+    renderLimit: limits.renderMs,
+    memoryLimit: limits.memoryUnits,
+  });
   // All are rendered before any is replaced, so a template may include another one.
   const outputs = new Map<string, string>();
   for (const file of templates) {

@@ -1,7 +1,7 @@
 /**
  * The fleet end to end in this process: a real server (SQLite), a real git repository, and the agent deploying
  * services into the local cluster with the engine: raw YAML and a Kluctl project with configuration as args, new
- * commits, a render error, rollback, Liquid templates with a service context, and deletion.
+ * commits, a render error, rollback, Liquid templates with a service context (and one that loops), and deletion.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -263,6 +263,40 @@ describe('the fleet agent', () => {
     expect(failed).toMatchObject({ appliedRevision: 2, revision: { number: 3 } });
     expect(failed.errors[0]).toMatchObject({ source: 'render', message: expect.stringContaining('template broken.yaml.liquid:2:1:') });
     expect(await configValue(LIQUID_NS, 'templated', 'extra')).toBeUndefined();
+  });
+
+  test('a template that loops a billion times fails naming its file, within the Liquid limits; another service keeps syncing', async () => {
+    await repo.commit({ 'looping/configmap.yaml.liquid': '{% for i in (1..1000000000) %}x{% endfor %}\n' });
+    await client.createService('local', {
+      name: 'looping',
+      namespace: LIQUID_NS,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'looping' },
+      renderer: { kind: 'raw' },
+    });
+    const failed = await waitFor(
+      'the loop reported',
+      async () => {
+        const found = await service('looping');
+        return found.status === 'failed' ? found : undefined;
+      },
+      30_000,
+    );
+    expect(failed.errors[0]).toMatchObject({
+      source: 'render',
+      message: expect.stringContaining('template configmap.yaml.liquid:1:1: memory alloc limit exceeded'),
+    });
+    await repo.commit({ 'kluctl/app/configmap.yaml': greetingConfigMap('beside a loop') });
+    await waitFor(
+      'greeter synced beside it',
+      async () => (await configValue(KLUCTL_NS, 'greeting', 'greeting')) === 'beside a loop',
+      30_000,
+    );
+    const detached = await fetch(`${server.url}/v1/clusters/local/services/looping?detach=true`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(detached.status).toBe(204);
   });
 
   test('a dependency holds a service back until the dependency is healthy', async () => {
