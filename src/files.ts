@@ -76,15 +76,16 @@ export async function resolveInside(
 }
 
 /**
- * Checks every symlink below `root` (content about to be packed, or just unpacked, whose links stay links): each
- * must lead, with every link on its way followed as the operating system follows it, to an existing file or folder
- * inside `root`. Links that stay inside keep working.
- * @param rootName names the root in the error, as resolveInside's `root` option does.
- * @throws PathEscapeError naming the first such link (in path order) and its target, when it leads outside `root`,
+ * Checks every symlink below `root` (content about to be packed, or just unpacked, whose links stay links; a local
+ * Helm chart, whose links helm follows): each must lead, with every link on its way followed as the operating system
+ * follows it, to an existing file or folder inside `within` (default: `root` itself). Links that stay inside keep
+ * working.
+ * @param rootName names `within` in the error, as resolveInside's `root` option does.
+ * @throws PathEscapeError naming the first such link (in path order) and its target, when it leads outside `within`,
  *   to nothing, or round in a loop.
  */
-export async function assertLinksInside(root: string, rootName = path.basename(root)): Promise<void> {
-  const realRoot = await realpath(root);
+export async function assertLinksInside(root: string, rootName = path.basename(root), within = root): Promise<void> {
+  const realRoot = await realpath(within);
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   const links = entries.filter((entry) => entry.isSymbolicLink()).map((entry) => path.join(entry.parentPath, entry.name));
   for (const link of links.sort()) {

@@ -11,7 +11,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseYamlDocuments, toYamlDocuments } from '../yaml.ts';
-import { findProjectFile, isInside, relativeSlashPath } from '../files.ts';
+import { assertLinksInside, findProjectFile, isInside, PathEscapeError, relativeSlashPath, resolveInside } from '../files.ts';
 import { isPlainObject } from '../values.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { chartSourceOf, DEFAULT_HELM_OUTPUT, readHelmChartConfig, type HelmChartConfig } from '../helm/chart-config.ts';
@@ -64,6 +64,7 @@ export async function renderHelmChart(
   const outputFile = path.resolve(renderedDir, config.output ?? DEFAULT_HELM_OUTPUT);
   if (!isInside(renderedDir, outputFile)) throw new Error(`${shownAs}: output '${config.output}' leaves the chart's folder`);
   const source = chartSourceOf(config, shownAs, sourceDir, projectRoot);
+  if (source.kind === 'local') await confineLocalChart(config.path!, sourceDir, projectRoot, shownAs);
   if (source.kind === 'git' && config.skipPrePull && source.ref.commit === undefined)
     environment.inputs?.cannotReuse(`${shownAs}: a chart pulled from a git branch or tag at each render`);
   const chartDir = await locateChart(source, config.skipPrePull ?? false, sourceDir, projectRoot, environment.charts).catch(
@@ -91,6 +92,18 @@ export async function renderHelmChart(
  * taking ownership of existing objects (with a cluster, Helm 4's server dry run would otherwise refuse objects
  * Gantry applied, which carry no Helm release metadata).
  */
+/**
+ * A local chart's folder, with symlinks followed, and every symlink in it must lead inside the project: helm reads
+ * the chart's files through its links (`.Files.Get`), so one leading out would render the host's files.
+ * @throws PathEscapeError naming the helm-chart.yaml and the link that leads out.
+ */
+async function confineLocalChart(written: string, sourceDir: string, projectRoot: string, shownAs: string): Promise<void> {
+  const dir = await resolveInside(projectRoot, written, { base: sourceDir, label: `${shownAs}: path`, root: 'the project' });
+  await assertLinksInside(dir, 'the project', projectRoot).catch((error: Error) => {
+    throw new PathEscapeError(`${shownAs}: local chart '${written}': ${error.message}`);
+  });
+}
+
 async function templateArgs(
   config: HelmChartConfig,
   chartDir: string,
