@@ -2,7 +2,7 @@
  * Real git repositories for tests: a work tree to commit into and a bare remote Gantry fetches from
  * (file:// URL; see git-server.ts for the same over HTTP).
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { run as runProgram, type RunResult } from '../../src/exec.ts';
@@ -11,8 +11,11 @@ export interface TestRepo {
   /** The bare remote. */
   remote: string;
   url: string;
-  /** Writes `files` (path → content; null deletes), commits, pushes to the remote, returns the commit. */
-  commit(files: Record<string, string | null>, message?: string): Promise<string>;
+  /**
+   * Writes `files` (path → content; null deletes; `{ symlink: target }` makes a symbolic link, as git stores it),
+   * commits, pushes to the remote, returns the commit.
+   */
+  commit(files: Record<string, string | { symlink: string } | null>, message?: string): Promise<string>;
   /** Creates and pushes a tag at the current commit. */
   tag(name: string): Promise<void>;
   /** Pushes the current commit to another branch. */
@@ -42,11 +45,11 @@ export async function createRepo(files: Record<string, string> = { 'README.md': 
     async commit(changes, message = 'change') {
       for (const [file, content] of Object.entries(changes)) {
         const target = path.join(work, file);
-        if (content === null) await rm(target, { force: true });
-        else {
-          await mkdir(path.dirname(target), { recursive: true });
-          await writeFile(target, content);
-        }
+        await rm(target, { force: true });
+        if (content === null) continue;
+        await mkdir(path.dirname(target), { recursive: true });
+        if (typeof content === 'string') await writeFile(target, content);
+        else await symlink(content.symlink, target);
       }
       await run(['add', '--all']);
       await run(['commit', '--quiet', '--allow-empty', '-m', message]);
