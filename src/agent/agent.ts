@@ -194,7 +194,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
     let dir = await sources.find(digest);
     if (!dir) {
       try {
-        dir = await sources.add(digest, await options.client.tarball(service.id, digest, signal));
+        dir = await sources.add(digest, await options.client.tarball(service.id, digest, signal, sources.limits.maxTarballBytes));
       } catch (error) {
         if (signal.aborted) throw error;
         return { applied: false, components: [], errors: [{ source: 'download', message: messageOf(error) }] };

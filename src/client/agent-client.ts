@@ -57,11 +57,12 @@ export class AgentClient {
   }
 
   /**
-   * The service's source tarball of `digest`.
+   * The service's source tarball of `digest`, read up to `maxBytes` (the download stops there: a server, or what
+   * pretends to be one, cannot make the agent hold more).
    * @throws ApiError when the server refuses (409: the service moved to another digest); Error when the digest the
-   *   server declares is not the one asked for.
+   *   server declares is not the one asked for, or the tarball is larger than `maxBytes`.
    */
-  async tarball(serviceId: string, digest: string, signal?: AbortSignal): Promise<Buffer> {
+  async tarball(serviceId: string, digest: string, signal?: AbortSignal, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer> {
     const response = await this.#fetch(
       'GET',
       `/v1/agent/services/${encodeURIComponent(serviceId)}/tarball?digest=${digest}`,
@@ -71,7 +72,7 @@ export class AgentClient {
     if (!response.ok) throw await apiError(response);
     const declared = response.headers.get('x-gantry-digest');
     if (declared !== digest) throw new Error(`tarball of service ${serviceId}: the server declared digest ${declared}, not ${digest}`);
-    return Buffer.from(await response.arrayBuffer());
+    return await bodyUpTo(response, maxBytes, `tarball of service ${serviceId}`);
   }
 
   async #json(method: string, path: string, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
@@ -100,4 +101,27 @@ export class AgentClient {
 async function apiError(response: Response): Promise<ApiError> {
   const body = (await response.json().catch(() => ({}))) as { message?: string; field?: string };
   return new ApiError(response.status, body.message ?? `HTTP ${response.status}`, body.field);
+}
+
+/**
+ * The response's body, when it holds at most `maxBytes`.
+ * @throws Error naming `what` as soon as the declared length or the bytes read pass `maxBytes` (the body is cancelled).
+ */
+async function bodyUpTo(response: Response, maxBytes: number, what: string): Promise<Buffer> {
+  const tooLarge = () => new Error(`${what} is larger than ${maxBytes} bytes, the agent's limit`);
+  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await response.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
