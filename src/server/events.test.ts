@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
-import { apiCall, testServerOptions } from '../../test/support/fleet.ts';
+import { apiCall, testServerOptions, userToken } from '../../test/support/fleet.ts';
 import { capturedLogger } from '../controller/test-support.ts';
 import { SecretBox } from '../store/secret-box.ts';
 import type { FleetChange } from './fleet-changes.ts';
@@ -39,10 +39,10 @@ describe.each(DATABASE_KINDS)('fleet events on %s', (kind) => {
   });
 
   /** Reads `count` events from the stream, then closes it. */
-  async function nextEvents(count: number, act: () => Promise<void>): Promise<FleetChange[]> {
+  async function nextEvents(count: number, act: () => Promise<void>, token = acting.adminToken!): Promise<FleetChange[]> {
     const abort = new AbortController();
     const response = await fetch(`${streaming.url}/v1/events`, {
-      headers: { authorization: `Bearer ${acting.adminToken}` },
+      headers: { authorization: `Bearer ${token}` },
       signal: abort.signal,
     });
     expect(response.headers.get('content-type')).toBe('text/event-stream');
@@ -74,6 +74,26 @@ describe.each(DATABASE_KINDS)('fleet events on %s', (kind) => {
     expect(events).toEqual([
       { kind: 'cluster', id },
       { kind: 'cluster', id },
+    ]);
+  });
+
+  test('a reader bound within a scope hears only of the clusters and services it covers', async () => {
+    const token = await userToken(acting, 'scoped-reader', 'reader', { clusters: ['inside'] });
+    const admin = acting.adminToken!;
+    const ids: Record<string, string> = {};
+    const events = await nextEvents(
+      2,
+      async () => {
+        for (const name of ['outside', 'inside']) {
+          ids[name] = (await apiCall(acting, 'POST', '/v1/clusters', admin, { name })).body.cluster.id;
+          await apiCall(acting, 'PUT', `/v1/clusters/${name}/tags`, admin, { tags: { env: name } });
+        }
+      },
+      token,
+    );
+    expect(events).toEqual([
+      { kind: 'cluster', id: ids['inside'] },
+      { kind: 'cluster', id: ids['inside'] },
     ]);
   });
 

@@ -2,12 +2,17 @@
  * GET /v1/events: the fleet's changes as server-sent events, for the UI's live updates. Each event's data is a
  * FleetChange (`{"kind": "service", "id": "…"}`), a hint to refetch through the API, which checks the reader's
  * rights; a comment every 25 s keeps proxies from closing an idle stream. EventSource reconnects by itself.
+ * A user bound within a scope hears only of the clusters, services and pipelines that scope lets them read (the
+ * hint alone would tell them what exists elsewhere and when it changes); one gone by then is left out.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
-import { userAccess } from '../auth.ts';
-import type { FleetChanges } from '../fleet-changes.ts';
+import type { Target } from '../../rights.ts';
+import { listClusters } from '../../store/clusters.ts';
+import { getServiceById } from '../../store/services.ts';
+import { mayDo, requestUser, userAccess } from '../auth.ts';
+import type { FleetChange, FleetChanges } from '../fleet-changes.ts';
 
 const KEEPALIVE_MS = 25_000;
 
@@ -18,11 +23,33 @@ export function eventRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; 
     const stream = reply.raw;
     stream.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     stream.write(': connected\n\n');
-    const unsubscribe = deps.changes.subscribe((change) => stream.write(`data: ${JSON.stringify(change)}\n\n`));
+    const send = (change: FleetChange) => stream.write(`data: ${JSON.stringify(change)}\n\n`);
+    const unscoped = requestUser(request).grants.some((grant) => grant.scope === 'all');
+    const unsubscribe = deps.changes.subscribe((change) => {
+      if (unscoped) return void send(change);
+      void targetOf(deps.db, change).then((target) => target && mayDo(request, 'read', target) && send(change));
+    });
     const keepalive = setInterval(() => stream.write(': keepalive\n\n'), KEEPALIVE_MS);
     request.raw.once('close', () => {
       clearInterval(keepalive);
       unsubscribe();
     });
   });
+}
+
+/** What `change` names, as rights see it; undefined when it is gone (or the database cannot say). */
+async function targetOf(db: Kysely<Database>, change: FleetChange): Promise<Target | undefined> {
+  if (change.kind === 'pipeline') return { pipeline: change.name };
+  try {
+    const clusters = await listClusters(db);
+    if (change.kind === 'cluster') {
+      const cluster = clusters.find((candidate) => candidate.id === change.id);
+      return cluster && { cluster };
+    }
+    const service = await getServiceById(db, change.id!);
+    const cluster = clusters.find((candidate) => candidate.id === service.clusterId);
+    return cluster && { cluster, service };
+  } catch {
+    return undefined;
+  }
 }
