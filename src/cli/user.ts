@@ -1,6 +1,7 @@
 /**
  * `gantry user create|list|update|delete` and `gantry rolebinding set|list|delete`: people and their rights on the
- * server (admins only; see docs/access.md). Passwords are read from stdin, never argv.
+ * server (admins only; see docs/access.md); `gantry user password`: a user's own password. Passwords are read from
+ * stdin, never argv.
  */
 import { text } from 'node:stream/consumers';
 import { Command, InvalidArgumentError } from 'commander';
@@ -51,6 +52,19 @@ export function userCommand(): Command {
           ...(flags.passwordStdin ? { password: await passwordFromStdin() } : {}),
         });
         printFleet(flags.output, updated, () => `user ${updated.name} updated\n`);
+      }),
+    ),
+  );
+  user.addCommand(
+    addFleetOutputFlag(
+      new Command('password').description(
+        'change your own password: the current one and the new one on two lines of stdin; your other sessions end',
+      ),
+    ).action((flags: { output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const [current, next] = await passwordsFromStdin();
+        await client.changeOwnPassword(current, next);
+        printFleet(flags.output, { passwordChanged: true }, () => 'password changed; your other sessions have ended\n');
       }),
     ),
   );
@@ -177,6 +191,14 @@ function collect(value: string, previous: string[] = []): string[] {
 }
 
 /** @throws Error when stdin is a terminal (nothing piped) or empty. */
+/** The current and the new password, the first two lines of stdin. */
+async function passwordsFromStdin(): Promise<[string, string]> {
+  if (process.stdin.isTTY) throw new Error('pipe the current and the new password in on two lines of stdin');
+  const [current, next] = (await text(process.stdin)).split(/\r?\n/);
+  if (!current || !next) throw new Error('give the current password on the first line of stdin and the new one on the second');
+  return [current, next];
+}
+
 async function passwordFromStdin(): Promise<string> {
   if (process.stdin.isTTY) throw new Error('pipe the password in on stdin (e.g. gantry user create NAME < password-file)');
   const password = (await text(process.stdin)).replace(/\r?\n$/, '');

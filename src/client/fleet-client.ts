@@ -291,6 +291,11 @@ export class FleetClient {
     return this.#call('PATCH', `/v1/users/${encodeURIComponent(name)}`, change);
   }
 
+  /** Changes the password of the user the token belongs to; their other sessions end. */
+  async changeOwnPassword(currentPassword: string, newPassword: string): Promise<void> {
+    await this.#call('POST', '/v1/me/password', { currentPassword, newPassword });
+  }
+
   async deleteUser(name: string): Promise<void> {
     await this.#call('DELETE', `/v1/users/${encodeURIComponent(name)}`);
   }

@@ -111,4 +111,23 @@ describe('gantry user, rolebinding, login --username and audit', () => {
     );
     expect((await gantry(['audit'], { env: dana })).code).toBe(1);
   });
+
+  test('the user changes their own password, giving the current one', async () => {
+    expect(await gantry(['user', 'password'], { env: dana, input: 'wrong-password\nnew-dana-password\n' })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('the current password is wrong'),
+    });
+    expect(await gantry(['user', 'password'], { env: dana, input: 'dana-password\n' })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('the new one on the second'),
+    });
+    expect(await gantry(['user', 'password'], { env: dana, input: 'dana-password\nnew-dana-password\n' })).toMatchObject({
+      code: 0,
+      stdout: 'password changed; your other sessions have ended\n',
+    });
+    const login = (password: string) =>
+      gantry(['login', '--server', server.url, '--username', 'dana', '--password-stdin'], { env: dana, input: `${password}\n` });
+    expect(await login('dana-password')).toMatchObject({ code: 1, stderr: expect.stringContaining('wrong username or password') });
+    expect(await login('new-dana-password')).toMatchObject({ code: 0 });
+  });
 });
