@@ -56,18 +56,38 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
 
   const web = { name: 'web', namespace: 'web', git: { ref: 'main', folder: 'apps/web' } };
 
-  test('refuses a folder that is, or lies under, a symlink out of the repository, naming the link, never packing what it points to', async () => {
+  /**
+   * A clone of the test repository, and a folder outside it holding a ConfigMap with a marker; `push` commits all of
+   * the clone to `branch`.
+   */
+  async function linkingClone() {
     const outside = await mkdtemp(path.join(tmpdir(), 'gantry-outside-'));
     const work = await mkdtemp(path.join(tmpdir(), 'gantry-linking-'));
+    const marker = `GANTRY-LEAK-${createHash('sha256').update(outside).digest('hex').slice(0, 12)}`;
+    await writeFile(path.join(outside, 'configmap.yaml'), CONFIGMAP(marker));
+    await git(['clone', '--quiet', repo.remote, work]);
+    const commit = ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@gantry.dev'];
+    return {
+      outside,
+      work,
+      marker,
+      async push(branch: string, message: string) {
+        await git([...commit, 'add', '--all']);
+        await git([...commit, 'commit', '--quiet', '-m', message]);
+        await git(['-C', work, 'push', '--quiet', 'origin', `HEAD:${branch}`]);
+      },
+      async remove() {
+        await rm(outside, { recursive: true, force: true });
+        await rm(work, { recursive: true, force: true });
+      },
+    };
+  }
+
+  test('refuses a folder that is, or lies under, a symlink out of the repository, naming the link, never packing what it points to', async () => {
+    const clone = await linkingClone();
     try {
-      const marker = `GANTRY-LEAK-${createHash('sha256').update(outside).digest('hex').slice(0, 12)}`;
-      await writeFile(path.join(outside, 'configmap.yaml'), CONFIGMAP(marker));
-      await git(['clone', '--quiet', repo.remote, work]);
-      await symlink(outside, path.join(work, 'apps/leak'));
-      const commit = ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@gantry.dev'];
-      await git([...commit, 'add', '--all']);
-      await git([...commit, 'commit', '--quiet', '-m', 'link out']);
-      await git(['-C', work, 'push', '--quiet', 'origin', 'HEAD:linked']);
+      await symlink(clone.outside, path.join(clone.work, 'apps/leak'));
+      await clone.push('linked', 'link out');
       for (const folder of ['apps/leak', 'apps/leak/sub']) {
         const refused = await call('POST', '/v1/clusters/dev/services', admin, {
           ...web,
@@ -76,45 +96,35 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
           git: { ref: 'linked', folder },
         });
         expect(refused).toMatchObject({ status: 400, body: { field: 'body.git.folder' } });
-        expect(refused.body.message).toContain(`through the symlink 'apps/leak' -> '${outside}'`);
-        expect(JSON.stringify(refused.body)).not.toContain(marker);
+        expect(refused.body.message).toContain(`through the symlink 'apps/leak' -> '${clone.outside}'`);
+        expect(JSON.stringify(refused.body)).not.toContain(clone.marker);
       }
     } finally {
-      await rm(outside, { recursive: true, force: true });
-      await rm(work, { recursive: true, force: true });
+      await clone.remove();
     }
   });
 
   test('refuses a folder holding a symlink that leads outside it, naming the link; links inside are packed', async () => {
-    const outside = await mkdtemp(path.join(tmpdir(), 'gantry-outside-'));
-    const work = await mkdtemp(path.join(tmpdir(), 'gantry-linking-'));
+    const clone = await linkingClone();
     try {
-      const marker = `GANTRY-LEAK-${createHash('sha256').update(outside).digest('hex').slice(0, 12)}`;
-      await writeFile(path.join(outside, 'configmap.yaml'), CONFIGMAP(marker));
-      await git(['clone', '--quiet', repo.remote, work]);
-      await symlink('configmap.yaml', path.join(work, 'apps/web/same.yaml'));
-      await symlink(path.join(outside, 'configmap.yaml'), path.join(work, 'apps/web/leak.yaml'));
-      const commit = ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@gantry.dev'];
-      await git([...commit, 'add', '--all']);
-      await git([...commit, 'commit', '--quiet', '-m', 'link out from inside the folder']);
-      await git(['-C', work, 'push', '--quiet', 'origin', 'HEAD:linked-inside']);
+      await symlink('configmap.yaml', path.join(clone.work, 'apps/web/same.yaml'));
+      await symlink(path.join(clone.outside, 'configmap.yaml'), path.join(clone.work, 'apps/web/leak.yaml'));
+      await clone.push('linked-inside', 'link out from inside the folder');
       const service = { ...web, name: 'leak-inside', repository: repo.url, git: { ref: 'linked-inside', folder: 'apps/web' } };
       const refused = await call('POST', '/v1/clusters/dev/services', admin, service);
       expect(refused).toMatchObject({ status: 400, body: { field: 'body.git.folder' } });
       expect(refused.body.message).toContain(
-        `the symlink 'leak.yaml' -> '${path.join(outside, 'configmap.yaml')}' leads outside the folder`,
+        `the symlink 'leak.yaml' -> '${path.join(clone.outside, 'configmap.yaml')}' leads outside the folder`,
       );
-      expect(JSON.stringify(refused.body)).not.toContain(marker);
+      expect(JSON.stringify(refused.body)).not.toContain(clone.marker);
 
-      await git(['-C', work, 'rm', '--quiet', 'apps/web/leak.yaml']);
-      await git([...commit, 'commit', '--quiet', '-m', 'only the link inside']);
-      await git(['-C', work, 'push', '--quiet', 'origin', 'HEAD:linked-inside']);
+      await git(['-C', clone.work, 'rm', '--quiet', 'apps/web/leak.yaml']);
+      await clone.push('linked-inside', 'only the link inside');
       const created = await call('POST', '/v1/clusters/dev/services', admin, service);
       expect(created.status).toBe(201);
       expect((await call('DELETE', '/v1/clusters/dev/services/leak-inside?detach=true', admin)).status).toBe(204);
     } finally {
-      await rm(outside, { recursive: true, force: true });
-      await rm(work, { recursive: true, force: true });
+      await clone.remove();
     }
   });
 
