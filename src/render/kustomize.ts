@@ -7,6 +7,8 @@
  * Most kustomizations in Kluctl projects only list resource files, so those are built natively (parse, set the
  * namespace, order as kustomize does); anything else (bases, patches, generators, transformers, namespaced
  * bindings and webhooks whose references kustomize also rewrites) goes to the kustomize binary, the reference.
+ * Either way, every local path the kustomization (and each one it reaches) names must stay inside the options' root
+ * (assertKustomizationInside), as the binary runs with LoadRestrictionsNone, as Kluctl runs it.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,6 +19,7 @@ import { isPlainObject, type Values } from '../values.ts';
 import { splitApiVersion, type KubeObject } from '../kube/object.ts';
 import { DEFAULT_HELM_OUTPUT, readHelmChartConfig } from './helm.ts';
 import { isKnownClusterScoped } from '../kube/scope.ts';
+import { assertKustomizationInside, type KustomizeRoot } from './kustomize-paths.ts';
 
 export interface KustomizeResult {
   objects: KubeObject[];
@@ -33,12 +36,18 @@ export interface KustomizeOptions {
   files?: RenderedFiles | undefined;
   /** Runs the kustomize binary when the native path cannot build the kustomization. */
   tools: Tools;
+  /**
+   * No path a kustomization names may lead outside it (the rendered copy of the project or source); default: the
+   * rendered folder itself, named by its folder name.
+   */
+  root?: KustomizeRoot | undefined;
   signal?: AbortSignal;
 }
 
 /**
  * Builds the kustomization in `renderedDir` (generating it first when missing).
- * @throws Error naming the folder when a helm chart's output is not listed, a resource is invalid, or kustomize fails.
+ * @throws Error naming the folder when a helm chart's output is not listed, a resource is invalid, or kustomize fails;
+ *   PathEscapeError naming the kustomization file, the field and the path when a path leads outside the root.
  */
 export async function buildKustomization(renderedDir: string, options: KustomizeOptions): Promise<KustomizeResult> {
   const { overrideNamespace, recursive = false, files = new RenderedFiles() } = options;
@@ -47,12 +56,15 @@ export async function buildKustomization(renderedDir: string, options: Kustomize
   const kustomization = existing ? await readKustomization(existing, files) : await generateKustomization(renderedDir, recursive, files);
   if (existing) await checkHelmOutputsListed(renderedDir, kustomization, existing, files);
   if (overrideNamespace !== undefined && kustomization['namespace'] === undefined) kustomization['namespace'] = overrideNamespace;
+  const root = options.root ?? { dir: renderedDir, name: path.basename(renderedDir) };
+  const file = existing ?? path.join(renderedDir, 'kustomization.yaml');
+  await assertKustomizationInside(renderedDir, kustomization, file, root, files);
   const native = await buildNatively(renderedDir, kustomization, files);
   if (native) return { objects: native, usedBinary: false };
   // The binary reads the folder itself, and may follow references into other items' folders.
   await files.write();
   await mkdir(renderedDir, { recursive: true });
-  await writeFile(existing ?? path.join(renderedDir, 'kustomization.yaml'), toYaml(kustomization));
+  await writeFile(file, toYaml(kustomization));
   return { objects: await buildWithBinary(renderedDir, options.tools, options.signal), usedBinary: true };
 }
 

@@ -12,7 +12,7 @@ import type { DeploymentItem } from '../project/deployment-project.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { withCrdScopes, type ScopeResolver } from '../kube/scope.ts';
-import { renderedItemDir, templateItem } from './template-item.ts';
+import { renderedItemDir, renderedSourceRoot, sourceName, templateItem } from './template-item.ts';
 import { renderHelmChart, type HelmEnvironment } from './helm.ts';
 import { buildKustomization } from './kustomize.ts';
 import { RenderedFiles } from './rendered-files.ts';
@@ -98,7 +98,8 @@ export async function renderProject(request: RenderRequest): Promise<RenderedIte
       item.onlyRender
         ? Promise.resolve([])
         : limit(async () => {
-            const options = { overrideNamespace: item.overrideNamespace, recursive: item.recursive, files, tools, signal };
+            const root = { dir: renderedSourceRoot(renderRoot, item), name: sourceName(item) };
+            const options = { overrideNamespace: item.overrideNamespace, recursive: item.recursive, files, tools, root, signal };
             return (await buildKustomization(renderedDirs[index] as string, options)).objects;
           }),
     signal,

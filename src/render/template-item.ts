@@ -3,13 +3,17 @@
  * memory until a program needs it on disk: RenderedFiles), at the same path relative to the project root (so
  * kustomize references between rendered folders keep working), as kluctl's deployment item render does. Folders holding a Chart.yaml, and files a `.templateignore` excludes, are
  * copied untouched, never templated.
+ *
+ * The copy holds no symlink: a link to a file is rendered (or copied) with its content, and it, like every link in a
+ * chart folder, must lead inside the source root (resolveInside, assertLinksInside), or it would bring the host's
+ * files into the copy for kustomize to read. Links to folders are left out of the copy, as before.
  */
-import { cp, readdir, readFile } from 'node:fs/promises';
+import { cp, readdir, readFile, stat } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
 import path from 'node:path';
 import type { DeploymentItem } from '../project/deployment-project.ts';
 import type { JinjaPool } from '../template/jinja-pool.ts';
-import { isInside, relativeSlashPath } from '../files.ts';
+import { assertLinksInside, isInside, PathEscapeError, relativeSlashPath, resolveInside } from '../files.ts';
 import { ProblemList } from '../problems.ts';
 import { decryptFileTextIfEncrypted, type SopsEnv } from '../sops/decrypt.ts';
 import type { Tools } from '../tools.ts';
@@ -21,8 +25,18 @@ import { sopsFormatOf } from '../sops/metadata.ts';
  * source (the project, each git include) renders into its own tree, as its relative paths only mean something there.
  */
 export function renderedItemDir(renderRoot: string, item: DeploymentItem): string {
-  const base = path.join(renderRoot, item.source.id || 'project', item.relDir ?? '.');
+  const base = path.join(renderedSourceRoot(renderRoot, item), item.relDir ?? '.');
   return item.index === 0 ? base : `${base}-${item.index}`;
+}
+
+/** The rendered copy of the item's source (the project, or a git or OCI source): `<renderRoot>/<source>`. */
+export function renderedSourceRoot(renderRoot: string, item: DeploymentItem): string {
+  return path.join(renderRoot, item.source.id || 'project');
+}
+
+/** The item's source as errors name it: `the project`, or `the source '<id>'` for a git or OCI source. */
+export function sourceName(item: DeploymentItem): string {
+  return item.source.id ? `the source '${item.source.id}'` : 'the project';
 }
 
 /** What templating an item needs besides the item. */
@@ -40,7 +54,7 @@ export interface TemplateEnvironment {
  * RenderedFiles), copies the files not to template there on disk, then decrypts the sops-encrypted ones.
  * @returns the item's rendered folder.
  * @throws the renderer's TemplateError (naming file and line) for the first file that fails; ProblemList naming each
- *   file sops cannot decrypt.
+ *   file sops cannot decrypt; PathEscapeError naming a symlink of the folder that leads outside the source root.
  */
 export async function templateItem(
   item: DeploymentItem,
@@ -51,7 +65,7 @@ export async function templateItem(
   if (!item.dir || !item.relDir) throw new Error('templateItem needs a path item');
   const rootDir = item.source.root;
   const target = renderedItemDir(renderRoot, item);
-  const { templates, verbatim } = await listItemFiles(item.dir, rootDir);
+  const { templates, verbatim } = await listItemFiles(item.dir, rootDir, sourceName(item));
   const rendered = await environment.renderer.renderFiles({
     rootDir,
     files: templates.map((file) => path.posix.join(item.relDir === '.' ? '' : (item.relDir as string), file)),
@@ -62,9 +76,24 @@ export async function templateItem(
   const errors = rendered.flatMap((file) => ('error' in file ? [file.error.message] : []));
   if (errors.length > 0) throw new ProblemList(errors);
   rendered.forEach((file, index) => files.set(path.join(target, templates[index] as string), 'text' in file ? file.text : ''));
-  await Promise.all(verbatim.map((entry) => cp(path.join(item.dir as string, entry), path.join(target, entry), { recursive: true })));
+  await Promise.all(verbatim.map((entry) => copyVerbatim(item, entry, target)));
   await decryptSopsFiles(target, [...templates, ...verbatim], files, item.relDir, environment);
   return target;
+}
+
+/**
+ * Copies a file or a chart folder as it is, with the content of its links (after checking that every link of a chart
+ * folder leads inside the source root: fs.cp would otherwise copy a link as a link to its absolute target).
+ * @throws PathEscapeError `<item folder>: local chart '<folder>': the symlink '<link>' -> '<target>' leads outside …`.
+ */
+async function copyVerbatim(item: DeploymentItem, entry: string, target: string): Promise<void> {
+  const source = path.join(item.dir as string, entry);
+  if ((await stat(source)).isDirectory()) {
+    await assertLinksInside(source, sourceName(item), item.source.root).catch((error: Error) => {
+      throw new PathEscapeError(`${item.relDir}: local chart '${entry}': ${error.message}`);
+    });
+  }
+  await cp(source, path.join(target, entry), { recursive: true, dereference: true });
 }
 
 /**
@@ -100,9 +129,10 @@ async function decryptSopsFiles(
 /**
  * Files to template (relative, slash-separated) and paths to copy as they are: chart folders, and files a
  * `.templateignore` (gitignore syntax) excludes — one in the file's folder or any folder above it, up to the
- * source root, as kluctl's templating docs define it.
+ * source root, as kluctl's templating docs define it. A symlink counts as what it leads to (a folder is skipped).
+ * @throws PathEscapeError naming a symlink that leads outside the source root, `rootName`.
  */
-async function listItemFiles(dir: string, sourceRoot: string): Promise<{ templates: string[]; verbatim: string[] }> {
+async function listItemFiles(dir: string, sourceRoot: string, rootName: string): Promise<{ templates: string[]; verbatim: string[] }> {
   const templates: string[] = [];
   const verbatim: string[] = [];
   const ignores = await ancestorIgnores(dir, sourceRoot);
@@ -119,7 +149,7 @@ async function listItemFiles(dir: string, sourceRoot: string): Promise<{ templat
       const child = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
         if (entry.name !== '.git') await walk(child);
-      } else if (entry.isFile()) {
+      } else if (entry.isFile() || (entry.isSymbolicLink() && (await isLinkToFile(path.join(dir, child), sourceRoot, rootName)))) {
         (isIgnored(path.join(dir, child), ignores) ? verbatim : templates).push(child);
       }
     }
@@ -127,6 +157,17 @@ async function listItemFiles(dir: string, sourceRoot: string): Promise<{ templat
   }
   await walk('');
   return { templates: templates.sort(), verbatim };
+}
+
+/**
+ * Whether the link leads to a file, which is then copied with its content (false: to a folder or nothing, which are
+ * not copied; a chart folder's link is checked where helm reads it).
+ * @throws PathEscapeError naming the link and where it points when it leads to a file outside the source root.
+ */
+async function isLinkToFile(link: string, sourceRoot: string, rootName: string): Promise<boolean> {
+  if (!(await stat(link).catch(() => undefined))?.isFile()) return false;
+  await resolveInside(sourceRoot, relativeSlashPath(sourceRoot, link), { root: rootName });
+  return true;
 }
 
 interface FolderIgnore {

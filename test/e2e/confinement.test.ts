@@ -1,6 +1,7 @@
 /**
  * A project reads no file outside its root: a vars file, an item folder or a kustomization naming one with `../` or
- * through a symlink fails naming the file and the link, and the outside file's content appears nowhere.
+ * through a symlink fails naming the file and the link, and the outside file's content appears nowhere. Kustomize runs
+ * with LoadRestrictionsNone (as in Kluctl), so the paths of its kustomizations are checked before it runs.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
@@ -11,8 +12,10 @@ import { gantry, localContext, type CliRun } from '../support/cli.ts';
 
 const marker = `GANTRY-LEAK-${randomBytes(6).toString('hex')}`;
 const kluctl = 'discriminator: gantry-e2e-confinement\ntargets:\n  - name: t\n';
-const configMap = (value: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: default\ndata:\n  key: "${value}"\n`;
+const configMap = (value: string, name = 'cm') =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: default\ndata:\n  key: "${value}"\n`;
+/** A kustomization generating a ConfigMap from `source` (a configMapGenerator `files` entry). */
+const generating = (source: string) => `configMapGenerator:\n  - name: leak\n    namespace: default\n    files:\n      - ${source}\n`;
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -102,5 +105,62 @@ describe('files outside the project', { timeout: 300_000 }, () => {
     const run = await gantry(['render', '-t', 't', '--project-dir', dir, '--context', await localContext()]);
     expect(run.stdout + run.stderr).not.toMatch(/client-key-data|client-certificate-data|token:/);
     expect(run.code).not.toBe(0);
+  });
+
+  it("refuses a configMapGenerator reading a file outside through '../', naming the kustomization, the field and the path", async () => {
+    // Enough '../' to climb from the rendered copy (<tmp>/gantry-render-…/rendered/project/app) to '/', then down to the file.
+    const dir = await project({ '.kluctl.yaml': kluctl, 'deployment.yaml': 'deployments:\n  - path: app\n' });
+    const source = `k=${'../'.repeat(30)}${path.resolve(dir, '../secret.yml').slice(1)}`;
+    await mkdir(path.join(dir, 'app'));
+    await writeFile(path.join(dir, 'app/kustomization.yaml'), generating(source));
+    expectRefused(
+      await render(dir),
+      /app\/kustomization\.yaml: configMapGenerator\[0\]\.files\[0\]: '(\.\.\/){30}.*secret\.yml' is outside the project/,
+    );
+  });
+
+  it('refuses a configMapGenerator reading a file outside through a symlink, naming the link and its target', async () => {
+    const dir = await project(
+      { '.kluctl.yaml': kluctl, 'deployment.yaml': 'deployments:\n  - path: app\n', 'app/kustomization.yaml': generating('k=secret.yml') },
+      { 'app/secret.yml': '../../secret.yml' },
+    );
+    expectRefused(
+      await render(dir),
+      /'app\/secret\.yml' leads outside the project through the symlink 'app\/secret\.yml' -> '\.\.\/\.\.\/secret\.yml'/,
+    );
+  });
+
+  it('refuses a symlink leading outside from a folder copied as it is (a chart folder), naming the link', async () => {
+    const dir = await project(
+      {
+        '.kluctl.yaml': kluctl,
+        'deployment.yaml': 'deployments:\n  - path: app\n',
+        'app/kustomization.yaml': generating('k=files/secret.yml'),
+        'app/files/Chart.yaml': 'apiVersion: v2\nname: files\nversion: 0.1.0\n',
+      },
+      { 'app/files/secret.yml': '../../../secret.yml' },
+    );
+    expectRefused(
+      await render(dir),
+      /app: local chart 'files': the symlink 'secret\.yml' -> '\.\.\/\.\.\/\.\.\/secret\.yml' leads outside the project/,
+    );
+  });
+
+  it("renders a kustomization naming '../common' and a symlink that stay inside the project", async () => {
+    const dir = await project(
+      {
+        '.kluctl.yaml': kluctl,
+        'deployment.yaml': 'deployments:\n  - path: common\n    onlyRender: true\n  - path: app\n',
+        'common/kustomization.yaml': 'resources:\n  - cm.yaml\n',
+        'common/cm.yaml': configMap('from-common'),
+        'common/other.yaml': configMap('through-the-link', 'other'),
+        'app/kustomization.yaml': 'resources:\n  - ../common\n  - linked.yaml\n',
+      },
+      { 'app/linked.yaml': '../common/other.yaml' },
+    );
+    const run = await render(dir);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('key: from-common');
+    expect(run.stdout).toContain('key: through-the-link');
   });
 });
