@@ -8,7 +8,7 @@
  * chart folder, must lead inside the source root (resolveInside, assertLinksInside), or it would bring the host's
  * files into the copy for kustomize to read. Links to folders are left out of the copy, as before.
  */
-import { cp, readdir, readFile, stat } from 'node:fs/promises';
+import { cp, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
 import path from 'node:path';
 import type { DeploymentItem } from '../project/deployment-project.ts';
@@ -89,11 +89,39 @@ export async function templateItem(
 async function copyVerbatim(item: DeploymentItem, entry: string, target: string): Promise<void> {
   const source = path.join(item.dir as string, entry);
   if ((await stat(source)).isDirectory()) {
-    await assertLinksInside(source, sourceName(item), item.source.root).catch((error: Error) => {
-      throw new PathEscapeError(`${item.relDir}: local chart '${entry}': ${error.message}`);
-    });
+    await assertLinksInside(source, sourceName(item), item.source.root)
+      .then(async () => assertNoLinkLoop(source, source, ancestorsOf(await realpath(source))))
+      .catch((error: Error) => {
+        throw new PathEscapeError(`${item.relDir}: local chart '${entry}': ${error.message}`);
+      });
   }
   await cp(source, path.join(target, entry), { recursive: true, dereference: true });
+}
+
+/** `/a/b/c` → `['/', '/a', '/a/b']`. */
+function ancestorsOf(dir: string): string[] {
+  const parent = path.dirname(dir);
+  return parent === dir ? [] : [...ancestorsOf(parent), parent];
+}
+
+/**
+ * Walks `dir` (below `root`) as a copy with the links' content does, following links to folders.
+ * @param chain the real paths of the folders above `dir` on this walk, starting with those above `root`.
+ * @throws PathEscapeError naming the first link that leads back to a folder on its own way (`up -> ..`, or two links
+ *   leading into each other's folders): the copy would never end.
+ */
+async function assertNoLinkLoop(root: string, dir: string, chain: readonly string[]): Promise<void> {
+  const here = [...chain, await realpath(dir)];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const child = path.join(dir, entry.name);
+    if (entry.isDirectory()) await assertNoLinkLoop(root, child, here);
+    if (!entry.isSymbolicLink() || !(await stat(child)).isDirectory()) continue;
+    if (here.includes(await realpath(child)))
+      throw new PathEscapeError(
+        `the symlink '${relativeSlashPath(root, child)}' -> '${await readlink(child)}' leads back into a folder holding it`,
+      );
+    await assertNoLinkLoop(root, child, here);
+  }
 }
 
 /**

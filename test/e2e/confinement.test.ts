@@ -146,6 +146,20 @@ describe('files outside the project', { timeout: 300_000 }, () => {
     );
   });
 
+  it('refuses a chart folder whose symlinks lead back into it, naming the link, instead of copying for ever', async () => {
+    const chart = {
+      '.kluctl.yaml': kluctl,
+      'deployment.yaml': 'deployments:\n  - path: app\n',
+      'app/files/Chart.yaml': 'apiVersion: v2\nname: files\nversion: 0.1.0\n',
+    };
+    const up = await render(await project(chart, { 'app/files/up': '..' }));
+    expect(up.code).not.toBe(0);
+    expect(up.stderr).toMatch(/app: local chart 'files': the symlink 'up' -> '\.\.' leads back into a folder holding it/);
+    const crossed = await render(await project(chart, { 'app/files/a/to-b': '../b', 'app/files/b/to-a': '../a' }));
+    expect(crossed.code).not.toBe(0);
+    expect(crossed.stderr).toMatch(/the symlink 'a\/to-b\/to-a' -> '\.\.\/a' leads back into a folder holding it/);
+  });
+
   it("renders a kustomization naming '../common' and a symlink that stay inside the project", async () => {
     const dir = await project(
       {
