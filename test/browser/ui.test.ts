@@ -5,7 +5,7 @@
  * a pipeline dev → prod behind an APPROVAL gate waiting for dev's second commit. An admin logs in through the
  * form, sees both clusters healthy, looks into dev's service, approves the gate and watches prod get promoted,
  * then rolls prod back and watches the rollback applied; a reader sees neither the approve nor the rollback
- * button. Every step waits on what the page shows, which live updates (server-sent events) bring. Screenshots of
+ * button; a user changes their own password from the user menu. Every step waits on what the page shows, which live updates (server-sent events) bring. Screenshots of
  * the main pages are taken for docs/ui.md (where they go: test/support/browser.ts).
  */
 import { randomBytes } from 'node:crypto';
@@ -29,6 +29,8 @@ const [DEV, PROD] = WORKLOAD_CLUSTERS;
 const NS = `web-${randomBytes(3).toString('hex')}`;
 const ADMIN_PASSWORD = 'admin-password-for-the-ui';
 const READER = { name: 'rita', password: 'rita-reads-everything' };
+/** Changes her own password; a user of her own, so the admin's session (ended by a new password) stays. */
+const PAULA = { name: 'paula', password: 'paula-first-password' };
 const PIPELINE = 'web-release';
 const app = (round: number) => ({
   'apps/web/configmap.yaml.liquid': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  round: "${round}"\n  greeting: "{{ configuration.greeting }}"\n`,
@@ -231,5 +233,53 @@ describe('the web UI', () => {
     await page.locator('tr[data-revision="3"]').getByText('rollback to revision 1').waitFor();
     await runsRound(PROD, 1);
     await screenshot(page, 'service-rolled-back');
+  });
+
+  test('a user changes their own password from the user menu; their other sessions end and only the new one logs in', async () => {
+    const admin = new FleetClient({ server: server.url, token: server.adminToken! });
+    await admin.createUser(PAULA);
+    await admin.setRoleBinding('paula-reads', { role: 'reader', subjects: [{ kind: 'user', name: PAULA.name }], scope: 'all' });
+    const other = await logIn(PAULA);
+    const own = await logIn(PAULA);
+    let sent = 0;
+    own.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/v1/me/password') sent += 1;
+    });
+    await own.getByRole('link', { name: 'Update password' }).click();
+    const form = own.getByRole('form', { name: 'Update password' });
+    const fill = async (current: string, next: string, again: string) => {
+      await form.getByLabel('Current password').fill(current);
+      await form.getByLabel('New password', { exact: true }).fill(next);
+      await form.getByLabel('New password again').fill(again);
+      await form.getByRole('button', { name: 'Update password' }).click();
+    };
+    const newPassword = 'paula-second-password';
+
+    await fill('not-her-password', newPassword, newPassword);
+    await form.getByRole('alert').getByText('the current password is wrong').waitFor();
+    expect(sent).toBe(1);
+
+    await fill(PAULA.password, newPassword, 'paula-second-passwort');
+    await form.getByRole('alert').getByText('the new passwords differ').waitFor();
+    expect(sent).toBe(1);
+
+    await fill(PAULA.password, newPassword, newPassword);
+    await form.getByRole('status').getByText('Your other sessions have ended').waitFor();
+    await own.locator('.live-live').waitFor();
+    await screenshot(own, 'account-password');
+    expect(sent).toBe(2);
+    expect(await form.getByRole('alert').count()).toBe(0);
+    expect(await form.getByLabel('Current password').inputValue()).toBe('');
+    await other.reload();
+    await other.getByRole('button', { name: 'Log in' }).waitFor();
+    await other.context().close();
+
+    await own.getByRole('button', { name: 'Log out' }).click();
+    await own.getByLabel('User name').fill(PAULA.name);
+    await own.getByLabel('Password').fill(PAULA.password);
+    await own.getByRole('button', { name: 'Log in' }).click();
+    await own.getByRole('alert').getByText('wrong username or password').waitFor();
+    await own.context().close();
+    await (await logIn({ ...PAULA, password: newPassword })).context().close();
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The pages by path, behind the login. On a fleet server: the fleet, pipelines, KluctlDeployments and Live for every
- * cluster, with live updates; under `gantry webui` (session/ui-mode.tsx): only KluctlDeployments and Live, for its
- * one cluster, whose watches and polls keep them current.
+ * cluster, with live updates, and the user's own password; under `gantry webui` (session/ui-mode.tsx): only
+ * KluctlDeployments and Live, for its one cluster, whose watches and polls keep them current.
  */
 import { Link, Navigate, Route, Routes } from 'react-router';
 import { LiveUpdates } from './api/live-updates.tsx';
@@ -16,6 +16,7 @@ import { ObjectPage } from './live/object-page.tsx';
 import { PipelinePage } from './pipelines/pipeline-page.tsx';
 import { PipelinesPage } from './pipelines/pipelines-page.tsx';
 import { ServicePage } from './service/service-page.tsx';
+import { PASSWORD_PATH, PasswordPage } from './session/password-page.tsx';
 import { SessionGate } from './session/session.tsx';
 import { UiModeGate, useUiMode } from './session/ui-mode.tsx';
 
@@ -49,6 +50,7 @@ function Pages() {
           <Route path="/fleet/:cluster/:name/:tab?" element={<ServicePage />} />
           <Route path="/pipelines" element={<PipelinesPage />} />
           <Route path="/pipelines/:name" element={<PipelinePage />} />
+          <Route path={PASSWORD_PATH} element={<PasswordPage />} />
           {clusterPages()}
           <Route path="*" element={<NoPage home="/fleet" name="fleet" />} />
         </Routes>

@@ -21,6 +21,11 @@ export function logOut(): Promise<void> {
   return call('POST', '/v1/logout');
 }
 
+/** Changes the logged-in user's password; the server ends their other sessions and keeps this one. */
+export function changePassword(current: string, next: string): Promise<void> {
+  return call('POST', '/v1/me/password', { currentPassword: current, newPassword: next });
+}
+
 /** Whether the user may do each of `checks`, in order (POST /v1/access-review). */
 export async function reviewAccess(checks: readonly AccessCheck[]): Promise<boolean[]> {
   return (await call<{ allowed: boolean[] }>('POST', '/v1/access-review', { checks })).allowed;

@@ -4,9 +4,10 @@
  * kubeconfig context they show.
  */
 import type { ReactNode } from 'react';
-import { NavLink } from 'react-router';
+import { Link, NavLink } from 'react-router';
 import { useLiveStatus } from '../api/live-updates.tsx';
 import type { UiConfig } from '../api/types.ts';
+import { PASSWORD_PATH } from '../session/password-page.tsx';
 import { useIdentity, useLogOut } from '../session/session.tsx';
 import { useUiMode } from '../session/ui-mode.tsx';
 import { Spinner } from '../ui/spinner.tsx';
@@ -74,6 +75,8 @@ function UserMenu() {
       <span>
         <strong>{identity.name}</strong> <span className="muted">({roles})</span>
       </span>
+      {/* A token's identity has no password to change. */}
+      {identity.kind === 'user' && <Link to={PASSWORD_PATH}>Update password</Link>}
       <button type="button" onClick={() => logOut.mutate()} disabled={logOut.isPending}>
         {logOut.isPending && <Spinner />} Log out
       </button>
