@@ -6,7 +6,8 @@
  * `$GANTRY_ALLOW_OUTBOUND`) covers it. Private ranges (10/8, 172.16/12, 192.168/16, fc00::/7) are not refused:
  * in-cluster chart repositories live there. OWASP's SSRF Prevention Cheat Sheet asks to check every resolved
  * address, as here, and to connect to the checked one, which the fetches (index.yaml here, `helm pull` as a process)
- * do not yet: a name that resolves anew between the check and the fetch (DNS rebinding) is still open.
+ * do not yet: a name that resolves anew between the check and the fetch (DNS rebinding), a redirect, the chart URLs
+ * an index.yaml lists and an OCI registry's token realm are still open (docs/safety.md).
  */
 import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
