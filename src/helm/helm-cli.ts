@@ -3,6 +3,7 @@
  * registry login or plugin of the user's helm setup changes what a render produces.
  */
 import path from 'node:path';
+import type { Dispatcher } from 'undici';
 import { CommandError, type RunResult } from '../exec.ts';
 import type { GitCache } from '../source/git-cache.ts';
 import type { Tools } from '../tools.ts';
@@ -15,6 +16,11 @@ export interface ChartTools {
   git: GitCache;
   /** Folder of the charts pulled on demand (`skipPrePull`). */
   chartsCacheDir: string;
+  /**
+   * When set, Helm repositories and OCI registries are reached through it, and charts of Helm repositories are
+   * downloaded by Gantry (chart-download.ts) rather than by `helm pull`: the fleet server's check of every connection.
+   */
+  egress?: Dispatcher;
 }
 
 /**

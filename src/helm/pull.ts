@@ -11,6 +11,7 @@ import { parseYaml, toYaml } from '../yaml.ts';
 import { isFile } from '../files.ts';
 import { isPlainObject } from '../values.ts';
 import { describeChart, describeVersion, type GitChartSource, type RegistryChartSource, type RemoteChartSource } from './chart-config.ts';
+import { downloadChart } from './chart-download.ts';
 import { runHelm, type ChartTools } from './helm-cli.ts';
 import { versionDir } from './layout.ts';
 
@@ -34,7 +35,11 @@ export async function pullChart(source: RemoteChartSource, destination: string, 
     }
     const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-helm-pull-'));
     try {
-      await replaceFolder(destination, await pullWithHelm(source, scratch, charts));
+      const pulled =
+        charts.egress && source.kind === 'helm-repo'
+          ? await downloadChart(source, scratch, charts.egress)
+          : await pullWithHelm(source, scratch, charts);
+      await replaceFolder(destination, pulled);
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }

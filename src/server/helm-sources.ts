@@ -51,7 +51,7 @@ export async function resolveChartVersion(
   field: string,
   credentials?: HelmCredentials,
 ): Promise<string> {
-  const versions = await availableVersions(chartSourceOf(helm, '', credentials), charts.git).catch((error: Error) => {
+  const versions = await availableVersions(chartSourceOf(helm, '', credentials), charts.git, charts.egress).catch((error: Error) => {
     throw new HttpError(400, `chart ${helm.chart} cannot be listed: ${error.message}`, listingField(error, helm, field));
   });
   if (versions.includes(helm.version)) return helm.version;

@@ -5,13 +5,15 @@
  * resolves to must lie outside SPECIAL_RANGES, unless the server's allow-list (`--allow-outbound CIDR`,
  * `$GANTRY_ALLOW_OUTBOUND`) covers it. Private ranges (10/8, 172.16/12, 192.168/16, fc00::/7) are not refused:
  * in-cluster chart repositories live there. OWASP's SSRF Prevention Cheat Sheet asks to check every resolved
- * address, as here, and to connect to the checked one, which the fetches (index.yaml here, `helm pull` as a process)
- * do not yet: a name that resolves anew between the check and the fetch (DNS rebinding), a redirect, the chart URLs
- * an index.yaml lists and an OCI registry's token realm are still open (docs/safety.md).
+ * address, as here, and to connect to the checked one: outboundDispatcher checks each connection the server's chart
+ * fetches make (a redirect's, an index.yaml's chart URL's) with the addresses it then connects to. checkOutboundUrl
+ * only answers a request early with a 400 naming its field. Not yet through it: the pull of an `oci://` chart, which
+ * `helm pull` makes (helm/pull.ts).
  */
-import type { LookupAddress } from 'node:dns';
+import { lookup as lookupCallback, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { HttpError } from './errors.ts';
 
 /** Ranges refused unless allowed: unspecified, loopback, link-local (cloud metadata), CGNAT, multicast, reserved. */
@@ -104,4 +106,33 @@ export async function checkOutboundUrl(url: string, policy: OutboundPolicy, fiel
     if (error instanceof OutboundRefusedError) throw new HttpError(400, `${url} refused: ${error.message}`, field);
     throw new HttpError(400, `${url}: host ${host} does not resolve (${(error as Error).message})`, field);
   }
+}
+
+/**
+ * An undici dispatcher for the fetches the server makes on a user's behalf (chart repositories): each connection,
+ * the first and those of redirects alike, goes to an address the policy allows, the very one the name resolved to
+ * for it (no second lookup for a name to resolve anew: DNS rebinding). fetch follows redirects through it, each on
+ * a connection of its own. A refused connection fails its request with OutboundRefusedError as the cause.
+ */
+export function outboundDispatcher(policy: OutboundPolicy): Dispatcher {
+  const connect = buildConnector({ lookup: allowedLookup(policy) });
+  const checkedConnect: buildConnector.connector = (options, callback) => {
+    const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
+    // An IP literal is connected to without a lookup.
+    if (isIP(host) && !addressAllowed(host, policy)) return callback(new OutboundRefusedError(host, host), null);
+    connect(options, callback);
+  };
+  return new Agent({ connect: checkedConnect });
+}
+
+/** net.connect's lookup, failing with OutboundRefusedError when any address the name resolves to is refused. */
+function allowedLookup(policy: OutboundPolicy): LookupFunction {
+  return (hostname, options, callback) =>
+    lookupCallback(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      const refused = addresses.find(({ address }) => !addressAllowed(address, policy));
+      if (refused) return callback(new OutboundRefusedError(hostname, refused.address), '', 0);
+      if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
 }

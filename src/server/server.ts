@@ -23,6 +23,7 @@ import { ensureAdminUser } from '../store/users.ts';
 import { openStore, type Store } from '../store/database.ts';
 import { resealLegacyValues } from '../store/reseal.ts';
 import { buildApp } from './app.ts';
+import { outboundDispatcher } from './outbound.ts';
 import { Notifier } from './notifier.ts';
 import { PipelineRunner } from './pipelines.ts';
 
@@ -95,7 +96,10 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     }),
   );
   const tarballs = new TarballStore(path.join(options.cacheDir, 'fleet', 'tarballs'));
-  const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, charts: engine.charts, tarballs });
+  // Every connection made for a service's chart is checked as it is made (outbound.ts).
+  const egress = outboundDispatcher({ allow: options.outboundAllow ?? [] });
+  const charts = { ...engine.charts, egress };
+  const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, charts, tarballs });
   const channels = new PushChannels();
   const changes = new FleetChanges();
   const handlers = {
@@ -205,6 +209,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
         await bus.close();
         await poller.stop();
         await replicas.stop();
+        await egress.close();
         await engine.close();
         await store.close();
       },
