@@ -17,8 +17,8 @@ export interface ChartTools {
   /** Folder of the charts pulled on demand (`skipPrePull`). */
   chartsCacheDir: string;
   /**
-   * When set, Helm repositories and OCI registries are reached through it, and charts of Helm repositories are
-   * downloaded by Gantry (chart-download.ts) rather than by `helm pull`: the fleet server's check of every connection.
+   * When set, Helm repositories and OCI registries are reached through it, and their charts are downloaded by Gantry
+   * (chart-download.ts) rather than by `helm pull`: the fleet server's check of every connection.
    */
   egress?: Dispatcher;
 }

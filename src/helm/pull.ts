@@ -36,7 +36,7 @@ export async function pullChart(source: RemoteChartSource, destination: string, 
     const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-helm-pull-'));
     try {
       const pulled =
-        charts.egress && source.kind === 'helm-repo'
+        charts.egress
           ? await downloadChart(source, scratch, charts.egress)
           : await pullWithHelm(source, scratch, charts);
       await replaceFolder(destination, pulled);

@@ -7,8 +7,7 @@
  * in-cluster chart repositories live there. OWASP's SSRF Prevention Cheat Sheet asks to check every resolved
  * address, as here, and to connect to the checked one: outboundDispatcher checks each connection the server's chart
  * fetches make (a redirect's, an index.yaml's chart URL's) with the addresses it then connects to. checkOutboundUrl
- * only answers a request early with a 400 naming its field. Not yet through it: the pull of an `oci://` chart, which
- * `helm pull` makes (helm/pull.ts).
+ * only answers a request early with a 400 naming its field.
  */
 import { lookup as lookupCallback, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';

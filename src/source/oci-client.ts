@@ -103,20 +103,23 @@ export class OciClient {
   private readonly actions: string;
   private readonly signal: AbortSignal | undefined;
   private readonly dispatcher: Dispatcher;
-  private readonly agent: Agent;
+  /** The client's own connections, closed with it; none when they go through a given egress. */
+  private readonly agent: Agent | undefined;
   private authorization: string | undefined;
 
   /**
    * @param access `pull`, or `push` (which asks a token service for `pull,push`).
+   * @param egress what to connect through instead of connections of its own (the fleet server's checked ones); the
+   *   auth's TLS options do not apply then, and close() leaves it open.
    */
-  constructor(reference: OciReference, auth: RegistryAuth | undefined, access: 'pull' | 'push', signal?: AbortSignal) {
+  constructor(reference: OciReference, auth: RegistryAuth | undefined, access: 'pull' | 'push', signal?: AbortSignal, egress?: Dispatcher) {
     this.reference = reference;
     this.auth = auth;
     this.baseUrl = `${usesPlainHttp(reference.registry, auth) ? 'http' : 'https'}://${reference.registry}`;
     this.actions = access === 'push' ? 'pull,push' : 'pull';
     this.signal = signal;
-    this.agent = new Agent({ connect: tlsOptions(auth) });
-    this.dispatcher = this.agent.compose(interceptors.redirect({ maxRedirections: 5 }));
+    this.agent = egress ? undefined : new Agent({ connect: tlsOptions(auth) });
+    this.dispatcher = (egress ?? this.agent!).compose(interceptors.redirect({ maxRedirections: 5 }));
     this.authorization = auth?.registryToken ? `Bearer ${auth.registryToken}` : undefined;
   }
 
@@ -183,7 +186,7 @@ export class OciClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 
   /**
