@@ -35,10 +35,7 @@ export async function pullChart(source: RemoteChartSource, destination: string, 
     }
     const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-helm-pull-'));
     try {
-      const pulled =
-        charts.egress
-          ? await downloadChart(source, scratch, charts.egress)
-          : await pullWithHelm(source, scratch, charts);
+      const pulled = charts.egress ? await downloadChart(source, scratch, charts.egress) : await pullWithHelm(source, scratch, charts);
       await replaceFolder(destination, pulled);
     } finally {
       await rm(scratch, { recursive: true, force: true });
