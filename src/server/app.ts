@@ -79,7 +79,7 @@ export interface AppOptions {
    * Secure, whatever the hop to the server was.
    */
   publicUrl?: URL | undefined;
-  /** Special addresses (loopback, link-local, …) services' chart URLs may still reach: outbound.ts. None by default. */
+  /** Special addresses (loopback, link-local, …) chart and repository URLs may still reach: outbound.ts. None by default. */
   outboundAllow?: readonly string[] | undefined;
 }
 
@@ -144,7 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onChange: options.onServiceChange,
     outbound,
   });
-  repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller });
+  repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller, outbound });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });
   pipelineRoutes(app, { db, runner: options.pipelines });

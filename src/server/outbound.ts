@@ -86,24 +86,39 @@ export async function checkedAddresses(host: string, policy: OutboundPolicy): Pr
 }
 
 /**
- * Checks the host of a URL the server is about to fetch for a request (`https://`, `http://`, `oci://`; other
- * schemes reach no host and pass).
+ * Checks the host of a URL the server is about to fetch for a request (`https://`, `http://`, `oci://`, `ssh://`,
+ * and git's scp-like `user@host:path`; `file://` and other schemes reach no host and pass).
  * @param field the request's field holding the URL, e.g. `body.helm.url`.
+ * @param unresolved what a host that does not resolve (yet) gets: a 400 (a chart, fetched now), or a pass (a git
+ *   repository, fetched on every poll, whose health then says so).
  * @throws HttpError 400 naming the field, the host and the refused address, or the host that does not resolve.
  */
-export async function checkOutboundUrl(url: string, policy: OutboundPolicy, field: string): Promise<void> {
-  let host: string;
-  try {
-    host = new URL(url).hostname;
-  } catch {
-    throw new HttpError(400, `${JSON.stringify(url)} is not a URL`, field);
-  }
+export async function checkOutboundUrl(
+  url: string,
+  policy: OutboundPolicy,
+  field: string,
+  unresolved: 'refuse' | 'pass' = 'refuse',
+): Promise<void> {
+  const host = hostOf(url);
+  if (host === undefined) throw new HttpError(400, `${JSON.stringify(url)} is not a URL`, field);
   if (!host) return;
   try {
     await checkedAddresses(host, policy);
   } catch (error) {
     if (error instanceof OutboundRefusedError) throw new HttpError(400, `${url} refused: ${error.message}`, field);
-    throw new HttpError(400, `${url}: host ${host} does not resolve (${(error as Error).message})`, field);
+    if (unresolved === 'refuse') throw new HttpError(400, `${url}: host ${host} does not resolve (${(error as Error).message})`, field);
+  }
+}
+
+/** The host a URL names ('' for none), or undefined when it is not a URL. */
+function hostOf(url: string): string | undefined {
+  // git's scp-like syntax, `[user@]host:path` (git-clone(1), GIT URLS), where no scheme is given.
+  const scpLike = /^(?:[^@/:]+@)?(\[[^\]]+\]|[^:/]+):(?!\/\/)/.exec(url);
+  if (scpLike && !url.includes('://')) return scpLike[1]!;
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
   }
 }
 

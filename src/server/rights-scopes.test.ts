@@ -205,4 +205,16 @@ describe('server-side fetches without an allow-list', () => {
     },
     60_000,
   );
+
+  test.each([
+    ['http://127.0.0.1:8080/r.git', '127.0.0.1'],
+    ['https://localhost/r.git', 'localhost resolves to'],
+    ['ssh://git@[::1]/r.git', '::1'],
+    ['git@169.254.169.254:org/r.git', '169.254.169.254'],
+  ])('a git repository at %s is refused with a 400 naming the address, even for an admin', async (url, named) => {
+    const created = await apiCall(server, 'POST', '/v1/repositories', server.adminToken!, { url });
+    expect(created).toMatchObject({ status: 400, body: { field: 'body.url', message: expect.stringContaining('special address') } });
+    expect(created.body.message).toContain(named);
+    expect((await apiCall(server, 'GET', '/v1/repositories', server.adminToken!)).body).toEqual([]);
+  });
 });

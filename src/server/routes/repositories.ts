@@ -12,13 +12,17 @@ import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
 import { userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
+import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';
 import type { RepositoryPoller } from '../repository-poller.ts';
 import { ErrorResponses, NewRepositorySchema, RepositoryParams, RepositorySchema } from '../schemas.ts';
 
 /** How long adding a repository waits for its first fetch before answering with health still unknown. */
 const FIRST_FETCH_WAIT_MS = 15_000;
 
-export function repositoryRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox; poller: RepositoryPoller }): void {
+export function repositoryRoutes(
+  app: FastifyInstance,
+  deps: { db: Kysely<Database>; box: SecretBox; poller: RepositoryPoller; outbound: OutboundPolicy },
+): void {
   const { db, box, poller } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { readers, admins } = userAccess(db);
@@ -41,6 +45,8 @@ export function repositoryRoutes(app: FastifyInstance, deps: { db: Kysely<Databa
           'body.credentials.known_hosts',
         );
       }
+      // The server fetches it at once and at every poll: an admin's URL is held to the same policy as a chart's.
+      await checkOutboundUrl(request.body.url, deps.outbound, 'body.url', 'pass');
       const repository = await createRepository(db, box, request.body);
       await Promise.race([poller.poll(repository.id, repository.url), delay(FIRST_FETCH_WAIT_MS)]);
       return reply.code(201).send(await getRepository(db, box, repository.id));
