@@ -74,7 +74,7 @@ export function serverCommand(): Command {
     )
     .option(
       '--allow-outbound <cidrs>',
-      "special addresses (loopback, link-local, multicast; CIDRs, comma-separated) services' chart URLs may still reach, e.g. 127.0.0.0/8 for a chart server beside the server ($GANTRY_ALLOW_OUTBOUND)",
+      'special addresses (loopback, link-local, multicast; CIDRs, comma-separated) chart and git repository URLs may still reach, e.g. 127.0.0.0/8 for a chart server beside the server ($GANTRY_ALLOW_OUTBOUND)',
     )
     .option(
       '--public-url <url>',
