@@ -3,6 +3,7 @@
  * index.yaml, the tags of an OCI repository, the tags of a git repository.
  */
 import { fetch, type Dispatcher, type Response } from 'undici';
+import { basicAuth } from '../source/oci-client.ts';
 import { parseYaml } from '../yaml.ts';
 import { isPlainObject } from '../values.ts';
 import type { GitCache } from '../source/git-cache.ts';
@@ -50,7 +51,7 @@ export async function helmRepoEntries(
 
 /** The Authorization header of HTTP basic credentials, if any. */
 export function basicAuthorization(credentials: { username: string; password: string } | undefined): string | undefined {
-  return credentials && `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+  return credentials && basicAuth(credentials.username, credentials.password);
 }
 
 /**

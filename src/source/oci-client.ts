@@ -304,7 +304,8 @@ function tlsOptions(auth: RegistryAuth | undefined): Agent.Options['connect'] {
   };
 }
 
-function basicAuth(username: string, password: string): string {
+/** The Authorization header of HTTP basic credentials (RFC 7617). */
+export function basicAuth(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
