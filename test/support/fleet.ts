@@ -3,7 +3,7 @@
  * one is given (replicas of one database must share theirs).
  */
 import { randomBytes } from 'node:crypto';
-import type { AgentOptions } from '../../src/agent/agent.ts';
+import type { AgentOptions } from '../../src/agent/agent-state.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
 import type { FleetServerOptions } from '../../src/server/server.ts';
 import { SecretBox } from '../../src/store/secret-box.ts';

@@ -1,0 +1,112 @@
+/**
+ * The one state the agent's loops share (loops/): its options and stop signal, the cluster and what a sync needs
+ * (sync.ts's SyncContext), the services the server last listed and what the agent did with each, the gate Jobs it
+ * follows, and the two wakeups the push channel and the poll ring. Every loop runs on the same event loop, so the
+ * state needs no locking: a loop only reads or writes it between its awaits.
+ */
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { AgentClient, AgentReport, AgentService } from '../client/agent-client.ts';
+import { AppliedObjects } from '../deploy/applied-objects.ts';
+import { inMemoryRenderCache } from '../deploy/render-cache.ts';
+import type { Engine } from '../engine.ts';
+import type { Cluster } from '../kube/cluster.ts';
+import type { Logger } from '../logger.ts';
+import { DesiredState } from './desired-state.ts';
+import { GateJobs } from './gate-jobs.ts';
+import { SourceCache } from './source-cache.ts';
+import type { SyncContext, SyncOutcome } from './sync.ts';
+import { Wakeup } from './wakeup.ts';
+
+export const AGENT_FIELD_MANAGER = 'gantry-agent';
+
+export interface AgentOptions {
+  client: AgentClient;
+  /** The deploy token again, for the push channel (the client keeps its own). */
+  token: string;
+  /** False: poll only, no push channel. */
+  pushChannel: boolean;
+  engine: Engine;
+  kubeConfig: KubeConfig;
+  /** Sources and wrapper projects: `<dir>/sources`, `<dir>/work`. */
+  dataDir: string;
+  log: Logger;
+  /** Milliseconds between polls (Plural: 2 min). */
+  pollIntervalMs: number;
+  /** Up to this many milliseconds are added to each wait, so a fleet does not poll in step (Plural: 15 s). */
+  jitterMs: number;
+  /** A service applied this long ago is synced again to repair drift. */
+  resyncIntervalMs: number;
+  pingIntervalMs: number;
+  /** How often the components of services not all running are looked at again (and reported when they changed). */
+  healthIntervalMs: number;
+  /** Readiness waits and deletions of one sync, in milliseconds. */
+  syncTimeoutMs: number;
+}
+
+/** What the agent did with one service, by service id in `AgentState.services`. */
+export interface ServiceState {
+  /** Revision last applied (a render error leaves the previous one). */
+  appliedRevisionId?: string;
+  syncedAt: number;
+  /** Hash of the last report the server accepted. */
+  reported?: string;
+  /** A report the server has not accepted yet (it was away); sent again on every poll. */
+  pending?: AgentReport;
+  /** The revision whose last sync failed; it is tried again at `retryAt` (backoff), not on every poll. */
+  failedRevisionId?: string;
+  retryAt?: number;
+  failures: number;
+  /** The last outcome, whose components the health loop refreshes. */
+  outcome?: SyncOutcome;
+}
+
+export class AgentState {
+  readonly options: AgentOptions;
+  /** Fires when the agent stops: every loop, sync and request under way ends. */
+  readonly signal: AbortSignal;
+  readonly cluster: Cluster;
+  readonly context: SyncContext;
+  /** Unpacked revision sources by digest, `<dataDir>/sources`. */
+  readonly sources: SourceCache;
+  /** The services last listed, sealed on disk (`<dataDir>/services.sealed`) for when the server is away. */
+  readonly desired: DesiredState;
+  /** What was done with each service, by service id; a deleted service leaves once its last report is accepted. */
+  readonly services = new Map<string, ServiceState>();
+  /** The services the server listed last (or the disk had): undefined until the first poll. */
+  known: AgentService[] | undefined;
+  readonly gateJobs: GateJobs;
+  /** Wakes the gates loop when a poll lists a gate to follow. */
+  readonly gatesWakeup = new Wakeup();
+  /** Wakes the poll loop when the push channel is kicked. */
+  readonly pollWakeup = new Wakeup();
+
+  constructor(options: AgentOptions, signal: AbortSignal) {
+    this.options = options;
+    this.signal = signal;
+    this.sources = new SourceCache(path.join(options.dataDir, 'sources'));
+    this.desired = new DesiredState(path.join(options.dataDir, 'services.sealed'), options.token);
+    this.cluster = options.engine.clusters.get(options.kubeConfig, options.kubeConfig.getCurrentContext());
+    this.context = {
+      engine: options.engine,
+      kubeConfig: options.kubeConfig,
+      cluster: this.cluster,
+      workDir: path.join(options.dataDir, 'work'),
+      fieldManager: AGENT_FIELD_MANAGER,
+      timeoutMs: options.syncTimeoutMs,
+      progress: { step: (scope, message) => options.log.debug({ scope }, message) },
+      signal,
+      applied: new AppliedObjects(),
+      renders: inMemoryRenderCache(),
+    };
+    this.gateJobs = new GateJobs({ cluster: this.cluster, client: options.client, fieldManager: AGENT_FIELD_MANAGER, log: options.log });
+  }
+
+  get log(): Logger {
+    return this.options.log;
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

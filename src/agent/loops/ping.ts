@@ -1,0 +1,20 @@
+/**
+ * The ping loop: every `pingIntervalMs`, tells the server the cluster's Kubernetes version (without its `v`) and the
+ * agent's version, which is also how the server knows the agent is alive.
+ */
+import { sleep } from '../../sleep.ts';
+import { GANTRY_VERSION } from '../../version.ts';
+import type { AgentState } from '../agent-state.ts';
+import type { Loop } from '../supervise.ts';
+
+export function pingLoop(state: AgentState): Loop {
+  return {
+    name: 'ping',
+    work: async () => {
+      const version = (await state.cluster.version()).replace(/^v/, '');
+      await state.options.client.ping({ kubernetesVersion: version, agentVersion: GANTRY_VERSION }, state.signal);
+    },
+    wait: (ms) => sleep(ms, state.signal).catch(() => undefined),
+    interval: () => state.options.pingIntervalMs,
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * The agent's reports of each service (its revision, components and errors) to the server: a report is queued only
+ * when it differs from the last one the server accepted (by SHA-256 of its JSON), and a queued report is sent again
+ * on every poll and health round until the server accepts it.
+ */
+import { createHash } from 'node:crypto';
+import type { AgentReport, AgentService } from '../client/agent-client.ts';
+import { type AgentState, messageOf, type ServiceState } from './agent-state.ts';
+import type { SyncOutcome } from './sync.ts';
+
+/** Queues the report of `outcome` in `serviceState.pending` unless the server already has the same one. */
+export function queueReport(service: AgentService, serviceState: ServiceState, outcome: SyncOutcome): void {
+  const payload: AgentReport = {
+    // After a render error the last applied revision still runs; its id is what the server should see.
+    revisionId: serviceState.appliedRevisionId ?? service.revision.id,
+    components: outcome.components,
+    errors: outcome.errors,
+  };
+  if (reportHash(payload) !== serviceState.reported) serviceState.pending = payload;
+}
+
+/**
+ * Sends the service's queued report, if any; a report the server does not take is logged and kept for the next
+ * round. Once a deleted service's last report is accepted, the agent forgets the service.
+ */
+export async function sendPending(state: AgentState, service: AgentService): Promise<void> {
+  const serviceState = state.services.get(service.id);
+  if (!serviceState?.pending) return;
+  try {
+    await state.options.client.report(service.id, serviceState.pending, state.signal);
+  } catch (error) {
+    if (!state.signal.aborted) state.log.warn({ service: service.name, error: messageOf(error) }, 'report not delivered; will retry');
+    return;
+  }
+  serviceState.reported = reportHash(serviceState.pending);
+  serviceState.pending = undefined;
+  if (service.deleting) state.services.delete(service.id);
+}
+
+function reportHash(report: AgentReport): string {
+  return createHash('sha256').update(JSON.stringify(report)).digest('hex');
+}
