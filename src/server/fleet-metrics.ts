@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { Gauge, type Registry } from 'prom-client';
 import { CLUSTER_PING_HEALTHY_MS, countClusters } from '../store/clusters.ts';
 import type { Database } from '../store/schema.ts';
-import { countServicesByStatus } from '../store/services.ts';
+import { countServicesByStatus } from '../store/reports.ts';
 import type { PushChannels } from './push-channels.ts';
 
 const SERVICE_STATUSES = ['stale', 'synced', 'healthy', 'failed'];

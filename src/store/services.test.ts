@@ -8,16 +8,8 @@ import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../tes
 import { createCluster } from './clusters.ts';
 import { openStore, type Store } from './database.ts';
 import { SecretBox } from './secret-box.ts';
-import {
-  createService,
-  listRevisions,
-  listServices,
-  removeService,
-  type Service,
-  type ServiceRef,
-  type ServiceSpec,
-  updateServices,
-} from './services.ts';
+import { listRevisions } from './revisions.ts';
+import { createService, listServices, removeService, type Service, type ServiceRef, type ServiceSpec, updateServices } from './services.ts';
 
 /** More than two batches (updateServices commits 200 to a transaction). */
 const COUNT = 450;

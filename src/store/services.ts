@@ -1,10 +1,10 @@
 /**
- * Services (Plural's ServiceDeployment): what one cluster runs from one source, and its immutable revisions.
- * Every change of a service's spec, configuration or secret values, and every new commit of its ref, adds a revision
- * (number, commit, tarball digest, spec, sealed configuration and secret values, who, when); the service points at the newest, which is
- * what its agent applies. Rollback adds a revision with an old one's content and pins the ref to that revision's
- * commit, so the next commit on the branch does not undo it (Argo CD users' rollback-versus-auto-sync complaint).
- * The agent's reports set the service's components, errors, applied revision and status.
+ * Services (Plural's ServiceDeployment): what one cluster runs from one source, and its immutable revisions. This
+ * file creates, changes, reads and deletes services. Every change of a service's spec, configuration or secret
+ * values, and every new commit of its ref, adds a revision (number, commit, tarball digest, spec, sealed
+ * configuration and secret values, who, when); the service points at the newest, which is what its agent applies.
+ * Revising a service in place and rolling it back are in revisions.ts; the agent's reports, which set the
+ * service's components, errors, applied revision and status, in reports.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -370,87 +370,6 @@ async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray
     .execute();
 }
 
-/**
- * Adds a revision with the service's current content, for a change outside it that its agent must render again
- * (a bound context's configuration changed).
- */
-export async function reviseService(db: Kysely<Database>, serviceId: string, author: Author, now = new Date()): Promise<Service> {
-  await db.transaction().execute(async (trx) => {
-    const current = await revisionRow(trx, (await serviceRow(trx, serviceId)).revision_id);
-    await addRevision(
-      trx,
-      serviceId,
-      { commit: current.commit_sha ?? '', digest: current.digest ?? '', chartVersion: current.chart_version ?? undefined },
-      author,
-      now.toISOString(),
-    );
-  });
-  return await getServiceById(db, serviceId);
-}
-
-/**
- * Adds a revision with the content of revision `number` (spec, configuration, secret values, commit, digest, chart
- * version) and
- * pins the service's ref to that commit and its chart version to that version (see pinnedSpec).
- * @throws NotFoundError when the service has no such revision.
- */
-export async function rollbackService(
-  db: Kysely<Database>,
-  serviceId: string,
-  number: number,
-  author: Author,
-  now = new Date(),
-): Promise<Service> {
-  const time = now.toISOString();
-  await db.transaction().execute(async (trx) => {
-    const old = await trx
-      .selectFrom('revisions')
-      .selectAll()
-      .where('service_id', '=', serviceId)
-      .where('number', '=', number)
-      .executeTakeFirst();
-    if (!old) throw new NotFoundError('revision', String(number));
-    const pinned = pinnedSpec(JSON.parse(old.spec) as ServiceSpec, toRevision(old));
-    await trx
-      .updateTable('services')
-      .set({
-        spec: JSON.stringify(pinned),
-        namespace: pinned.namespace,
-        repository_id: pinned.repositoryId ?? null,
-        configuration: old.configuration,
-        secret_values: old.secret_values,
-        updated_at: time,
-      })
-      .where('id', '=', serviceId)
-      .execute();
-    await addRevision(
-      trx,
-      serviceId,
-      { commit: old.commit_sha ?? '', digest: old.digest ?? '', chartVersion: old.chart_version ?? undefined },
-      { by: author.by, message: author.message ?? `rollback to revision ${number}` },
-      time,
-      {
-        spec: JSON.stringify(pinned),
-        configuration: old.configuration,
-        secretValues: old.secret_values,
-      },
-    );
-  });
-  return await getServiceById(db, serviceId);
-}
-
-/**
- * `spec` fixed to what `revision` resolved: the git ref to its commit, a helm version (range) to its chart version,
- * so that the source no longer moves (rollback) and its tarball can be built again byte for byte.
- */
-export function pinnedSpec(spec: ServiceSpec, revision: Pick<Revision, 'commit' | 'chartVersion'>): ServiceSpec {
-  return {
-    ...spec,
-    ...(spec.git && revision.commit ? { git: { ...spec.git, ref: revision.commit } } : {}),
-    ...(spec.helm && revision.chartVersion ? { helm: { ...spec.helm, version: revision.chartVersion } } : {}),
-  };
-}
-
 /** Services by name, of one cluster or repository when given. */
 export async function listServices(db: Kysely<Database>, filter: { clusterId?: string; repositoryId?: string } = {}): Promise<Service[]> {
   let query = db.selectFrom('services').selectAll().orderBy('name');
@@ -576,11 +495,6 @@ export async function serviceSecrets(
   );
 }
 
-export async function listRevisions(db: Kysely<Database>, serviceId: string): Promise<Revision[]> {
-  const rows = await db.selectFrom('revisions').selectAll().where('service_id', '=', serviceId).orderBy('number', 'desc').execute();
-  return rows.map(toRevision);
-}
-
 /** Marks the service for deletion: its agent deletes its objects (unless detached) and reports, then it is gone. */
 export async function markServiceDeleted(db: Kysely<Database>, serviceId: string, now = new Date()): Promise<void> {
   await db
@@ -595,53 +509,11 @@ export async function removeService(db: Kysely<Database>, serviceId: string): Pr
   await db.deleteFrom('services').where('id', '=', serviceId).execute();
 }
 
-/** What an agent reports after a sync (Plural's updateServiceComponents). */
-export interface ServiceReport {
-  revisionId: string;
-  components: Component[];
-  errors: ServiceError[];
-}
-
 /**
- * Stores an agent's report and derives the status as Plural's console does: any FAILED component or error →
- * failed; a revision older than the newest, or an object out of sync → stale; any not running → synced;
- * all running → healthy. A deleted service whose agent reports no components left is removed.
+ * Adds a revision of `serviceId` holding `content`, or the service's own spec, configuration and secret values, and
+ * makes it the service's current one (createService, and revisions.ts's revise and rollback).
  */
-export async function recordServiceReport(db: Kysely<Database>, serviceId: string, report: ServiceReport, now = new Date()): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const row = await serviceRow(trx, serviceId);
-    if (row.deleted_at !== null && report.components.length === 0 && report.errors.length === 0) {
-      await trx.deleteFrom('services').where('id', '=', serviceId).execute();
-      return;
-    }
-    await trx.deleteFrom('service_components').where('service_id', '=', serviceId).execute();
-    if (report.components.length > 0) {
-      await trx
-        .insertInto('service_components')
-        .values(report.components.map((c) => ({ service_id: serviceId, ...c, synced: c.synced ? 1 : 0 })))
-        .execute();
-    }
-    await trx
-      .updateTable('services')
-      .set({
-        applied_revision_id: report.revisionId,
-        errors: JSON.stringify(report.errors),
-        status: deriveStatus(report, row.revision_id),
-        updated_at: now.toISOString(),
-      })
-      .where('id', '=', serviceId)
-      .execute();
-  });
-}
-
-export function deriveStatus(report: ServiceReport, currentRevisionId: string | null): ServiceStatus {
-  if (report.errors.length > 0 || report.components.some((c) => c.state === 'FAILED')) return 'failed';
-  if (report.revisionId !== currentRevisionId || report.components.some((c) => !c.synced)) return 'stale';
-  if (report.components.some((c) => c.state !== 'RUNNING')) return 'synced';
-  return 'healthy';
-}
-
-async function addRevision(
+export async function addRevision(
   trx: Transaction<Database>,
   serviceId: string,
   source: ResolvedSource,
@@ -685,19 +557,15 @@ function newRevision(
   };
 }
 
-async function serviceRow(db: Kysely<Database>, id: string): Promise<Selectable<ServiceTable>> {
+/** The service's row as stored. @throws NotFoundError */
+export async function serviceRow(db: Kysely<Database>, id: string): Promise<Selectable<ServiceTable>> {
   const row = await db.selectFrom('services').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('service', id);
   return row;
 }
 
-async function revisionRow(db: Kysely<Database>, id: string | null): Promise<Selectable<RevisionTable>> {
-  const row = id === null ? undefined : await db.selectFrom('revisions').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) throw new Error(`service revision ${id} is missing`);
-  return row;
-}
-
-function toRevision(row: Selectable<RevisionTable>): Revision {
+/** A revision row as the API's Revision (its sealed values left out). */
+export function toRevision(row: Selectable<RevisionTable>): Revision {
   return {
     id: row.id,
     number: row.number,
@@ -739,15 +607,4 @@ function sameSealed(
   column: SealedColumn,
 ): boolean {
   return isDeepStrictEqual(openObject(box, sealed, serviceId, column), next);
-}
-
-/** Live (not deleted) services by status (stale, synced, healthy, failed); statuses with none are absent. */
-export async function countServicesByStatus(db: Kysely<Database>): Promise<Record<string, number>> {
-  const rows = await db
-    .selectFrom('services')
-    .select((eb) => ['status', eb.fn.countAll<number | string>().as('count')])
-    .where('deleted_at', 'is', null)
-    .groupBy('status')
-    .execute();
-  return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
 }

@@ -19,7 +19,8 @@ import {
   type ServiceContext,
   upsertServiceContext,
 } from '../../store/service-contexts.ts';
-import { reviseService, type Service } from '../../store/services.ts';
+import { reviseService } from '../../store/revisions.ts';
+import type { Service } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import { ContextParams, ContextUpsertSchema, ErrorResponses, ServiceContextSchema } from '../schemas.ts';

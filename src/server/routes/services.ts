@@ -15,16 +15,14 @@ import { ConflictError } from '../../store/errors.ts';
 import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
+import { listRevisions, pinnedSpec, rollbackService } from '../../store/revisions.ts';
 import {
   serviceSecrets,
   createService,
   getService,
-  listRevisions,
   listServices,
   markServiceDeleted,
-  pinnedSpec,
   removeService,
-  rollbackService,
   type Revision,
   type Service,
   type ServiceSpec,
