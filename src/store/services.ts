@@ -504,7 +504,10 @@ export async function markServiceDeleted(db: Kysely<Database>, serviceId: string
     .execute();
 }
 
-/** Removes the service's records at once (detach: whatever it applied stays in the cluster). */
+/**
+ * Removes the service's records at once: on detach (whatever it applied stays in the cluster), and once the agent of
+ * a deleted service reports nothing left of it (server/service-reports.ts).
+ */
 export async function removeService(db: Kysely<Database>, serviceId: string): Promise<void> {
   await db.deleteFrom('services').where('id', '=', serviceId).execute();
 }

@@ -12,15 +12,14 @@ import { Type } from 'typebox';
 import { getCluster, recordPing } from '../../store/clusters.ts';
 import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
-import { contextConfigurations } from '../../store/service-contexts.ts';
 import type { SecretBox } from '../../store/secret-box.ts';
-import { recordServiceReport } from '../../store/reports.ts';
-import { getServiceById, listServices, type Service, serviceSecrets } from '../../store/services.ts';
+import { getServiceById, type Service } from '../../store/services.ts';
+import { agentServices } from '../agent-services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import type { FleetChange } from '../fleet-changes.ts';
 import { recordTunnel, removeTunnel } from '../../store/agent-tunnels.ts';
-import type { FleetEvent, Notifier } from '../notifier.ts';
+import type { Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
 import {
   AgentGateSchema,
@@ -34,6 +33,7 @@ import {
   TarballQuery,
 } from '../schemas.ts';
 import type { PushChannels } from '../push-channels.ts';
+import { recordReport } from '../service-reports.ts';
 import type { TarballStore } from '../tarballs.ts';
 
 export interface AgentRouteDeps {
@@ -92,47 +92,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     '/v1/agent/services',
     { ...agents, schema: { tags, response: { 200: Type.Array(AgentServiceSchema), ...errors } } },
     async (request) => {
-      const cluster = agentCluster(request);
-      const services = await listServices(db, { clusterId: cluster.id });
-      const healthy = new Set(services.filter((s) => s.status === 'healthy').map((s) => s.name));
-      const templateCluster = {
-        id: cluster.id,
-        name: cluster.name,
-        handle: cluster.handle,
-        tags: cluster.tags,
-        distro: cluster.distro,
-        version: cluster.kubernetesVersion,
-      };
-      const [secrets, contexts] = await Promise.all([
-        serviceSecrets(
-          db,
-          box,
-          services.map((service) => service.id),
-        ),
-        contextConfigurations(db, [...new Set(services.flatMap((service) => service.revision.spec.contexts ?? []))]),
-      ]);
-      return services.map((service) => ({
-        id: service.id,
-        name: service.name,
-        namespace: service.spec.namespace,
-        cluster: templateCluster,
-        revision: {
-          id: service.revision.id,
-          number: service.revision.number,
-          commit: service.revision.commit,
-          digest: service.revision.digest ?? '',
-        },
-        // A helm service's tarball is the wrapper project, whatever folder its valuesFiles came from.
-        folder: service.revision.spec.helm ? '' : (service.revision.spec.git?.folder ?? ''),
-        renderer: service.revision.spec.renderer,
-        configuration: secrets.get(service.id)?.configuration ?? {},
-        secretValues: secrets.get(service.id)?.secretValues ?? {},
-        contexts: pick(contexts, service.revision.spec.contexts ?? []),
-        waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
-        ...(service.revision.spec.syncConfig ? { syncConfig: service.revision.spec.syncConfig } : {}),
-        templated: service.revision.spec.templated !== false,
-        deleting: service.deletedAt !== null,
-      }));
+      return await agentServices(db, box, agentCluster(request));
     },
   );
 
@@ -178,40 +138,10 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     '/v1/agent/services/:id/report',
     { ...agents, schema: { tags, params: ServiceIdParams, body: ReportSchema, response: { 204: Type.Null(), ...errors } } },
     async (request, reply) => {
-      const service = await ownService(db, request, request.params.id);
-      await recordServiceReport(db, service.id, request.body);
-      deps.announce({ kind: 'service', id: service.id });
-      // A service turning healthy may release services that depend on it: the agent should look again now.
-      const after = await getServiceById(db, service.id).catch(() => undefined);
-      if (after?.status === 'healthy' && service.status !== 'healthy') deps.onServiceChange(after);
-      if (after && after.status !== service.status) {
-        deps.notifier.notify(serviceUpdate(agentCluster(request), after));
-        // In the background: the agent's report is answered without waiting for promotions.
-        void deps.pipelines.serviceReported(after);
-      }
+      await recordReport(deps, agentCluster(request), await ownService(db, request, request.params.id), request.body);
       return reply.code(204).send(null);
     },
   );
-}
-
-/** A service's status changed, as its agent reported: Plural's `service.update`. */
-function serviceUpdate(cluster: { id: string; name: string }, service: Service): FleetEvent {
-  const failed = service.status === 'failed';
-  return {
-    type: 'service.update',
-    severity: failed ? 'error' : 'info',
-    cluster: { id: cluster.id, name: cluster.name },
-    service: {
-      id: service.id,
-      name: service.name,
-      namespace: service.spec.namespace,
-      status: service.status,
-      revision: service.revision.number,
-    },
-    message: failed
-      ? `${service.name} failed: ${service.errors.map((error) => error.message).join('; ')}`
-      : `${service.name} is ${service.status} at revision ${service.revision.number}`,
-  };
 }
 
 /** The service, when it belongs to the agent's cluster. @throws HttpError 403 for another cluster's service. */
@@ -222,9 +152,4 @@ async function ownService(db: Kysely<Database>, request: FastifyRequest, id: str
   });
   if (service.clusterId !== agentCluster(request).id) throw new HttpError(403, `service ${id} belongs to another cluster`);
   return service;
-}
-
-/** The entries of `record` named in `names` (those it has). */
-function pick<T>(record: Record<string, T>, names: readonly string[]): Record<string, T> {
-  return Object.fromEntries(names.flatMap((name) => (name in record ? [[name, record[name] as T]] : [])));
 }
