@@ -14,7 +14,7 @@ import { createLogger } from '../logger.ts';
 import { fleetCrds } from '../operator/crds.ts';
 import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/operator.ts';
 import { operatorInstallCommand } from './operator-install.ts';
-import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import type { Address } from '../ports.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { runUntilSignalled } from './signals.ts';
 

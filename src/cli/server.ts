@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import type { Address } from '../ports.ts';
 import { createLogger } from '../logger.ts';
 import { defaultCacheDir } from '../engine-config.ts';
 import { publicUrlArg, serverInstallCommand } from './server-install.ts';

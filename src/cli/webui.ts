@@ -9,7 +9,7 @@ import { createLogger } from '../logger.ts';
 import { startWebUi } from '../webui/server.ts';
 import { parseAddress } from './options.ts';
 import { runUntilSignalled } from './signals.ts';
-import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import type { Address } from '../ports.ts';
 
 interface WebUiFlags {
   kubeconfig?: string;
