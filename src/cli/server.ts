@@ -16,7 +16,7 @@ import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { loadEncryptionKey } from '../server/encryption-key.ts';
 import { startFleetServer } from '../server/server.ts';
-import { isApiTokenForm } from '../store/api-tokens.ts';
+import { isApiTokenForm } from '../crypto/tokens.ts';
 import { GANTRY_VERSION } from '../version.ts';
 
 interface ServerFlags {

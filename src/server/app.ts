@@ -11,7 +11,7 @@ import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import { registerWebhookRoutes } from '../gitops/webhooks.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../store/database.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import type { RepositoryPoller } from './repository-poller.ts';
 import { pinnedSpec, type Service, type ServiceRef } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';

@@ -21,7 +21,7 @@ import {
   updateGlobalService,
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import {
   createService,
   listOwnedServiceRefs,

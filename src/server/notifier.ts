@@ -18,7 +18,7 @@ import {
   type SinkType,
 } from '../store/notifications.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import { hmacSignature, postWithRetry, type WebhookRequest } from '../webhook-post.ts';
 
 /** The events routers may name, as Plural names them. */

@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import { mayUseSource } from '../rights.ts';
 import { getRepository } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceSpec } from '../store/services.ts';
 import { requestUser } from './auth.ts';
 import { HttpError } from './errors.ts';

@@ -8,7 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { ClusterTable, Database } from './schema.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { hashToken, newToken } from '../crypto/tokens.ts';
 
 export interface Cluster {
   id: string;

@@ -13,7 +13,7 @@ import { getCluster, recordPing } from '../../store/clusters.ts';
 import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import { contextConfigurations } from '../../store/service-contexts.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { getServiceById, listServices, recordServiceReport, type Service, serviceSecrets } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';

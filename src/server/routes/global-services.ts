@@ -11,7 +11,7 @@ import { Type } from 'typebox';
 import { listClusters } from '../../store/clusters.ts';
 import { getGlobalService, type GlobalService, listGlobalServices, type ServiceTemplate } from '../../store/global-services.ts';
 import type { Database } from '../../store/schema.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { listServices } from '../../store/services.ts';
 import { mayDo, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';

@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { createRepository, deleteRepository, getRepository, listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';

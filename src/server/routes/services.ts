@@ -14,7 +14,7 @@ import { getCluster, listClusters } from '../../store/clusters.ts';
 import { ConflictError } from '../../store/errors.ts';
 import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import {
   serviceSecrets,
   createService,
