@@ -1,7 +1,7 @@
 /**
- * API tokens (their form: crypto/tokens.ts), each shown once: a token either has a role of its own over everything (the first
- * admin token the server makes at first start, as Argo CD and Plural print their first admin credentials, and
- * tokens an installer hands to an operator), or acts as a user, with that user's role bindings.
+ * API tokens (their form: crypto/tokens.ts), each shown once: a token either has a role of its own over everything
+ * (the first admin token the server makes at first start, as Argo CD and Plural print their first admin credentials,
+ * and tokens an installer hands to an operator), or acts as a user, with that user's role bindings.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token (see tokens.ts), shown
+ * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token (crypto/tokens.ts), shown
  * once when made; rotating keeps the old one valid until it is revoked, so an agent can be re-keyed without a gap
  * (Plural keeps an old deploy token for 7 days after rotation).
  */
