@@ -11,7 +11,7 @@ import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { ensureCrdsServed } from '../deploy/crds.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { createLogger } from '../logger.ts';
-import { fleetCrds } from '../operator/crds.ts';
+import { fleetCrds } from '../install/fleet-crds.ts';
 import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/operator.ts';
 import { operatorInstallCommand } from './operator-install.ts';
 import type { Address } from '../ports.ts';

@@ -7,7 +7,7 @@
  */
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
-import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from '../operator/install.ts';
+import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from './operator.ts';
 import { newApiToken } from '../crypto/tokens.ts';
 
 export const SERVER_NAME = 'gantry-server';
