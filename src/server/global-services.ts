@@ -30,7 +30,7 @@ import {
   type ServiceRef,
   updateServices,
 } from '../store/services.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 export interface GlobalServiceDeps {

@@ -16,7 +16,7 @@ import { contextConfigurations } from '../../store/service-contexts.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { getServiceById, listServices, recordServiceReport, type Service, serviceSecrets } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import type { FleetChange } from '../fleet-changes.ts';
 import { recordTunnel, removeTunnel } from '../../store/agent-tunnels.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';

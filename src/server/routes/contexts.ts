@@ -21,7 +21,7 @@ import {
 } from '../../store/service-contexts.ts';
 import { reviseService, type Service } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { ContextParams, ContextUpsertSchema, ErrorResponses, ServiceContextSchema } from '../schemas.ts';
 
 export interface ContextRouteDeps {

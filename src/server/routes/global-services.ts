@@ -14,7 +14,7 @@ import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { listServices } from '../../store/services.ts';
 import { mayDo, requestUser, userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { ServiceSources } from '../service-sources.ts';
 import { checkedSpec, checkSecretValues } from '../service-specs.ts';

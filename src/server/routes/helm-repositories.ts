@@ -10,7 +10,7 @@ import { deleteHelmRepository, listHelmRepositories, upsertHelmRepository } from
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { ErrorResponses, HelmRepositorySchema, HelmRepositoryUpsertSchema, ServiceIdParams } from '../schemas.ts';
 
 export function helmRepositoryRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox }): void {

@@ -12,7 +12,7 @@ import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import {
   ErrorResponses,
   NameParams,

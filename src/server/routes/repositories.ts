@@ -11,7 +11,7 @@ import { createRepository, deleteRepository, getRepository, listRepositories } f
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';
 import type { RepositoryPoller } from '../repository-poller.ts';
 import { ErrorResponses, NewRepositorySchema, RepositoryParams, RepositorySchema } from '../schemas.ts';

@@ -31,7 +31,7 @@ import {
   updateService,
 } from '../../store/services.ts';
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { revisionDiff } from '../revision-diff.ts';
 import type { TarballStore } from '../tarballs.ts';
 import {
