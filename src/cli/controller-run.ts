@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress, positiveIntegerArg } from './options.ts';
-import { startKluctlController } from '../controller/kluctl-deployment/controller.ts';
+import { startKluctlController } from '../controller/index.ts';
 import type { Address } from '../ports.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { Engine } from '../engine.ts';

@@ -12,7 +12,7 @@ import { ensureCrdsServed } from '../deploy/crds.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { createLogger } from '../logger.ts';
 import { fleetCrds } from '../install/fleet-crds.ts';
-import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/operator.ts';
+import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/index.ts';
 import { operatorInstallCommand } from './operator-install.ts';
 import type { Address } from '../ports.ts';
 import { durationArg, parseAddress } from './options.ts';

@@ -14,8 +14,7 @@ import { defaultCacheDir } from '../engine-config.ts';
 import { publicUrlArg, serverInstallCommand } from './server-install.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
-import { loadEncryptionKey } from '../server/encryption-key.ts';
-import { startFleetServer } from '../server/server.ts';
+import { loadEncryptionKey, startFleetServer } from '../server/index.ts';
 import { isApiTokenForm } from '../crypto/tokens.ts';
 import { GANTRY_VERSION } from '../version.ts';
 
