@@ -47,7 +47,7 @@ import { createCluster } from '../src/store/clusters.ts';
 import { openStore } from '../src/store/database.ts';
 import { createGlobalService } from '../src/store/global-services.ts';
 import { createRepository } from '../src/store/repositories.ts';
-import { SecretBox } from '../src/store/secret-box.ts';
+import { SecretBox } from '../src/crypto/secret-box.ts';
 import { createService, type ServiceSpec } from '../src/store/services.ts';
 import { TarballStore } from '../src/server/tarballs.ts';
 import { git } from '../test/support/git-repo.ts';

@@ -1,5 +1,11 @@
 import { createServer, type Server } from 'node:net';
 
+/** Where a server listens: a host name or IP address and a TCP port. */
+export interface Address {
+  host: string;
+  port: number;
+}
+
 /**
  * Asks the OS for one free TCP port on 127.0.0.1 per name. All listeners stay open until every port is known, so
  * the OS cannot hand out the same port twice; another program could still take one before our component binds it.

@@ -1,7 +1,7 @@
 /**
  * Posting a notification to a receiver (Slack, a generic webhook), shared by the controller's Alerts and the
  * server's notification sinks: one POST with a timeout, repeated once after a network error, a timeout, a 429 or a
- * 5xx; the body signed as Flux's generic-hmac provider signs it. Addresses are never put in errors: a Slack webhook
+ * 5xx; the body signed as Flux's generic-hmac provider signs it; Slack's text escaped. Addresses are never put in errors: a Slack webhook
  * URL is itself a secret.
  */
 import { createHmac } from 'node:crypto';
@@ -61,4 +61,9 @@ async function attempt(prepared: WebhookRequest, options: PostOptions): Promise<
       retry: true,
     };
   }
+}
+
+/** Slack's three control characters in message text (Slack's "Escaping text" docs). */
+export function slackEscape(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

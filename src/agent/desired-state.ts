@@ -1,7 +1,7 @@
 /**
  * The agent's last desired state on its disk: the services the server last listed, so an agent that restarts while
  * the server is away still knows what its cluster should run and keeps repairing drift from the sources in its
- * disk cache. Configuration values are secrets, so the file is sealed (AES-256-GCM, store/secret-box.ts) with a key
+ * disk cache. Configuration values are secrets, so the file is sealed (AES-256-GCM, crypto/secret-box.ts) with a key
  * derived from the cluster's deploy token: only the holder of the token can read it, and after a token rotation the
  * old file is simply not used.
  */
@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentService } from '../client/agent-client.ts';
-import { type SealContext, SecretBox } from '../store/secret-box.ts';
+import { type SealContext, SecretBox } from '../crypto/secret-box.ts';
 
 /** The one thing the agent seals: its file's key (from the deploy token) seals nothing else, so one fixed place. */
 const DESIRED_STATE_PLACE: SealContext = { table: 'agent', column: 'desired-state', row: 'services' };

@@ -6,7 +6,7 @@
  * not act on yet are accepted and dropped by the API server's pruning, as any unknown field. One extension:
  * ServiceDeployment's `renderer` names Gantry's Kluctl renderer with target and args.
  *
- * These schemas are the single source of the CRDs' openAPIV3Schema (src/operator/crds.ts) and of the types.
+ * These schemas are the single source of the CRDs' openAPIV3Schema (src/install/fleet-crds.ts) and of the types.
  */
 import { Type, type Static } from 'typebox';
 import type { NamespacedObjectMeta, ObjectMeta } from '../kube/object.ts';

@@ -5,7 +5,7 @@
  * install made. The manifests are written into a private temporary project only for the render.
  */
 import { Command } from 'commander';
-import { AGENT_INSTALL_DISCRIMINATOR, agentInstallManifests } from '../agent/install.ts';
+import { AGENT_INSTALL_DISCRIMINATOR, agentInstallManifests } from '../install/agent.ts';
 import { GANTRY_IMAGE_REPOSITORY, GANTRY_VERSION } from '../version.ts';
 import { addInstallFlags, deployInstallObjects, type InstallFlags } from './install-project.ts';
 import { addResultFlags } from './options.ts';

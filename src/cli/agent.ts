@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { startAgent } from '../agent/agent.ts';
+import { startAgent } from '../agent/index.ts';
 import { AgentClient } from '../client/agent-client.ts';
 import { Engine } from '../engine.ts';
 import { defaultCacheDir, serverEngineConfig } from '../engine-config.ts';

@@ -15,7 +15,8 @@ import type { KubeObject } from '../kube/object.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import { toYaml } from '../yaml.ts';
 import { confirm, requireCluster, type ResultFlags } from './options.ts';
-import type { CliRun, CommandRun } from './run-action.ts';
+import type { CliRun } from './cli-run.ts';
+import type { CommandRun } from './run-action.ts';
 
 export interface InstallFlags extends ResultFlags {
   kubeconfig?: string;

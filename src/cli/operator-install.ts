@@ -10,14 +10,14 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
-import { fleetCrds } from '../operator/crds.ts';
+import { fleetCrds } from '../install/fleet-crds.ts';
 import {
   ADMIN_TOKEN_SECRET,
   namespaceManifest,
   OPERATOR_INSTALL_DISCRIMINATOR,
   OPERATOR_NAMESPACE,
   operatorWorkload,
-} from '../operator/install.ts';
+} from '../install/operator.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { GANTRY_IMAGE_REPOSITORY, GANTRY_VERSION } from '../version.ts';
 import { addInstallFlags, deployInstallObjects, type InstallFlags } from './install-project.ts';

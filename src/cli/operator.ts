@@ -11,10 +11,10 @@ import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { ensureCrdsServed } from '../deploy/crds.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { createLogger } from '../logger.ts';
-import { fleetCrds } from '../operator/crds.ts';
-import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/operator.ts';
+import { fleetCrds } from '../install/fleet-crds.ts';
+import { OPERATOR_FIELD_MANAGER, startOperator } from '../operator/index.ts';
 import { operatorInstallCommand } from './operator-install.ts';
-import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import type { Address } from '../ports.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { runUntilSignalled } from './signals.ts';
 

@@ -22,9 +22,9 @@ import { GANTRY_VERSION } from '../version.ts';
 import { BUILD_STAMP } from '../build-stamp.ts';
 import type { TargetLock } from '../deploy/target-lock.ts';
 import { parseDuration } from '../duration.ts';
-import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import type { Address } from '../ports.ts';
 import { addRegistryFlags, cliRegistryCredentials, type RegistryFlags } from './oci-registry-flags.ts';
-import type { CliRun } from './run-action.ts';
+import type { CliRun } from './cli-run.ts';
 
 export interface TargetFlags extends RegistryFlags {
   target?: string;

@@ -8,7 +8,7 @@ import { access, constants, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { styleText } from 'node:util';
 import { formatRef } from '../kube/object.ts';
-import type { CommandResult, ResultMessage } from '../deploy/result.ts';
+import { emptyResult, type CommandResult, type ResultMessage } from '../deploy/result.ts';
 import { problemsOf } from '../problems.ts';
 import { toYaml } from '../yaml.ts';
 
@@ -78,15 +78,7 @@ const DRY_RUN_NOTE = '\nDry run: nothing was changed in the cluster.\n';
 
 /** A result holding only errors, for failures before any object was touched. */
 export function errorResult(error: unknown): CommandResult {
-  return {
-    newObjects: [],
-    changedObjects: [],
-    deletedObjects: [],
-    orphanObjects: [],
-    appliedHooks: [],
-    warnings: [],
-    errors: problemsOf(error).map((message) => ({ message })),
-  };
+  return { ...emptyResult(), errors: problemsOf(error).map((message) => ({ message })) };
 }
 
 function formatText(result: CommandResult, shortOutput: boolean, color: boolean): string {

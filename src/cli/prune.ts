@@ -11,7 +11,8 @@ import {
   cliTargetLock,
 } from './options.ts';
 import { parseDuration } from '../duration.ts';
-import { runResultCommand, type CliRun } from './run-action.ts';
+import { runResultCommand } from './run-action.ts';
+import type { CliRun } from './cli-run.ts';
 import { formatRef } from '../kube/object.ts';
 
 interface DeletionFlags extends TargetFlags, ResultFlags {

@@ -10,23 +10,16 @@ import { PartialResultError, type CommandResult } from '../deploy/result.ts';
 import { writeCommandResult } from '../deploy/result-store.ts';
 import { Engine } from '../engine.ts';
 import { cliEngineConfig } from '../engine-config.ts';
-import { stderrProgress, type Progress } from '../progress.ts';
+import { stderrProgress } from '../progress.ts';
 import { checkOutputFiles, errorResult, parseOutputs, printResult } from './output.ts';
 import type { ResultFlags } from './options.ts';
 import { interruptedExitCode, stopOnSignals } from './signals.ts';
+import type { CliRun } from './cli-run.ts';
 
 export interface CommandRun {
   result: CommandResult;
   /** The target the command ran against, when it got that far (needed to store the result). */
   prepared?: PreparedTarget;
-}
-
-/** What a CLI command runs with: the engine it owns for its lifetime, and progress on stderr. */
-export interface CliRun {
-  engine: Engine;
-  progress: Progress;
-  /** A one-shot command's stop on SIGINT and SIGTERM (see signals.ts); none for the commands a signal just kills. */
-  signal?: AbortSignal | undefined;
 }
 
 /**

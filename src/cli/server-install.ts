@@ -1,6 +1,6 @@
 /**
  * `gantry server install [--context CTX] [--image REF] [--storage SIZE]`: installs the fleet server into a cluster
- * (src/up/server-install.ts: namespace gantry-system, a Deployment on a volume for SQLite, Service gantry-server:8090)
+ * (src/install/server.ts: namespace gantry-system, a Deployment on a volume for SQLite, Service gantry-server:8090)
  * with Gantry's own engine, as `gantry operator install` does. The admin token is the Secret gantry-admin-token,
  * made here with a random token unless it exists, outside the deployed objects so that re-installs keep it; the
  * command prints how to read it, never the token.
@@ -8,7 +8,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
-import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from '../operator/install.ts';
+import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from '../install/operator.ts';
 import type { Progress } from '../progress.ts';
 import {
   adminTokenHint,
@@ -16,7 +16,7 @@ import {
   inClusterServerUrl,
   SERVER_INSTALL_DISCRIMINATOR,
   serverInstallManifests,
-} from '../up/server-install.ts';
+} from '../install/server.ts';
 import { GANTRY_IMAGE_REPOSITORY, GANTRY_VERSION } from '../version.ts';
 import { addInstallFlags, deployInstallObjects, type InstallFlags } from './install-project.ts';
 import { addResultFlags } from './options.ts';

@@ -8,15 +8,14 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import type { Address } from '../ports.ts';
 import { createLogger } from '../logger.ts';
 import { defaultCacheDir } from '../engine-config.ts';
 import { publicUrlArg, serverInstallCommand } from './server-install.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
-import { loadEncryptionKey } from '../server/encryption-key.ts';
-import { startFleetServer } from '../server/server.ts';
-import { isApiTokenForm } from '../store/api-tokens.ts';
+import { loadEncryptionKey, startFleetServer } from '../server/index.ts';
+import { isApiTokenForm } from '../crypto/tokens.ts';
 import { GANTRY_VERSION } from '../version.ts';
 
 interface ServerFlags {

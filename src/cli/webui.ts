@@ -6,10 +6,10 @@
 import { Command, Option } from 'commander';
 import { loadKubeConfig } from '../kube/client.ts';
 import { createLogger } from '../logger.ts';
-import { startWebUi } from '../webui/server.ts';
+import { startWebUi } from '../webui/index.ts';
 import { parseAddress } from './options.ts';
 import { runUntilSignalled } from './signals.ts';
-import type { Address } from '../controller/kluctl-deployment/controller.ts';
+import type { Address } from '../ports.ts';
 
 interface WebUiFlags {
   kubeconfig?: string;

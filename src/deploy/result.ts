@@ -25,16 +25,13 @@ export interface CommandResult {
   errors: ResultMessage[];
 }
 
+/** A result with nothing in it: a new one each call, since collectors fill theirs in place. */
+export function emptyResult(): CommandResult {
+  return { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: [] };
+}
+
 export class ResultCollector {
-  private readonly result: CommandResult = {
-    newObjects: [],
-    changedObjects: [],
-    deletedObjects: [],
-    orphanObjects: [],
-    appliedHooks: [],
-    warnings: [],
-    errors: [],
-  };
+  private readonly result = emptyResult();
 
   addNew(ref: ObjectRef): void {
     this.result.newObjects.push(ref);

@@ -30,7 +30,7 @@ import { KubeApiError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { readSecret } from '../kube/secrets.ts';
 import { Watcher } from '../kube/watcher.ts';
-import { hmacSignature, postWithRetry, type WebhookRequest } from '../webhook-post.ts';
+import { hmacSignature, postWithRetry, slackEscape, type WebhookRequest } from '../webhook-post.ts';
 
 export type Severity = 'info' | 'error';
 
@@ -302,9 +302,4 @@ function formatSummary(summary: ChangeSummary): string {
       .map(([count, label]) => `${count} ${label}`)
       .join(', ') || 'none'
   );
-}
-
-/** Slack's three control characters in message text (Slack's "Escaping text" docs). */
-export function slackEscape(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

@@ -10,6 +10,7 @@ import lockfile from 'proper-lockfile';
 import { parseYaml, toYaml } from '../yaml.ts';
 import { isFile } from '../files.ts';
 import { isPlainObject } from '../values.ts';
+import { usesPlainHttp } from '../source/oci-client.ts';
 import { describeChart, describeVersion, type GitChartSource, type RegistryChartSource, type RemoteChartSource } from './chart-config.ts';
 import { downloadChart } from './chart-download.ts';
 import { runHelm, type ChartTools } from './helm-cli.ts';
@@ -63,7 +64,13 @@ async function pullWithHelm(source: RegistryChartSource, scratch: string, charts
   const home = path.join(scratch, 'home');
   let args: string[];
   if (source.kind === 'oci')
-    args = ['pull', source.repo, '--version', source.version, ...(usesPlainHttp(source.repo) ? ['--plain-http'] : [])];
+    args = [
+      'pull',
+      source.repo,
+      '--version',
+      source.version,
+      ...(usesPlainHttp(new URL(source.repo).host, undefined) ? ['--plain-http'] : []),
+    ];
   else if (source.credentials) {
     // The password goes through stdin into the scratch home's repository file, never onto a command line.
     const { username, password } = source.credentials;
@@ -80,15 +87,6 @@ async function pullWithHelm(source: RegistryChartSource, scratch: string, charts
   const [entry] = await readdir(untarDir);
   if (!entry) throw new Error('helm pull produced no chart');
   return path.join(untarDir, entry);
-}
-
-/**
- * OCI registries on the loopback interface are spoken to over plain HTTP, as go-containerregistry (Kluctl's
- * registry client) decides for `localhost` and 127.0.0.0/8; every other registry over HTTPS.
- */
-export function usesPlainHttp(ociUrl: string): boolean {
-  const host = new URL(ociUrl).hostname;
-  return host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
 }
 
 /** The folder of the chart inside the git cache's snapshot of the ref, with the commit it came from. */

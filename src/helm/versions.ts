@@ -3,12 +3,11 @@
  * index.yaml, the tags of an OCI repository, the tags of a git repository.
  */
 import { fetch, type Dispatcher, type Response } from 'undici';
-import { basicAuth } from '../source/oci-client.ts';
+import { basicAuth, usesPlainHttp } from '../source/oci-client.ts';
 import { parseYaml } from '../yaml.ts';
 import { isPlainObject } from '../values.ts';
 import type { GitCache } from '../source/git-cache.ts';
 import type { RemoteChartSource } from './chart-config.ts';
-import { usesPlainHttp } from './pull.ts';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 
@@ -60,7 +59,7 @@ export function basicAuthorization(credentials: { username: string; password: st
  */
 async function ociTags(repo: string, egress: Dispatcher | undefined): Promise<string[]> {
   const { host, pathname } = new URL(repo);
-  const base = `${usesPlainHttp(repo) ? 'http' : 'https'}://${host}`;
+  const base = `${usesPlainHttp(host, undefined) ? 'http' : 'https'}://${host}`;
   const tags: string[] = [];
   let next: string | undefined = `${base}/v2${pathname}/tags/list`;
   let authorization: string | undefined;

@@ -10,14 +10,10 @@ import { FLEET_API_VERSION, type ClusterSpec, type ClusterStatus } from '../api/
 import type { Cluster } from '../kube/cluster.ts';
 import type { FleetKind } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
+import { deployTokenSecretName } from '../install/operator.ts';
 
 interface DesiredCluster {
   attributes: { name: string; handle: string; tags: Record<string, string>; distro?: string };
-}
-
-/** The Secret holding the deploy token of the cluster a Cluster resource created. */
-export function deployTokenSecretName(resourceName: string): string {
-  return `${resourceName}-deploy-token`;
 }
 
 export function clusterKind(

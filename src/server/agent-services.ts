@@ -8,7 +8,7 @@ import type { Static } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { Cluster } from '../store/clusters.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import { contextConfigurations } from '../store/service-contexts.ts';
 import { listServices, serviceSecrets } from '../store/services.ts';
 import type { AgentServiceSchema } from './schemas.ts';

@@ -12,7 +12,7 @@ import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { type GitServer, startGitServer } from '../../test/support/git-server.ts';
 import { capturedLogger } from '../controller/test-support.ts';
 import { createApiToken } from '../store/api-tokens.ts';
-import { SecretBox } from '../store/secret-box.ts';
+import { SecretBox } from '../crypto/secret-box.ts';
 import { type FleetServer, type FleetServerOptions, startFleetServer } from './server.ts';
 
 describe.each(DATABASE_KINDS)('fleet API on %s', (kind) => {

@@ -12,7 +12,7 @@ import { grantsOf } from '../store/role-bindings.ts';
 import type { Database } from '../store/schema.ts';
 import { sessionUser } from '../store/sessions.ts';
 import { getUserById } from '../store/users.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import { type Action, allows, type Grant, type Target } from '../rights.ts';
 
 /** The session cookie's name. */

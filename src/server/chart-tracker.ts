@@ -7,7 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import { type HelmSpec, listServices, type ServiceRef, type ServiceUpdate, updateServices } from '../store/services.ts';
 import { isExactVersion } from './helm-sources.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';

@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { SecretBox } from '../store/secret-box.ts';
+import { SecretBox } from '../crypto/secret-box.ts';
 
 export interface KeySources {
   file?: string;

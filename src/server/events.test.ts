@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import { apiCall, testServerOptions, userToken } from '../../test/support/fleet.ts';
 import { capturedLogger } from '../controller/test-support.ts';
-import { SecretBox } from '../store/secret-box.ts';
+import { SecretBox } from '../crypto/secret-box.ts';
 import type { FleetChange } from './fleet-changes.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
 

@@ -21,7 +21,7 @@ import {
   updateGlobalService,
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import {
   createService,
   listOwnedServiceRefs,
@@ -30,7 +30,7 @@ import {
   type ServiceRef,
   updateServices,
 } from '../store/services.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 export interface GlobalServiceDeps {

@@ -19,7 +19,7 @@ import type { HelmSpec } from '../store/services.ts';
 import { deepMerge, isPlainObject, type Values } from '../values.ts';
 import { parseYaml, toYaml } from '../yaml.ts';
 import { PathEscapeError, resolveInside } from '../files.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import type { TarballStore } from './tarballs.ts';
 
 /** `x.y.z` with optional pre-release and build: a version, not a range, so it never moves and is not polled. */

@@ -8,7 +8,6 @@
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
-import { slackEscape } from '../gitops/alerts.ts';
 import {
   listRouters,
   type NotificationRouter,
@@ -18,8 +17,8 @@ import {
   type SinkType,
 } from '../store/notifications.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
-import { hmacSignature, postWithRetry, type WebhookRequest } from '../webhook-post.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import { hmacSignature, postWithRetry, slackEscape, type WebhookRequest } from '../webhook-post.ts';
 
 /** The events routers may name, as Plural names them. */
 export const FLEET_EVENTS = ['service.update', 'cluster.create', 'cluster.delete', 'pipeline.update'] as const;

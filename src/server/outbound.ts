@@ -13,7 +13,7 @@ import { lookup as lookupCallback, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 
 /** Ranges refused unless allowed: unspecified, loopback, link-local (cloud metadata), CGNAT, multicast, reserved. */
 export const SPECIAL_RANGES: readonly string[] = [

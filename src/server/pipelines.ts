@@ -33,9 +33,9 @@ import {
   wasPromoted,
 } from '../store/pipelines.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import { getServiceById, type Service, serviceSecrets, type ServiceSpec, updateService } from '../store/services.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
 import type { AgentGateSchema, GateReportSchema } from './schemas.ts';
 import type { ServiceSources } from './service-sources.ts';

@@ -17,7 +17,7 @@ import { createRepo, type TestRepo } from '../../test/support/git-repo.ts';
 import { FleetClient } from '../client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../controller/test-support.ts';
 import { recordHeartbeat } from '../store/replicas.ts';
-import { SecretBox } from '../store/secret-box.ts';
+import { SecretBox } from '../crypto/secret-box.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
 
 describe('server replicas on PostgreSQL', () => {

@@ -12,7 +12,7 @@ import type { GitCache } from '../source/git-cache.ts';
 import { prepareGitAccess } from '../source/git-credentials.ts';
 import { listRepositories, recordPull, repositoryCredentials } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 
 export interface RepositoryPollerOptions {
   db: Kysely<Database>;

@@ -6,7 +6,7 @@
 import { Engine } from '../engine.ts';
 import { serverEngineConfig } from '../engine-config.ts';
 import type { Logger } from '../logger.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceRef } from '../store/services.ts';
 import path from 'node:path';
 import { trackCharts } from './chart-tracker.ts';

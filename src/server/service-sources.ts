@@ -12,10 +12,10 @@ import { NotFoundError } from '../store/errors.ts';
 import { helmCredentialsFor } from '../store/helm-repositories.ts';
 import { getRepository, type Repository, repositoryCredentials } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import type { HelmSpec, ResolvedSource, ServiceSpec } from '../store/services.ts';
 import { PathEscapeError, resolveInside } from '../files.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import { packHelmProject, resolveChartVersion } from './helm-sources.ts';
 import type { TarballStore } from './tarballs.ts';
 

@@ -5,7 +5,7 @@
  * as Plural's helm+git services). Errors are 400s naming the request's field.
  */
 import type { HelmSpec, Renderer, ServiceSpec, SyncConfig } from '../store/services.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 /** The source and renderer fields of a request, as given (helm may be partial after merging an update). */

@@ -9,10 +9,10 @@ import type { Kysely } from 'kysely';
 import { mayUseSource } from '../rights.ts';
 import { getRepository } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
-import type { SecretBox } from '../store/secret-box.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceSpec } from '../store/services.ts';
 import { requestUser } from './auth.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../http/errors.ts';
 import { checkOutboundUrl, type OutboundPolicy } from './outbound.ts';
 
 /**

@@ -1,23 +1,16 @@
 /**
- * API tokens (see tokens.ts), each shown once: a token either has a role of its own over everything (the first
- * admin token the server makes at first start, as Argo CD and Plural print their first admin credentials, and
- * tokens an installer hands to an operator), or acts as a user, with that user's role bindings.
+ * API tokens (their form: crypto/tokens.ts), each shown once: a token either has a role of its own over everything
+ * (the first admin token the server makes at first start, as Argo CD and Plural print their first admin credentials,
+ * and tokens an installer hands to an operator), or acts as a user, with that user's role bindings.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Role } from '../rights.ts';
 import type { Database } from './schema.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { API_TOKEN_PREFIX, hashToken, isApiTokenForm, newApiToken } from '../crypto/tokens.ts';
 
 /** The token's own role (see rights.ts), or the user it acts as. */
 export type ApiIdentity = { id: string; name: string } & ({ role: Role; userId?: undefined } | { role?: undefined; userId: string });
-
-const TOKEN_PREFIX = 'gantry-api-';
-
-/** A new random API token (`gantry-api-` and 43 base64url characters), e.g. for an installer to hand to the server. */
-export function newApiToken(): string {
-  return newToken(TOKEN_PREFIX);
-}
 
 /** Makes a token for `name` with `role`; returns its only copy. */
 export async function createApiToken(db: Kysely<Database>, name: string, role: Role, now = new Date()): Promise<string> {
@@ -51,7 +44,7 @@ const FIRST_ADMIN_ID = 'first-admin';
  */
 export async function ensureAdminToken(db: Kysely<Database>, now = new Date(), given?: string): Promise<string | undefined> {
   if (given !== undefined && !isApiTokenForm(given))
-    throw new Error(`the admin token must be ${TOKEN_PREFIX} followed by at least 32 letters, digits, - or _`);
+    throw new Error(`the admin token must be ${API_TOKEN_PREFIX} followed by at least 32 letters, digits, - or _`);
   const existing = await db.selectFrom('api_tokens').select('id').limit(1).executeTakeFirst();
   if (existing) return undefined;
   const token = given ?? newApiToken();
@@ -63,11 +56,6 @@ export async function ensureAdminToken(db: Kysely<Database>, now = new Date(), g
   return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 ? token : undefined;
 }
 
-/** Whether `token` has the form of an API token this server makes. */
-export function isApiTokenForm(token: string): boolean {
-  return token.startsWith(TOKEN_PREFIX) && /^[A-Za-z0-9_-]{32,}$/.test(token.slice(TOKEN_PREFIX.length));
-}
-
 /** A token with a role of its own, or (role '') one acting as the user `userId`. */
 function tokenRow(id: string, name: string, owner: { role: Role } | { userId: string }, token: string, now: Date) {
   const [role, userId] = 'role' in owner ? [owner.role, null] : ['', owner.userId];
@@ -76,7 +64,7 @@ function tokenRow(id: string, name: string, owner: { role: Role } | { userId: st
 
 /** Who a token belongs to, or undefined for an unknown or revoked one. */
 export async function identityForApiToken(db: Kysely<Database>, token: string): Promise<ApiIdentity | undefined> {
-  if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+  if (!token.startsWith(API_TOKEN_PREFIX)) return undefined;
   const row = await db
     .selectFrom('api_tokens')
     .select(['id', 'name', 'role', 'user_id'])

@@ -1,5 +1,5 @@
 /**
- * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token (see tokens.ts), shown
+ * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token (crypto/tokens.ts), shown
  * once when made; rotating keeps the old one valid until it is revoked, so an agent can be re-keyed without a gap
  * (Plural keeps an old deploy token for 7 days after rotation).
  */
@@ -8,7 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { ClusterTable, Database } from './schema.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { hashToken, newToken } from '../crypto/tokens.ts';
 
 export interface Cluster {
   id: string;

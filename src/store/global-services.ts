@@ -8,7 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, GlobalServiceTable } from './schema.ts';
-import type { SealContext, SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceSpec } from './services.ts';
 
 /** What each cluster's copy of the service is made from: its name, its spec (git or helm source) and configuration. */

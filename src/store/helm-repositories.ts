@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, HelmRepositoryTable } from './schema.ts';
-import type { SealContext, SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 
 export interface HelmCredentials {
   username: string;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { NotFoundError } from './errors.ts';
 import type { Database, NotificationRouterTable, NotificationSinkTable } from './schema.ts';
-import type { SealContext, SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 
 export type SinkType = 'slack' | 'webhook';
 

@@ -8,7 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, GitRepositoryTable } from './schema.ts';
-import type { SealContext, SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 
 export type GitCredentials = Partial<Record<'username' | 'password' | 'identity' | 'known_hosts' | 'caFile', string>>;
 

@@ -8,7 +8,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import type { Database } from './schema.ts';
-import type { SealContext, SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 
 /** A column of sealed values: the table, the column, the row's key column, and the column its place names. */
 interface SealedColumn {

@@ -13,7 +13,7 @@ import { openStore, type Store } from './database.ts';
 import { createGlobalService, getGlobalService } from './global-services.ts';
 import { createRepository, getRepository, repositoryCredentials } from './repositories.ts';
 import { resealLegacyValues } from './reseal.ts';
-import { SecretBox } from './secret-box.ts';
+import { SecretBox } from '../crypto/secret-box.ts';
 import { createService, type ServiceSpec, serviceSecrets, updateServices } from './services.ts';
 
 /** A value as Gantry sealed it before v2: AES-256-GCM without additional data. */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import { createCluster } from './clusters.ts';
 import { openStore, type Store } from './database.ts';
-import { SecretBox } from './secret-box.ts';
+import { SecretBox } from '../crypto/secret-box.ts';
 import { listRevisions } from './revisions.ts';
 import { createService, listServices, removeService, type Service, type ServiceRef, type ServiceSpec, updateServices } from './services.ts';
 

@@ -12,7 +12,7 @@ import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'ky
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
-import type { SealContext, SecretBox } from './secret-box.ts';
+import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 
 /**
  * How the agent renders a service's folder; `auto` decides by the files it finds, as Plural does; `helm` is a

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { hashToken, newToken } from '../crypto/tokens.ts';
 
 const SESSION_PREFIX = 'gantry-session-';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { freePorts } from '../ports.ts';
 import { type ComponentProcess, isRunning, startComponent, stopComponent } from '../processes.ts';
 import { sleep } from '../sleep.ts';
-import { newApiToken } from '../store/api-tokens.ts';
+import { newApiToken } from '../crypto/tokens.ts';
 
 export interface LocalRuntime {
   /** http://127.0.0.1:<port> */

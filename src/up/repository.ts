@@ -4,12 +4,11 @@
  * "app of apps" ServiceDeployments; with `runtime: cluster` also the server, the operator and the management
  * cluster's agent), `clusters/` and `services/`, both synced by those apps from the repository itself.
  */
-import { agentInstallManifests } from '../agent/install.ts';
+import { agentInstallManifests } from '../install/agent.ts';
 import type { KubeObject } from '../kube/object.ts';
-import { deployTokenSecretName } from '../operator/cluster.ts';
-import { fleetCrds } from '../operator/crds.ts';
-import { OPERATOR_NAMESPACE, operatorWorkload } from '../operator/install.ts';
-import { inClusterServerUrl, serverInstallManifests } from './server-install.ts';
+import { fleetCrds } from '../install/fleet-crds.ts';
+import { deployTokenSecretName, OPERATOR_NAMESPACE, operatorWorkload } from '../install/operator.ts';
+import { inClusterServerUrl, serverInstallManifests } from '../install/server.ts';
 import { toYaml } from '../yaml.ts';
 
 export const UP_NAMESPACE = OPERATOR_NAMESPACE;

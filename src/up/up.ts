@@ -16,13 +16,13 @@ import type { Engine } from '../engine.ts';
 import { run } from '../exec.ts';
 import { Cluster } from '../kube/cluster.ts';
 import { KubeClient } from '../kube/client.ts';
-import { ADMIN_TOKEN_SECRET } from '../operator/install.ts';
+import { ADMIN_TOKEN_SECRET } from '../install/operator.ts';
 import { readSecret } from '../kube/secrets.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import type { Progress } from '../progress.ts';
 import { sleep } from '../sleep.ts';
 import { agentUp, operatorUp, serverUp } from './local-runtime.ts';
-import { ensureAdminTokenSecret } from './server-install.ts';
+import { ensureAdminTokenSecret } from '../install/server.ts';
 import { BOOTSTRAP_DISCRIMINATOR, repositoryFiles, UP_NAMESPACE } from './repository.ts';
 import { RECORD_FILE, scaffold, type ScaffoldResult } from './scaffold.ts';
 

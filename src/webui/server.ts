@@ -17,10 +17,10 @@ import { PassThrough, Readable } from 'node:stream';
 import type { Static } from 'typebox';
 import { apiServerForwarder, type ApiServerForwarder } from '../kube/api-forwarder.ts';
 import type { Logger } from '../logger.ts';
-import { registerErrorHandlers } from '../server/errors.ts';
+import { registerErrorHandlers } from '../http/errors.ts';
 import { AccessReviewSchema, IdentitySchema } from '../server/schemas.ts';
-import { proxiedResponseHeaders } from '../server/proxied-response.ts';
-import { registerWebUi } from '../server/web-ui.ts';
+import { proxiedResponseHeaders } from '../http/proxied-response.ts';
+import { registerWebUi } from '../http/web-ui.ts';
 import { LOCAL_CLUSTER, type UiConfig } from './ui-config.ts';
 
 export interface WebUiOptions {
@@ -91,7 +91,7 @@ export async function startWebUi(options: WebUiOptions): Promise<RunningWebUi> {
 
 /**
  * `/v1/clusters/local/proxy/*` forwarded as it comes, bodies streamed both ways (watches, logs); the answer's
- * headers filtered as the fleet server's auth proxy filters them (server/proxied-response.ts).
+ * headers filtered as the fleet server's auth proxy filters them (http/proxied-response.ts).
  */
 async function proxyRoutes(app: FastifyInstance, forwarder: ApiServerForwarder): Promise<void> {
   await app.register(async (scope) => {

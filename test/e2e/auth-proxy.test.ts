@@ -13,7 +13,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { SecretBox } from '../../src/store/secret-box.ts';
+import { SecretBox } from '../../src/crypto/secret-box.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
 import { FleetClient } from '../../src/client/fleet-client.ts';

@@ -15,7 +15,7 @@ import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { type FleetServer, type FleetServerOptions, startFleetServer } from '../../src/server/server.ts';
-import { SecretBox } from '../../src/store/secret-box.ts';
+import { SecretBox } from '../../src/crypto/secret-box.ts';
 import { kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';

@@ -15,7 +15,7 @@ import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
 import { DISCRIMINATOR_LABEL } from '../../src/render/postprocess.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
-import { SecretBox } from '../../src/store/secret-box.ts';
+import { SecretBox } from '../../src/crypto/secret-box.ts';
 import { testConfig } from '../support/engine.ts';
 import { example } from '../support/fixtures.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';

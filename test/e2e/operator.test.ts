@@ -15,7 +15,7 @@ import { Engine } from '../../src/engine.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { startOperator, type RunningOperator } from '../../src/operator/operator.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
-import { SecretBox } from '../../src/store/secret-box.ts';
+import { SecretBox } from '../../src/crypto/secret-box.ts';
 import { parseYamlDocuments, toYaml } from '../../src/yaml.ts';
 import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { sharedFixture } from '../../scripts/examples.ts';

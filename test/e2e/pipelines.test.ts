@@ -18,7 +18,7 @@ import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
 import { createApiToken } from '../../src/store/api-tokens.ts';
-import { SecretBox } from '../../src/store/secret-box.ts';
+import { SecretBox } from '../../src/crypto/secret-box.ts';
 import { gantry } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';

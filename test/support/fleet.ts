@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { AgentOptions } from '../../src/agent/agent-state.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
 import type { FleetServerOptions } from '../../src/server/server.ts';
-import { SecretBox } from '../../src/store/secret-box.ts';
+import { SecretBox } from '../../src/crypto/secret-box.ts';
 
 export function testServerOptions(
   required: Pick<FleetServerOptions, 'databaseUrl' | 'cacheDir' | 'log'>,

@@ -16,8 +16,9 @@ import { KubeClient } from '../../kube/client.ts';
 import { FLUX_SOURCE_GROUP, FLUX_SOURCE_KINDS, sweepFluxArtifacts } from '../../source/flux-artifact.ts';
 import type { LeaderElectionSettings } from '../../kube/lease.ts';
 import type { Logger } from '../../logger.ts';
-import { runController, type ControllerHandle, type ExtraWatch } from '../manager.ts';
-import { startServer, type ControllerServer } from '../server.ts';
+import type { Address } from '../../ports.ts';
+import { runController, type ControllerHandle, type ExtraWatch } from '../../reconcile/manager.ts';
+import { startServer, type ControllerServer } from '../../reconcile/server.ts';
 import { splitKey } from '../../kube/watcher.ts';
 import { EventRecorder } from './events.ts';
 import { needsReconcile } from './predicates.ts';
@@ -33,11 +34,6 @@ const CACHE_SWEEP_EVERY_MS = 10 * 60_000;
 const CLUSTER_IDLE_MS = 60 * 60_000;
 /** How often objects with nothing scheduled are reconciled (see the manager's resyncPeriodMs). */
 const RESYNC_PERIOD_MS = 30 * 60_000;
-
-export interface Address {
-  host: string;
-  port: number;
-}
 
 export interface KluctlControllerOptions {
   /** The controller's own kubeconfig (in-cluster, or --kubeconfig), at the context it runs against. */

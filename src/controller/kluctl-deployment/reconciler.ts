@@ -48,14 +48,15 @@ import { problemsOf } from '../../problems.ts';
 import type { Progress } from '../../progress.ts';
 import { isPlainObject } from '../../values.ts';
 import type { AlertEvent } from '../../gitops/alerts.ts';
-import type { ControllerMetrics } from '../metrics.ts';
+import type { ControllerMetrics } from '../../reconcile/metrics.ts';
 import type { Logger } from '../../logger.ts';
 import { decryptionKeys } from './decryption.ts';
 import type { EventRecorder } from './events.ts';
 import { deploymentKubeConfig } from './kubeconfig.ts';
 import { overriddenSpec, pendingRequests, specProblems, type PendingRequest } from './requests.ts';
 import { gitUrlOf, registryCredentialsOf, resolveSource, sourceLabel, type ResolvedSource } from './source.ts';
-import { driftMessage, driftOf, resultMessage, summarize, withCondition } from './status.ts';
+import { driftMessage, driftOf, resultMessage, summarize } from './status.ts';
+import { withCondition } from '../../kube/conditions.ts';
 import { StatusWriter } from './status-writer.ts';
 import { nextReconcileIn, retryIntervalMs, timeoutMs } from './timing.ts';
 

@@ -1,18 +1,11 @@
 /**
- * Status bookkeeping of a KluctlDeployment: conditions (Ready, Reconciling) with Kubernetes' transition rules, and
- * the result summaries Kluctl keeps in status (lastDeployResult, lastDiffResult, lastValidateResult,
- * lastDriftDetectionResult), each pointing to the full result kept in the results namespace.
+ * Status bookkeeping of a KluctlDeployment: the result summaries Kluctl keeps in status (lastDeployResult,
+ * lastDiffResult, lastValidateResult, lastDriftDetectionResult), each pointing to the full result kept in the results
+ * namespace. Conditions and their transition rule are src/kube/conditions.ts.
  */
-import type { CommandInfo, Condition, DriftResult, ResultSummary } from '../../api/kluctl-deployment.ts';
+import type { CommandInfo, DriftResult, ResultSummary } from '../../api/kluctl-deployment.ts';
 import type { ObjectRef } from '../../kube/object.ts';
 import type { CommandResult } from '../../deploy/result.ts';
-
-/** Sets a condition, keeping lastTransitionTime when the status did not change (metav1 conditions' rule). */
-export function withCondition(conditions: readonly Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>): Condition[] {
-  const previous = (conditions ?? []).find((condition) => condition.type === next.type);
-  const lastTransitionTime = previous && previous.status === next.status ? previous.lastTransitionTime : new Date().toISOString();
-  return [...(conditions ?? []).filter((condition) => condition.type !== next.type), { ...next, lastTransitionTime }];
-}
 
 export function summarize(
   result: CommandResult,

@@ -19,13 +19,13 @@ import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import type { TunnelRequest } from '../../tunnel/mux.ts';
 import { authorize, type Identity, requestUser, requireUser } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import type { PushChannels } from '../push-channels.ts';
 import type { ReplicaSet } from '../replica-set.ts';
 import { tunnelHolder } from '../../store/agent-tunnels.ts';
 import { request as undiciRequest } from 'undici';
 import { clusterGroups } from '../../rights.ts';
-import { proxiedResponseHeaders } from '../proxied-response.ts';
+import { proxiedResponseHeaders } from '../../http/proxied-response.ts';
 
 /** Marks a request one replica passed to the one holding the agent's socket. */
 const HOP_HEADER = 'x-gantry-proxy-hop';

@@ -22,7 +22,7 @@ import {
 import { reviseService } from '../../store/revisions.ts';
 import type { Service } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { ContextParams, ContextUpsertSchema, ErrorResponses, ServiceContextSchema } from '../schemas.ts';
 
 export interface ContextRouteDeps {

@@ -8,9 +8,9 @@ import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { deleteHelmRepository, listHelmRepositories, upsertHelmRepository } from '../../store/helm-repositories.ts';
 import type { Database } from '../../store/schema.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { ErrorResponses, HelmRepositorySchema, HelmRepositoryUpsertSchema, ServiceIdParams } from '../schemas.ts';
 
 export function helmRepositoryRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox }): void {

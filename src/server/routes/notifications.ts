@@ -10,9 +10,9 @@ import { Type } from 'typebox';
 import { deleteRouter, deleteSink, getSink, listRouters, listSinks, upsertRouter, upsertSink } from '../../store/notifications.ts';
 import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import {
   ErrorResponses,
   NameParams,

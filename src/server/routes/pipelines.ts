@@ -32,7 +32,7 @@ import {
 import type { Database } from '../../store/schema.ts';
 import { listServices, type Service } from '../../store/services.ts';
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import type { PipelineRunner } from '../pipelines.ts';
 import {
   ErrorResponses,

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
 import { type ReplicaSet, rendezvousOwner } from '../replica-set.ts';
 import { ErrorResponses, ReplicaSchema } from '../schemas.ts';

@@ -14,7 +14,7 @@ import { getCluster, listClusters } from '../../store/clusters.ts';
 import { ConflictError } from '../../store/errors.ts';
 import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
-import type { SecretBox } from '../../store/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { listRevisions, pinnedSpec, rollbackService } from '../../store/revisions.ts';
 import {
   serviceSecrets,
@@ -29,7 +29,7 @@ import {
   updateService,
 } from '../../store/services.ts';
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { revisionDiff } from '../revision-diff.ts';
 import type { TarballStore } from '../tarballs.ts';
 import {

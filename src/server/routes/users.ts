@@ -25,7 +25,7 @@ import {
   verifyUserPassword,
 } from '../../store/users.ts';
 import { mayDo, requestUser, requireUser, SESSION_COOKIE, userAccess } from '../auth.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import type { Target } from '../../rights.ts';
 import {
   AccessReviewResultSchema,

@@ -16,7 +16,7 @@ import {
   TcpProxy,
   testClient,
   waitFor,
-} from './test-support.ts';
+} from '../controller/test-support.ts';
 import { splitKey } from '../kube/watcher.ts';
 
 const ANNOTATION = 'e2e.gantry.dev/reconciled';

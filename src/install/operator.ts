@@ -125,3 +125,11 @@ function operatorRules(): Array<Record<string, unknown>> {
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: read },
   ];
 }
+
+/**
+ * The Secret (key `token`, beside the resource) the operator writes the deploy token of a cluster that a Cluster
+ * resource created to, for `gantry agent install` or an agent's Deployment to mount.
+ */
+export function deployTokenSecretName(resourceName: string): string {
+  return `${resourceName}-deploy-token`;
+}

@@ -7,8 +7,8 @@
  */
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
-import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from '../operator/install.ts';
-import { newApiToken } from '../store/api-tokens.ts';
+import { ADMIN_TOKEN_SECRET, namespaceManifest, OPERATOR_NAMESPACE } from './operator.ts';
+import { newApiToken } from '../crypto/tokens.ts';
 
 export const SERVER_NAME = 'gantry-server';
 export const SERVER_PORT = 8090;
