@@ -17,21 +17,13 @@ import type { SecretBox } from '../../store/secret-box.ts';
 import { getServiceById, listServices, recordServiceReport, type Service, serviceSecrets } from '../../store/services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../errors.ts';
-import type { FleetChange } from '../fleet-changes.ts';
+import type { FleetChange } from '../../api/events.ts';
 import { recordTunnel, removeTunnel } from '../../store/agent-tunnels.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
-import {
-  AgentGateSchema,
-  AgentServiceSchema,
-  ClusterSchema,
-  GateReportSchema,
-  ErrorResponses,
-  PingSchema,
-  ReportSchema,
-  ServiceIdParams,
-  TarballQuery,
-} from '../schemas.ts';
+import { AgentGateSchema, AgentServiceSchema, GateReportSchema, PingSchema, ReportSchema, TarballQuery } from '../../api/agent.ts';
+import { ClusterSchema } from '../../api/clusters.ts';
+import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
 import type { PushChannels } from '../push-channels.ts';
 import type { TarballStore } from '../tarballs.ts';
 

@@ -22,7 +22,8 @@ import {
 import { reviseService, type Service } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
 import { HttpError } from '../errors.ts';
-import { ContextParams, ContextUpsertSchema, ErrorResponses, ServiceContextSchema } from '../schemas.ts';
+import { ErrorResponses } from '../../api/common.ts';
+import { ContextParams, ContextUpsertSchema, ServiceContextSchema } from '../../api/contexts.ts';
 
 export interface ContextRouteDeps {
   db: Kysely<Database>;
