@@ -10,7 +10,9 @@
  */
 import { Type, type Static } from 'typebox';
 import type { NamespacedObjectMeta, ObjectMeta } from '../kube/object.ts';
+import { RoutedEventSchema } from './events.ts';
 import { Condition } from './kluctl-deployment.ts';
+import { COMPONENT_STATES } from './services.ts';
 
 export const FLEET_GROUP = 'deployments.gantry.dev';
 export const FLEET_VERSION = 'v1alpha1';
@@ -249,7 +251,7 @@ export const ServiceDeploymentStatusSchema = Type.Object({
         kind: Type.String(),
         namespace: Type.String(),
         name: Type.String(),
-        state: Type.String({ description: 'RUNNING, PENDING or FAILED.' }),
+        state: Type.String({ description: `One of ${COMPONENT_STATES.join(', ')}.` }),
         synced: Type.Boolean(),
       }),
       { description: 'The objects of the service, as its agent reported them.' },
@@ -374,16 +376,7 @@ export const NotificationRouterSpecSchema = Type.Object({
   name: Type.Optional(
     Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'The router name on the server; default metadata.name.' }),
   ),
-  events: Type.Array(
-    Type.Union([
-      Type.Literal('service.update'),
-      Type.Literal('cluster.create'),
-      Type.Literal('cluster.delete'),
-      Type.Literal('pipeline.update'),
-      Type.Literal('*'),
-    ]),
-    { minItems: 1, description: 'The fleet events routed (Plural names); * for all.' },
-  ),
+  events: Type.Array(RoutedEventSchema, { minItems: 1, description: 'The fleet events routed (Plural names); * for all.' }),
   filters: Type.Optional(
     Type.Array(
       Type.Object({

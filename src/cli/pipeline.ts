@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import type { ApiPipeline, FleetClient, GateDecision } from '../client/fleet-client.ts';
-import type { PipelineUpsertBody } from '../server/schemas.ts';
+import type { PipelineUpsertBody } from '../api/pipelines.ts';
 import { parseYaml } from '../yaml.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
 

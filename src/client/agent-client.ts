@@ -2,7 +2,8 @@
  * The agent's side of the fleet API (/v1/agent), authenticated with its cluster's deploy token.
  */
 import type { Static } from 'typebox';
-import type { AgentGateSchema, AgentServiceSchema, ClusterSchema, GateReportSchema, PingSchema, ReportSchema } from '../server/schemas.ts';
+import type { AgentGateSchema, AgentServiceSchema, GateReportSchema, PingSchema, ReportSchema } from '../api/agent.ts';
+import type { ClusterSchema } from '../api/clusters.ts';
 import { ApiError } from './fleet-client.ts';
 
 export type AgentService = Static<typeof AgentServiceSchema>;

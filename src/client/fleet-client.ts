@@ -4,38 +4,20 @@
  * the browser sends the session cookie.
  */
 import type { Static } from 'typebox';
+import type { ClusterSchema, CreatedClusterSchema, NewClusterBody } from '../api/clusters.ts';
+import type { ContextUpsertBody, ServiceContextSchema } from '../api/contexts.ts';
+import type { GlobalServiceSchema, GlobalServiceUpdateBody, NewGlobalServiceBody } from '../api/global-services.ts';
+import type { RouterSchema, RouterUpsertBody, SinkSchema, SinkUpsertBody } from '../api/notifications.ts';
+import type { PipelineSchema, PipelineUpsertBody, PromotionSchema } from '../api/pipelines.ts';
 import type {
-  ClusterSchema,
-  ContextUpsertBody,
-  CreatedClusterSchema,
-  GlobalServiceSchema,
-  GlobalServiceUpdateBody,
   HelmRepositorySchema,
   HelmRepositoryUpsertBody,
-  NewGlobalServiceBody,
-  NewClusterBody,
   NewRepositoryBody,
-  NewServiceBody,
-  PipelineSchema,
-  PipelineUpsertBody,
-  PromotionSchema,
   ReplicaSchema,
   RepositorySchema,
-  RouterSchema,
-  RouterUpsertBody,
-  SinkSchema,
-  SinkUpsertBody,
-  RevisionSchema,
-  ServiceContextSchema,
-  ServiceSchema,
-  ServiceUpdateBody,
-  UserSchema,
-  RoleBindingSchema,
-  RoleBindingUpsertSchema,
-  AuditEventSchema,
-  IdentitySchema,
-  RevisionDiffSchema,
-} from '../server/schemas.ts';
+} from '../api/repositories.ts';
+import type { NewServiceBody, RevisionDiffSchema, RevisionSchema, ServiceSchema, ServiceUpdateBody } from '../api/services.ts';
+import type { AuditEventSchema, IdentitySchema, RoleBindingSchema, RoleBindingUpsertSchema, UserSchema } from '../api/users.ts';
 
 export type ApiCluster = Static<typeof ClusterSchema>;
 export type ApiRepository = Static<typeof RepositorySchema>;

@@ -8,7 +8,7 @@
 import type { ApiGlobalService, FleetClient } from '../client/fleet-client.ts';
 import { FLEET_GROUP, FLEET_VERSION, type GlobalServiceSpec, type GlobalServiceStatus, type ServiceDeploymentSpec } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import type { NewGlobalServiceBody } from '../server/schemas.ts';
+import type { NewGlobalServiceBody } from '../api/global-services.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 import { serviceTemplateResolver } from './service-deployment.ts';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { ApiHelmRepository, FleetClient } from '../client/fleet-client.ts';
 import type { HelmRepositorySpec, HelmRepositoryStatus } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import type { HelmRepositoryUpsertBody } from '../server/schemas.ts';
+import type { HelmRepositoryUpsertBody } from '../api/repositories.ts';
 import { type FleetKind, InvalidSpec } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 import { secretOf } from './references.ts';

@@ -13,7 +13,7 @@ import {
   type ObjectReference,
 } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import type { RouterUpsertBody } from '../server/schemas.ts';
+import type { RouterUpsertBody } from '../api/notifications.ts';
 import { type FleetKind, Waiting } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 import { referencedId } from './references.ts';

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { ApiSink, FleetClient } from '../client/fleet-client.ts';
 import type { NotificationSinkSpec, NotificationSinkStatus } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import type { SinkUpsertBody } from '../server/schemas.ts';
+import type { SinkUpsertBody } from '../api/notifications.ts';
 import { type FleetKind, InvalidSpec } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 import { secretOf } from './references.ts';

@@ -8,7 +8,7 @@
 import type { ApiPipeline, FleetClient } from '../client/fleet-client.ts';
 import { FLEET_GROUP, FLEET_VERSION, type ObjectReference, type PipelineSpec, type PipelineStatus } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import type { PipelineUpsertBody } from '../server/schemas.ts';
+import type { PipelineUpsertBody } from '../api/pipelines.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 import { referencedId } from './references.ts';

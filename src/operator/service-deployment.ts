@@ -16,7 +16,7 @@ import {
   type ServiceTemplate,
 } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
-import type { NewServiceBody } from '../server/schemas.ts';
+import type { NewServiceBody } from '../api/services.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
 import { fluxHelmRepositoryUrl, fluxRepository, isFluxRef } from './flux-source.ts';
 import { notFound } from './git-repository.ts';

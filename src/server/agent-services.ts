@@ -11,7 +11,7 @@ import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { contextConfigurations } from '../store/service-contexts.ts';
 import { listServices, serviceSecrets } from '../store/services.ts';
-import type { AgentServiceSchema } from './schemas.ts';
+import type { AgentServiceSchema } from '../api/agent.ts';
 
 /** The services of `cluster`, by name, as its agent applies them; sealed values are opened with `box`. */
 export async function agentServices(

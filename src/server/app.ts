@@ -1,5 +1,5 @@
 /**
- * The fleet server's HTTP API (fastify): JSON under /v1, request and response shapes in TypeBox (schemas.ts),
+ * The fleet server's HTTP API (fastify): JSON under /v1, request and response shapes in TypeBox (src/api/),
  * the OpenAPI document generated from them at /v1/openapi.json, plus /healthz, /readyz and /metrics.
  */
 import cookie from '@fastify/cookie';
@@ -37,7 +37,8 @@ import { repositoryRoutes } from './routes/repositories.ts';
 import { userRoutes } from './routes/users.ts';
 import { eventRoutes } from './routes/events.ts';
 import { registerWebUi } from '../http/web-ui.ts';
-import type { FleetChange, FleetChanges } from './fleet-changes.ts';
+import type { FleetChange } from '../api/events.ts';
+import type { FleetChanges } from './fleet-changes.ts';
 import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
 import { registerAuditLog } from './audit-log.ts';
 import { registerOriginCheck } from './origin-check.ts';

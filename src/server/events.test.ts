@@ -11,7 +11,7 @@ import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../tes
 import { apiCall, testServerOptions, userToken } from '../../test/support/fleet.ts';
 import { capturedLogger } from '../controller/test-support.ts';
 import { SecretBox } from '../crypto/secret-box.ts';
-import type { FleetChange } from './fleet-changes.ts';
+import type { FleetChange } from '../api/events.ts';
 import { type FleetServer, startFleetServer } from './server.ts';
 
 describe.each(DATABASE_KINDS)('fleet events on %s', (kind) => {

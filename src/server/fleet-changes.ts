@@ -4,13 +4,7 @@
  * Every replica hears every change through the kick bus (kick-bus.ts), so a browser connected to one replica sees
  * an agent's report handled by another.
  */
-export interface FleetChange {
-  kind: 'cluster' | 'service' | 'pipeline';
-  /** A cluster's or service's id. */
-  id?: string;
-  /** A pipeline's name. */
-  name?: string;
-}
+import type { FleetChange } from '../api/events.ts';
 
 /** This replica's subscribers (open event streams). */
 export class FleetChanges {

@@ -4,12 +4,11 @@
  */
 import type { Kysely } from 'kysely';
 import { Gauge, type Registry } from 'prom-client';
+import { SERVICE_STATUSES } from '../api/services.ts';
 import { CLUSTER_PING_HEALTHY_MS, countClusters } from '../store/clusters.ts';
 import type { Database } from '../store/schema.ts';
 import { countServicesByStatus } from '../store/reports.ts';
 import type { PushChannels } from './push-channels.ts';
-
-const SERVICE_STATUSES = ['stale', 'synced', 'healthy', 'failed'];
 
 export function registerFleetMetrics(registry: Registry, deps: { db: Kysely<Database>; channels: PushChannels }): void {
   const { db, channels } = deps;

@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
-import type { FleetChange } from './fleet-changes.ts';
+import type { FleetChange } from '../api/events.ts';
 import { sleep } from '../sleep.ts';
 
 const CHANNEL = 'gantry_kicks';

@@ -7,6 +7,7 @@
  * failures are logged without the sink's address.
  */
 import type { Kysely } from 'kysely';
+import type { FleetEventType } from '../api/events.ts';
 import type { Logger } from '../logger.ts';
 import {
   listRouters,
@@ -19,10 +20,6 @@ import {
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { hmacSignature, postWithRetry, slackEscape, type WebhookRequest } from '../webhook-post.ts';
-
-/** The events routers may name, as Plural names them. */
-export const FLEET_EVENTS = ['service.update', 'cluster.create', 'cluster.delete', 'pipeline.update'] as const;
-export type FleetEventType = (typeof FLEET_EVENTS)[number];
 
 export interface FleetEvent {
   type: FleetEventType;

@@ -37,7 +37,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import { getServiceById, type Service, serviceSecrets, type ServiceSpec, updateService } from '../store/services.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
-import type { AgentGateSchema, GateReportSchema } from './schemas.ts';
+import type { AgentGateSchema, GateReportSchema } from '../api/agent.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 export interface PipelineDeps {

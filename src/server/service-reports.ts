@@ -11,7 +11,7 @@ import type { Cluster } from '../store/clusters.ts';
 import { recordServiceReport, reportedService, type ServiceReport } from '../store/reports.ts';
 import type { Database } from '../store/schema.ts';
 import { getServiceById, removeService, type Service } from '../store/services.ts';
-import type { FleetChange } from './fleet-changes.ts';
+import type { FleetChange } from '../api/events.ts';
 import type { FleetEvent, Notifier } from './notifier.ts';
 import type { PipelineRunner } from './pipelines.ts';
 

@@ -5,7 +5,8 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { type Component, type ServiceError, type ServiceStatus, serviceRow } from './services.ts';
+import type { ServiceStatus } from '../api/services.ts';
+import { type Component, type ServiceError, serviceRow } from './services.ts';
 
 /** What an agent reports after a sync (Plural's updateServiceComponents). */
 export interface ServiceReport {

@@ -104,7 +104,7 @@ export interface ServiceComponentTable {
   kind: string;
   namespace: string;
   name: string;
-  /** RUNNING | PENDING | FAILED | PAUSED, as Plural's component states. */
+  /** A ComponentState (src/api/services.ts), as Plural's component states. */
   state: string;
   synced: number;
 }

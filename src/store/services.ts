@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { ComponentState, ServiceStatus } from '../api/services.ts';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
@@ -71,11 +72,6 @@ export interface SyncConfig {
   /** Fields of matching objects the agent leaves to the cluster (agent/diff-normalizers.ts). */
   diffNormalizers?: Array<{ kind?: string; name?: string; namespace?: string; backfill?: boolean; jsonPointers: string[] }>;
 }
-
-/** STALE: a newer revision than the applied one, or objects out of sync; SYNCED: applied, not all ready yet. */
-export type ServiceStatus = 'stale' | 'synced' | 'healthy' | 'failed';
-
-export type ComponentState = 'RUNNING' | 'PENDING' | 'FAILED' | 'PAUSED';
 
 export interface Component {
   group: string;

@@ -18,7 +18,7 @@ import type { Static } from 'typebox';
 import { apiServerForwarder, type ApiServerForwarder } from '../kube/api-forwarder.ts';
 import type { Logger } from '../logger.ts';
 import { registerErrorHandlers } from '../http/errors.ts';
-import { AccessReviewSchema, IdentitySchema } from '../server/schemas.ts';
+import { AccessReviewSchema, IdentitySchema } from '../api/users.ts';
 import { proxiedResponseHeaders } from '../http/proxied-response.ts';
 import { registerWebUi } from '../http/web-ui.ts';
 import { LOCAL_CLUSTER, type UiConfig } from './ui-config.ts';

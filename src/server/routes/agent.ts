@@ -17,21 +17,13 @@ import { getServiceById, type Service } from '../../store/services.ts';
 import { agentServices } from '../agent-services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
-import type { FleetChange } from '../fleet-changes.ts';
+import type { FleetChange } from '../../api/events.ts';
 import { recordTunnel, removeTunnel } from '../../store/agent-tunnels.ts';
 import type { Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
-import {
-  AgentGateSchema,
-  AgentServiceSchema,
-  ClusterSchema,
-  GateReportSchema,
-  ErrorResponses,
-  PingSchema,
-  ReportSchema,
-  ServiceIdParams,
-  TarballQuery,
-} from '../schemas.ts';
+import { AgentGateSchema, AgentServiceSchema, GateReportSchema, PingSchema, ReportSchema, TarballQuery } from '../../api/agent.ts';
+import { ClusterSchema } from '../../api/clusters.ts';
+import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
 import type { PushChannels } from '../push-channels.ts';
 import { recordReport } from '../service-reports.ts';
 import type { TarballStore } from '../tarballs.ts';

@@ -10,19 +10,18 @@ import type { GlobalServices } from '../global-services.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import { authorize, mayDo, userAccess } from '../auth.ts';
-import type { FleetChange } from '../fleet-changes.ts';
+import type { FleetChange } from '../../api/events.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import {
   ClusterNameParams,
   ClusterSchema,
-  ConfirmQuery,
   CreatedClusterSchema,
   DeployTokenSchema,
-  ErrorResponses,
   NewClusterSchema,
   RotateTokenSchema,
   TagsUpdateSchema,
-} from '../schemas.ts';
+} from '../../api/clusters.ts';
+import { ConfirmQuery, ErrorResponses } from '../../api/common.ts';
 
 export function clusterRoutes(
   app: FastifyInstance,

@@ -23,7 +23,8 @@ import { reviseService } from '../../store/revisions.ts';
 import type { Service } from '../../store/services.ts';
 import { userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
-import { ContextParams, ContextUpsertSchema, ErrorResponses, ServiceContextSchema } from '../schemas.ts';
+import { ErrorResponses } from '../../api/common.ts';
+import { ContextParams, ContextUpsertSchema, ServiceContextSchema } from '../../api/contexts.ts';
 
 export interface ContextRouteDeps {
   db: Kysely<Database>;

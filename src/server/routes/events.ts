@@ -12,7 +12,8 @@ import type { Target } from '../../rights.ts';
 import { listClusters } from '../../store/clusters.ts';
 import { getServiceById } from '../../store/services.ts';
 import { mayDo, requestUser, userAccess } from '../auth.ts';
-import type { FleetChange, FleetChanges } from '../fleet-changes.ts';
+import type { FleetChange } from '../../api/events.ts';
+import type { FleetChanges } from '../fleet-changes.ts';
 
 const KEEPALIVE_MS = 25_000;
 

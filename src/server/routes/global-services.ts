@@ -20,15 +20,13 @@ import type { ServiceSources } from '../service-sources.ts';
 import { checkedSpec, checkSecretValues } from '../service-specs.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';
 import { checkedContexts } from './contexts.ts';
+import { ConfirmQuery, ErrorResponses, NameParams } from '../../api/common.ts';
 import {
-  ConfirmQuery,
   DeleteGlobalServiceQuery,
-  ErrorResponses,
   GlobalServiceSchema,
   GlobalServiceUpdateSchema,
-  NameParams,
   NewGlobalServiceSchema,
-} from '../schemas.ts';
+} from '../../api/global-services.ts';
 
 type TemplateBody = Static<typeof NewGlobalServiceSchema>['template'];
 

@@ -11,7 +11,8 @@ import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
-import { ErrorResponses, HelmRepositorySchema, HelmRepositoryUpsertSchema, ServiceIdParams } from '../schemas.ts';
+import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
+import { HelmRepositorySchema, HelmRepositoryUpsertSchema } from '../../api/repositories.ts';
 
 export function helmRepositoryRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox }): void {
   const { db, box } = deps;

@@ -13,15 +13,8 @@ import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
-import {
-  ErrorResponses,
-  NameParams,
-  RouterSchema,
-  RouterUpsertSchema,
-  SinkSchema,
-  SinkUpsertSchema,
-  type RouterUpsertBody,
-} from '../schemas.ts';
+import { ErrorResponses, NameParams } from '../../api/common.ts';
+import { RouterSchema, type RouterUpsertBody, RouterUpsertSchema, SinkSchema, SinkUpsertSchema } from '../../api/notifications.ts';
 
 export function notificationRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox }): void {
   const { db, box } = deps;

@@ -34,15 +34,15 @@ import { listServices, type Service } from '../../store/services.ts';
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import type { PipelineRunner } from '../pipelines.ts';
+import { ErrorResponses } from '../../api/common.ts';
 import {
-  ErrorResponses,
   GateParams,
   PipelineParams,
   PipelineSchema,
   type PipelineUpsertBody,
   PipelineUpsertSchema,
   PromotionSchema,
-} from '../schemas.ts';
+} from '../../api/pipelines.ts';
 
 export interface PipelineRouteDeps {
   db: Kysely<Database>;

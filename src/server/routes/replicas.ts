@@ -11,7 +11,8 @@ import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { userAccess } from '../auth.ts';
 import { type ReplicaSet, rendezvousOwner } from '../replica-set.ts';
-import { ErrorResponses, ReplicaSchema } from '../schemas.ts';
+import { ErrorResponses } from '../../api/common.ts';
+import { ReplicaSchema } from '../../api/repositories.ts';
 
 export function replicaRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; box: SecretBox; replicas: ReplicaSet }): void {
   const { db, box, replicas } = deps;

@@ -14,7 +14,8 @@ import { userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';
 import type { RepositoryPoller } from '../repository-poller.ts';
-import { ErrorResponses, NewRepositorySchema, RepositoryParams, RepositorySchema } from '../schemas.ts';
+import { ErrorResponses } from '../../api/common.ts';
+import { NewRepositorySchema, RepositoryParams, RepositorySchema } from '../../api/repositories.ts';
 
 /** How long adding a repository waits for its first fetch before answering with health still unknown. */
 const FIRST_FETCH_WAIT_MS = 15_000;

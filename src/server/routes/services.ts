@@ -32,10 +32,10 @@ import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import { revisionDiff } from '../revision-diff.ts';
 import type { TarballStore } from '../tarballs.ts';
+import { ErrorResponses } from '../../api/common.ts';
 import {
   ClusterParams,
   DeleteServiceQuery,
-  ErrorResponses,
   NewServiceSchema,
   RevisionDiffQuery,
   RevisionDiffSchema,
@@ -45,7 +45,7 @@ import {
   ServiceSchema,
   type ServiceUpdateBody,
   ServiceUpdateSchema,
-} from '../schemas.ts';
+} from '../../api/services.ts';
 import type { ServiceSources } from '../service-sources.ts';
 import { checkedSpec, checkSecretValues, type SourceInput } from '../service-specs.ts';
 import type { OutboundPolicy } from '../outbound.ts';

@@ -27,24 +27,22 @@ import {
 import { mayDo, requestUser, requireUser, SESSION_COOKIE, userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import type { Target } from '../../rights.ts';
+import { ErrorResponses, ErrorSchema, NameParams } from '../../api/common.ts';
 import {
   AccessReviewResultSchema,
   AccessReviewSchema,
   AuditEventSchema,
   AuditQuery,
   CreatedTokenSchema,
-  ErrorResponses,
-  ErrorSchema,
   IdentitySchema,
   LoginSchema,
-  NameParams,
   NewTokenSchema,
   NewUserSchema,
   RoleBindingSchema,
   RoleBindingUpsertSchema,
   UserSchema,
   UserUpdateSchema,
-} from '../schemas.ts';
+} from '../../api/users.ts';
 
 /** How long a browser session lasts, in milliseconds: a working day, as Argo CD's default session does (24 h). */
 export const SESSION_LIFETIME_MS = 24 * 60 * 60_000;

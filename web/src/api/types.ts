@@ -4,10 +4,10 @@
  */
 import type { Static } from 'typebox';
 import type { ApiCluster, ApiIdentity, ApiPipeline, ApiPromotion, ApiRevision, ApiService } from '../../../src/client/fleet-client.ts';
-import type { AccessReviewSchema } from '../../../src/server/schemas.ts';
+import type { AccessReviewSchema } from '../../../src/api/users.ts';
 
 export type { GateDecision } from '../../../src/client/fleet-client.ts';
-export type { FleetChange } from '../../../src/server/fleet-changes.ts';
+export type { FleetChange } from '../../../src/api/events.ts';
 
 export type Cluster = ApiCluster;
 export type Service = ApiService;

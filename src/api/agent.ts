@@ -1,0 +1,93 @@
+/**
+ * What an agent and the server say to each other (/v1/agent): its ping with the cluster's versions, the services
+ * it polls for (with their clusters, sources' digests, configuration and secret values in clear), the report of
+ * what it applied, and the JOB gates it runs for pipelines and their outcome.
+ */
+import { Type } from 'typebox';
+import { ContextConfiguration } from './contexts.ts';
+import { ComponentSchema, RendererSchema, ServiceErrorSchema, SyncConfigSchema } from './services.ts';
+
+export const PingSchema = Type.Object(
+  {
+    kubernetesVersion: Type.String({ minLength: 1, maxLength: 64 }),
+    agentVersion: Type.String({ minLength: 1, maxLength: 64 }),
+    distro: Type.Optional(Type.String({ maxLength: 63 })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The cluster as an agent's templates see it (`cluster` in Liquid), with Plural's names for the fields it binds;
+ * version is the Kubernetes version the agent last reported (Plural's currentVersion).
+ */
+const AgentClusterSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  handle: Type.String(),
+  tags: Type.Record(Type.String(), Type.String()),
+  distro: Type.Union([Type.String(), Type.Null()]),
+  version: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** What an agent gets for each service of its cluster. */
+export const AgentServiceSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  namespace: Type.String(),
+  cluster: AgentClusterSchema,
+  revision: Type.Object({
+    id: Type.String(),
+    number: Type.Integer(),
+    commit: Type.Union([Type.String(), Type.Null()]),
+    digest: Type.String(),
+  }),
+  folder: Type.String(),
+  renderer: RendererSchema,
+  configuration: Type.Record(Type.String(), Type.String()),
+  /** Helm values merged over the wrapper project's helm-values.yaml. */
+  secretValues: Type.Record(Type.String(), Type.Unknown()),
+  /** The bound contexts' configuration by name; a context deleted since the revision was made is absent. */
+  contexts: Type.Record(Type.String(), ContextConfiguration),
+  /** Dependencies not yet healthy on the cluster; the agent applies nothing until this is empty. */
+  waitingFor: Type.Array(Type.String()),
+  syncConfig: Type.Optional(SyncConfigSchema),
+  /** Whether its `*.liquid` files are rendered (Plural's templated). */
+  templated: Type.Boolean(),
+  deleting: Type.Boolean(),
+});
+
+export const ReportSchema = Type.Object(
+  {
+    revisionId: Type.String(),
+    components: Type.Array(ComponentSchema, { maxItems: 10_000 }),
+    errors: Type.Array(ServiceErrorSchema, { maxItems: 100 }),
+  },
+  { additionalProperties: false },
+);
+
+export const TarballQuery = Type.Object({ digest: Type.String({ pattern: '^[0-9a-f]{64}$' }) });
+
+/** A JOB gate an agent is to run: its Job's namespace, name and spec, for the context it runs for. */
+export const AgentGateSchema = Type.Object({
+  pipeline: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  gate: Type.String(),
+  contextId: Type.String(),
+  namespace: Type.String(),
+  jobName: Type.String({ description: 'stable per gate and context, so a restarted agent finds its Job' }),
+  spec: Type.Record(Type.String(), Type.Unknown(), { description: 'the batch/v1 JobSpec' }),
+});
+
+export const GateReportSchema = Type.Object(
+  {
+    pipeline: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    gate: Type.String(),
+    contextId: Type.String(),
+    state: Type.Union([Type.Literal('OPEN'), Type.Literal('CLOSED')], { description: 'OPEN: the Job succeeded; CLOSED: it failed' }),
+    reason: Type.String({ maxLength: 4000, description: "the Job's condition, and the failing Pod's status" }),
+  },
+  { additionalProperties: false },
+);

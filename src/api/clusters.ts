@@ -1,0 +1,48 @@
+/**
+ * The fleet's clusters (/v1/clusters): registering one (which hands out its agent's deploy token), its tags, its
+ * tokens, and the cluster as the API shows it, with the health its agent's pings give it.
+ */
+import { Type, type Static } from 'typebox';
+import { Name, Tags, Time } from './common.ts';
+
+export const ClusterSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  handle: Type.String({ description: "Stable identity across renames (Plural's handle)." }),
+  tags: Tags,
+  distro: Type.Union([Type.String(), Type.Null()]),
+  kubernetesVersion: Type.Union([Type.String(), Type.Null()], { description: 'as the agent last reported it' }),
+  agentVersion: Type.Union([Type.String(), Type.Null()]),
+  pingedAt: Type.Union([Time, Type.Null()]),
+  health: Type.Union([Type.Literal('HEALTHY'), Type.Literal('UNHEALTHY'), Type.Literal('UNKNOWN')], {
+    description: 'HEALTHY when the agent pinged in the last 5 minutes, UNKNOWN before its first ping',
+  }),
+  createdAt: Time,
+});
+
+export const NewClusterSchema = Type.Object(
+  {
+    name: Name,
+    handle: Type.Optional(Name),
+    tags: Type.Optional(Tags),
+    distro: Type.Optional(Type.String({ maxLength: 63 })),
+  },
+  { additionalProperties: false },
+);
+export type NewClusterBody = Static<typeof NewClusterSchema>;
+
+export const CreatedClusterSchema = Type.Object({
+  cluster: ClusterSchema,
+  deployToken: Type.String({ description: "The cluster's agent token; shown only here." }),
+});
+
+export const DeployTokenSchema = Type.Object({ deployToken: Type.String({ description: 'Shown only here.' }) });
+
+export const RotateTokenSchema = Type.Object(
+  { revokeOthers: Type.Optional(Type.Boolean({ description: 'Revoke every earlier token of the cluster at once (default false).' })) },
+  { additionalProperties: false },
+);
+
+export const TagsUpdateSchema = Type.Object({ tags: Tags }, { additionalProperties: false });
+
+export const ClusterNameParams = Type.Object({ name: Type.String() });

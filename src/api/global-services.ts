@@ -1,0 +1,63 @@
+/**
+ * Global services (/v1/global-services, Plural's GlobalService): a service template every cluster whose tags (and
+ * distro) match gets a copy of.
+ */
+import { Type, type Static } from 'typebox';
+import { Name, Time, TrueOrFalse } from './common.ts';
+import { GitSourceSchema, HelmSourceSchema, RendererSchema, SecretValues, ServiceSourceFields } from './services.ts';
+
+const TemplateSchema = Type.Object(
+  { ...ServiceSourceFields, secretValues: Type.Optional(SecretValues) },
+  {
+    additionalProperties: false,
+    description: "what each selected cluster's copy of the service is made from",
+  },
+);
+
+export const NewGlobalServiceSchema = Type.Object(
+  {
+    name: Name,
+    tags: Type.Record(Type.String({ minLength: 1 }), Type.String(), {
+      description: 'clusters whose tags include all of these get the service',
+    }),
+    distro: Type.Optional(Type.String({ maxLength: 63 })),
+    template: TemplateSchema,
+  },
+  { additionalProperties: false },
+);
+export type NewGlobalServiceBody = Static<typeof NewGlobalServiceSchema>;
+
+export const GlobalServiceUpdateSchema = Type.Object(
+  {
+    tags: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+    distro: Type.Optional(Type.Union([Type.String({ maxLength: 63 }), Type.Null()])),
+    template: Type.Optional(TemplateSchema),
+  },
+  { additionalProperties: false },
+);
+export type GlobalServiceUpdateBody = Static<typeof GlobalServiceUpdateSchema>;
+
+export const GlobalServiceSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  tags: Type.Record(Type.String(), Type.String()),
+  distro: Type.Union([Type.String(), Type.Null()]),
+  template: Type.Object({
+    name: Type.String(),
+    namespace: Type.String(),
+    repository: Type.Union([Type.String({ description: 'repository id' }), Type.Null()]),
+    git: Type.Union([GitSourceSchema, Type.Null()]),
+    helm: Type.Union([HelmSourceSchema, Type.Null()]),
+    renderer: RendererSchema,
+    configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+    secretValues: Type.Array(Type.String(), { description: 'top-level keys of the secret helm values; values are never returned' }),
+    contexts: Type.Array(Type.String()),
+  }),
+  services: Type.Array(Type.Object({ cluster: Type.String(), status: Type.String(), deleting: Type.Boolean() })),
+  createdAt: Time,
+});
+
+export const DeleteGlobalServiceQuery = Type.Object({
+  confirm: Type.Optional(TrueOrFalse),
+  detach: Type.Optional(TrueOrFalse),
+});

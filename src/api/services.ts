@@ -1,0 +1,260 @@
+/**
+ * Services (/v1/clusters/<cluster>/services): what a service runs (a git folder, a Helm chart, or both; the renderer;
+ * configuration and secret values; the contexts it binds; how its agent applies it), its revisions and their diffs,
+ * and the service as the API shows it with the status and objects its agent reported. The component states and
+ * service statuses are defined here once, as a list and the schema and type that follow from it.
+ */
+import { Type, type Static } from 'typebox';
+import { LiteralUnion, Name, Time } from './common.ts';
+import { ContextName } from './contexts.ts';
+
+export const RendererSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('auto'), Type.Literal('kluctl'), Type.Literal('kustomize'), Type.Literal('raw'), Type.Literal('helm')], {
+      description:
+        'auto: a Kluctl project when the folder has .kluctl.yaml or deployment.yaml, else kustomize with kustomization.yaml, else raw YAML; ' +
+        'helm: the service has a helm source (the default then)',
+    }),
+    target: Type.Optional(Type.String({ description: 'kluctl: the target to deploy' })),
+    args: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'kluctl: args, as -a name=value' })),
+  },
+  { additionalProperties: false },
+);
+
+export const GitSourceSchema = Type.Object(
+  {
+    ref: Type.String({ minLength: 1, description: 'branch, tag or commit sha' }),
+    folder: Type.String({ description: 'folder of the repository holding the service, "" for the root' }),
+  },
+  { additionalProperties: false },
+);
+
+/** A Helm chart as a service's source, as Plural's ServiceDeployment helm spec. */
+export const HelmSourceSchema = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^(https?|oci)://.+',
+      description: 'a Helm repository (https://; http:// for local ones) or an OCI registry path (oci://host/path, the chart below it)',
+    }),
+    chart: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'the chart name' }),
+    version: Type.String({
+      minLength: 1,
+      description: 'an exact version, or a semver range (^1.2, ~1.2.3, >=1 <2) resolved to the newest matching version',
+    }),
+    values: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'values, merged over valuesFiles' })),
+    valuesFiles: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'values files in the git folder, merged in order; needs git' }),
+    ),
+    release: Type.Optional(Name),
+  },
+  { additionalProperties: false },
+);
+
+export const SecretValues = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    "Helm values that are secrets (from a Secret: Plural's valuesFrom), merged over the chart's other values by the agent; stored encrypted, never returned (only their top-level keys); {} removes them",
+});
+
+const Configuration = Type.Record(Type.String({ minLength: 1 }), Type.String(), {
+  description: 'Values handed to the renderer (Kluctl args, templates); stored encrypted, given in clear only to the agent.',
+});
+
+const ContextNames = Type.Array(ContextName, {
+  uniqueItems: true,
+  maxItems: 50,
+  description: 'service contexts (gantry context set) bound into Liquid templates as contexts.<name>',
+});
+
+/** RFC 6901: empty (the whole object) is refused, as a normalizer of everything would apply nothing. */
+const JsonPointer = Type.String({ pattern: '^(/([^~/]|~[01])*)+$', description: 'a JSON pointer, e.g. /spec/replicas' });
+
+const DiffNormalizerSchema = Type.Object(
+  {
+    kind: Type.Optional(Type.String({ minLength: 1 })),
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    namespace: Type.Optional(Type.String({ minLength: 1 })),
+    backfill: Type.Optional(Type.Boolean({ description: 'keep the live values rather than leaving the fields out' })),
+    jsonPointers: Type.Array(JsonPointer, { minItems: 1 }),
+  },
+  {
+    additionalProperties: false,
+    description: "fields of the matching objects (kind, name, namespace; absent: any) left to the cluster (Plural's diffNormalizers)",
+  },
+);
+
+export const SyncConfigSchema = Type.Object(
+  {
+    createNamespace: Type.Optional(Type.Boolean({ description: "make the service's namespace when missing (default true)" })),
+    enforceNamespace: Type.Optional(
+      Type.Boolean({ description: "every namespaced object goes into the service's namespace (default false)" }),
+    ),
+    namespaceMetadata: Type.Optional(
+      Type.Object(
+        {
+          labels: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+          annotations: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+        },
+        { additionalProperties: false, description: "labels and annotations of the service's namespace" },
+      ),
+    ),
+    diffNormalizers: Type.Optional(Type.Array(DiffNormalizerSchema, { maxItems: 100 })),
+  },
+  { additionalProperties: false, description: "how the agent applies (Plural's syncConfig)" },
+);
+
+/**
+ * What a service runs: its name, namespace and source (a global service's template is just this). The source is
+ * `repository` + `git`, or `helm`, or both when helm.valuesFiles come from git (Plural's helm+git services).
+ */
+export const ServiceSourceFields = {
+  name: Name,
+  namespace: Name,
+  repository: Type.Optional(Type.String({ minLength: 1, description: 'repository id or URL; with git' })),
+  git: Type.Optional(GitSourceSchema),
+  helm: Type.Optional(HelmSourceSchema),
+  renderer: Type.Optional(RendererSchema),
+  configuration: Type.Optional(Configuration),
+  contexts: Type.Optional(ContextNames),
+  syncConfig: Type.Optional(SyncConfigSchema),
+  templated: Type.Optional(
+    Type.Boolean({ description: 'render *.liquid files with Liquid (default true, as Plural); false applies the folder as it is' }),
+  ),
+};
+
+export const NewServiceSchema = Type.Object(
+  {
+    ...ServiceSourceFields,
+    secretValues: Type.Optional(SecretValues),
+    dependencies: Type.Optional(Type.Array(Name, { description: 'services of the same cluster that must be healthy first' })),
+    protect: Type.Optional(Type.Boolean({ description: 'refuse deletion' })),
+  },
+  { additionalProperties: false },
+);
+export type NewServiceBody = Static<typeof NewServiceSchema>;
+
+export const ServiceUpdateSchema = Type.Object(
+  {
+    namespace: Type.Optional(Name),
+    repository: Type.Optional(Type.String({ minLength: 1 })),
+    git: Type.Optional(
+      Type.Union(
+        [
+          Type.Object(
+            { ref: Type.Optional(Type.String({ minLength: 1 })), folder: Type.Optional(Type.String()) },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ],
+        { description: 'merged into the current git source; null drops git (and the repository)' },
+      ),
+    ),
+    helm: Type.Optional(
+      Type.Union([Type.Partial(HelmSourceSchema, { additionalProperties: false }), Type.Null()], {
+        description: 'merged into the current helm source (values replace the old ones); null drops helm',
+      }),
+    ),
+    renderer: Type.Optional(RendererSchema),
+    syncConfig: Type.Optional(Type.Union([SyncConfigSchema, Type.Null()], { description: 'replaces the current one; null: the defaults' })),
+    templated: Type.Optional(Type.Boolean()),
+    configuration: Type.Optional(Configuration),
+    secretValues: Type.Optional(SecretValues),
+    contexts: Type.Optional(ContextNames),
+    dependencies: Type.Optional(Type.Array(Name)),
+    protect: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type ServiceUpdateBody = Static<typeof ServiceUpdateSchema>;
+
+/** Plural's component states: RUNNING ready, PENDING not ready yet, FAILED failed, PAUSED paused. */
+export const COMPONENT_STATES = ['RUNNING', 'PENDING', 'FAILED', 'PAUSED'] as const;
+export const ComponentStateSchema = LiteralUnion(COMPONENT_STATES);
+export type ComponentState = Static<typeof ComponentStateSchema>;
+
+/** One object of a service, as its agent reports it. */
+export const ComponentSchema = Type.Object({
+  group: Type.String(),
+  version: Type.String(),
+  kind: Type.String(),
+  namespace: Type.String(),
+  name: Type.String(),
+  state: ComponentStateSchema,
+  synced: Type.Boolean(),
+});
+
+/**
+ * A service's status, as Plural derives it from its agent's reports: stale while a newer revision than the applied
+ * one is current or objects are out of sync, synced when applied but not every object is ready, healthy when every
+ * object is, failed when one failed or the agent reported an error.
+ */
+export const SERVICE_STATUSES = ['stale', 'synced', 'healthy', 'failed'] as const;
+export const ServiceStatusSchema = LiteralUnion(SERVICE_STATUSES);
+export type ServiceStatus = Static<typeof ServiceStatusSchema>;
+
+export const ServiceErrorSchema = Type.Object({ source: Type.String(), message: Type.String() });
+
+export const RevisionSchema = Type.Object({
+  id: Type.String(),
+  number: Type.Integer(),
+  commit: Type.Union([Type.String(), Type.Null()]),
+  digest: Type.Union([Type.String(), Type.Null()], { description: 'sha256 of the source tarball' }),
+  chartVersion: Type.Union([Type.String(), Type.Null()], { description: "the chart version a helm source's version resolved to" }),
+  namespace: Type.String(),
+  git: Type.Union([GitSourceSchema, Type.Null()]),
+  helm: Type.Union([HelmSourceSchema, Type.Null()]),
+  renderer: RendererSchema,
+  contexts: Type.Array(Type.String()),
+  message: Type.Union([Type.String(), Type.Null()]),
+  createdBy: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Time,
+});
+
+export const ServiceSchema = Type.Object({
+  id: Type.String(),
+  cluster: Type.String(),
+  name: Type.String(),
+  namespace: Type.String(),
+  repository: Type.Union([Type.Object({ id: Type.String(), url: Type.String() }), Type.Null()]),
+  syncConfig: Type.Optional(SyncConfigSchema),
+  templated: Type.Boolean({ description: 'whether *.liquid files are rendered' }),
+  git: Type.Union([GitSourceSchema, Type.Null()]),
+  helm: Type.Union([HelmSourceSchema, Type.Null()]),
+  renderer: RendererSchema,
+  configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
+  secretValues: Type.Array(Type.String(), { description: 'top-level keys of the secret helm values; values are never returned' }),
+  contexts: Type.Array(Type.String(), { description: 'bound service contexts' }),
+  dependencies: Type.Array(Type.String()),
+  protect: Type.Boolean(),
+  status: ServiceStatusSchema,
+  errors: Type.Array(ServiceErrorSchema),
+  revision: RevisionSchema,
+  appliedRevision: Type.Union([Type.Integer(), Type.Null()], { description: 'number of the revision the agent last applied' }),
+  components: Type.Array(ComponentSchema),
+  deleting: Type.Boolean(),
+  createdAt: Time,
+});
+
+export const ServiceParams = Type.Object({ cluster: Type.String(), name: Type.String() });
+export const ClusterParams = Type.Object({ cluster: Type.String() });
+export const RevisionDiffQuery = Type.Object({
+  from: Type.String({ pattern: '^[1-9][0-9]*$', description: 'the older revision number' }),
+  to: Type.String({ pattern: '^[1-9][0-9]*$', description: 'the newer revision number' }),
+});
+export const RevisionDiffSchema = Type.Object({
+  from: Type.Integer(),
+  to: Type.Integer(),
+  files: Type.Array(
+    Type.Object({
+      path: Type.String(),
+      change: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')]),
+      patch: Type.String({ description: 'unified diff, empty for files over 512 KiB' }),
+    }),
+  ),
+});
+export const RollbackSchema = Type.Object({ revision: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const DeleteServiceQuery = Type.Object({
+  // A string: query values are not coerced (see src/server/app.ts), and "true"/"false" is what a URL carries.
+  detach: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'forget the service but leave its objects in the cluster' }),
+  ),
+});
