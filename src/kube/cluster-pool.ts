@@ -29,6 +29,11 @@ interface Entry {
   lastUsed: number;
 }
 
+/**
+ * Clusters by connection: `get` returns the one Cluster of a kubeconfig context's server and credentials, made on
+ * first use; callers must not close it. sweep() closes those idle for a while, close() all of them (the owner's job,
+ * once, at shutdown). A Cluster dropped by sweep stays usable by a caller still holding it until it is closed.
+ */
 export class ClusterPool {
   private readonly options: ClusterPoolOptions;
   private readonly entries = new Map<string, Entry>();
