@@ -26,6 +26,11 @@ export interface OciSnapshot {
   digest: string;
 }
 
+/**
+ * A handle on one snapshot folder (`root`), shared by every caller of a process and by processes sharing the folder:
+ * concurrent pulls are safe without any lock. Each pull or resolve opens its own registry connection and closes it
+ * before returning; the cache holds nothing to close, and sweep() removes what went unused.
+ */
 export class OciCache {
   readonly root: string;
 
