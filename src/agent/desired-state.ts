@@ -15,9 +15,10 @@ import { type SealContext, SecretBox } from '../store/secret-box.ts';
 const DESIRED_STATE_PLACE: SealContext = { table: 'agent', column: 'desired-state', row: 'services' };
 
 /**
- * The sealed file of one agent and deploy token: load() once at start, save() after each listing from the server
- * (an unchanged list is not written again). One instance per file and process; calls are not serialized, so the
- * caller awaits each save before the next. Holds nothing to close.
+ * The sealed file of one agent and deploy token: save() after each listing from the server (an unchanged list is
+ * not written again), load() when the server cannot be reached and nothing was listed since the agent started. One
+ * instance per file and process; calls are not serialized, so the caller awaits each save before the next. Holds
+ * nothing to close.
  */
 export class DesiredState {
   readonly #file: string;

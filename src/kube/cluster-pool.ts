@@ -31,8 +31,8 @@ interface Entry {
 
 /**
  * Clusters by connection: `get` returns the one Cluster of a kubeconfig context's server and credentials, made on
- * first use; callers must not close it. sweep() closes those idle for a while, close() all of them (the owner's job,
- * once, at shutdown). A Cluster dropped by sweep stays usable by a caller still holding it until it is closed.
+ * first use; callers must not close it, and get it again for each piece of work rather than keep it: sweep() closes
+ * those nobody got for `maxIdleMs`. close() closes all of them (the owner's job, once, at shutdown).
  */
 export class ClusterPool {
   private readonly options: ClusterPoolOptions;

@@ -22,7 +22,7 @@ export interface InclusionKeys {
   dir: string | undefined;
 }
 
-/** True when any of the four lists is non-empty, i.e. the command selects part of the project (else all is included). */
+/** True when any of the four lists is non-empty: the command selects part of the project (else all is included). */
 export function isSelecting(inclusion: Inclusion): boolean {
   return [inclusion.includeTags, inclusion.excludeTags, inclusion.includeDirs, inclusion.excludeDirs].some((list) => list.length > 0);
 }

@@ -25,7 +25,7 @@ function toRequest(scope: StringScope, source: string) {
  * Renders every string leaf of `value` (a plain value: objects, arrays, scalars) as a Jinja2 template in `scope`,
  * concurrently, and returns a copy of the same shape; other leaves and strings without `{` are kept as they are.
  * Rendering is one pass: a rendered string is not rendered again (resolveTarget repeats the call for that).
- * @throws the renderer's TemplateError for the first failing template; the signal's reason when it fires.
+ * @throws as JinjaPool.renderString: TemplateError of the first template to fail; the signal's reason when it fires.
  */
 export async function renderStrings(value: unknown, scope: StringScope, renderer: JinjaPool): Promise<unknown> {
   if (typeof value === 'string') {

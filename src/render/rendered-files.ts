@@ -11,7 +11,8 @@ import { parseYamlDocuments } from '../yaml.ts';
 /**
  * One render's view of its render folder, keyed by absolute path: `set` holds a templated file in memory, `fromDisk`
  * hands a file over to the disk, reads look in memory first, and `write` puts held files on disk before a program
- * reads the folder. One instance per render (render-project.ts makes it); nothing to close, its memory goes with it.
+ * reads the folder. One instance per render (render-project.ts makes it, a standalone kustomize build its own);
+ * nothing to close, its memory goes with it.
  * Writes are started once per file and folder, so concurrent `write` calls over the same files are safe.
  */
 export class RenderedFiles {

@@ -78,7 +78,7 @@ export interface Checkout {
 
 /**
  * A handle on one cache folder (`root`); one per process and folder, shared by every caller, several processes may
- * use the same folder. Every operation on a URL runs after the earlier ones on that URL and credentials in this
+ * use the same folder. resolve, fetch, refs and checkout of one URL and credentials run one after another in this
  * process. Git runs at most GIT_TIMEOUT_MS (5 min) per command. Nothing to close: sweep() removes what went unused.
  */
 export class GitCache {

@@ -28,8 +28,8 @@ export interface OciSnapshot {
 
 /**
  * A handle on one snapshot folder (`root`), shared by every caller of a process and by processes sharing the folder:
- * concurrent pulls are safe without any lock. Each pull or resolve opens its own registry connection and closes it
- * before returning; the cache holds nothing to close, and sweep() removes what went unused.
+ * concurrent pulls are safe without any lock. A pull or resolve that asks the registry makes its own client and
+ * closes it before returning; the cache holds nothing to close, and sweep() removes what went unused.
  */
 export class OciCache {
   readonly root: string;

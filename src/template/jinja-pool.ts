@@ -85,7 +85,7 @@ interface Job {
 }
 
 /**
- * The pool of Jinja2 workers one process renders with; share one per process rather than make one per render.
+ * A pool of Jinja2 workers, long-lived and shared by many renders (the Engine makes one, engine.ts).
  * Requests from any number of callers queue and go to the first idle worker, one request per worker at a time.
  * Its owner calls close() once (queued requests are rejected, workers exit); release() between commands is optional.
  */
