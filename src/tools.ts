@@ -23,6 +23,11 @@ const INSTALL_HINTS: Readonly<Record<Tool, string>> = {
 /** Exact paths, or names looked up on the child environment's PATH. */
 export type ToolPaths = Readonly<Record<Tool, string>>;
 
+/**
+ * An immutable set of tool paths and child environment: every child gets exactly `env` (plus a call's own), never
+ * this process's environment. Cheap to copy (with()) and safe to share; holds no process itself: whoever start()s a
+ * long-lived program ends it.
+ */
 export class Tools {
   readonly paths: ToolPaths;
   /** Every child's whole environment (plus what a call adds). */

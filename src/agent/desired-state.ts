@@ -14,6 +14,12 @@ import { type SealContext, SecretBox } from '../crypto/secret-box.ts';
 /** The one thing the agent seals: its file's key (from the deploy token) seals nothing else, so one fixed place. */
 const DESIRED_STATE_PLACE: SealContext = { table: 'agent', column: 'desired-state', row: 'services' };
 
+/**
+ * The sealed file of one agent and deploy token: save() after each listing from the server (an unchanged list is
+ * not written again), load() when the server cannot be reached and nothing was listed since the agent started. One
+ * instance per file and process; calls are not serialized, so the caller awaits each save before the next. Holds
+ * nothing to close.
+ */
 export class DesiredState {
   readonly #file: string;
   readonly #box: SecretBox;

@@ -19,6 +19,11 @@ interface Condition {
   message?: string;
 }
 
+/**
+ * The JOB gates one agent follows in its cluster: update() with each listing from the server, check() on each tick
+ * (creates missing Jobs, reports finished ones; a failure of one gate is logged and retried on the next check). One
+ * check at a time: it is not re-entrant. Jobs it made are left in the cluster; it holds nothing to close.
+ */
 export class GateJobs {
   readonly #cluster: Cluster;
   readonly #client: AgentClient;

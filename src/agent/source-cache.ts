@@ -49,6 +49,11 @@ export class TarballError extends Error {
   }
 }
 
+/**
+ * The agent's unpacked sources under `dir`, by digest (the tarball's sha256 as 64 hex digits, no `sha256:` prefix):
+ * find() before downloading, add() after. Concurrent adds, even of one digest, are safe: each unpacks into its own
+ * temporary folder and the first rename wins. It removes no source; nothing to close.
+ */
 export class SourceCache {
   readonly dir: string;
   readonly limits: TarballLimits;

@@ -4,6 +4,10 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 
+/**
+ * For one waiter at a time (a second concurrent wait would take the first one's wake). Any number of wakes before a
+ * wait count as one. wait() never rejects, not even when its signal fires. Holds no timer once a wait has ended.
+ */
 export class Wakeup {
   #pending = false;
   #wake: (() => void) | undefined;

@@ -20,6 +20,12 @@ export interface AgentClientOptions {
   timeoutMs?: number;
 }
 
+/**
+ * One method per /v1/agent endpoint, each one request sent with `Authorization: Bearer <deploy token>`; stateless,
+ * so one instance may serve concurrent calls and needs no closing. Every request ends after `timeoutMs` or `signal`.
+ * @throws (each method) ApiError with the server's status and message when it answers with an error; Error saying
+ *   the server cannot be reached on a network failure or timeout; the signal's reason when `signal` fired.
+ */
 export class AgentClient {
   readonly #options: AgentClientOptions;
 

@@ -63,6 +63,12 @@ export interface FleetClientOptions {
   timeoutMs?: number;
 }
 
+/**
+ * One method per fleet API endpoint, returning the JSON answer as the Api* type of its schema (undefined for 204).
+ * Stateless: one instance may serve concurrent calls and needs no closing; each request ends after `timeoutMs`.
+ * @throws (each method) ApiError with the server's status, message and field when it answers with an error; Error
+ *   saying the server cannot be reached on a network failure or timeout.
+ */
 export class FleetClient {
   readonly #options: FleetClientOptions;
 

@@ -12,10 +12,16 @@ export interface Login {
   token: string;
 }
 
+/** The login file's path for `env`: under XDG_CONFIG_HOME when set and non-empty, else under `~/.config`. */
 export function loginFile(env: NodeJS.ProcessEnv): string {
   return join(env['XDG_CONFIG_HOME'] || join(homedir(), '.config'), 'gantry', 'login.json');
 }
 
+/**
+ * Writes `login` as JSON to loginFile(env), making its folder; a file it creates gets mode 0600 (readable by its
+ * owner only: it holds the token), an existing one is overwritten and keeps its mode.
+ * @returns the file's path. @throws the filesystem's error when the folder or file cannot be written.
+ */
 export async function saveLogin(login: Login, env: NodeJS.ProcessEnv): Promise<string> {
   const file = loginFile(env);
   await mkdir(dirname(file), { recursive: true });

@@ -31,6 +31,12 @@ interface AppliedRecord {
 const RECORD_TTL_MS = 7 * 24 * 3600_000;
 const MAX_RECORDS = 100_000;
 
+/**
+ * The records of one cluster's applies, by object uid: `unchanged` before an apply says whether it may be skipped,
+ * `forget` and `record` around an apply keep them true. Loaded from and saved to one file (appliedObjectsFile) by a
+ * command, which calls save() once it is done; a long-running role keeps it in memory. Not safe for two processes
+ * sharing a file at once: save replaces the file whole, so the last save wins.
+ */
 export class AppliedObjects {
   /** By the object's uid. */
   private readonly records = new Map<string, AppliedRecord>();

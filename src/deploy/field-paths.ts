@@ -56,6 +56,7 @@ export function deleteField(value: unknown, path: FieldPath): void {
   else if (isPlainObject(parent) && last !== undefined) delete parent[String(last)];
 }
 
+/** The value at `path` in `value` (a number indexes a list, anything else names a key); undefined when missing. */
 export function getField(value: unknown, path: FieldPath): unknown {
   let node = value;
   for (const part of path) {

@@ -12,6 +12,11 @@ import { KubeApiError } from '../kube/client.ts';
 import { refKey, refOf, type KubeObject, type ObjectRef } from '../kube/object.ts';
 import { DISCRIMINATOR_LABEL } from '../render/postprocess.ts';
 
+/**
+ * A snapshot of a target's objects in the cluster, read once per command with `load` (labelled objects) and
+ * `fetchMissing` (rendered ones without the label), then looked up by ref with `get`. Later changes in the cluster
+ * are not seen. Holds nothing to close.
+ */
 export class RemoteObjects {
   private readonly byKey = new Map<string, KubeObject>();
   /** Objects that carry the discriminator label (candidates for orphans, prune and delete). */

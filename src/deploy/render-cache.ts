@@ -79,6 +79,11 @@ export interface RenderRecordStore {
   save(record: RenderRecord): Promise<void>;
 }
 
+/**
+ * Looks up and saves renders by the hash of everything they were made from (code, tools, project files, request,
+ * kubeconfig contexts). A caller looks up, checks a found record with stillHolds before using it, else renders with
+ * the lookup's RenderInputs and saves. Records older than MAX_AGE_MS (24 h) are not used. Holds no resources.
+ */
 export class RenderCache {
   private readonly code: string;
   private readonly store: RenderRecordStore;

@@ -30,6 +30,11 @@ export function emptyResult(): CommandResult {
   return { newObjects: [], changedObjects: [], deletedObjects: [], orphanObjects: [], appliedHooks: [], warnings: [], errors: [] };
 }
 
+/**
+ * A command's result while it runs: the add* methods, `warn` and `error` append and may be called from parallel
+ * items, and `finish` returns a copy whose object lists are de-duplicated by ref and sorted as Kluctl sorts them
+ * (changed objects and messages keep every entry; messages keep their order). Use collectResult to run a command.
+ */
 export class ResultCollector {
   private readonly result = emptyResult();
 

@@ -74,6 +74,11 @@ const DEFAULT_RETRY_DELAY_MS = 1000;
 const DEFAULT_REPEAT_INTERVAL_MS = 5 * 60_000;
 const REPORTING_CONTROLLER = 'gantry-controller';
 
+/**
+ * The alert sender of one controller and cluster: it watches the cluster's Alerts from the first notify() on, and
+ * drops an event equal to one sent within `repeatIntervalMs`. notify() may be called concurrently and never rejects.
+ * Its owner calls close() once at shutdown, which stops the watch; later events are logged as not sent.
+ */
 export class AlertDispatcher {
   private readonly cluster: Cluster;
   private readonly options: AlertDispatcherOptions;

@@ -127,6 +127,7 @@ function combinationProblems(config: HelmChartConfig): string[] {
   return problems;
 }
 
+/** True for an `oci://` repo URL (case-sensitive prefix), as Helm's registry.IsOCI tells OCI charts from the rest. */
 export function isOciUrl(url: string): boolean {
   return url.startsWith('oci://');
 }

@@ -189,6 +189,12 @@ export function selectContext(config: KubeConfig, context: string): void {
   config.setCurrentContext(context);
 }
 
+/**
+ * Raw JSON requests to one API server (the kubeconfig's current cluster), as the caller's credentials allow. Paths
+ * are below the server's root (`/api/v1/namespaces`). Cheap to copy (withSignal, withoutSignal, dryRunOnly): copies
+ * share the connections and throttle, and concurrent requests are fine. Whoever made the client calls close() when
+ * done: it frees the connections of every client sharing its kubeconfig, copies included (a later request reopens).
+ */
 export class KubeClient {
   readonly config: Http1KubeConfig;
   readonly server: string;

@@ -29,6 +29,11 @@ interface Entry {
   lastUsed: number;
 }
 
+/**
+ * Clusters by connection: `get` returns the one Cluster of a kubeconfig context's server and credentials, made on
+ * first use; callers must not close it, and get it again for each piece of work rather than keep it: sweep() closes
+ * those nobody got for `maxIdleMs`. close() closes all of them (the owner's job, once, at shutdown).
+ */
 export class ClusterPool {
   private readonly options: ClusterPoolOptions;
   private readonly entries = new Map<string, Entry>();

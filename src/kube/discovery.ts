@@ -37,6 +37,11 @@ interface AggregatedList {
 /** How long a mapping is trusted without a miss (client-go's disk cache keeps it for 6 h; a controller wants less). */
 const DEFAULT_MAX_AGE_MS = 10 * 60_000;
 
+/**
+ * One cluster's discovery cache, read through `client`: concurrent lookups share one read in flight, and a failed
+ * read is not kept (the next lookup tries again). `maxAgeMs` defaults to 10 minutes. Holds no connection of its own.
+ * @throws (lookups) the client's KubeApiError or ClusterUnreachableError when discovery cannot be read.
+ */
 export class Discovery {
   private readonly client: KubeClient;
   private readonly mapping: Expiring<ApiResource[]>;

@@ -30,6 +30,12 @@ function isEmptyForUs(error: unknown): boolean {
   return error instanceof KubeApiError && [403, 404, 405].includes(error.status);
 }
 
+/**
+ * The watched cache of one cluster's objects carrying `labelKey`, indexed by the label's value. Nothing is watched
+ * until the first `withValue`, which starts the watches and waits for their first lists; `record` and `forget` are
+ * the owner's write-through after its applies and deletes. The Cluster that made it calls close() to stop the
+ * watches; reads after that throw.
+ */
 export class LabelledObjects {
   private readonly options: LabelledObjectsOptions;
   private readonly watchers = new Map<string, Watcher>();

@@ -82,6 +82,13 @@ export function microTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/**
+ * One candidate for one Lease. start() campaigns in the background (a second call does nothing); stop() ends the
+ * campaign for good (an elector does not start again: make a new one, passing `observation` on as `observed`). The
+ * callbacks run on the campaign's loop: while onStoppedLeading runs, neither campaigning nor release happens.
+ * @throws (constructor) Error when the timings break client-go's rules: whole-second lease duration greater than the
+ *   renew deadline, itself greater than 1.2 × the retry period.
+ */
 export class LeaderElector {
   readonly identity: string;
   private readonly options: LeaderElectionOptions;

@@ -38,17 +38,18 @@ export interface ObjectRef {
   name: string;
 }
 
-/** Splits an apiVersion such as `apps/v1` or `v1` into group and version. */
 /** A core v1 Secret: its values are never shown, recorded or kept. */
 export function isSecret(object: KubeObject): boolean {
   return object.kind === 'Secret' && object.apiVersion === 'v1';
 }
 
+/** Splits an apiVersion such as `apps/v1` or `v1` into group and version ('' for the core group). */
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
+/** The ref of `object`; an unset namespace or name (a cluster-scoped object, a generateName) gives ''. */
 export function refOf(object: KubeObject): ObjectRef {
   const { group, version } = splitApiVersion(object.apiVersion);
   return { group, version, kind: object.kind, namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };

@@ -99,6 +99,12 @@ interface WatchStatus {
   message?: string;
 }
 
+/**
+ * One resource's list+watch loop and cache, keyed by objectKey. Nothing runs until start(); the owner calls stop()
+ * once, and a stopped watcher does not start again. `onChange` is called synchronously, one change at a time, after
+ * the cache took the change in; a handler that throws is logged, not retried. The cache is the watcher's own: read it,
+ * do not change it.
+ */
 export class Watcher {
   private readonly options: WatcherOptions;
   private readonly objects = new Map<string, KubeObject>();

@@ -22,6 +22,7 @@ export interface InclusionKeys {
   dir: string | undefined;
 }
 
+/** True when any of the four lists is non-empty: the command selects part of the project (else all is included). */
 export function isSelecting(inclusion: Inclusion): boolean {
   return [inclusion.includeTags, inclusion.excludeTags, inclusion.includeDirs, inclusion.excludeDirs].some((list) => list.length > 0);
 }

@@ -37,6 +37,13 @@ export interface ResolvedTarget {
   templateValue: Values;
 }
 
+/**
+ * Reads the project file of `projectDir`: `.kluctl.yml`, else `.kluctl.yaml`. A folder with neither is a project
+ * without targets, args or discriminator (`file` undefined, `config` empty), as Kluctl allows. Nothing is rendered
+ * here: resolveTarget renders the chosen target.
+ * @returns `dir` made absolute, the file's path, and its validated content.
+ * @throws YamlError for invalid YAML; ProblemList naming the file and each field that breaks KluctlProjectSchema.
+ */
 export async function loadKluctlProject(projectDir: string): Promise<KluctlProject> {
   const dir = path.resolve(projectDir);
   const file = await findProjectFile(dir, '.kluctl');

@@ -34,6 +34,11 @@ export interface OciRead {
   digest: string;
 }
 
+/**
+ * The record of one render's outside reads, made by RenderCache.lookup and filled while the render runs (Helm's
+ * reads of the API server, git and OCI includes, vars sources); RenderCache.save stores the reads with the render
+ * unless a reason forbids its reuse. Each read is kept once, the first answer winning, in the order first recorded.
+ */
 export class RenderInputs {
   private readonly recorded = new Map<string, KubeRead>();
   private readonly gitRecorded = new Map<string, GitRead>();

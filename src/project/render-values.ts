@@ -21,6 +21,12 @@ function toRequest(scope: StringScope, source: string) {
   return { rootDir: scope.rootDir, dir, name: scope.name, context: scope.context, source, signal: scope.signal };
 }
 
+/**
+ * Renders every string leaf of `value` (a plain value: objects, arrays, scalars) as a Jinja2 template in `scope`,
+ * concurrently, and returns a copy of the same shape; other leaves and strings without `{` are kept as they are.
+ * Rendering is one pass: a rendered string is not rendered again (resolveTarget repeats the call for that).
+ * @throws as JinjaPool.renderString: TemplateError of the first template to fail; the signal's reason when it fires.
+ */
 export async function renderStrings(value: unknown, scope: StringScope, renderer: JinjaPool): Promise<unknown> {
   if (typeof value === 'string') {
     return value.includes('{') ? renderer.renderString(toRequest(scope, value)) : value;

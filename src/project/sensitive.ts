@@ -12,6 +12,11 @@ import { isPlainObject } from '../values.ts';
 export const MASK = '*****';
 const MIN_LENGTH = 4;
 
+/**
+ * The set of a target's sensitive values and the masking of them: `add` while the target loads, then `mask` text
+ * and `maskError` errors before they are shown or stored. Values are plain strings (numbers as their decimal text),
+ * matched literally, longest first, anywhere in the text; values shorter than MIN_LENGTH (4 characters) are ignored.
+ */
 export class SensitiveValues {
   private readonly values = new Set<string>();
   private pattern: RegExp | undefined;

@@ -27,6 +27,12 @@ export interface QueueGauges {
 
 export type ReconcileOutcome = 'success' | 'error' | 'requeue_after';
 
+/**
+ * One manager's metrics: the reconcile loop and reconcilers call the record* methods, the metrics endpoint calls
+ * scrape(). Durations are in seconds, as Prometheus names them. Each instance has its own `registry`, so several
+ * managers in one process do not clash; it has no close().
+ * @throws (constructor) Error when `subsystem` is not a valid metric name prefix.
+ */
 export class ControllerMetrics {
   readonly registry = new Registry();
   /** The prefix of the per-object metrics, e.g. `kluctldeployments`. */

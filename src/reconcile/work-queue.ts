@@ -10,10 +10,10 @@
  * transient error is retried within seconds, a lasting one settles at the handler's own retry interval.
  */
 
-/** What a handler answers for one key. */
 /** The longest delay setTimeout takes, 2^31 - 1 ms (about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** What a handler answers for one key. */
 export interface HandlerResult {
   /** Handle the key again after this many milliseconds (unless something asks for an earlier time). */
   requeueAfterMs?: number;
@@ -37,6 +37,12 @@ export interface WorkQueueOptions {
 const DEFAULT_BACKOFF_BASE_MS = 1000;
 const DEFAULT_BACKOFF_MAX_MS = 5 * 60_000;
 
+/**
+ * Hands keys to `handler`, at most `workers` at once and never one key twice at once. Keys may be added before
+ * start() and after stop(): they wait for the next start(). Its owner calls stop() at shutdown, after aborting the
+ * handlers. Times are epoch ms, delays ms.
+ * @throws (constructor) Error when `workers` is not a positive integer.
+ */
 export class WorkQueue {
   private readonly handler: KeyHandler;
   private readonly workers: number;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/object.ts';
 import { canonicalJson } from '../values.ts';
 
+/** The hash of `objects` described above, as 64 lowercase hex characters; the same for any order of the objects. */
 export function objectsHash(objects: readonly KubeObject[]): string {
   const hashes = objects.map((object) => sha256(canonicalJson(object))).sort();
   return sha256(hashes.join('\n'));

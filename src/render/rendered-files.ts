@@ -8,6 +8,13 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseYamlDocuments } from '../yaml.ts';
 
+/**
+ * One render's view of its render folder, keyed by absolute path: `set` holds a templated file in memory, `fromDisk`
+ * hands a file over to the disk, reads look in memory first, and `write` puts held files on disk before a program
+ * reads the folder. One instance per render (render-project.ts makes it, a standalone kustomize build its own);
+ * nothing to close, its memory goes with it.
+ * Writes are started once per file and folder, so concurrent `write` calls over the same files are safe.
+ */
 export class RenderedFiles {
   /** Text of each templated file by absolute path, until its folder's copy on disk takes over (fromDisk). */
   private readonly texts = new Map<string, string>();

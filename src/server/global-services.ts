@@ -49,6 +49,11 @@ interface Plan {
   remove: Array<{ global: GlobalService; service: ServiceRef; cluster: Cluster }>;
 }
 
+/**
+ * The server's operations on global services and cluster tags, each planned, guarded and applied in the store. A
+ * held plan throws HttpError 409 naming the count, the clusters and the share, and changes nothing; repeating it
+ * with `confirm` goes ahead. Calls are not serialized here. Stateless beyond its `deps`; nothing to close.
+ */
 export class GlobalServices {
   readonly #deps: GlobalServiceDeps;
 

@@ -43,6 +43,11 @@ export interface NotifierOptions {
   retryDelayMs?: number;
 }
 
+/**
+ * The server's sender of fleet events: notify() returns at once and delivers in the background, reading routers and
+ * sinks from the store at each event (a router changed a moment ago applies to the next event). Nothing to close;
+ * at shutdown the owner awaits idle() so deliveries under way are not cut off.
+ */
 export class Notifier {
   readonly #options: NotifierOptions;
   readonly #inFlight = new Set<Promise<void>>();

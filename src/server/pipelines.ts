@@ -69,6 +69,12 @@ export type GateDecision = 'approve' | 'reject' | 'force';
 
 type Edge = Pipeline['spec']['edges'][number];
 
+/**
+ * The server's pipeline engine: the report and decision handlers call serviceReported, jobReported and decide,
+ * route handlers evaluate a pipeline they changed. State lives in the store, so several replicas may each run one:
+ * a promotion of an edge and context is recorded once (a unique row), and the replica that loses logs nothing.
+ * The owner calls start() once at startup (arms the WINDOW timers) and close() at shutdown (clears them).
+ */
 export class PipelineRunner {
   readonly #deps: PipelineDeps;
   readonly #now: () => Date;

@@ -11,6 +11,11 @@ import { TunnelMux } from '../tunnel/mux.ts';
 /** Sent every this many milliseconds, so idle proxies keep the connection and dead peers are noticed. */
 const PING_INTERVAL_MS = 30_000;
 
+/**
+ * The agent sockets connected to this server process, by cluster id (a cluster may hold several for a moment).
+ * kick() reaches only the agents connected here, not those of other replicas. The ping timer is unref'd, so it keeps
+ * no process alive; the owner calls close() at shutdown, which stops it and closes every socket with 1001.
+ */
 export class PushChannels {
   readonly #sockets = new Map<string, Set<WebSocket>>();
   readonly #tunnels = new WeakMap<WebSocket, TunnelMux>();

@@ -37,6 +37,11 @@ export interface ReplicaSetOptions {
   log: Logger;
 }
 
+/**
+ * This server process's membership: start() once at startup, then owns(key) answers synchronously from the live set
+ * of the last heartbeat (before start: this replica alone, so it owns every key). A failed beat is logged and the
+ * last live set stands. The owner calls stop() at shutdown, which ends the heartbeats and removes the replica's row.
+ */
 export class ReplicaSet {
   /** This replica, random per start. */
   readonly id = randomUUID();

@@ -29,6 +29,11 @@ export interface RepositoryPollerOptions {
   onRound?: () => Promise<void>;
 }
 
+/**
+ * One server process's repository fetcher. start() (a second call does nothing) runs a first round at once, then one
+ * every `intervalMs`, repositories one after another; poll() and pollPushed() may run beside it. The owner calls
+ * stop() at shutdown: it aborts the fetches under way and waits for the loop to end.
+ */
 export class RepositoryPoller {
   readonly #options: RepositoryPollerOptions;
   readonly #stopped = new AbortController();

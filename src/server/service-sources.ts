@@ -51,6 +51,12 @@ export interface ResolveOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The server's resolver of service sources, shared by the route handlers, global services and pipelines: each call
+ * resolves from the store, the git cache and the chart cache, and leaves the packed tarball in the TarballStore
+ * under the digest it returns (sha256 hex). Errors a request can fix are HttpError 400 naming the request's field.
+ * Stateless beyond its options, so calls may run concurrently; nothing to close.
+ */
 export class ServiceSources {
   readonly #options: ServiceSourcesOptions;
 

@@ -20,6 +20,11 @@ async function sortedFiles(root: string): Promise<string[]> {
     .sort();
 }
 
+/**
+ * The tarballs of one replica's folder `dir`, by digest (sha256 as 64 lowercase hex digits). Packs of the same or
+ * different folders may run concurrently: each packs in its own temporary folder and renames into place, and equal
+ * content gives an equal file. It removes no tarball; nothing to close.
+ */
 export class TarballStore {
   readonly dir: string;
 

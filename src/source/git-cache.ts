@@ -76,6 +76,11 @@ export interface Checkout {
   commit: string;
 }
 
+/**
+ * A handle on one cache folder (`root`); one per process and folder, shared by every caller, several processes may
+ * use the same folder. resolve, fetch, refs and checkout of one URL and credentials run one after another in this
+ * process. Git runs at most GIT_TIMEOUT_MS (5 min) per command. Nothing to close: sweep() removes what went unused.
+ */
 export class GitCache {
   readonly root: string;
   private readonly tools: Tools;

@@ -26,6 +26,11 @@ export interface OciSnapshot {
   digest: string;
 }
 
+/**
+ * A handle on one snapshot folder (`root`), shared by every caller of a process and by processes sharing the folder:
+ * concurrent pulls are safe without any lock. A pull or resolve that asks the registry makes its own client and
+ * closes it before returning; the cache holds nothing to close, and sweep() removes what went unused.
+ */
 export class OciCache {
   readonly root: string;
 

@@ -84,6 +84,11 @@ interface Job {
   reject: (error: Error) => void;
 }
 
+/**
+ * A pool of Jinja2 workers, long-lived and shared by many renders (the Engine makes one, engine.ts).
+ * Requests from any number of callers queue and go to the first idle worker, one request per worker at a time.
+ * Its owner calls close() once (queued requests are rejected, workers exit); release() between commands is optional.
+ */
 export class JinjaPool {
   private readonly size: number;
   private readonly options: JinjaPoolOptions;

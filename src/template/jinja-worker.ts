@@ -41,6 +41,11 @@ interface InFlight {
   reject: (error: Error) => void;
 }
 
+/**
+ * A handle on one worker process, used by JinjaPool only: one request at a time (check `busy`), results in request
+ * order. Whoever starts it calls stop() or lets it die; `onExit` reports either. A malformed line on stdout kills the
+ * process and fails the request in flight, rather than pair answers with the wrong request.
+ */
 export class JinjaWorker {
   /** Settles when the process has exited, for whatever reason. */
   readonly exited: Promise<void>;

@@ -11,6 +11,11 @@ export type EventType = 'Normal' | 'Warning';
 
 const MAX_MESSAGE = 1024;
 
+/**
+ * Writes Events about KluctlDeployments into `cluster`: each record() creates one new Event (count 1) in the
+ * deployment's namespace, named `<deployment>.<random>`; unlike client-go's recorder it neither aggregates nor counts
+ * repeats. A message is cut to MAX_MESSAGE (1024) characters. record() never rejects: write errors go to `onError`.
+ */
 export class EventRecorder {
   private readonly cluster: Cluster;
   private readonly component: string;
