@@ -30,7 +30,7 @@ import { SourceCache } from './source-cache.ts';
 import { Wakeup } from './wakeup.ts';
 import { deleteService, refreshComponents, type SyncContext, type SyncOutcome, syncService } from './sync.ts';
 import { AppliedObjects } from '../deploy/applied-objects.ts';
-import { inMemoryRenderCache } from '../deploy/render-cache.ts';
+import { inMemoryRenderCache } from '../target/render-cache.ts';
 
 export const AGENT_FIELD_MANAGER = 'gantry-agent';
 

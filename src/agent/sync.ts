@@ -11,10 +11,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentReport, AgentService } from '../client/agent-client.ts';
 import { deployTarget } from '../deploy/deploy.ts';
 import { TargetLockedError } from '../deploy/target-lock.ts';
-import { prepareTarget } from '../deploy/prepare.ts';
-import type { RenderCache } from '../deploy/render-cache.ts';
+import { prepareTarget } from '../target/prepare.ts';
+import type { RenderCache } from '../target/render-cache.ts';
 import { deleteByDiscriminator } from '../deploy/prune.ts';
-import { targetObjects } from '../deploy/rendered-target.ts';
+import { targetObjects } from '../target/rendered-target.ts';
 import type { CommandResult } from '../deploy/result.ts';
 import type { Engine } from '../engine.ts';
 import { readinessOf } from '../health/index.ts';
@@ -48,7 +48,7 @@ export interface SyncContext {
 /** The outcome of a sync: the report to send, and whether the revision was applied (false after a render error). */
 export interface SyncOutcome {
   applied: boolean;
-  /** Whether the render was an earlier one, reused (see deploy/render-cache.ts). */
+  /** Whether the render was an earlier one, reused (see target/render-cache.ts). */
   renderReused?: boolean;
   components: Component[];
   errors: ServiceError[];

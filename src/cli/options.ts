@@ -6,7 +6,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { prepareTarget, type PreparedTarget, type PrepareOptions, type TargetRequest } from '../deploy/prepare.ts';
+import { prepareTarget, type PreparedTarget, type PrepareOptions } from '../target/prepare.ts';
+import type { TargetRequest } from '../target/request.ts';
 import type { PendingRender } from '../deploy/deploy.ts';
 import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
@@ -17,7 +18,7 @@ import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { AppliedObjects, appliedObjectsFile } from '../deploy/applied-objects.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
-import { RenderCache, RenderRecordFiles } from '../deploy/render-cache.ts';
+import { RenderCache, RenderRecordFiles } from '../target/render-cache.ts';
 import { GANTRY_VERSION } from '../version.ts';
 import { BUILD_STAMP } from '../build-stamp.ts';
 import type { TargetLock } from '../deploy/target-lock.ts';
@@ -187,7 +188,7 @@ export async function prepareFromFlags(
 }
 
 /**
- * Where the CLI keeps renders for reuse (deploy/render-cache.ts), for the build that runs. None when the sources
+ * Where the CLI keeps renders for reuse (target/render-cache.ts), for the build that runs. None when the sources
  * run, so that an edit shows at once.
  */
 function cliRenderCache(engine: Engine): RenderCache | undefined {

@@ -12,7 +12,6 @@ import type { Cluster } from '../kube/cluster.ts';
 import type { ClusterPool } from '../kube/cluster-pool.ts';
 import { loadDeploymentItems, type DeploymentItem } from '../project/deployment-project.ts';
 import type { ProjectEnvironment } from '../project/environment.ts';
-import type { FixedImage } from '../project/fixed-images.ts';
 import { isIncluded, type Inclusion } from '../project/inclusion.ts';
 import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
 import { SensitiveValues } from '../project/sensitive.ts';
@@ -23,33 +22,11 @@ import { startHelmReadsProxy } from '../render/helm-reads.ts';
 import { clusterFacts, stillHolds, type RenderCache, type RenderRecord, type RenderSources } from './render-cache.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import { RegistryCredentials } from '../source/oci-credentials.ts';
-import type { Values } from '../values.ts';
 import { RENDERED_TARGET_API_VERSION, type RenderedTarget, type TargetItem } from './rendered-target.ts';
+import type { TargetRequest } from './request.ts';
 
 /** Kubernetes version charts are rendered for when no cluster is connected. */
 export const OFFLINE_KUBERNETES_VERSION = 'v1.35.0';
-
-/**
- * What to render, as plain data: the CLI builds it from its flags (src/cli/options.ts), the controller from a
- * KluctlDeployment's spec, the agent from a service.
- */
-export interface TargetRequest {
-  projectDir: string;
-  /** The target's name; undefined for a project without targets. */
-  target?: string | undefined;
-  /** Kluctl's `-T`: the target's name as templates and the discriminator see it. */
-  targetNameOverride?: string | undefined;
-  /** Args, over the target's own (Kluctl's `-a`, already parsed). */
-  args: Values;
-  /** Overrides the target's context. */
-  context?: string | undefined;
-  /** Overrides the project's and the target's discriminator. */
-  discriminator?: string | undefined;
-  /** Tag and folder selection; items outside it are neither rendered nor deployed. */
-  inclusion: Inclusion;
-  /** Fixed images after the target's own (later entries win). */
-  fixedImages: readonly FixedImage[];
-}
 
 export interface PrepareOptions {
   /** The kubeconfig the target's context is looked up in; undefined renders offline (no cluster is read). */

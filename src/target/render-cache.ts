@@ -33,8 +33,8 @@ import type { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { Tools } from '../tools.ts';
 import { canonicalJson, isPlainObject } from '../values.ts';
 import { GANTRY_VERSION } from '../version.ts';
-import type { TargetRequest } from './prepare.ts';
 import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+import type { TargetRequest } from './request.ts';
 
 /** How many renders a long-running process keeps in memory (inMemoryRenderCache). */
 const MEMORY_RECORDS = 1000;
