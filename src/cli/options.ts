@@ -8,7 +8,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { prepareTarget, type PreparedTarget, type PrepareOptions } from '../target/prepare.ts';
 import type { TargetRequest } from '../target/request.ts';
-import type { PendingRender } from '../deploy/deploy.ts';
+import { renderAndRun, type PendingRender } from '../target/render-and-run.ts';
 import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { loadKubeConfig } from '../kube/client.ts';
@@ -198,44 +198,16 @@ function cliRenderCache(engine: Engine): RenderCache | undefined {
 }
 
 /**
- * Renders the target the flags name and runs `command` on it from the moment its discriminator and cluster are
- * known, so that a deploy or a diff reads the cluster (and takes the target's lock) while the render runs; the
- * command applies nothing until the render is done (see deployTarget), and its signal aborts when the render fails
- * (a lock still being waited for is given up) or the run's signal does (SIGINT, SIGTERM), which stops the render too.
+ * Renders the target the flags name (see prepareFromFlags) and runs `command` on it from the moment its
+ * discriminator and cluster are known (see renderAndRun); the run's signal stops both.
  * @throws the render's error first (nothing was applied then), else the command's.
  */
-export async function renderAndRun<R>(
+export function renderAndRunFromFlags<R>(
   flags: TargetFlags,
   { engine, progress, signal }: CliRun,
   command: (pending: PendingRender, cluster: Cluster, signal: AbortSignal) => Promise<R>,
 ): Promise<{ prepared: PreparedTarget; result: R }> {
-  const known = Promise.withResolvers<{ discriminator: string; cluster: Cluster | undefined }>();
-  const preparing = prepareFromFlags(flags, engine, progress, {
-    onTarget: (target, cluster) => known.resolve({ discriminator: target.discriminator, cluster }),
-    signal,
-  });
-  const renderFailed = new AbortController();
-  // A render that fails before its target is known fails the command at once; later, it aborts the command.
-  preparing.catch((error: unknown) => {
-    known.reject(error);
-    renderFailed.abort(error);
-  });
-  const { discriminator, cluster: found } = await known.promise;
-  const cluster = requireCluster({ cluster: found });
-  const rendered = preparing.then((prepared) => prepared.rendered);
-  // The command awaits the render, unless it failed before (a refused lock): its error is thrown below either way.
-  rendered.catch(() => undefined);
-  const stop = signal ? AbortSignal.any([renderFailed.signal, signal]) : renderFailed.signal;
-  const [prepared, result] = await Promise.allSettled([preparing, command({ discriminator, rendered }, cluster, stop)]);
-  if (prepared.status === 'rejected') throw prepared.reason;
-  if (result.status === 'rejected') throw result.reason;
-  return { prepared: prepared.value, result: result.value };
-}
-
-/** The cluster a target was (or is being) rendered against. @throws Error when it is rendered offline. */
-export function requireCluster(prepared: { cluster?: Cluster | undefined }): Cluster {
-  if (!prepared.cluster) throw new Error('this command needs a cluster');
-  return prepared.cluster;
+  return renderAndRun((onTarget) => prepareFromFlags(flags, engine, progress, { onTarget, signal }), signal, command);
 }
 
 /** What this user's earlier commands applied to the target of `discriminator` on `cluster` (see applied-objects.ts). */

@@ -13,6 +13,7 @@ import type { AppliedObjects } from './applied-objects.ts';
 import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
+import type { PendingRender } from '../target/render-and-run.ts';
 import { targetObjects, type RenderedTarget } from '../target/rendered-target.ts';
 import { lockedUnlessDryRun, type TargetLock } from './target-lock.ts';
 import { collectResult, ResultCollector, type CommandResult } from './result.ts';
@@ -46,12 +47,6 @@ export interface DeployOptions extends CommandContext {
   orphans?: boolean;
   /** What earlier runs applied, to skip objects unchanged since (see applied-objects.ts); the deploy adds to it. */
   applied?: AppliedObjects | undefined;
-}
-
-/** A target whose render is still running, and its discriminator, known before the render ends. */
-export interface PendingRender {
-  discriminator: string;
-  rendered: Promise<RenderedTarget>;
 }
 
 /**

@@ -179,6 +179,12 @@ async function prepare(
   return { project, target, rendered, cluster };
 }
 
+/** The cluster a target was (or is being) rendered against. @throws Error when it is rendered offline. */
+export function requireCluster(prepared: { cluster?: Cluster | undefined }): Cluster {
+  if (!prepared.cluster) throw new Error('this command needs a cluster');
+  return prepared.cluster;
+}
+
 /** The earlier render `record`, when it still holds on its cluster (see render-cache.ts). */
 async function reusedRender(
   record: RenderRecord,
