@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentClient, AgentReport, AgentService } from '../client/agent-client.ts';
 import { AppliedObjects } from '../deploy/applied-objects.ts';
-import { inMemoryRenderCache } from '../deploy/render-cache.ts';
+import { inMemoryRenderCache } from '../target/render-cache.ts';
 import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { Logger } from '../logger.ts';

@@ -38,6 +38,17 @@ export async function normalizeObjects(
   }
 }
 
+/** The objects with the normalizers applied (see normalizeObjects), as copies: `objects` stay as they are. */
+export async function normalizedObjects(
+  objects: readonly KubeObject[],
+  normalizers: readonly DiffNormalizer[],
+  live: LiveReader,
+): Promise<KubeObject[]> {
+  const copies = structuredClone([...objects]);
+  await normalizeObjects(copies, normalizers, live);
+  return copies;
+}
+
 function matches(normalizer: DiffNormalizer, object: KubeObject): boolean {
   return (
     (!normalizer.kind || normalizer.kind === object.kind) &&

@@ -11,10 +11,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentReport, AgentService } from '../client/agent-client.ts';
 import { deployTarget } from '../deploy/deploy.ts';
 import { TargetLockedError } from '../deploy/target-lock.ts';
-import { prepareTarget } from '../deploy/prepare.ts';
-import type { RenderCache } from '../deploy/render-cache.ts';
+import { prepareTarget } from '../target/prepare.ts';
+import type { RenderCache } from '../target/render-cache.ts';
 import { deleteByDiscriminator } from '../deploy/prune.ts';
-import { targetObjects } from '../deploy/rendered-target.ts';
+import { targetObjects } from '../target/rendered-target.ts';
 import type { CommandResult } from '../deploy/result.ts';
 import type { Engine } from '../engine.ts';
 import { readinessOf } from '../health/index.ts';
@@ -22,7 +22,7 @@ import type { Cluster } from '../kube/cluster.ts';
 import { formatRef, type KubeObject, refKey, refOf, splitApiVersion, type ObjectRef } from '../kube/object.ts';
 import type { AppliedObjects } from '../deploy/applied-objects.ts';
 import type { Progress } from '../progress.ts';
-import { normalizeObjects } from './diff-normalizers.ts';
+import { normalizedObjects } from './diff-normalizers.ts';
 import { rendererFor, serviceDiscriminator, serviceRequest } from './service-project.ts';
 
 type Component = AgentReport['components'][number];
@@ -48,7 +48,7 @@ export interface SyncContext {
 /** The outcome of a sync: the report to send, and whether the revision was applied (false after a render error). */
 export interface SyncOutcome {
   applied: boolean;
-  /** Whether the render was an earlier one, reused (see deploy/render-cache.ts). */
+  /** Whether the render was an earlier one, reused (see target/render-cache.ts). */
   renderReused?: boolean;
   components: Component[];
   errors: ServiceError[];
@@ -63,11 +63,12 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     if (service.syncConfig?.createNamespace !== false) await ensureNamespace(cluster, service, context.fieldManager);
     const renderer = await rendererFor(service, sourceDir);
     request = await serviceRequest(service, sourceDir, renderer, path.join(context.workDir, service.id), kubeConfig.getCurrentContext());
-    prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal, renderCache: context.renders });
-    if (service.syncConfig?.enforceNamespace) await enforceNamespace(cluster, targetObjects(prepared.rendered), service.namespace);
-    if (service.syncConfig?.diffNormalizers?.length) {
-      await normalizeObjects(targetObjects(prepared.rendered), service.syncConfig.diffNormalizers, (ref) => cluster.get(ref));
-    }
+    const transform = async (rendered: readonly KubeObject[]): Promise<KubeObject[]> => {
+      const objects = service.syncConfig?.enforceNamespace ? await enforceNamespace(cluster, rendered, service.namespace) : [...rendered];
+      const normalizers = service.syncConfig?.diffNormalizers;
+      return normalizers?.length ? await normalizedObjects(objects, normalizers, (ref) => cluster.get(ref)) : objects;
+    };
+    prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal, renderCache: context.renders, transform });
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     return { applied: false, components: [], errors: [{ source: 'render', message: messageOf(error) }] };
@@ -130,13 +131,15 @@ async function ensureNamespace(cluster: Cluster, service: AgentService, fieldMan
   await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: service.namespace, ...metadata } }, { fieldManager });
 }
 
-/** Plural's enforceNamespace: every namespaced object of the render goes into the service's namespace. */
-async function enforceNamespace(cluster: Cluster, objects: readonly KubeObject[], namespace: string): Promise<void> {
+/** Plural's enforceNamespace: every namespaced object of the render goes into the service's namespace (as a copy). */
+async function enforceNamespace(cluster: Cluster, objects: readonly KubeObject[], namespace: string): Promise<KubeObject[]> {
+  const enforced: KubeObject[] = [];
   for (const object of objects) {
     const { group, version } = splitApiVersion(object.apiVersion);
     const resource = await cluster.discovery.find(group, version, object.kind);
-    if (resource?.namespaced) object.metadata.namespace = namespace;
+    enforced.push(resource?.namespaced ? { ...object, metadata: { ...object.metadata, namespace } } : object);
   }
+  return enforced;
 }
 
 /** One component per rendered object: its readiness as the cluster has it now, and whether this sync applied it. */

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { deleteTarget } from '../deploy/prune.ts';
-import { prepareFromFlags, requireCluster } from './options.ts';
+import { requireCluster } from '../target/prepare.ts';
+import { prepareFromFlags } from './options.ts';
 import { addDeletionFlags, deletionOptions, type DeletionFlags } from './prune.ts';
 import { runResultCommand } from './run-action.ts';
 

@@ -6,7 +6,7 @@ import {
   addTargetFlags,
   confirm,
   toApplyBehaviour,
-  renderAndRun,
+  renderAndRunFromFlags,
   type ApplyFlags,
   type ResultFlags,
   type TargetFlags,
@@ -34,7 +34,7 @@ export function deployCommand(): Command {
     .option('--timeout <duration>', 'limit for readiness waits and deletions', '10m')
     .action((flags: DeployFlags) =>
       runResultCommand('deploy', flags, (run) =>
-        renderAndRun(flags, run, async (pending, cluster, signal) => {
+        renderAndRunFromFlags(flags, run, async (pending, cluster, signal) => {
           const { engine, progress } = run;
           const applied = await loadAppliedObjects(cluster, pending.discriminator, engine);
           const result = await deployTarget(pending, cluster, {

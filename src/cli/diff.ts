@@ -5,7 +5,7 @@ import {
   addResultFlags,
   addTargetFlags,
   toApplyBehaviour,
-  renderAndRun,
+  renderAndRunFromFlags,
   loadAppliedObjects,
   type ApplyFlags,
   type ResultFlags,
@@ -17,7 +17,7 @@ export function diffCommand(): Command {
   const command = new Command('diff');
   addApplyFlags(addResultFlags(addTargetFlags(command))).action((flags: TargetFlags & ApplyFlags & ResultFlags) =>
     runResultCommand('diff', { ...flags, dryRun: true }, (run) =>
-      renderAndRun(flags, run, async (pending, cluster, signal) =>
+      renderAndRunFromFlags(flags, run, async (pending, cluster, signal) =>
         deployTarget(pending, cluster, {
           dryRun: true,
           prune: false,

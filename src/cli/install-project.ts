@@ -8,13 +8,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { deployTarget } from '../deploy/deploy.ts';
-import { prepareTarget, type TargetRequest } from '../deploy/prepare.ts';
+import { prepareTarget, requireCluster } from '../target/prepare.ts';
+import type { TargetRequest } from '../target/request.ts';
 import { parseDuration } from '../duration.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import { toYaml } from '../yaml.ts';
-import { confirm, requireCluster, type ResultFlags } from './options.ts';
+import { confirm, type ResultFlags } from './options.ts';
 import type { CliRun } from './cli-run.ts';
 import type { CommandRun } from './run-action.ts';
 

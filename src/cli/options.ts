@@ -6,8 +6,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { prepareTarget, type PreparedTarget, type PrepareOptions, type TargetRequest } from '../deploy/prepare.ts';
-import type { PendingRender } from '../deploy/deploy.ts';
+import { prepareTarget, type PreparedTarget, type PrepareOptions } from '../target/prepare.ts';
+import type { TargetRequest } from '../target/request.ts';
+import { renderAndRun, type PendingRender } from '../target/render-and-run.ts';
 import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { loadKubeConfig } from '../kube/client.ts';
@@ -17,7 +18,7 @@ import type { Progress } from '../progress.ts';
 import type { ApplyBehaviour } from '../deploy/apply.ts';
 import { AppliedObjects, appliedObjectsFile } from '../deploy/applied-objects.ts';
 import { DEFAULT_RESULTS_NAMESPACE } from '../deploy/result-store.ts';
-import { RenderCache, RenderRecordFiles } from '../deploy/render-cache.ts';
+import { RenderCache, RenderRecordFiles } from '../target/render-cache.ts';
 import { GANTRY_VERSION } from '../version.ts';
 import { BUILD_STAMP } from '../build-stamp.ts';
 import type { TargetLock } from '../deploy/target-lock.ts';
@@ -187,7 +188,7 @@ export async function prepareFromFlags(
 }
 
 /**
- * Where the CLI keeps renders for reuse (deploy/render-cache.ts), for the build that runs. None when the sources
+ * Where the CLI keeps renders for reuse (target/render-cache.ts), for the build that runs. None when the sources
  * run, so that an edit shows at once.
  */
 function cliRenderCache(engine: Engine): RenderCache | undefined {
@@ -197,44 +198,16 @@ function cliRenderCache(engine: Engine): RenderCache | undefined {
 }
 
 /**
- * Renders the target the flags name and runs `command` on it from the moment its discriminator and cluster are
- * known, so that a deploy or a diff reads the cluster (and takes the target's lock) while the render runs; the
- * command applies nothing until the render is done (see deployTarget), and its signal aborts when the render fails
- * (a lock still being waited for is given up) or the run's signal does (SIGINT, SIGTERM), which stops the render too.
+ * Renders the target the flags name (see prepareFromFlags) and runs `command` on it from the moment its
+ * discriminator and cluster are known (see renderAndRun); the run's signal stops both.
  * @throws the render's error first (nothing was applied then), else the command's.
  */
-export async function renderAndRun<R>(
+export function renderAndRunFromFlags<R>(
   flags: TargetFlags,
   { engine, progress, signal }: CliRun,
   command: (pending: PendingRender, cluster: Cluster, signal: AbortSignal) => Promise<R>,
 ): Promise<{ prepared: PreparedTarget; result: R }> {
-  const known = Promise.withResolvers<{ discriminator: string; cluster: Cluster | undefined }>();
-  const preparing = prepareFromFlags(flags, engine, progress, {
-    onTarget: (target, cluster) => known.resolve({ discriminator: target.discriminator, cluster }),
-    signal,
-  });
-  const renderFailed = new AbortController();
-  // A render that fails before its target is known fails the command at once; later, it aborts the command.
-  preparing.catch((error: unknown) => {
-    known.reject(error);
-    renderFailed.abort(error);
-  });
-  const { discriminator, cluster: found } = await known.promise;
-  const cluster = requireCluster({ cluster: found });
-  const rendered = preparing.then((prepared) => prepared.rendered);
-  // The command awaits the render, unless it failed before (a refused lock): its error is thrown below either way.
-  rendered.catch(() => undefined);
-  const stop = signal ? AbortSignal.any([renderFailed.signal, signal]) : renderFailed.signal;
-  const [prepared, result] = await Promise.allSettled([preparing, command({ discriminator, rendered }, cluster, stop)]);
-  if (prepared.status === 'rejected') throw prepared.reason;
-  if (result.status === 'rejected') throw result.reason;
-  return { prepared: prepared.value, result: result.value };
-}
-
-/** The cluster a target was (or is being) rendered against. @throws Error when it is rendered offline. */
-export function requireCluster(prepared: { cluster?: Cluster | undefined }): Cluster {
-  if (!prepared.cluster) throw new Error('this command needs a cluster');
-  return prepared.cluster;
+  return renderAndRun((onTarget) => prepareFromFlags(flags, engine, progress, { onTarget, signal }), signal, command);
 }
 
 /** What this user's earlier commands applied to the target of `discriminator` on `cluster` (see applied-objects.ts). */

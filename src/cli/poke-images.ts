@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { pokeImages } from '../deploy/poke-images.ts';
-import { addResultFlags, addTargetFlags, prepareFromFlags, requireCluster, type ResultFlags, type TargetFlags } from './options.ts';
+import { requireCluster } from '../target/prepare.ts';
+import { addResultFlags, addTargetFlags, prepareFromFlags, type ResultFlags, type TargetFlags } from './options.ts';
 import { runResultCommand } from './run-action.ts';
 
 export function pokeImagesCommand(): Command {

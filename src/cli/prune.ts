@@ -1,15 +1,7 @@
 import { Command } from 'commander';
 import { pruneTarget, type DeletionCommandOptions } from '../deploy/prune.ts';
-import {
-  addResultFlags,
-  addTargetFlags,
-  confirm,
-  prepareFromFlags,
-  requireCluster,
-  type ResultFlags,
-  type TargetFlags,
-  cliTargetLock,
-} from './options.ts';
+import { requireCluster } from '../target/prepare.ts';
+import { addResultFlags, addTargetFlags, confirm, prepareFromFlags, type ResultFlags, type TargetFlags, cliTargetLock } from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 import type { CliRun } from './cli-run.ts';

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { toYamlDocuments } from '../yaml.ts';
 import { problemsOf } from '../problems.ts';
-import { targetObjects } from '../deploy/rendered-target.ts';
+import { targetObjects } from '../target/rendered-target.ts';
 import { addTargetFlags, prepareFromFlags, type TargetFlags } from './options.ts';
 import { withCliEngine } from './run-action.ts';
 import { interruptedExitCode, stopOnSignals } from './signals.ts';

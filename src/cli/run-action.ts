@@ -5,7 +5,7 @@
  * signals.ts, its result then holding what it did until then).
  */
 import path from 'node:path';
-import type { PreparedTarget } from '../deploy/prepare.ts';
+import type { PreparedTarget } from '../target/prepare.ts';
 import { PartialResultError, type CommandResult } from '../deploy/result.ts';
 import { writeCommandResult } from '../deploy/result-store.ts';
 import { Engine } from '../engine.ts';

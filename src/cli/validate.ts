@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { validateTarget } from '../deploy/validate.ts';
-import { addResultFlags, addTargetFlags, prepareFromFlags, requireCluster, type ResultFlags, type TargetFlags } from './options.ts';
+import { requireCluster } from '../target/prepare.ts';
+import { addResultFlags, addTargetFlags, prepareFromFlags, type ResultFlags, type TargetFlags } from './options.ts';
 import { parseDuration } from '../duration.ts';
 import { runResultCommand } from './run-action.ts';
 

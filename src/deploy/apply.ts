@@ -16,7 +16,7 @@ import { UnknownKindError } from '../kube/cluster.ts';
 import { KubeApiError } from '../kube/client.ts';
 import { waitForCrds } from './crds.ts';
 import { formatRef, refKey, refOf, splitApiVersion, type KubeObject, type ObjectRef } from '../kube/object.ts';
-import type { TargetItem } from './rendered-target.ts';
+import type { TargetItem } from '../target/rendered-target.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
 import type { Progress } from '../progress.ts';
 import type { SensitiveValues } from '../project/sensitive.ts';

@@ -2,7 +2,7 @@
  * `deploy` and `diff`: apply the rendered target (for diff: a server-side dry run of the same apply), report new,
  * changed and orphan objects, and with prune delete the orphans. As in Kluctl, diff is a deploy that persists
  * nothing, so what it shows is exactly what deploy would do. The target may have been rendered elsewhere (see
- * rendered-target.ts); `cluster` is where it is applied.
+ * src/target/rendered-target.ts); `cluster` is where it is applied.
  */
 import type { Cluster } from '../kube/cluster.ts';
 import { refKey, refOf, splitApiVersion, type ObjectRef } from '../kube/object.ts';
@@ -13,7 +13,8 @@ import type { AppliedObjects } from './applied-objects.ts';
 import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
-import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+import type { PendingRender } from '../target/render-and-run.ts';
+import { targetObjects, type RenderedTarget } from '../target/rendered-target.ts';
 import { lockedUnlessDryRun, type TargetLock } from './target-lock.ts';
 import { collectResult, ResultCollector, type CommandResult } from './result.ts';
 
@@ -46,12 +47,6 @@ export interface DeployOptions extends CommandContext {
   orphans?: boolean;
   /** What earlier runs applied, to skip objects unchanged since (see applied-objects.ts); the deploy adds to it. */
   applied?: AppliedObjects | undefined;
-}
-
-/** A target whose render is still running, and its discriminator, known before the render ends. */
-export interface PendingRender {
-  discriminator: string;
-  rendered: Promise<RenderedTarget>;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Cluster } from '../kube/cluster.ts';
 import { SensitiveValues } from '../project/sensitive.ts';
 import type { CommandContext } from './deploy.ts';
 import { diffObjects } from './diff.ts';
-import type { RenderedTarget } from './rendered-target.ts';
+import type { RenderedTarget } from '../target/rendered-target.ts';
 import { lockedUnlessDryRun } from './target-lock.ts';
 import { maskResult, ResultCollector, type CommandResult } from './result.ts';
 

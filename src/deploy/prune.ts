@@ -14,7 +14,7 @@ import { orphansOf, renderedKinds, type CommandContext } from './deploy.ts';
 import { deleteObjects } from './deletion.ts';
 import { deletionBlocker } from './ownership.ts';
 import { RemoteObjects } from './remote-objects.ts';
-import type { RenderedTarget } from './rendered-target.ts';
+import type { RenderedTarget } from '../target/rendered-target.ts';
 import { lockedUnlessDryRun } from './target-lock.ts';
 import { collectResult, ResultCollector, type CommandResult } from './result.ts';
 

@@ -9,7 +9,7 @@ import { refKey, refOf, type KubeObject } from '../kube/object.ts';
 import { SensitiveValues } from '../project/sensitive.ts';
 import type { Progress } from '../progress.ts';
 import { tryHookOf } from './hooks.ts';
-import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+import { targetObjects, type RenderedTarget } from '../target/rendered-target.ts';
 import { maskResult, ResultCollector, type CommandResult } from './result.ts';
 import { isWaitedFor, waitForReadiness } from './wait.ts';
 

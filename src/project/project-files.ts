@@ -1,5 +1,5 @@
 /**
- * The digest of a project's files, as a render's reuse (deploy/render-cache.ts) compares them: every file below the
+ * The digest of a project's files, as a render's reuse (target/render-cache.ts) compares them: every file below the
  * project's folder but `.git`, by path and content. Also says why the files alone cannot vouch for the render:
  * sops-encrypted files (their plaintext depends on keys, and must not be kept), Jinja2 that reads the clock or
  * chance (`time.now()`, `| random`, `lipsum()`), and folders linked from elsewhere, whose files this walk does not

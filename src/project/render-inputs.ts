@@ -2,7 +2,7 @@
  * What a render read beyond the project's own files and the target's request: the API server reads Helm made
  * (`lookup`, discovery), the commits its git includes and git vars sources resolved to, the digests of its OCI
  * includes, and why a render depends on something that cannot be checked cheaply (an HTTP vars source, sops keys).
- * deploy/render-cache.ts reuses a render only when it recorded no such reason, every recorded read answers the same
+ * target/render-cache.ts reuses a render only when it recorded no such reason, every recorded read answers the same
  * again, and every git and OCI ref still names the same commit or manifest.
  */
 import { createHash } from 'node:crypto';

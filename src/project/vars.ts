@@ -29,7 +29,7 @@ type Loader<K extends SupportedKind> = (
   request: SourceRequest,
 ) => Promise<LoadedVars | undefined> | LoadedVars;
 
-/** The vars sources a render may be reused after (deploy/render-cache.ts): what they read can be checked again. */
+/** The vars sources a render may be reused after (target/render-cache.ts): what they read can be checked again. */
 const REUSABLE_SOURCES: ReadonlySet<SupportedKind> = new Set(['values', 'file', 'git', 'clusterConfigMap']);
 
 const LOADERS: { [K in SupportedKind]: Loader<K> } = {

@@ -10,7 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { deployTarget } from '../deploy/deploy.ts';
-import { prepareTarget } from '../deploy/prepare.ts';
+import { prepareTarget } from '../target/prepare.ts';
 import type { CommandResult } from '../deploy/result.ts';
 import type { Engine } from '../engine.ts';
 import { run } from '../exec.ts';

@@ -6,9 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployTarget, type DeployOptions } from '../../src/deploy/deploy.ts';
-import { prepareTarget, type TargetRequest } from '../../src/deploy/prepare.ts';
+import { prepareTarget } from '../../src/target/prepare.ts';
+import type { TargetRequest } from '../../src/target/request.ts';
 import { deleteTarget } from '../../src/deploy/prune.ts';
-import { parseRenderedTarget, renderedTargetDigest, targetObjects } from '../../src/deploy/rendered-target.ts';
+import { parseRenderedTarget, renderedTargetDigest, targetObjects } from '../../src/target/rendered-target.ts';
 import { Engine } from '../../src/engine.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { NO_SELECTION } from '../../src/project/inclusion.ts';

@@ -17,7 +17,7 @@ import { rm } from 'node:fs/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployTarget } from '../../src/deploy/deploy.ts';
-import { prepareTarget } from '../../src/deploy/prepare.ts';
+import { prepareTarget } from '../../src/target/prepare.ts';
 import { deleteTarget, pruneTarget } from '../../src/deploy/prune.ts';
 import type { CommandResult } from '../../src/deploy/result.ts';
 import { Engine } from '../../src/engine.ts';

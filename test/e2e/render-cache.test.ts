@@ -1,5 +1,5 @@
 /**
- * Render reuse (src/deploy/render-cache.ts) through the CLI's bundle (which global-setup brings up to date; run from
+ * Render reuse (src/target/render-cache.ts) through the CLI's bundle (which global-setup brings up to date; run from
  * the sources, the CLI never reuses a render), with a cache folder of its own.
  * A render is reused only while the project's files, the command's args, everything the render read of the cluster
  * (here a chart's `lookup`, a ConfigMap vars source), the commits of its git refs and the manifests of its OCI refs

@@ -24,7 +24,7 @@ import { EventRecorder } from './events.ts';
 import { needsReconcile } from './predicates.ts';
 import { reconcileKluctlDeployment, type ReconcilerDeps } from './reconciler.ts';
 import { AppliedObjects } from '../../deploy/applied-objects.ts';
-import { inMemoryRenderCache } from '../../deploy/render-cache.ts';
+import { inMemoryRenderCache } from '../../target/render-cache.ts';
 import { gitUrlOf } from './source.ts';
 
 /** The Lease replicas compete for, in the leader election namespace. */

@@ -105,7 +105,7 @@ export async function loadClusterObject(config: VarsSourceClusterObject, request
 
 /**
  * Records the read of a ConfigMap found by name, or its absence, so a later run reuses the render only while it
- * reads the same (deploy/render-cache.ts); a ConfigMap found by labels could be another one then, so it forbids reuse.
+ * reads the same (target/render-cache.ts); a ConfigMap found by labels could be another one then, so it forbids reuse.
  */
 async function recordConfigMapRead(
   cluster: Cluster,

@@ -16,6 +16,8 @@
  * A chart's own random or time functions (`randAlphaNum`, `now`) outside Secrets keep their values as long as the
  * record does: at most MAX_AGE_MS, as Argo CD's manifest cache keeps them for its expiration (24 h by default).
  * A CLI keeps records in files of its cache; a controller or an agent, in its memory (RenderRecordStore).
+ * A record holds the objects as rendered, before prepare's transform (an agent's, reading the live cluster), which
+ * runs again on each reuse: what the transform read is never reused.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -33,8 +35,8 @@ import type { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { Tools } from '../tools.ts';
 import { canonicalJson, isPlainObject } from '../values.ts';
 import { GANTRY_VERSION } from '../version.ts';
-import type { TargetRequest } from './prepare.ts';
 import { targetObjects, type RenderedTarget } from './rendered-target.ts';
+import type { TargetRequest } from './request.ts';
 
 /** How many renders a long-running process keeps in memory (inMemoryRenderCache). */
 const MEMORY_RECORDS = 1000;

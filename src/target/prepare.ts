@@ -10,9 +10,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { ClusterPool } from '../kube/cluster-pool.ts';
+import type { KubeObject } from '../kube/object.ts';
 import { loadDeploymentItems, type DeploymentItem } from '../project/deployment-project.ts';
 import type { ProjectEnvironment } from '../project/environment.ts';
-import type { FixedImage } from '../project/fixed-images.ts';
 import { isIncluded, type Inclusion } from '../project/inclusion.ts';
 import { loadKluctlProject, resolveTarget, type KluctlProject, type ResolvedTarget } from '../project/kluctl-project.ts';
 import { SensitiveValues } from '../project/sensitive.ts';
@@ -23,33 +23,11 @@ import { startHelmReadsProxy } from '../render/helm-reads.ts';
 import { clusterFacts, stillHolds, type RenderCache, type RenderRecord, type RenderSources } from './render-cache.ts';
 import type { SopsEnv } from '../sops/decrypt.ts';
 import { RegistryCredentials } from '../source/oci-credentials.ts';
-import type { Values } from '../values.ts';
-import { RENDERED_TARGET_API_VERSION, type RenderedTarget, type TargetItem } from './rendered-target.ts';
+import { RENDERED_TARGET_API_VERSION, targetObjects, type RenderedTarget, type TargetItem } from './rendered-target.ts';
+import type { TargetRequest } from './request.ts';
 
 /** Kubernetes version charts are rendered for when no cluster is connected. */
 export const OFFLINE_KUBERNETES_VERSION = 'v1.35.0';
-
-/**
- * What to render, as plain data: the CLI builds it from its flags (src/cli/options.ts), the controller from a
- * KluctlDeployment's spec, the agent from a service.
- */
-export interface TargetRequest {
-  projectDir: string;
-  /** The target's name; undefined for a project without targets. */
-  target?: string | undefined;
-  /** Kluctl's `-T`: the target's name as templates and the discriminator see it. */
-  targetNameOverride?: string | undefined;
-  /** Args, over the target's own (Kluctl's `-a`, already parsed). */
-  args: Values;
-  /** Overrides the target's context. */
-  context?: string | undefined;
-  /** Overrides the project's and the target's discriminator. */
-  discriminator?: string | undefined;
-  /** Tag and folder selection; items outside it are neither rendered nor deployed. */
-  inclusion: Inclusion;
-  /** Fixed images after the target's own (later entries win). */
-  fixedImages: readonly FixedImage[];
-}
 
 export interface PrepareOptions {
   /** The kubeconfig the target's context is looked up in; undefined renders offline (no cluster is read). */
@@ -68,6 +46,14 @@ export interface PrepareOptions {
    * the cluster meanwhile (see deployTarget). The cluster is undefined when rendering offline.
    */
   onTarget?: ((target: ResolvedTarget, cluster: Cluster | undefined) => void) | undefined;
+  /**
+   * Turns the rendered objects (every item's, in deployment order) into those to apply, one for one and in the same
+   * order, without changing its input; applied before the objects are hashed, so the rendered target's objectsHash
+   * describes what is applied (an agent's enforceNamespace and diffNormalizers: agent/sync.ts). It may read the live
+   * cluster: the render cache keeps the objects before it, and it runs again on a reused render, so no record holds
+   * what an earlier transform read.
+   */
+  transform?: ((objects: readonly KubeObject[]) => Promise<KubeObject[]>) | undefined;
 }
 
 export interface PreparedTarget {
@@ -119,7 +105,7 @@ async function prepare(
     if (reused) {
       options.onTarget?.(reused.target, reused.cluster);
       progress.step('render', `reusing the render of ${new Date(cache.record.savedAt).toISOString()}: its inputs are unchanged`);
-      return reused;
+      return await transformed(reused, options.transform);
     }
   }
   progress.step('target', `loading target ${request.target ?? '(no name)'}`);
@@ -199,7 +185,28 @@ async function prepare(
     // A render that cannot be kept costs the next run its reuse, never this run its result.
     await options.renderCache?.save(record, cache.inputs).catch(() => undefined);
   }
-  return { project, target, rendered, cluster };
+  return await transformed({ project, target, rendered, cluster }, options.transform);
+}
+
+/**
+ * `prepared` with its objects turned by `transform` (see PrepareOptions.transform) and hashed again.
+ * @throws Error when the transform does not return one object for each.
+ */
+async function transformed(prepared: PreparedTarget, transform: PrepareOptions['transform']): Promise<PreparedTarget> {
+  if (!transform) return prepared;
+  const { rendered } = prepared;
+  const before = targetObjects(rendered);
+  const objects = await transform(before);
+  if (objects.length !== before.length) throw new Error(`the transform returned ${objects.length} objects for ${before.length}`);
+  let next = 0;
+  const items = rendered.items.map((item) => ({ ...item, objects: item.objects.map(() => objects[next++]!) }));
+  return { ...prepared, rendered: { ...rendered, items, objectsHash: objectsHash(objects) } };
+}
+
+/** The cluster a target was (or is being) rendered against. @throws Error when it is rendered offline. */
+export function requireCluster(prepared: { cluster?: Cluster | undefined }): Cluster {
+  if (!prepared.cluster) throw new Error('this command needs a cluster');
+  return prepared.cluster;
 }
 
 /** The earlier render `record`, when it still holds on its cluster (see render-cache.ts). */
