@@ -63,11 +63,16 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     if (service.syncConfig?.createNamespace !== false) await ensureNamespace(cluster, service, context.fieldManager);
     const renderer = await rendererFor(service, sourceDir);
     request = await serviceRequest(service, sourceDir, renderer, path.join(context.workDir, service.id), kubeConfig.getCurrentContext());
-    const transform = async (rendered: readonly KubeObject[]): Promise<KubeObject[]> => {
-      const objects = service.syncConfig?.enforceNamespace ? await enforceNamespace(cluster, rendered, service.namespace) : [...rendered];
-      const normalizers = service.syncConfig?.diffNormalizers;
-      return normalizers?.length ? await normalizedObjects(objects, normalizers, (ref) => cluster.get(ref)) : objects;
-    };
+    const enforce = service.syncConfig?.enforceNamespace ?? false;
+    const normalizers = service.syncConfig?.diffNormalizers ?? [];
+    // Only when the service asks for one, so that a plain render is hashed once.
+    const transform =
+      enforce || normalizers.length > 0
+        ? async (rendered: readonly KubeObject[]): Promise<KubeObject[]> => {
+            const objects = enforce ? await enforceNamespace(cluster, rendered, service.namespace) : [...rendered];
+            return normalizers.length > 0 ? await normalizedObjects(objects, normalizers, (ref) => cluster.get(ref)) : objects;
+          }
+        : undefined;
     prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal, renderCache: context.renders, transform });
   } catch (error) {
     if (signal.aborted) throw signal.reason;
