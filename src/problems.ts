@@ -16,5 +16,10 @@ export class ProblemList extends Error {
 /** The problems an error stands for: its list, or its message as one problem. */
 export function problemsOf(error: unknown): string[] {
   if (error instanceof ProblemList) return error.problems;
-  return [error instanceof Error ? error.message : String(error)];
+  return [messageOf(error)];
+}
+
+/** The message of a thrown value: an Error's message, anything else (a string, a rejection reason) as text. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { messageOf } from './problems.ts';
 
 /** An HTTP request ready to send. */
 export interface WebhookRequest {
@@ -55,9 +56,7 @@ async function attempt(prepared: WebhookRequest, options: PostOptions): Promise<
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
     return {
-      message: timedOut
-        ? `no answer within ${options.timeoutMs}ms`
-        : `cannot reach the receiver: ${error instanceof Error ? error.message : String(error)}`,
+      message: timedOut ? `no answer within ${options.timeoutMs}ms` : `cannot reach the receiver: ${messageOf(error)}`,
       retry: true,
     };
   }

@@ -106,7 +106,3 @@ export class AgentState {
     return this.options.log;
   }
 }
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

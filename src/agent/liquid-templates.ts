@@ -15,6 +15,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Liquid, LiquidError } from 'liquidjs';
 import type { AgentService } from '../client/agent-client.ts';
+import { messageOf } from '../problems.ts';
 
 const SUFFIX = '.liquid';
 const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
@@ -136,7 +137,7 @@ async function renderFile(liquid: Liquid, dir: string, file: string, bindings: T
 
 /** liquidjs appends ", line:L, col:C" to its messages and keeps the position on the token; both are reshaped here. */
 function templateError(file: string, error: unknown): TemplateError {
-  if (!(error instanceof LiquidError)) return new TemplateError(file, error instanceof Error ? error.message : String(error));
+  if (!(error instanceof LiquidError)) return new TemplateError(file, messageOf(error));
   const [line, column] = error.token?.getPosition() ?? [];
   const reason = error.message.replace(/, line:\d+, col:\d+$/, '');
   return new TemplateError(file, reason, line, column);

@@ -5,8 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentReport, AgentService } from '../client/agent-client.ts';
-import { type AgentState, messageOf, type ServiceState } from './agent-state.ts';
+import { type AgentState, type ServiceState } from './agent-state.ts';
 import type { SyncOutcome } from './sync.ts';
+import { messageOf } from '../problems.ts';
 
 /** Queues the report of `outcome` in `serviceState.pending` unless the server already has the same one. */
 export function queueReport(service: AgentService, serviceState: ServiceState, outcome: SyncOutcome): void {

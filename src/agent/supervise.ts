@@ -4,7 +4,7 @@
  * loop's name) and the loop goes on, so one failing loop never stops another.
  */
 import type { Logger } from '../logger.ts';
-import { messageOf } from './agent-state.ts';
+import { messageOf } from '../problems.ts';
 
 /** One supervised loop, as each file of loops/ builds it over the agent's state. */
 export interface Loop {

@@ -5,9 +5,10 @@
  * outcome is recorded in the service's state and its report queued (reports.ts).
  */
 import type { AgentService } from '../client/agent-client.ts';
-import { type AgentState, messageOf, type ServiceState } from './agent-state.ts';
+import { type AgentState, type ServiceState } from './agent-state.ts';
 import { queueReport } from './reports.ts';
 import { deleteService, type SyncOutcome, syncService } from './sync.ts';
+import { messageOf } from '../problems.ts';
 
 /** Syncs (or deletes) `service` when due; never throws (a failed sync is logged, one cut short by the stop is not). */
 export async function syncWhenDue(state: AgentState, service: AgentService): Promise<void> {

@@ -24,6 +24,7 @@ import type { AppliedObjects } from '../deploy/applied-objects.ts';
 import type { Progress } from '../progress.ts';
 import { normalizedObjects } from './diff-normalizers.ts';
 import { rendererFor, serviceDiscriminator, serviceRequest } from './service-project.ts';
+import { messageOf } from '../problems.ts';
 
 type Component = AgentReport['components'][number];
 type ServiceError = AgentReport['errors'][number];
@@ -177,8 +178,4 @@ function resultErrors(result: CommandResult): ServiceError[] {
     source: 'sync',
     message: error.object ? `${formatRef(error.object)}: ${error.message}` : error.message,
   }));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError, FleetClient } from '../client/fleet-client.ts';
 import { readLogin } from '../client/login.ts';
 import { toYaml } from '../yaml.ts';
+import { messageOf } from '../problems.ts';
 
 export type FleetOutput = 'text' | 'json' | 'yaml';
 
@@ -36,7 +37,7 @@ export async function withFleetClient(action: (client: FleetClient) => Promise<v
   try {
     await action(new FleetClient(await readLogin(process.env)));
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     const field = error instanceof ApiError && error.field ? ` (${error.field})` : '';
     process.stderr.write(`error: ${message}${field}\n`);
     process.exitCode = 1;

@@ -20,6 +20,7 @@ import { parseDuration } from '../duration.ts';
 import { Cluster } from '../kube/cluster.ts';
 import type { Progress } from '../progress.ts';
 import { sleep } from '../sleep.ts';
+import { messageOf } from '../problems.ts';
 
 /** The log flags every gitops command has, as kluctl's GitOpsArgs and GitOpsLogArgs. */
 export interface LogFlags {
@@ -70,7 +71,7 @@ export function logsCommand(): Command {
     try {
       await printLogs(flags);
     } catch (error) {
-      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`error: ${messageOf(error)}\n`);
       process.exitCode = 1;
     }
   });
@@ -143,7 +144,7 @@ export class RequestLog {
   /** Finds the controller's Pods; a failure to list them is reported on `progress` and leaves none. */
   static async open(cluster: Cluster, flags: LogFlags, progress: Progress, scope: string): Promise<RequestLog> {
     const pods = await controllerPods(cluster, flags.controllerNamespace).catch((error: unknown) => {
-      progress.step(scope, `the controller's log is not shown: ${error instanceof Error ? error.message : String(error)}`);
+      progress.step(scope, `the controller's log is not shown: ${messageOf(error)}`);
       return [];
     });
     return new RequestLog(cluster, pods, flags, progress);
@@ -170,7 +171,7 @@ export class RequestLog {
       (line) => this.progress.step(deployment, formatLogLine(line, this.flags.logTime === true)),
     ).catch((error: unknown) => {
       this.failed = true;
-      if (!this.stop.signal.aborted) this.progress.step(deployment, error instanceof Error ? error.message : String(error));
+      if (!this.stop.signal.aborted) this.progress.step(deployment, messageOf(error));
     });
   }
 

@@ -18,6 +18,7 @@ import { Cluster } from '../kube/cluster.ts';
 import { stderrProgress, type Progress } from '../progress.ts';
 import { addLogFlags, logsCommand, RequestLog, type LogFlags } from './gitops-logs.ts';
 import { errorResult, parseOutputs, printResult, type OutputTarget } from './output.ts';
+import { messageOf } from '../problems.ts';
 
 interface SelectionFlags {
   namespace?: string;
@@ -100,7 +101,7 @@ function suspendCommand(suspend: boolean): Command {
         progress.step(deploymentKey(deployment), suspend ? 'suspended' : 'resumed');
       }
     } catch (error) {
-      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`error: ${messageOf(error)}\n`);
       process.exitCode = 1;
     }
   });
@@ -152,7 +153,7 @@ async function runRequests(kind: RequestKind, flags: RequestFlags, command: Comm
   try {
     outputs = parseOutputs(flags.output);
   } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`error: ${messageOf(error)}\n`);
     process.exitCode = 1;
     return;
   }

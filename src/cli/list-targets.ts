@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { loadKluctlProject } from '../project/kluctl-project.ts';
 import { addOutputFlag, type OutputFormat } from './options.ts';
+import { messageOf } from '../problems.ts';
 
 export function listTargetsCommand(): Command {
   const command = new Command('list-targets');
@@ -20,7 +21,7 @@ export function listTargetsCommand(): Command {
             : targets.map((target) => `${target.name}${target.context ? `\tcontext: ${target.context}` : ''}\n`).join(''),
         );
       } catch (error) {
-        process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(`error: ${messageOf(error)}\n`);
         process.exitCode = 1;
       }
     });

@@ -9,6 +9,7 @@ import { text } from 'node:stream/consumers';
 import { Command } from 'commander';
 import { FleetClient } from '../client/fleet-client.ts';
 import { saveLogin, tokenForPassword } from '../client/login.ts';
+import { messageOf } from '../problems.ts';
 
 interface LoginFlags {
   server: string;
@@ -30,7 +31,7 @@ export function loginCommand(): Command {
         const file = await saveLogin({ server: flags.server, token }, process.env);
         process.stderr.write(`logged in to ${flags.server} as ${identity.kind} ${identity.name} (saved in ${file})\n`);
       } catch (error) {
-        process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(`error: ${messageOf(error)}\n`);
         process.exitCode = 1;
       }
     });

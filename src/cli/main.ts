@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { GANTRY_VERSION } from '../version.ts';
+import { messageOf } from '../problems.ts';
 
 interface CatalogueEntry {
   name: string;
@@ -196,7 +197,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     // Commander printed its own usage errors; anything else (e.g. a server that cannot start) is said here.
     if (error instanceof CommanderError) return error.exitCode;
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`error: ${messageOf(error)}\n`);
     return 1;
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -15,6 +15,7 @@ import { checkOutputFiles, errorResult, parseOutputs, printResult } from './outp
 import type { ResultFlags } from './options.ts';
 import { interruptedExitCode, stopOnSignals } from './signals.ts';
 import type { CliRun } from './cli-run.ts';
+import { messageOf } from '../problems.ts';
 
 export interface CommandRun {
   result: CommandResult;
@@ -98,7 +99,7 @@ async function storeResult(command: string, run: CommandRun, startTime: string, 
     );
   } catch (error) {
     run.result.warnings.push({
-      message: `the command result could not be written to the cluster: ${error instanceof Error ? error.message : String(error)}`,
+      message: `the command result could not be written to the cluster: ${messageOf(error)}`,
     });
   }
 }

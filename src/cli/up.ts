@@ -11,6 +11,7 @@ import { defaultStateDir, localDown, type Runtime, up, UP_NAMESPACE, type UpResu
 import { GANTRY_IMAGE_REPOSITORY, GANTRY_VERSION } from '../version.ts';
 import { addOutputFlag, durationArg } from './options.ts';
 import { withCliEngine } from './run-action.ts';
+import { messageOf } from '../problems.ts';
 
 interface UpFlags {
   dir: string;
@@ -71,7 +72,7 @@ export function upCommand(): Command {
       if (result.server) await saveLogin({ server: result.server.url, token: result.server.adminToken }, process.env);
       printUp(result, flags.output);
     } catch (error) {
-      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`error: ${messageOf(error)}\n`);
       process.exitCode = 1;
     }
   });
@@ -89,7 +90,7 @@ export function downCommand(): Command {
       if (flags.output === 'json') process.stdout.write(`${JSON.stringify({ stopped })}\n`);
       else process.stdout.write(stopped.length > 0 ? `stopped ${stopped.join(', ')}\n` : 'nothing was running\n');
     } catch (error) {
-      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`error: ${messageOf(error)}\n`);
       process.exitCode = 1;
     }
   });

@@ -29,6 +29,7 @@ import type { AppliedObjects } from './applied-objects.ts';
 import type { RemoteObjects } from './remote-objects.ts';
 import type { ResultCollector } from './result.ts';
 import { isWaitedFor, waitForReadiness } from './wait.ts';
+import { messageOf } from '../problems.ts';
 
 export interface ApplyBehaviour {
   /** Take every conflicting field (`--force-apply`). */
@@ -441,7 +442,7 @@ class ApplyRun {
   private fail(error: unknown, ref?: ObjectRef): void {
     this.context.signal?.throwIfAborted();
     this.failed = true;
-    this.context.result.error(error instanceof Error ? error.message : String(error), ref);
+    this.context.result.error(messageOf(error), ref);
   }
 }
 
@@ -459,5 +460,5 @@ function conflictCauses(error: KubeApiError): ConflictCause[] {
 function describeApplyError(error: unknown): string {
   if (error instanceof UnknownKindError) return error.message;
   if (error instanceof KubeApiError) return `rejected by the API server (${error.reason || error.status}): ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }

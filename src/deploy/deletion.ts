@@ -9,6 +9,7 @@ import { sleep } from '../sleep.ts';
 import { formatRef, refKey, type ObjectRef } from '../kube/object.ts';
 import type { Progress } from '../progress.ts';
 import type { ResultCollector } from './result.ts';
+import { messageOf } from '../problems.ts';
 
 export interface DeletionOptions {
   dryRun: boolean;
@@ -54,7 +55,7 @@ async function deleteBatch(
           result.addDeleted(ref);
         } catch (error) {
           options.signal?.throwIfAborted();
-          result.error(`deleting failed: ${error instanceof Error ? error.message : String(error)}`, ref);
+          result.error(`deleting failed: ${messageOf(error)}`, ref);
         }
       }),
     ),

@@ -13,6 +13,7 @@ import { diffObjects } from './diff.ts';
 import type { RenderedTarget } from '../target/rendered-target.ts';
 import { lockedUnlessDryRun } from './target-lock.ts';
 import { maskResult, ResultCollector, type CommandResult } from './result.ts';
+import { messageOf } from '../problems.ts';
 
 /**
  * Pokes the images, holding the target's lock unless it is a dry run.
@@ -64,7 +65,7 @@ async function patchImages(
           if (diff) result.addChanged(ref, diff);
         } catch (error) {
           options.signal?.throwIfAborted();
-          result.error(`poking images failed: ${error instanceof Error ? error.message : String(error)}`, ref);
+          result.error(`poking images failed: ${messageOf(error)}`, ref);
         }
       }),
     ),

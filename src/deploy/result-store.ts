@@ -11,6 +11,7 @@ import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { CommandInfo } from '../api/kluctl-deployment.ts';
 import type { CommandResult } from './result.ts';
+import { messageOf } from '../problems.ts';
 
 export const DEFAULT_RESULTS_NAMESPACE = 'gantry-results';
 const LABEL_PREFIX = 'gantry.dev/result';
@@ -103,9 +104,7 @@ export async function readCommandResult(cluster: Cluster, namespace: string, res
   try {
     return decodeResult(secret);
   } catch (error) {
-    throw new Error(
-      `${namespace}/Secret/${resultId}: not a stored command result (${error instanceof Error ? error.message : String(error)})`,
-    );
+    throw new Error(`${namespace}/Secret/${resultId}: not a stored command result (${messageOf(error)})`);
   }
 }
 

@@ -4,6 +4,7 @@
  * frozen CommandResult at the end.
  */
 import { formatRef, refKey, type ObjectRef } from '../kube/object.ts';
+import { messageOf } from '../problems.ts';
 
 /** A changed object: its ref plus the unified diff of the normalized objects (YAML), cluster → rendered. */
 export type ChangedObject = ObjectRef & { diff: string };
@@ -97,7 +98,7 @@ export class PartialResultError extends Error {
   readonly partial: CommandResult;
 
   constructor(cause: unknown, partial: CommandResult) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super(messageOf(cause), { cause });
     this.name = 'PartialResultError';
     this.partial = partial;
   }

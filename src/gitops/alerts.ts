@@ -31,6 +31,7 @@ import type { Cluster } from '../kube/cluster.ts';
 import { readSecret } from '../kube/secrets.ts';
 import { Watcher } from '../kube/watcher.ts';
 import { hmacSignature, postWithRetry, slackEscape, type WebhookRequest } from '../webhook-post.ts';
+import { messageOf } from '../problems.ts';
 
 export type Severity = 'info' | 'error';
 
@@ -176,7 +177,7 @@ export class AlertDispatcher {
       });
       log.debug('alert sent');
     } catch (error) {
-      failure = error instanceof Error ? error.message : String(error);
+      failure = messageOf(error);
       log.warn({ error: failure }, 'sending an alert failed');
     }
     await this.recordOutcome(alert, failure).catch((error: unknown) => log.debug({ err: error }, "cannot update the Alert's status"));

@@ -8,6 +8,7 @@
 import { createInterface } from 'node:readline';
 import { KubeApiError } from '../kube/client.ts';
 import type { Cluster } from '../kube/cluster.ts';
+import { messageOf } from '../problems.ts';
 
 /** The label install/ and the chart give the controller's Pods. */
 export const CONTROLLER_POD_SELECTOR = 'app.kubernetes.io/name=gantry-controller';
@@ -106,9 +107,7 @@ async function readPodLog(
   } catch (error) {
     if (signal.aborted) return;
     if (error instanceof KubeApiError && error.status === 404) return;
-    throw new Error(
-      `cannot read the log of controller Pod ${pod.namespace}/${pod.name}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new Error(`cannot read the log of controller Pod ${pod.namespace}/${pod.name}: ${messageOf(error)}`);
   }
 }
 

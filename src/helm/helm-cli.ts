@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { CommandError, type RunResult } from '../exec.ts';
 import type { GitCache } from '../source/git-cache.ts';
 import type { Tools } from '../tools.ts';
+import { messageOf } from '../problems.ts';
 
 /** What pulling and rendering charts needs from the engine. */
 export interface ChartTools {
@@ -54,7 +55,7 @@ export async function runHelm(
 
 /** helm's `Error: …` lines without the prefix, or the whole message when helm printed none. */
 function helmFailure(error: unknown): string {
-  if (!(error instanceof CommandError)) return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof CommandError)) return messageOf(error);
   const lines = error.stderr.split('\n').map((line) => line.trim());
   const errors = lines.filter((line) => line.startsWith('Error:')).map((line) => line.replace(/^Error:\s*/, ''));
   return errors.length > 0 ? errors.join('; ') : error.message;

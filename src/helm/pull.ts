@@ -15,6 +15,7 @@ import { describeChart, describeVersion, type GitChartSource, type RegistryChart
 import { downloadChart } from './chart-download.ts';
 import { runHelm, type ChartTools } from './helm-cli.ts';
 import { versionDir } from './layout.ts';
+import { messageOf } from '../problems.ts';
 
 /** File a pulled git chart records its ref and commit in (kluctl's CheckoutInfo). */
 export const GIT_INFO_FILE = '.git-info.yaml';
@@ -47,9 +48,7 @@ export async function pullChart(source: RemoteChartSource, destination: string, 
 }
 
 function pullFailure(source: RemoteChartSource, error: unknown): Error {
-  return new Error(
-    `pulling chart ${describeChart(source)} (${describeVersion(source)}) failed: ${error instanceof Error ? error.message : String(error)}`,
-  );
+  return new Error(`pulling chart ${describeChart(source)} (${describeVersion(source)}) failed: ${messageOf(error)}`);
 }
 
 async function replaceFolder(destination: string, source: string): Promise<void> {

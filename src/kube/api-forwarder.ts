@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import type { Logger } from '../logger.ts';
+import { messageOf } from '../problems.ts';
 
 /** Request headers never forwarded: the caller's credentials, impersonation, and hop-by-hop headers. */
 const DROPPED_REQUEST_HEADERS =
@@ -87,7 +88,7 @@ export async function apiServerForwarder(kubeConfig: KubeConfig, log: Logger | u
         answer.body.destroy(error instanceof Error ? error : new Error(String(error)));
         return;
       }
-      log?.warn({ path: call.path, error: error instanceof Error ? error.message : String(error) }, 'proxied request failed');
+      log?.warn({ path: call.path, error: messageOf(error) }, 'proxied request failed');
       answer.respond(502, { 'content-type': 'application/json' });
       answer.body.end(JSON.stringify(apiServerUnreachable(who, error)));
     }
@@ -123,6 +124,6 @@ function keptHeaders(headers: Record<string, string | string[] | undefined>): Re
 
 /** A Kubernetes Status, so kubectl prints the reason as it prints the API server's own errors. */
 function apiServerUnreachable(who: string, error: unknown): object {
-  const message = `${who} could not reach its Kubernetes API server: ${error instanceof Error ? error.message : String(error)}`;
+  const message = `${who} could not reach its Kubernetes API server: ${messageOf(error)}`;
   return { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason: 'ServiceUnavailable', code: 502 };
 }

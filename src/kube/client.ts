@@ -15,6 +15,7 @@ import { TokenBucket } from 'limiter';
 import { request, type Dispatcher } from 'undici';
 import { sleep } from '../sleep.ts';
 import { Http1KubeConfig } from './transport.ts';
+import { messageOf } from '../problems.ts';
 
 /** Options for choosing the cluster: both default to the usual kubeconfig rules ($KUBECONFIG, ~/.kube/config). */
 export interface ConnectOptions {
@@ -40,7 +41,7 @@ export class KubeApiError extends Error {
 /** The cluster could not be reached at all (DNS, refused connection, TLS), or did not answer in time. */
 export class ClusterUnreachableError extends Error {
   constructor(server: string, cause: unknown) {
-    super(`cannot reach the Kubernetes API server at ${server}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(`cannot reach the Kubernetes API server at ${server}: ${messageOf(cause)}`);
     this.name = 'ClusterUnreachableError';
   }
 }

@@ -19,6 +19,7 @@ import type { ReconcileResult } from '../reconcile/manager.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Logger } from '../logger.ts';
+import { messageOf } from '../problems.ts';
 
 /** A reference that does not resolve yet (missing, or not synced): the resource waits, watching the referent. */
 export class Waiting extends Error {
@@ -150,7 +151,7 @@ function failureOf(error: unknown): [string, string] {
   if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 401 && error.status !== 403) {
     return ['Refused', `the server refused it: ${error.message}${error.field ? ` (${error.field})` : ''}`];
   }
-  return ['Error', error instanceof Error ? error.message : String(error)];
+  return ['Error', messageOf(error)];
 }
 
 async function addFinalizer(resource: FleetResource<unknown, unknown>, deps: FleetReconcileDeps): Promise<void> {

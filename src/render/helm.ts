@@ -19,6 +19,7 @@ import { locateChart } from '../helm/locate.ts';
 import { runHelm, type ChartTools } from '../helm/helm-cli.ts';
 import type { RenderInputs } from '../project/render-inputs.ts';
 import { HELM_READS_CONTEXT, type HelmReadsProxy } from './helm-reads.ts';
+import { messageOf } from '../problems.ts';
 
 export { DEFAULT_HELM_OUTPUT, readHelmChartConfig };
 
@@ -130,10 +131,6 @@ async function templateArgs(
     if (environment.kube.kubeconfig) args.push('--kubeconfig', environment.kube.kubeconfig);
   }
   return args;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function annotate(object: KubeObject, key: string, value: string): void {

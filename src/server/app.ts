@@ -42,6 +42,7 @@ import type { FleetChanges } from './fleet-changes.ts';
 import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
 import { registerAuditLog } from './audit-log.ts';
 import { registerOriginCheck } from './origin-check.ts';
+import { messageOf } from '../problems.ts';
 
 export interface AppOptions {
   store: Store;
@@ -185,7 +186,7 @@ function registerProbes(app: FastifyInstance, store: Store, channels: PushChanne
       await sql`select 1`.execute(store.db);
       return 'ok';
     } catch (error) {
-      return reply.code(503).send(`not ready: database: ${error instanceof Error ? error.message : String(error)}`);
+      return reply.code(503).send(`not ready: database: ${messageOf(error)}`);
     }
   });
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>

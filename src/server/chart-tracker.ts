@@ -11,6 +11,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import { type HelmSpec, listServices, type ServiceRef, type ServiceUpdate, updateServices } from '../store/services.ts';
 import { isExactVersion } from './helm-sources.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
+import { messageOf } from '../problems.ts';
 
 export interface ChartTrackerOptions {
   db: Kysely<Database>;
@@ -51,10 +52,7 @@ export async function trackCharts(options: ChartTrackerOptions): Promise<void> {
         author: { by: 'helm', message: `chart ${helm.chart} ${source.chartVersion}` },
       });
     } catch (error) {
-      options.log.warn(
-        { service: service.name, chart: helm.chart, error: error instanceof Error ? error.message : String(error) },
-        'cannot follow the chart version',
-      );
+      options.log.warn({ service: service.name, chart: helm.chart, error: messageOf(error) }, 'cannot follow the chart version');
     }
   }
   await updateServices(options.db, options.box, updates, options.onRevised).catch((error: Error) => {

@@ -10,6 +10,7 @@ import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { listServices, type ServiceRef, type ServiceUpdate, updateServices } from '../store/services.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
+import { messageOf } from '../problems.ts';
 
 export interface CommitTrackerOptions {
   db: Kysely<Database>;
@@ -36,10 +37,7 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
       if (source.digest === service.revision.digest) continue;
       updates.push({ serviceId: service.id, changes: {}, source, author: { by: 'git', message: `commit ${source.commit.slice(0, 12)}` } });
     } catch (error) {
-      options.log.warn(
-        { service: service.name, error: error instanceof Error ? error.message : String(error) },
-        'cannot follow the service ref',
-      );
+      options.log.warn({ service: service.name, error: messageOf(error) }, 'cannot follow the service ref');
     }
   }
   await updateServices(options.db, options.box, updates, options.onRevised).catch((error: Error) => {

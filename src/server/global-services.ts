@@ -32,6 +32,7 @@ import {
 } from '../store/services.ts';
 import { HttpError } from '../http/errors.ts';
 import type { ServiceSources } from './service-sources.ts';
+import { messageOf } from '../problems.ts';
 
 export interface GlobalServiceDeps {
   db: Kysely<Database>;
@@ -177,10 +178,7 @@ export class GlobalServices {
         );
         this.#deps.onChange(service);
       } catch (error) {
-        this.#deps.log.warn(
-          { globalService: global.name, cluster: cluster.name, error: error instanceof Error ? error.message : String(error) },
-          'cannot add the service',
-        );
+        this.#deps.log.warn({ globalService: global.name, cluster: cluster.name, error: messageOf(error) }, 'cannot add the service');
       }
     }
     for (const { service } of plan.remove) await this.#remove(service);

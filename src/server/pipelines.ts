@@ -39,6 +39,7 @@ import { HttpError } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
 import type { AgentGateSchema, GateReportSchema } from '../api/agent.ts';
 import type { ServiceSources } from './service-sources.ts';
+import { messageOf } from '../problems.ts';
 
 export interface PipelineDeps {
   db: Kysely<Database>;
@@ -431,8 +432,4 @@ function sameRevisions(a: readonly ContextService[], b: readonly ContextService[
       .sort()
       .join(',');
   return key(a) === key(b);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

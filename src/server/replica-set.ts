@@ -13,6 +13,7 @@ import type { Logger } from '../logger.ts';
 import { sleep } from '../sleep.ts';
 import { liveReplicas, recordHeartbeat, removeReplica, removeSilentReplicas, type Replica } from '../store/replicas.ts';
 import type { Database } from '../store/schema.ts';
+import { messageOf } from '../problems.ts';
 
 /** A replica silent for this many heartbeat intervals is taken for gone. */
 const LIVE_INTERVALS = 3;
@@ -89,9 +90,7 @@ export class ReplicaSet {
       await sleep(this.#options.heartbeatIntervalMs, signal).catch(() => undefined);
       if (signal.aborted) return;
       // The database being away is logged; the last known live set stands until it answers again.
-      await this.#beat().catch((error: unknown) =>
-        this.#options.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'replica heartbeat failed'),
-      );
+      await this.#beat().catch((error: unknown) => this.#options.log.warn({ error: messageOf(error) }, 'replica heartbeat failed'));
     }
   }
 

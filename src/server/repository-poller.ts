@@ -13,6 +13,7 @@ import { prepareGitAccess } from '../source/git-credentials.ts';
 import { listRepositories, recordPull, repositoryCredentials } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import { messageOf } from '../problems.ts';
 
 export interface RepositoryPollerOptions {
   db: Kysely<Database>;
@@ -61,7 +62,7 @@ export class RepositoryPoller {
       }
     } catch (failure) {
       if (this.#stopped.signal.aborted) return;
-      error = failure instanceof Error ? failure.message : String(failure);
+      error = messageOf(failure);
       log.warn({ repository: url, error }, 'git repository cannot be fetched');
     }
     await recordPull(db, id, error);

@@ -10,6 +10,7 @@
 import { CommandError } from '../exec.ts';
 import type { Tools } from '../tools.ts';
 import { sopsFormatOf, sopsKeysOf, type SopsFormat, type SopsKey } from './metadata.ts';
+import { messageOf } from '../problems.ts';
 
 /** Extra environment for sops, added to the engine's child environment (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE, GNUPGHOME, ...). */
 export type SopsEnv = Readonly<Record<string, string>>;
@@ -70,7 +71,7 @@ async function decrypt(text: string, keys: readonly SopsKey[], options: DecryptO
 }
 
 function failureReason(error: unknown, keys: readonly SopsKey[], env: Record<string, string | undefined>): string {
-  if (!(error instanceof CommandError)) return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof CommandError)) return messageOf(error);
   if (error.missingProgram) return error.reason;
   if (error.exitCode === undefined) return error.message.split('\n')[0] ?? error.message;
   if (error.exitCode === COULD_NOT_RETRIEVE_KEY)

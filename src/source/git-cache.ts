@@ -21,6 +21,7 @@ import type { Tools } from '../tools.ts';
 import { newestVersion } from '../semver.ts';
 import { isDirectory, isFile } from '../files.ts';
 import { markUsed, removeUnused } from './cache-entries.ts';
+import { messageOf } from '../problems.ts';
 
 /** Suffix of the folder a mirror's cross-process lock is taken on. */
 const LOCK_SUFFIX = '.lock-target';
@@ -412,7 +413,7 @@ function urlKey(url: string): string {
  * and "Host key verification failed."), a refused key, an unreachable host.
  */
 function gitFailure(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const lines = message
     .split('\n')
     .map((line) => line.trim())

@@ -9,6 +9,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.ts';
 import type { Database } from './schema.ts';
+import { messageOf } from '../problems.ts';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -92,7 +93,7 @@ async function migrate(db: Kysely<Database>): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   if (error === undefined) return;
   const failed = results?.find((result) => result.status === 'Error')?.migrationName;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   throw new Error(`database: migration ${failed ?? '(none ran)'} failed: ${reason}`);
 }
 

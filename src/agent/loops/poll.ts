@@ -6,10 +6,11 @@
  * gates are left as they were.
  */
 import type { AgentService } from '../../client/agent-client.ts';
-import { type AgentState, messageOf } from '../agent-state.ts';
+import { type AgentState } from '../agent-state.ts';
 import { sendPending } from '../reports.ts';
 import type { Loop } from '../supervise.ts';
 import { syncWhenDue } from '../sync-when-due.ts';
+import { messageOf } from '../../problems.ts';
 
 export function pollLoop(state: AgentState): Loop {
   return {

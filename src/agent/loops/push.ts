@@ -4,9 +4,10 @@
  * start, after the proxy's ClusterRoles are applied (proxy-rbac.ts); without them the cluster's own RBAC applies.
  */
 import { type ApiProxy, apiProxy } from '../api-proxy.ts';
-import { AGENT_FIELD_MANAGER, type AgentState, messageOf } from '../agent-state.ts';
+import { AGENT_FIELD_MANAGER, type AgentState } from '../agent-state.ts';
 import { ensureProxyRbac } from '../proxy-rbac.ts';
 import { runPushChannel } from '../push-channel.ts';
+import { messageOf } from '../../problems.ts';
 
 /**
  * Starts the auth proxy; its failure is logged here, and a stream tunnelled to a proxy that failed is destroyed

@@ -16,6 +16,7 @@ import type { GitCache } from '../../source/git-cache.ts';
 import { matchCredentials, prepareGitAccess } from '../../source/git-credentials.ts';
 import type { OciCache } from '../../source/oci-cache.ts';
 import { credentialsFromSecret, RegistryCredentials } from '../../source/oci-credentials.ts';
+import { messageOf } from '../../problems.ts';
 
 export interface ResolvedSource {
   /** Folder of the Kluctl project. */
@@ -134,7 +135,7 @@ export async function registryCredentialsOf(
       try {
         return credentialsFromSecret(entry, await readSecret(cluster, namespace, entry.secretRef.name));
       } catch (error) {
-        throw new Error(`spec.credentials.oci[${index}]: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(`spec.credentials.oci[${index}]: ${messageOf(error)}`);
       }
     }),
   );
@@ -153,6 +154,6 @@ async function gitAccessFrom(cluster: Cluster, namespace: string, name: string, 
   try {
     return await prepareGitAccess(await readSecret(cluster, namespace, name));
   } catch (error) {
-    throw new Error(`credentials Secret ${namespace}/${name} for ${url}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`credentials Secret ${namespace}/${name} for ${url}: ${messageOf(error)}`);
   }
 }

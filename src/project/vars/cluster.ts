@@ -15,6 +15,7 @@ import { isPlainObject } from '../../values.ts';
 import { readDigest } from '../render-inputs.ts';
 import { parseTargetPath, placeAtPath, queryJsonPath } from './json-path.ts';
 import { parseVarsText, renderWithContext, type LoadedVars, type SourceRequest } from './source.ts';
+import { messageOf } from '../../problems.ts';
 
 /**
  * Loads `key` of the ConfigMap or Secret named by `config`.
@@ -171,7 +172,7 @@ async function fromCluster<T>(label: string, call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (error) {
-    throw new Error(`${label}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${label}: ${messageOf(error)}`);
   }
 }
 

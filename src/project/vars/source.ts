@@ -6,6 +6,7 @@ import { parseYamlDocuments } from '../../yaml.ts';
 import { renderStrings, type StringScope } from '../render-values.ts';
 import type { ProjectEnvironment } from '../environment.ts';
 import type { Values } from '../../values.ts';
+import { messageOf } from '../../problems.ts';
 
 export interface VarsScope {
   rootDir: string;
@@ -67,5 +68,5 @@ export function renderWithContext(value: unknown, request: SourceRequest, name: 
 export function describeRequestFailure(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
-  return cause ?? (error instanceof Error ? error.message : String(error));
+  return cause ?? messageOf(error);
 }

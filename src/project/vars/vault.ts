@@ -16,6 +16,7 @@ import type { VarsSourceVault } from '../schema.ts';
 import { SensitiveValues } from '../sensitive.ts';
 import { isPlainObject } from '../../values.ts';
 import { describeRequestFailure, parseVarsText, renderWithContext, type LoadedVars, type SourceRequest } from './source.ts';
+import { messageOf } from '../../problems.ts';
 
 /** Kluctl's vault client gives up after 15 s. */
 const TIMEOUT_MS = 15_000;
@@ -130,7 +131,7 @@ async function parseSecret(secret: Record<string, unknown>, source: string, labe
   } catch (error) {
     const values = new SensitiveValues();
     values.add(secret);
-    const masked = values.mask(error instanceof Error ? error.message : String(error));
+    const masked = values.mask(messageOf(error));
     throw new Error(`${label}: the secret's values do not render or parse: ${masked}`);
   }
 }

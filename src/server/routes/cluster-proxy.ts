@@ -26,6 +26,7 @@ import { tunnelHolder } from '../../store/agent-tunnels.ts';
 import { request as undiciRequest } from 'undici';
 import { clusterGroups } from '../../rights.ts';
 import { proxiedResponseHeaders } from '../../http/proxied-response.ts';
+import { messageOf } from '../../problems.ts';
 
 /** Marks a request one replica passed to the one holding the agent's socket. */
 const HOP_HEADER = 'x-gantry-proxy-hop';
@@ -101,7 +102,7 @@ async function proxy(
   } catch (error) {
     if (!response.headersSent) {
       response.writeHead(502, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ message: `cluster ${cluster.name}: ${error instanceof Error ? error.message : String(error)}` }));
+      response.end(JSON.stringify({ message: `cluster ${cluster.name}: ${messageOf(error)}` }));
     } else {
       response.destroy();
     }
@@ -144,7 +145,7 @@ async function passToReplica(url: string, request: FastifyRequest, reply: Fastif
     response.writeHead(502, { 'content-type': 'application/json' });
     response.end(
       JSON.stringify({
-        message: `the replica at ${url} holding the agent's tunnel: ${error instanceof Error ? error.message : String(error)}`,
+        message: `the replica at ${url} holding the agent's tunnel: ${messageOf(error)}`,
       }),
     );
   }
