@@ -2,6 +2,8 @@
  * Plain-data helpers for vars and args, with Kluctl's merge semantics (kluctl's uo.Merge): objects merge key by
  * key, recursively; anything else (lists included) is replaced by the newer value.
  */
+import { createHash } from 'node:crypto';
+
 export type Values = Record<string, unknown>;
 
 export function isPlainObject(value: unknown): value is Values {
@@ -50,4 +52,9 @@ export function canonicalJson(value: unknown): string {
       .join(',')}}`;
   }
   return JSON.stringify(value);
+}
+
+/** Hex sha256 of `value`'s canonicalJson: equal values, whatever their key order, give the same hash. */
+export function hashOf(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isSecret, type KubeObject } from '../kube/object.ts';
-import { canonicalJson, isPlainObject } from '../values.ts';
+import { hashOf, isPlainObject } from '../values.ts';
 
 interface AppliedRecord {
   /** sha256 of the field manager and the rendered manifest. */
@@ -132,9 +132,4 @@ function isRecord(value: unknown): value is AppliedRecord {
     typeof value['live'] === 'string' &&
     typeof value['usedAt'] === 'number'
   );
-}
-
-/** sha256 of `value` as JSON with its keys sorted, so the order the API server sent them in does not matter. */
-function hashOf(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }

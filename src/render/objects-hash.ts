@@ -5,11 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/object.ts';
-import { canonicalJson } from '../values.ts';
+import { hashOf } from '../values.ts';
 
 /** The hash of `objects` described above, as 64 lowercase hex characters; the same for any order of the objects. */
 export function objectsHash(objects: readonly KubeObject[]): string {
-  const hashes = objects.map((object) => sha256(canonicalJson(object))).sort();
+  const hashes = objects.map(hashOf).sort();
   return sha256(hashes.join('\n'));
 }
 

@@ -19,7 +19,6 @@
  * A record holds the objects as rendered, before prepare's transform (an agent's, reading the live cluster), which
  * runs again on each reuse: what the transform read is never reused.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -33,7 +32,7 @@ import type { GitCache } from '../source/git-cache.ts';
 import type { OciCache } from '../source/oci-cache.ts';
 import type { RegistryCredentials } from '../source/oci-credentials.ts';
 import type { Tools } from '../tools.ts';
-import { canonicalJson, isPlainObject } from '../values.ts';
+import { hashOf, isPlainObject } from '../values.ts';
 import { GANTRY_VERSION } from '../version.ts';
 import { targetObjects, type RenderedTarget } from './rendered-target.ts';
 import type { TargetRequest } from './request.ts';
@@ -270,8 +269,4 @@ function secretsOf(rendered: RenderedTarget): string[] {
   if (rendered.sensitiveValues.length > 0) return ['the render holds sensitive values'];
   const secret = targetObjects(rendered).find(isSecret);
   return secret ? [`the render holds the Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name}`] : [];
-}
-
-function hashOf(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }

@@ -19,14 +19,13 @@
  * Like the objects it holds (Secrets among them), a rendered target carries the values of sensitive vars in clear:
  * store and send it as a Secret, never log it.
  */
-import { createHash } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import type { KubeObject, ObjectRef } from '../kube/object.ts';
 import type { Inclusion } from '../project/inclusion.ts';
 import { ConflictResolutionSchema, IgnoreForDiffSchema, ObjectSelectorSchema } from '../project/schema.ts';
 import type { SeenImage } from '../render/images.ts';
-import { canonicalJson } from '../values.ts';
+import { hashOf } from '../values.ts';
 
 export const RENDERED_TARGET_API_VERSION = 'gantry.dev/v1alpha1';
 
@@ -120,7 +119,7 @@ export function targetObjects(target: RenderedTarget): KubeObject[] {
 
 /** The sha256 of the target's canonical JSON: equal for equal targets, whoever rendered them. */
 export function renderedTargetDigest(target: RenderedTarget): string {
-  return createHash('sha256').update(canonicalJson(target)).digest('hex');
+  return hashOf(target);
 }
 
 /**
