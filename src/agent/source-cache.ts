@@ -116,7 +116,9 @@ export class SourceCache {
       });
       return final;
     } finally {
-      await rm(temp, { recursive: true, force: true });
+      // A refused entry rejects the unpack while it may still be writing an earlier file into `temp`: removing
+      // is tried again until that write is done (Node retries ENOTEMPTY), so nothing of a refused tarball stays.
+      await rm(temp, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
     }
   }
 }
