@@ -1,13 +1,13 @@
 /**
  * The agent's reports of each service (its revision, components and errors) to the server: a report is queued only
- * when it differs from the last one the server accepted (by SHA-256 of its JSON), and a queued report is sent again
- * on every poll and health round until the server accepts it.
+ * when it differs from the last one the server accepted (by hashOf, SHA-256 of its canonical JSON), and a queued
+ * report is sent again on every poll and health round until the server accepts it.
  */
-import { createHash } from 'node:crypto';
-import type { AgentReport, AgentService } from '../client/agent-client.ts';
+import type { AgentReport, AgentService } from '../api/agent.ts';
 import { type AgentState, type ServiceState } from './agent-state.ts';
 import type { SyncOutcome } from './sync.ts';
 import { messageOf } from '../problems.ts';
+import { hashOf } from '../values.ts';
 
 /** Queues the report of `outcome` in `serviceState.pending` unless the server already has the same one. */
 export function queueReport(service: AgentService, serviceState: ServiceState, outcome: SyncOutcome): void {
@@ -17,7 +17,7 @@ export function queueReport(service: AgentService, serviceState: ServiceState, o
     components: outcome.components,
     errors: outcome.errors,
   };
-  if (reportHash(payload) !== serviceState.reported) serviceState.pending = payload;
+  if (hashOf(payload) !== serviceState.reported) serviceState.pending = payload;
 }
 
 /**
@@ -33,11 +33,7 @@ export async function sendPending(state: AgentState, service: AgentService): Pro
     if (!state.signal.aborted) state.log.warn({ service: service.name, error: messageOf(error) }, 'report not delivered; will retry');
     return;
   }
-  serviceState.reported = reportHash(serviceState.pending);
+  serviceState.reported = hashOf(serviceState.pending);
   serviceState.pending = undefined;
   if (service.deleting) state.services.delete(service.id);
-}
-
-function reportHash(report: AgentReport): string {
-  return createHash('sha256').update(JSON.stringify(report)).digest('hex');
 }
