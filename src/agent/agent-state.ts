@@ -6,7 +6,8 @@
  */
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { AgentClient, AgentReport, AgentService } from '../client/agent-client.ts';
+import type { AgentClient } from '../client/agent-client.ts';
+import type { AgentReport, AgentService } from '../api/agent.ts';
 import { AppliedObjects } from '../deploy/applied-objects.ts';
 import { inMemoryRenderCache } from '../target/render-cache.ts';
 import type { Engine } from '../engine.ts';

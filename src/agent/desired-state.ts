@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentService } from '../client/agent-client.ts';
+import type { AgentService } from '../api/agent.ts';
 import { type SealContext, SecretBox } from '../crypto/secret-box.ts';
 
 /** The one thing the agent seals: its file's key (from the deploy token) seals nothing else, so one fixed place. */

@@ -7,7 +7,7 @@
  * does it (ignoreUpdateFields: IgnoreJSONPaths / BackFillJSONPaths).
  */
 import jsonPatch from 'fast-json-patch';
-import type { AgentService } from '../client/agent-client.ts';
+import type { AgentService } from '../api/agent.ts';
 import type { KubeObject, ObjectRef } from '../kube/object.ts';
 import { refOf } from '../kube/object.ts';
 

@@ -4,7 +4,8 @@
  * (named per gate and context, so a restarted agent finds the one it made) and follows it until it finishes; a
  * Job that completes opens the gate, one that fails closes it with the Job's condition and the failing Pod's status.
  */
-import type { AgentClient, AgentGate } from '../client/agent-client.ts';
+import type { AgentClient } from '../client/agent-client.ts';
+import type { AgentGate } from '../api/agent.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Logger } from '../logger.ts';

@@ -14,7 +14,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Liquid, LiquidError } from 'liquidjs';
-import type { AgentService } from '../client/agent-client.ts';
+import type { AgentService } from '../api/agent.ts';
 import { messageOf } from '../problems.ts';
 
 const SUFFIX = '.liquid';

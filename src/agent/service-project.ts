@@ -8,7 +8,7 @@
  */
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentService } from '../client/agent-client.ts';
+import type { AgentService } from '../api/agent.ts';
 import type { TargetRequest } from '../target/request.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import { renderLiquidTemplates, templateBindings } from './liquid-templates.ts';

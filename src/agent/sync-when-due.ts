@@ -4,7 +4,7 @@
  * revision is not tried on every poll). A service waiting for its dependencies to be healthy is not synced. The
  * outcome is recorded in the service's state and its report queued (reports.ts).
  */
-import type { AgentService } from '../client/agent-client.ts';
+import type { AgentService } from '../api/agent.ts';
 import { type AgentState, type ServiceState } from './agent-state.ts';
 import { queueReport } from './reports.ts';
 import { deleteService, type SyncOutcome, syncService } from './sync.ts';

@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { AgentReport, AgentService } from '../client/agent-client.ts';
+import type { AgentReport, AgentService } from '../api/agent.ts';
 import { deployTarget } from '../deploy/deploy.ts';
 import { TargetLockedError } from '../deploy/target-lock.ts';
 import { prepareTarget } from '../target/prepare.ts';

@@ -3,7 +3,7 @@
  * it polls for (with their clusters, sources' digests, configuration and secret values in clear), the report of
  * what it applied, and the JOB gates it runs for pipelines and their outcome.
  */
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { ContextConfiguration } from './contexts.ts';
 import { ComponentSchema, RendererSchema, ServiceErrorSchema, SyncConfigSchema } from './services.ts';
 
@@ -91,3 +91,10 @@ export const GateReportSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export type AgentPing = Static<typeof PingSchema>;
+export type AgentService = Static<typeof AgentServiceSchema>;
+export type AgentReport = Static<typeof ReportSchema>;
+/** A JOB gate for its cluster's agent to run. */
+export type AgentGate = Static<typeof AgentGateSchema>;
+export type GateReport = Static<typeof GateReportSchema>;

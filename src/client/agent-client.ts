@@ -1,17 +1,8 @@
 /**
  * The agent's side of the fleet API (/v1/agent), authenticated with its cluster's deploy token.
  */
-import type { Static } from 'typebox';
-import type { AgentGateSchema, AgentServiceSchema, GateReportSchema, PingSchema, ReportSchema } from '../api/agent.ts';
-import type { ClusterSchema } from '../api/clusters.ts';
-import { ApiError } from './fleet-client.ts';
-
-export type AgentService = Static<typeof AgentServiceSchema>;
-export type AgentReport = Static<typeof ReportSchema>;
-export type AgentPing = Static<typeof PingSchema>;
-export type AgentCluster = Static<typeof ClusterSchema>;
-export type AgentGate = Static<typeof AgentGateSchema>;
-export type GateReport = Static<typeof GateReportSchema>;
+import type { AgentGate, AgentPing, AgentReport, AgentService, GateReport } from '../api/agent.ts';
+import { type ApiCluster, ApiError } from './fleet-client.ts';
 
 export interface AgentClientOptions {
   server: string;
@@ -37,8 +28,8 @@ export class AgentClient {
     return this.#options.server;
   }
 
-  async cluster(signal?: AbortSignal): Promise<AgentCluster> {
-    return (await this.#json('GET', '/v1/agent/cluster', undefined, signal)) as AgentCluster;
+  async cluster(signal?: AbortSignal): Promise<ApiCluster> {
+    return (await this.#json('GET', '/v1/agent/cluster', undefined, signal)) as ApiCluster;
   }
 
   async ping(ping: AgentPing, signal?: AbortSignal): Promise<void> {

@@ -4,21 +4,16 @@
  * its templates bind (the cluster, the service contexts its spec names), the dependencies it still waits for (those
  * not healthy), and whether it is being deleted.
  */
-import type { Static } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { Cluster } from '../store/clusters.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { contextConfigurations } from '../store/service-contexts.ts';
 import { listServices, serviceSecrets } from '../store/services.ts';
-import type { AgentServiceSchema } from '../api/agent.ts';
+import type { AgentService } from '../api/agent.ts';
 
 /** The services of `cluster`, by name, as its agent applies them; sealed values are opened with `box`. */
-export async function agentServices(
-  db: Kysely<Database>,
-  box: SecretBox,
-  cluster: Cluster,
-): Promise<Array<Static<typeof AgentServiceSchema>>> {
+export async function agentServices(db: Kysely<Database>, box: SecretBox, cluster: Cluster): Promise<AgentService[]> {
   const services = await listServices(db, { clusterId: cluster.id });
   const healthy = new Set(services.filter((s) => s.status === 'healthy').map((s) => s.name));
   const templateCluster = {

@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Static } from 'typebox';
 import type { Logger } from '../logger.ts';
 import { checkHealth } from '../pipeline/health-gate.ts';
 import { windowState } from '../pipeline/window.ts';
@@ -37,7 +36,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import { getServiceById, type Service, serviceSecrets, type ServiceSpec, updateService } from '../store/services.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
-import type { AgentGateSchema, GateReportSchema } from '../api/agent.ts';
+import type { AgentGate, GateReport } from '../api/agent.ts';
 import type { ServiceSources } from './service-sources.ts';
 import { messageOf } from '../problems.ts';
 
@@ -57,10 +56,6 @@ export interface PipelineDeps {
   /** A pipeline's contexts, gates or promotions may have changed (the UI's live updates). */
   onPipelineChange: (name: string) => void;
 }
-
-/** A JOB gate for its cluster's agent to run (AgentGateSchema). */
-export type AgentGate = Static<typeof AgentGateSchema>;
-export type GateReport = Static<typeof GateReportSchema>;
 
 /** setTimeout's longest delay; a later window change is looked at again then. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

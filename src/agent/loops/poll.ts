@@ -5,7 +5,7 @@
  * cannot be reached the services it listed last (or, after a restart, those on disk) are synced instead, and the
  * gates are left as they were.
  */
-import type { AgentService } from '../../client/agent-client.ts';
+import type { AgentService } from '../../api/agent.ts';
 import { type AgentState } from '../agent-state.ts';
 import { sendPending } from '../reports.ts';
 import type { Loop } from '../supervise.ts';
