@@ -73,6 +73,28 @@ describe('LabelledObjects', () => {
     expect((await read())?.['data']).toEqual({ step: '2' });
   });
 
+  it("tells subscribers of others' writes and deletes, under the old and the new value of a relabelled object", async () => {
+    await names('d');
+    const told: string[] = [];
+    const unsubscribe = cluster.labelled!.subscribe(({ value, key, object }) => {
+      if (key.endsWith('/told')) told.push(`${value}:${object ? (object['data'] as Record<string, string>)['step'] : 'deleted'}`);
+    });
+    try {
+      await applyElsewhere(configMap('told', 'd', { step: '1' }));
+      await waitFor('the create told', () => told.includes('d:1'));
+      await applyElsewhere(configMap('told', 'e', { step: '2' }));
+      await waitFor('the relabel told under both values', () => told.includes('d:2') && told.includes('e:2'));
+      await client.request('DELETE', `/api/v1/namespaces/${namespace}/configmaps/told`);
+      await waitFor('the delete told', () => told.includes('e:deleted'));
+      expect(told).toEqual(['d:1', 'd:2', 'e:2', 'e:deleted']);
+    } finally {
+      unsubscribe();
+    }
+    await applyElsewhere(configMap('told', 'd', { step: '3' }));
+    await waitFor('the watched create', async () => (await names('d')).includes('ConfigMap/told'));
+    expect(told).not.toContain('d:3');
+  });
+
   it('watches a kind its CRD made served after the first read', async () => {
     const group = `${namespace}.e2e.gantry.dev`;
     const crd = schemalessCrd(group, 'Gadget', 'gadgets');

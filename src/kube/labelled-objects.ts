@@ -7,8 +7,10 @@
  *
  * Reading is consistent with this process's own writes: the role records what it applied and forgets what it
  * deleted (write-through), and a watch event older than the recorded object (by resourceVersion) does not undo it.
- * Writes by others arrive with the watch, typically within milliseconds. Kinds that appear later (a CRD applied by
- * a deploy) are watched from the first read after discovery saw them; kinds no longer served stop being watched.
+ * Writes by others arrive with the watch, typically within milliseconds, and are told to subscribers (an agent
+ * reporting drift within seconds). Kinds that appear later (a CRD
+ * applied by a deploy) are watched from the first read after discovery saw them; kinds no longer served stop being
+ * watched.
  */
 import type { KubeClient } from './client.ts';
 import { KubeApiError } from './client.ts';
@@ -23,6 +25,16 @@ export interface LabelledObjectsOptions {
   /** The label key every kept object has (any value), e.g. `kluctl.io/discriminator`. */
   labelKey: string;
   log?: Logger;
+}
+
+/**
+ * A change the watch brought that the cache did not have: `value` is the label's value the object has or had (a
+ * relabelled object is told under both), `key` its group/kind/namespace/name, `object` undefined once deleted.
+ */
+export interface LabelledChange {
+  value: string;
+  key: string;
+  object: KubeObject | undefined;
 }
 
 /** List errors that mean "nothing of ours here", as a one-off list tolerates them: forbidden, gone, not listable. */
@@ -42,6 +54,7 @@ export class LabelledObjects {
   /** label value → object key (group/kind/namespace/name, any version) → object. */
   private readonly byValue = new Map<string, Map<string, KubeObject>>();
   private readonly valueOf = new Map<string, string>();
+  private readonly listeners = new Set<(change: LabelledChange) => void>();
   private closed = false;
 
   constructor(options: LabelledObjectsOptions) {
@@ -63,6 +76,18 @@ export class LabelledObjects {
     // A resource that can be listed but not watched (metrics.k8s.io) serves nothing a deploy could have made.
     await this.watchServed((await this.options.discovery.listable()).filter((resource) => resource.verbs.includes('watch')));
     return [...(this.byValue.get(value)?.values() ?? [])].map((object) => structuredClone(object));
+  }
+
+  /**
+   * Calls `listener` synchronously for each change the watch brings that differs from what is kept: writes and
+   * deletes by others, and the first lists of a watch. The echo of this process's own write is told only when it
+   * beats the write's answer (`record`, `forget`), so a subscriber compares what it is told with what it expects.
+   * A throwing listener is not caught: it must not throw.
+   * @returns the unsubscribe function.
+   */
+  subscribe(listener: (change: LabelledChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Takes in an object this process applied (the API server's answer), so the next read sees it at once. */
@@ -106,7 +131,7 @@ export class LabelledObjects {
       log: this.options.log?.child({ resource: `${resource.resource}.${resource.group}` }),
       syncedDespite: isEmptyForUs,
       onChange: (_key, object, previous) => {
-        if (object) this.putUnlessOlder(object);
+        if (object) this.putUnlessOlder(object, true);
         else if (previous) this.deleteWatched(previous);
       },
     });
@@ -115,16 +140,32 @@ export class LabelledObjects {
   }
 
   /** An add or update, unless what is kept is newer (a write's answer and the watch can arrive in either order). */
-  private putUnlessOlder(object: KubeObject): void {
+  private putUnlessOlder(object: KubeObject, watched = false): void {
     const key = refKey(refOf(object));
     const kept = this.kept(key);
-    if (!kept || !isOlder(object, kept)) this.change(key, object);
+    if (kept && isOlder(object, kept)) return;
+    const told = watched && kept?.metadata.resourceVersion !== object.metadata.resourceVersion;
+    const oldValue = this.valueOf.get(key);
+    this.change(key, object);
+    if (told) this.tell(key, object, oldValue);
   }
 
   /** A watched delete, unless what is kept is another incarnation (recreated under the same name since). */
   private deleteWatched(previous: KubeObject): void {
     const key = refKey(refOf(previous));
-    if (this.kept(key)?.metadata.uid === previous.metadata.uid) this.change(key, undefined);
+    if (this.kept(key)?.metadata.uid !== previous.metadata.uid) return;
+    const oldValue = this.valueOf.get(key);
+    this.change(key, undefined);
+    this.tell(key, undefined, oldValue);
+  }
+
+  private tell(key: string, object: KubeObject | undefined, oldValue: string | undefined): void {
+    if (this.listeners.size === 0) return;
+    const newValue = object?.metadata.labels?.[this.options.labelKey];
+    for (const value of new Set([oldValue, newValue])) {
+      if (value === undefined) continue;
+      for (const listener of this.listeners) listener({ value, key, object });
+    }
   }
 
   private kept(key: string): KubeObject | undefined {
