@@ -1,7 +1,7 @@
 /**
  * The one state the agent's loops share (loops/): its options and stop signal, the cluster and what a sync needs
  * (sync.ts's SyncContext), the services the server last listed and what the agent did with each, the gate Jobs it
- * follows, and the two wakeups the push channel and the poll ring. Every loop runs on the same event loop, so the
+ * follows, and the wakeups that end a loop's wait early (a kick, a due repair, a gate Job, a watched change). Every loop runs on the same event loop, so the
  * state needs no locking: a loop only reads or writes it between its awaits.
  */
 import path from 'node:path';
@@ -14,6 +14,7 @@ import type { Engine } from '../engine.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { Logger } from '../logger.ts';
 import { DesiredState } from './desired-state.ts';
+import type { Expected } from './drift.ts';
 import { GateJobs } from './gate-jobs.ts';
 import { SourceCache } from './source-cache.ts';
 import type { SyncContext, SyncOutcome } from './sync.ts';
@@ -38,6 +39,8 @@ export interface AgentOptions {
   jitterMs: number;
   /** A service applied this long ago is synced again to repair drift. */
   resyncIntervalMs: number;
+  /** A drift repair after another waits this long, the third six times as long (repair.ts). */
+  repairBackoffMs: number;
   pingIntervalMs: number;
   /** How often the components of services not all running are looked at again (and reported when they changed). */
   healthIntervalMs: number;
@@ -58,8 +61,14 @@ export interface ServiceState {
   failedRevisionId?: string;
   retryAt?: number;
   failures: number;
-  /** The last outcome, whose components the health loop refreshes. */
+  /** The last outcome, whose components the health and drift loops refresh. */
   outcome?: SyncOutcome;
+  /** What each object of the last apply should look like (drift.ts), by refKey; objects that failed have none. */
+  expected?: Map<string, Expected>;
+  /** When drift was repaired (epoch ms), oldest first, within the last repair window (repair.ts). */
+  repairs: number[];
+  /** A drift repair is due at this time: the poll syncs the service then. */
+  repairAt?: number;
 }
 
 export class AgentState {
@@ -79,8 +88,13 @@ export class AgentState {
   readonly gateJobs: GateJobs;
   /** Wakes the gates loop when a poll lists a gate to follow. */
   readonly gatesWakeup = new Wakeup();
-  /** Wakes the poll loop when the push channel is kicked. */
+  /** Wakes the poll loop when the push channel is kicked or a drift repair is due. */
   readonly pollWakeup = new Wakeup();
+  /** Services whose objects the watch saw change (by service id), for the drift loop, which `driftWakeup` wakes. */
+  readonly driftDirty = new Set<string>();
+  readonly driftWakeup = new Wakeup();
+  /** The service the poll is syncing now: its objects change under the agent's own hand, which is no drift. */
+  syncing: string | undefined;
 
   constructor(options: AgentOptions, signal: AbortSignal) {
     this.options = options;

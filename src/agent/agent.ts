@@ -8,6 +8,9 @@
  *   (drift repair; sync-when-due.ts);
  * - health (loops/health.ts): components not yet running are looked at again every few seconds and reported as
  *   they change;
+ * - drift (loops/drift.ts): the watch of the agent's own objects tells which services changed in the cluster; their
+ *   components are reported within about a second (deleted or edited objects as drift) and the drift repaired,
+ *   rate-limited (repair.ts);
  * - push (loops/push.ts): a WebSocket on which the server kicks the agent when a service changes, which wakes the
  *   poll at once, and tunnels users' Kubernetes API requests (the auth proxy, api-proxy.ts) to be sent on
  *   impersonating them;
@@ -18,6 +21,7 @@
  * answers; reports are sent only when they change (reports.ts).
  */
 import { type AgentOptions, AgentState } from './agent-state.ts';
+import { driftLoop } from './loops/drift.ts';
 import { gatesLoop } from './loops/gates.ts';
 import { healthLoop } from './loops/health.ts';
 import { pingLoop } from './loops/ping.ts';
@@ -31,7 +35,7 @@ export interface RunningAgent {
 }
 
 /**
- * Starts the agent: the auth proxy, then the ping, health, gates and poll loops, each running its first round at
+ * Starts the agent: the auth proxy, then the ping, health, drift, gates and poll loops, each running its first round at
  * once, and the push channel when `options.pushChannel`. Intervals are `options`' milliseconds (the poll's plus up
  * to `jitterMs`); files go under `options.dataDir` (`sources/`, `work/`, `services.sealed`).
  * Never throws and its loops never reject: every failure (server away, cluster unreachable, a sync or a report that
@@ -43,7 +47,9 @@ export function startAgent(options: AgentOptions): RunningAgent {
   const state = new AgentState(options, stopping.signal);
   const proxy = startApiProxy(state);
   const loops = [
-    ...[pingLoop(state), healthLoop(state), gatesLoop(state), pollLoop(state)].map((loop) => supervise(loop, options.log, stopping.signal)),
+    ...[pingLoop(state), healthLoop(state), driftLoop(state), gatesLoop(state), pollLoop(state)].map((loop) =>
+      supervise(loop, options.log, stopping.signal),
+    ),
     ...(options.pushChannel ? [runPush(state, proxy)] : []),
   ];
   return {

@@ -49,6 +49,11 @@ export async function normalizedObjects(
   return copies;
 }
 
+/** The JSON pointers of every normalizer matching `object` (removed or backfilled alike: the cluster's fields). */
+export function matchingPointers(object: KubeObject, normalizers: readonly DiffNormalizer[]): string[] {
+  return normalizers.filter((normalizer) => matches(normalizer, object)).flatMap((normalizer) => normalizer.jsonPointers);
+}
+
 function matches(normalizer: DiffNormalizer, object: KubeObject): boolean {
   return (
     (!normalizer.kind || normalizer.kind === object.kind) &&

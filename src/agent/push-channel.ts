@@ -13,6 +13,8 @@ export interface PushChannelOptions {
   server: string;
   token: string;
   onKick: (serviceId: string) => void;
+  /** Each time the channel (re)connects: kicks sent while it was down were lost, so the agent polls. */
+  onOpen: () => void;
   /** Takes each proxied request the server tunnels to this cluster. */
   onProxyStream: (stream: TunnelStream, request: TunnelRequest) => void;
   log: Logger;
@@ -42,6 +44,7 @@ function connectOnce(url: URL, options: PushChannelOptions): Promise<boolean> {
     socket.on('open', () => {
       opened = true;
       options.log.info('push channel connected');
+      options.onOpen();
     });
     socket.on('message', (data, isBinary) => {
       if (isBinary) return;

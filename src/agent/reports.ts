@@ -9,7 +9,7 @@ import type { SyncOutcome } from './sync.ts';
 import { messageOf } from '../problems.ts';
 import { hashOf } from '../values.ts';
 
-/** Queues the report of `outcome` in `serviceState.pending` unless the server already has the same one. */
+/** Queues the report of `outcome` in `serviceState.pending`, or clears it when the server already has the same one. */
 export function queueReport(service: AgentService, serviceState: ServiceState, outcome: SyncOutcome): void {
   const payload: AgentReport = {
     // After a render error the last applied revision still runs; its id is what the server should see.
@@ -17,7 +17,8 @@ export function queueReport(service: AgentService, serviceState: ServiceState, o
     components: outcome.components,
     errors: outcome.errors,
   };
-  if (hashOf(payload) !== serviceState.reported) serviceState.pending = payload;
+  // The same as the server has: an older report still queued (the server was away) must not be sent over it.
+  serviceState.pending = hashOf(payload) === serviceState.reported ? undefined : payload;
 }
 
 /**
@@ -26,14 +27,16 @@ export function queueReport(service: AgentService, serviceState: ServiceState, o
  */
 export async function sendPending(state: AgentState, service: AgentService): Promise<void> {
   const serviceState = state.services.get(service.id);
-  if (!serviceState?.pending) return;
+  const report = serviceState?.pending;
+  if (!serviceState || !report) return;
   try {
-    await state.options.client.report(service.id, serviceState.pending, state.signal);
+    await state.options.client.report(service.id, report, state.signal);
   } catch (error) {
     if (!state.signal.aborted) state.log.warn({ service: service.name, error: messageOf(error) }, 'report not delivered; will retry');
     return;
   }
-  serviceState.reported = hashOf(serviceState.pending);
-  serviceState.pending = undefined;
+  serviceState.reported = hashOf(report);
+  // Another loop may have queued a newer report meanwhile (or sent this one too): that one still goes.
+  if (serviceState.pending === report) serviceState.pending = undefined;
   if (service.deleting) state.services.delete(service.id);
 }

@@ -25,8 +25,15 @@ const HELM_VALUES_FILE = 'helm-values.yaml';
 
 /** The label value that marks what a service applied: one discriminator per service, never shared. */
 export function serviceDiscriminator(service: { id: string }): string {
-  return `gantry-svc-${service.id}`;
+  return `${DISCRIMINATOR_PREFIX}${service.id}`;
 }
+
+/** The service id a discriminator names, or undefined when it is not a service's (another tool's label value). */
+export function serviceIdOf(discriminator: string): string | undefined {
+  return discriminator.startsWith(DISCRIMINATOR_PREFIX) ? discriminator.slice(DISCRIMINATOR_PREFIX.length) : undefined;
+}
+
+const DISCRIMINATOR_PREFIX = 'gantry-svc-';
 
 /**
  * The renderer a service's folder gets: the one asked for, or the one its files call for (`auto`). A helm service's

@@ -1,11 +1,14 @@
 /**
- * One service's sync from the poll loop, when it is due: its revision changed, it is being deleted, its resync
- * interval passed (drift repair), or a failed revision's backoff is over (5 s, doubling, at most 5 min; a failing
- * revision is not tried on every poll). A service waiting for its dependencies to be healthy is not synced. The
- * outcome is recorded in the service's state and its report queued (reports.ts).
+ * One service's sync from the poll loop, when it is due: its revision changed, it is being deleted, a drift repair
+ * is due (repair.ts), its resync interval passed (the safety net of drift repair; neither with `selfHeal: false`),
+ * or a failed revision's backoff is over (5 s, doubling, at most 5 min; a failing revision is not tried on every
+ * poll). A service waiting for its dependencies to be healthy is not synced. The outcome is recorded in the service's
+ * state with what its objects should look like from now on (observe.ts), its report queued (reports.ts), and the
+ * drift loop asked to look at it again (a change made during the sync was not drift it could judge).
  */
 import type { AgentService } from '../api/agent.ts';
 import { type AgentState, type ServiceState } from './agent-state.ts';
+import { expectationsOf } from './observe.ts';
 import { queueReport } from './reports.ts';
 import { deleteService, type SyncOutcome, syncService } from './sync.ts';
 import { messageOf } from '../problems.ts';
@@ -13,20 +16,30 @@ import { messageOf } from '../problems.ts';
 /** Syncs (or deletes) `service` when due; never throws (a failed sync is logged, one cut short by the stop is not). */
 export async function syncWhenDue(state: AgentState, service: AgentService): Promise<void> {
   const { log: agentLog, resyncIntervalMs } = state.options;
-  const serviceState: ServiceState = state.services.get(service.id) ?? { syncedAt: 0, failures: 0 };
+  const serviceState: ServiceState = state.services.get(service.id) ?? { syncedAt: 0, failures: 0, repairs: [] };
   const now = Date.now();
   const failing = serviceState.failedRevisionId === service.revision.id;
   const retryDue = failing && now >= (serviceState.retryAt ?? 0);
   const changed = serviceState.appliedRevisionId !== service.revision.id && !failing;
-  if (!(service.deleting || changed || retryDue || now - serviceState.syncedAt >= resyncIntervalMs)) return;
+  const repairDue = serviceState.repairAt !== undefined && now >= serviceState.repairAt;
+  const resyncDue = service.syncConfig?.selfHeal !== false && now - serviceState.syncedAt >= resyncIntervalMs;
+  if (!(service.deleting || changed || retryDue || repairDue || resyncDue)) return;
   if (service.waitingFor.length > 0 && !service.deleting) {
     agentLog.info({ service: service.name, waitingFor: service.waitingFor }, 'waiting for dependencies to be healthy');
     return;
   }
   const log = agentLog.child({ service: service.name, revision: service.revision.number });
   try {
+    state.syncing = service.id;
     const outcome = service.deleting ? await deleteService(service, state.context) : await syncSource(state, service);
-    if (outcome.applied) serviceState.appliedRevisionId = service.revision.id;
+    if (outcome.applied) {
+      // A new revision starts the repair window afresh: its objects may no longer be fought over.
+      if (serviceState.appliedRevisionId !== service.revision.id) serviceState.repairs = [];
+      serviceState.appliedRevisionId = service.revision.id;
+      serviceState.expected = await expectationsOf(state, service, outcome);
+    }
+    if (repairDue) serviceState.repairs.push(now);
+    serviceState.repairAt = undefined;
     const failed = !outcome.applied || outcome.errors.length > 0;
     serviceState.failures = failed ? (serviceState.failedRevisionId === service.revision.id ? serviceState.failures + 1 : 1) : 0;
     serviceState.failedRevisionId = failed ? service.revision.id : undefined;
@@ -42,6 +55,10 @@ export async function syncWhenDue(state: AgentState, service: AgentService): Pro
   } catch (error) {
     if (state.signal.aborted) return;
     log.error({ error: messageOf(error) }, 'sync failed');
+  } finally {
+    state.syncing = undefined;
+    state.driftDirty.add(service.id);
+    state.driftWakeup.wake();
   }
 }
 

@@ -53,6 +53,8 @@ export interface SyncOutcome {
   renderReused?: boolean;
   components: Component[];
   errors: ServiceError[];
+  /** The objects applied (rendered, with syncConfig's changes), one per component; none after a render error or a delete. */
+  manifests?: KubeObject[];
 }
 
 /** Renders and applies the service's source from `sourceDir`. Never throws for the service's own problems. */
@@ -104,12 +106,13 @@ export async function syncService(service: AgentService, sourceDir: string, cont
     throw error;
   });
   if (result instanceof TargetLockedError) return { applied: false, components: [], errors: [{ source: 'sync', message: result.message }] };
-  const refs = targetObjects(prepared.rendered).map(refOf);
+  const manifests = targetObjects(prepared.rendered);
   return {
     applied: true,
     renderReused: prepared.reusedFrom !== undefined,
-    components: await componentsOf(cluster, refs, result),
+    components: await componentsOf(cluster, manifests.map(refOf), result),
     errors: resultErrors(result),
+    manifests,
   };
 }
 
@@ -166,11 +169,15 @@ export async function refreshComponents(cluster: Cluster, components: readonly C
     components.map(async (component) => {
       const { state: _state, synced, ...ref } = component;
       const live = await cluster.get(ref).catch(() => undefined);
-      const readiness = live ? readinessOf(live).status : 'InProgress';
-      const state = readiness === 'Ready' ? 'RUNNING' : readiness === 'Failed' ? 'FAILED' : 'PENDING';
-      return { ...ref, state, synced: live !== undefined && synced } satisfies Component;
+      return { ...ref, state: componentStateOf(live), synced: live !== undefined && synced } satisfies Component;
     }),
   );
+}
+
+/** A component's state from its object's readiness (health/): RUNNING ready, FAILED failed, PENDING otherwise or gone. */
+export function componentStateOf(live: KubeObject | undefined): Component['state'] {
+  const readiness = live ? readinessOf(live).status : 'InProgress';
+  return readiness === 'Ready' ? 'RUNNING' : readiness === 'Failed' ? 'FAILED' : 'PENDING';
 }
 
 function resultErrors(result: CommandResult): ServiceError[] {

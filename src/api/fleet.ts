@@ -12,7 +12,7 @@ import { Type, type Static } from 'typebox';
 import type { NamespacedObjectMeta, ObjectMeta } from '../kube/object.ts';
 import { RoutedEventSchema } from './events.ts';
 import { Condition } from './kluctl-deployment.ts';
-import { COMPONENT_STATES } from './services.ts';
+import { COMPONENT_STATES, DRIFT_STATES } from './services.ts';
 
 export const FLEET_GROUP = 'deployments.gantry.dev';
 export const FLEET_VERSION = 'v1alpha1';
@@ -212,6 +212,12 @@ const ServiceTemplateFields = {
             { description: 'Fields left to whatever else in the cluster changes them (an autoscaler, an injector), so they are no drift.' },
           ),
         ),
+        selfHeal: Type.Optional(
+          Type.Boolean({
+            description:
+              'Repair drift (objects deleted or changed in the cluster) within seconds and on the periodic resync (default true); false: drift is only reported, until the next revision.',
+          }),
+        ),
       },
       { description: "How its agent applies (Plural's syncConfig; labels and annotations are its namespace's metadata)." },
     ),
@@ -253,6 +259,16 @@ export const ServiceDeploymentStatusSchema = Type.Object({
         name: Type.String(),
         state: Type.String({ description: `One of ${COMPONENT_STATES.join(', ')}.` }),
         synced: Type.Boolean(),
+        drift: Type.Optional(
+          Type.Object(
+            {
+              state: Type.String({ description: `One of ${DRIFT_STATES.join(', ')}.` }),
+              fields: Type.Array(Type.String(), { description: 'The fields whose live value differs from the applied one.' }),
+              managers: Type.Array(Type.String(), { description: 'The field managers that own those fields now.' }),
+            },
+            { description: 'How the object differs from what its agent applied; absent when it does not.' },
+          ),
+        ),
       }),
       { description: 'The objects of the service, as its agent reported them.' },
     ),

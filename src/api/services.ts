@@ -98,6 +98,12 @@ export const SyncConfigSchema = Type.Object(
       ),
     ),
     diffNormalizers: Type.Optional(Type.Array(DiffNormalizerSchema, { maxItems: 100 })),
+    selfHeal: Type.Optional(
+      Type.Boolean({
+        description:
+          "repair drift (objects deleted or changed in the cluster) within seconds and on the periodic resync (default true, Argo CD's selfHeal); false: drift is only reported, until the next revision",
+      }),
+    ),
   },
   { additionalProperties: false, description: "how the agent applies (Plural's syncConfig)" },
 );
@@ -171,6 +177,29 @@ export const COMPONENT_STATES = ['RUNNING', 'PENDING', 'FAILED', 'PAUSED'] as co
 export const ComponentStateSchema = LiteralUnion(COMPONENT_STATES);
 export type ComponentState = Static<typeof ComponentStateSchema>;
 
+/**
+ * How an object differs from what the agent applied: MISSING deleted, CHANGED edited (`fields`, by the field managers
+ * that own them now), CONFLICT edited again and again after repairs, which stopped (no fight loop).
+ */
+export const DRIFT_STATES = ['MISSING', 'CHANGED', 'CONFLICT'] as const;
+export const DriftStateSchema = LiteralUnion(DRIFT_STATES);
+
+export const ComponentDriftSchema = Type.Object(
+  {
+    state: DriftStateSchema,
+    fields: Type.Array(Type.String({ maxLength: 1000 }), {
+      maxItems: 20,
+      description: 'fields whose live value differs from the applied one, written as Kluctl writes paths (first 20)',
+    }),
+    managers: Type.Array(Type.String({ maxLength: 256 }), {
+      maxItems: 20,
+      description: "the live object's field managers that own those fields",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ComponentDrift = Static<typeof ComponentDriftSchema>;
+
 /** One object of a service, as its agent reports it. */
 export const ComponentSchema = Type.Object({
   group: Type.String(),
@@ -180,6 +209,7 @@ export const ComponentSchema = Type.Object({
   name: Type.String(),
   state: ComponentStateSchema,
   synced: Type.Boolean(),
+  drift: Type.Optional(ComponentDriftSchema),
 });
 
 /**

@@ -27,6 +27,7 @@ interface AgentRunFlags {
   pollInterval: number;
   pollJitter: number;
   resyncInterval: number;
+  repairBackoff: number;
   pingInterval: number;
   healthInterval: number;
   syncTimeout: number;
@@ -58,6 +59,12 @@ function agentRunCommand(): Command {
       'a service is synced again this long after its last sync, to repair drift',
       durationArg,
       10 * 60_000,
+    )
+    .option(
+      '--repair-backoff <duration>',
+      'a drift repair after another waits this long (the third six times as long; a fourth within 10 minutes is held)',
+      durationArg,
+      5_000,
     )
     .option('--ping-interval <duration>', 'how often the cluster reports its versions', durationArg, 2 * 60_000)
     .option('--health-interval <duration>', 'how often components not yet running are looked at again', durationArg, 5_000)
@@ -107,6 +114,7 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     pollIntervalMs: flags.pollInterval,
     jitterMs: flags.pollJitter,
     resyncIntervalMs: flags.resyncInterval,
+    repairBackoffMs: flags.repairBackoff,
     pingIntervalMs: flags.pingInterval,
     healthIntervalMs: flags.healthInterval,
     syncTimeoutMs: flags.syncTimeout,

@@ -219,7 +219,16 @@ function whyNot(service: ApiService): string {
   const reasons = [`status ${service.status}`, `applied revision ${service.appliedRevision ?? 'none'}`];
   for (const error of service.errors) reasons.push(`${error.source} error: ${error.message}`);
   for (const c of service.components.filter((c) => c.state !== 'RUNNING')) reasons.push(`${c.kind} ${c.namespace}/${c.name} is ${c.state}`);
+  for (const c of service.components.filter((c) => c.drift)) reasons.push(`${c.kind} ${c.namespace}/${c.name} drifted: ${driftText(c)}`);
   return reasons.join('; ');
+}
+
+/** A component's drift in a word and its fields: `MISSING`, `CHANGED data.value by kubectl-patch`; '' without drift. */
+function driftText(component: ApiService['components'][number]): string {
+  const { drift } = component;
+  if (!drift) return '';
+  const by = drift.managers.length > 0 ? ` by ${drift.managers.join(',')}` : '';
+  return [drift.state, drift.fields.join(',')].filter(Boolean).join(' ') + by;
 }
 
 function componentSummary(service: ApiService): string {
@@ -248,8 +257,8 @@ function formatService(service: ApiService): string {
     service.components.length === 0
       ? ''
       : `\n${formatTable(
-          ['KIND', 'NAMESPACE', 'NAME', 'STATE', 'SYNCED'],
-          service.components.map((c) => [c.kind, c.namespace, c.name, c.state, c.synced ? 'yes' : 'no']),
+          ['KIND', 'NAMESPACE', 'NAME', 'STATE', 'SYNCED', 'DRIFT'],
+          service.components.map((c) => [c.kind, c.namespace, c.name, c.state, c.synced ? 'yes' : 'no', driftText(c)]),
         )}`;
   return head + errors + components;
 }

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isSecret, type KubeObject } from '../kube/object.ts';
+import { projection } from './projection.ts';
 import { hashOf, isPlainObject } from '../values.ts';
 
 interface AppliedRecord {
@@ -109,20 +110,6 @@ function manifestHash(object: KubeObject, fieldManager: string): string {
 
 function liveHash(live: KubeObject, manifest: KubeObject): string {
   return hashOf(projection(live, manifest));
-}
-
-/**
- * `live` cut down to the fields `manifest` has. List items are matched by position; items beyond the manifest's stay
- * whole, since a re-apply of an atomic list would remove them.
- */
-function projection(live: unknown, manifest: unknown): unknown {
-  if (Array.isArray(live) && Array.isArray(manifest)) {
-    return live.map((item: unknown, index) => (index < manifest.length ? projection(item, manifest[index]) : item));
-  }
-  if (isPlainObject(live) && isPlainObject(manifest)) {
-    return Object.fromEntries(Object.keys(manifest).map((key) => [key, projection(live[key], manifest[key])]));
-  }
-  return live;
 }
 
 function isRecord(value: unknown): value is AppliedRecord {

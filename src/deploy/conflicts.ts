@@ -13,7 +13,17 @@ import type { KubeObject } from '../kube/object.ts';
 import { isPlainObject } from '../values.ts';
 import { isTrueAnnotation } from '../render/postprocess.ts';
 import type { ConflictResolutionConfig } from '../project/schema.ts';
-import { asList, deleteField, formatFieldPath, getField, matchesObject, matchJsonPath, samePath, type FieldPath } from './field-paths.ts';
+import {
+  allFieldPaths,
+  asList,
+  deleteField,
+  formatFieldPath,
+  getField,
+  matchesObject,
+  matchJsonPath,
+  samePath,
+  type FieldPath,
+} from './field-paths.ts';
 
 /** A conflictResolution entry of deployment.yaml (kluctl's deployment-yml docs); paths and managers may be one or a list. */
 export type ConflictRule = ConflictResolutionConfig;
@@ -64,6 +74,48 @@ export function resolveConflicts(
   // Deleting from the end keeps the indexes of earlier list items valid.
   for (const path of removals.sort(compareForDeletion)) deleteField(result, path);
   return { object: result, lostOwnership };
+}
+
+/**
+ * The field managers of `live` that own one of `paths` (or a field inside one), from its managedFields, in the
+ * order they appear there. A path `live` lacks has no owner.
+ */
+export function fieldOwners(live: KubeObject, paths: readonly FieldPath[]): string[] {
+  const owners = new Set<string>();
+  for (const { elements, managers } of ownedFields(live).values()) {
+    const located = locate(live, elements);
+    if (located && paths.some((path) => samePath(located.slice(0, path.length), path))) for (const manager of managers) owners.add(manager);
+  }
+  return [...owners];
+}
+
+/**
+ * The fields `manifest` sets that, in `live`, other managers own and `fieldManager` does not: those a conflicting
+ * apply gave up to them (see resolveConflicts), with those managers.
+ */
+export function fieldsOwnedByOthers(
+  live: KubeObject,
+  manifest: KubeObject,
+  fieldManager: string,
+): { fields: FieldPath[]; managers: string[] } {
+  const ownersAt = new Map<string, { path: FieldPath; managers: string[] }>();
+  for (const { elements, managers } of ownedFields(live).values()) {
+    const located = locate(live, elements);
+    if (located) ownersAt.set(JSON.stringify(located), { path: located, managers });
+  }
+  const fields: FieldPath[] = [];
+  const others = new Set<string>();
+  for (const path of allFieldPaths(manifest)) {
+    const managers = ownersAt.get(JSON.stringify(path))?.managers;
+    if (!managers || managers.length === 0 || managers.includes(fieldManager) || !isLeaf(getField(manifest, path))) continue;
+    fields.push(path);
+    for (const manager of managers) others.add(manager);
+  }
+  return { fields, managers: [...others] };
+}
+
+function isLeaf(value: unknown): boolean {
+  return !isPlainObject(value) && !Array.isArray(value);
 }
 
 function decide(

@@ -139,7 +139,7 @@ export function serviceDeploymentKind(
         revision: remote.revision.number,
         ...(remote.appliedRevision === null ? {} : { appliedRevision: remote.appliedRevision }),
         errors: remote.errors.map(({ source, message }) => ({ source, message })),
-        components: remote.components.map(({ group, version, kind, namespace, name, state, synced }) => ({
+        components: remote.components.map(({ group, version, kind, namespace, name, state, synced, drift }) => ({
           group,
           version,
           kind,
@@ -147,6 +147,7 @@ export function serviceDeploymentKind(
           name,
           state,
           synced,
+          ...(drift ? { drift } : {}),
         })),
       },
       readiness: readinessOf(remote),

@@ -306,6 +306,11 @@ async function loginAddresses(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+/** What the agent reports of a component that drifted from what it applied (JSON), null when it did not. */
+async function componentDrift(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('service_components').addColumn('drift', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -319,4 +324,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-agent-tunnels': { up: agentTunnels },
   '0010-login-failures': { up: loginFailures },
   '0011-login-addresses': { up: loginAddresses },
+  '0012-component-drift': { up: componentDrift },
 };

@@ -46,7 +46,14 @@ export async function recordServiceReport(
   if (report.components.length > 0) {
     await db
       .insertInto('service_components')
-      .values(report.components.map((c) => ({ service_id: serviceId, ...c, synced: c.synced ? 1 : 0 })))
+      .values(
+        report.components.map(({ drift, ...c }) => ({
+          service_id: serviceId,
+          ...c,
+          synced: c.synced ? 1 : 0,
+          drift: drift === undefined ? null : JSON.stringify(drift),
+        })),
+      )
       .execute();
   }
   await db

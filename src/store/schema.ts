@@ -107,6 +107,8 @@ export interface ServiceComponentTable {
   /** A ComponentState (src/api/services.ts), as Plural's component states. */
   state: string;
   synced: number;
+  /** JSON ComponentDrift (src/api/services.ts), null when the object is as applied. */
+  drift: string | null;
 }
 
 export interface GlobalServiceTable {

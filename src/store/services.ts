@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { ComponentState, ServiceStatus } from '../api/services.ts';
+import type { ComponentDrift, ComponentState, ServiceStatus } from '../api/services.ts';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
@@ -81,6 +81,8 @@ export interface Component {
   name: string;
   state: ComponentState;
   synced: boolean;
+  /** How it differs from what the agent applied, when it does. */
+  drift?: ComponentDrift;
 }
 
 export interface ServiceError {
@@ -443,10 +445,11 @@ async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<S
       revision: toRevision(revision),
       appliedRevisionId: row.applied_revision_id,
       appliedRevisionNumber: row.applied_revision_id === null ? null : (revisionById.get(row.applied_revision_id)?.number ?? null),
-      components: (componentsOf.get(row.id) ?? []).map(({ service_id: _serviceId, ...c }) => ({
+      components: (componentsOf.get(row.id) ?? []).map(({ service_id: _serviceId, drift, ...c }) => ({
         ...c,
         state: c.state as ComponentState,
         synced: c.synced === 1,
+        ...(drift === null ? {} : { drift: JSON.parse(drift) as ComponentDrift }),
       })),
       deletedAt: row.deleted_at,
       createdAt: row.created_at,

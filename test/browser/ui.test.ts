@@ -5,7 +5,8 @@
  * a pipeline dev → prod behind an APPROVAL gate waiting for dev's second commit. An admin logs in through the
  * form, sees both clusters healthy, looks into dev's service, approves the gate and watches prod get promoted,
  * then rolls prod back and watches the rollback applied; a reader sees neither the approve nor the rollback
- * button; a user changes their own password from the user menu. Every step waits on what the page shows, which live updates (server-sent events) bring. Screenshots of
+ * button; a user changes their own password from the user menu; objects of a service that only reports drift
+ * (selfHeal off) are deleted and edited with kubectl, and the page says so. Every step waits on what the page shows, which live updates (server-sent events) bring. Screenshots of
  * the main pages are taken for docs/ui.md (where they go: test/support/browser.ts).
  */
 import { randomBytes } from 'node:crypto';
@@ -27,6 +28,7 @@ import { kubectlJsonOn, kubectlOn, WORKLOAD_CLUSTERS, type WorkloadCluster, work
 
 const [DEV, PROD] = WORKLOAD_CLUSTERS;
 const NS = `web-${randomBytes(3).toString('hex')}`;
+const DRIFT_NS = `${NS}-drift`;
 const ADMIN_PASSWORD = 'admin-password-for-the-ui';
 const READER = { name: 'rita', password: 'rita-reads-everything' };
 /** Changes her own password; a user of her own, so the admin's session (ended by a new password) stays. */
@@ -46,6 +48,8 @@ describe('the web UI', () => {
   /** The admin's page; the reader gets one of their own. */
   let page: Page;
   const agents: RunningAgent[] = [];
+  /** The repository's first commit, where prod starts. */
+  let firstCommit: string;
   const { log } = capturedLogger('info');
 
   /** The round the cluster's `web` ConfigMap says, once it says `round`. */
@@ -81,7 +85,8 @@ describe('the web UI', () => {
       ),
     );
     const client = new FleetClient({ server: server.url, token: server.adminToken! });
-    engine = new Engine(testConfig());
+    // As the agent's own command configures it: with the watched cache of its objects, which reports drift.
+    engine = new Engine(testConfig({ watchDiscriminated: true }));
     for (const cluster of WORKLOAD_CLUSTERS) {
       const { deployToken } = await client.createCluster({ name: cluster, tags: { env: cluster.replace('test-', '') } });
       const options = { server: server.url, token: deployToken, engine, kubeConfig: workloadKubeConfig(cluster) };
@@ -98,10 +103,11 @@ describe('the web UI', () => {
       configuration: { greeting: 'hello from dev' },
     });
     // prod at a fixed commit, as promotions leave it.
+    firstCommit = dev.revision.commit!;
     await client.createService(PROD, {
       name: 'web',
       ...source,
-      git: { ref: dev.revision.commit!, folder: 'apps/web' },
+      git: { ref: firstCommit, folder: 'apps/web' },
       configuration: { greeting: 'hello from prod' },
     });
     await client.setPipeline(PIPELINE, {
@@ -138,7 +144,8 @@ describe('the web UI', () => {
     await server?.close();
     await engine?.close();
     await repo?.remove();
-    for (const cluster of WORKLOAD_CLUSTERS) await kubectlOn(cluster, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+    for (const cluster of WORKLOAD_CLUSTERS)
+      await kubectlOn(cluster, ['delete', 'namespace', NS, DRIFT_NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -233,6 +240,32 @@ describe('the web UI', () => {
     await page.locator('tr[data-revision="3"]').getByText('rollback to revision 1').waitFor();
     await runsRound(PROD, 1);
     await screenshot(page, 'service-rolled-back');
+  });
+
+  test('objects deleted and edited with kubectl show as drift on the service page; with selfHeal off they stay so', async () => {
+    const admin = new FleetClient({ server: server.url, token: server.adminToken! });
+    await admin.createService(PROD, {
+      name: 'drifty',
+      namespace: DRIFT_NS,
+      repository: repo.url,
+      renderer: { kind: 'raw' },
+      git: { ref: firstCommit, folder: 'apps/web' },
+      configuration: { greeting: 'hello from drifty' },
+      syncConfig: { selfHeal: false },
+    });
+    await page.goto(`/fleet/${PROD}/drifty`);
+    await page.locator('.page-header .badge-healthy').waitFor();
+    await kubectlOn(PROD, ['patch', 'configmap', 'web', '-n', DRIFT_NS, '-p', '{"data":{"round":"edited"}}']);
+    await kubectlOn(PROD, ['delete', 'serviceaccount', 'web', '-n', DRIFT_NS]);
+    await page
+      .locator(`[data-object="${DRIFT_NS}/ConfigMap/web"] [data-drift="CHANGED"]`, { hasText: 'changed: data.round by kubectl-patch' })
+      .waitFor();
+    await page
+      .locator(`[data-object="${DRIFT_NS}/ServiceAccount/web"] [data-drift="MISSING"]`, { hasText: 'deleted in the cluster' })
+      .waitFor();
+    await page.getByRole('status').getByText('2 objects differ from revision #1 in the cluster; selfHeal is off').waitFor();
+    await page.locator('.page-header .badge', { hasText: 'Drifted' }).waitFor();
+    await screenshot(page, 'service-drift');
   });
 
   test('a user changes their own password from the user menu; their other sessions end and only the new one logs in', async () => {

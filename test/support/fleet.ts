@@ -95,6 +95,7 @@ export function pushedAgentOptions(
     pollIntervalMs: 600_000,
     jitterMs: 0,
     resyncIntervalMs: 600_000,
+    repairBackoffMs: 5_000,
     pingIntervalMs: 60_000,
     healthIntervalMs: 1_000,
     syncTimeoutMs: 60_000,

@@ -26,10 +26,21 @@ export function clusterHealth(cluster: Cluster): HealthView {
 
 /**
  * A service's health; on a cluster whose agent is not reporting (when the cluster is known), a revision not yet
- * applied is waiting for the agent, not progressing.
+ * applied is waiting for the agent, not progressing; objects deleted or changed in the cluster since they were
+ * applied (when the components are known) make it Drifted, as Argo CD's OutOfSync.
  */
-export function serviceHealth(service: { status: string; deleting: boolean }, cluster?: Pick<Cluster, 'name' | 'health'>): HealthView {
+export function serviceHealth(
+  service: { status: string; deleting: boolean; components?: readonly Component[] },
+  cluster?: Pick<Cluster, 'name' | 'health'>,
+): HealthView {
   if (service.deleting) return { health: 'Progressing', label: 'Deleting', detail: 'the agent is deleting its objects' };
+  const drifted = service.components?.filter((component) => component.drift).length ?? 0;
+  if (drifted > 0 && service.status !== 'failed')
+    return {
+      health: 'Degraded',
+      label: 'Drifted',
+      detail: `${drifted} object${drifted === 1 ? '' : 's'} deleted or changed in the cluster since the agent applied ${drifted === 1 ? 'it' : 'them'}`,
+    };
   if (service.status === 'stale' && cluster && cluster.health !== 'HEALTHY')
     return {
       health: 'Unknown',
@@ -56,6 +67,7 @@ function statusHealth(status: string): HealthView {
 }
 
 export function componentHealth(component: Component): HealthView {
+  if (component.drift?.state === 'MISSING') return { health: 'Degraded', label: 'Missing', detail: 'deleted in the cluster' };
   switch (component.state) {
     case 'RUNNING':
       return { health: 'Healthy', detail: 'ready' };

@@ -1,13 +1,13 @@
 /**
  * The health loop: components keep changing after a sync (pods start, volumes bind), so every `healthIntervalMs`
- * the components of each service not yet all RUNNING and synced are read again from the cluster, and reported when
- * they changed.
+ * the components of each service not yet all RUNNING and synced are looked at again (observe.ts), and reported when
+ * they changed. The drift loop sees most changes sooner, as the watch brings them; this loop is its safety net and
+ * the only one on a cluster without the watched cache.
  */
 import { sleep } from '../../sleep.ts';
 import type { AgentState } from '../agent-state.ts';
-import { queueReport, sendPending } from '../reports.ts';
+import { refreshService } from '../observe.ts';
 import type { Loop } from '../supervise.ts';
-import { refreshComponents } from '../sync.ts';
 
 export function healthLoop(state: AgentState): Loop {
   return {
@@ -20,12 +20,9 @@ export function healthLoop(state: AgentState): Loop {
 
 async function refreshHealth(state: AgentState): Promise<void> {
   for (const service of state.known ?? []) {
-    const serviceState = state.services.get(service.id);
-    const outcome = serviceState?.outcome;
-    if (state.signal.aborted || !serviceState || !outcome || service.deleting) continue;
-    if (outcome.components.every((component) => component.state === 'RUNNING' && component.synced)) continue;
-    serviceState.outcome = { ...outcome, components: await refreshComponents(state.cluster, outcome.components) };
-    queueReport(service, serviceState, serviceState.outcome);
-    await sendPending(state, service);
+    const components = state.services.get(service.id)?.outcome?.components;
+    if (state.signal.aborted || !components) continue;
+    if (components.every((component) => component.state === 'RUNNING' && component.synced)) continue;
+    await refreshService(state, service);
   }
 }

@@ -32,6 +32,7 @@ export function runPush(state: AgentState, proxy: Promise<ApiProxy>): Promise<vo
     server: client.server,
     token,
     onKick: () => state.pollWakeup.wake(),
+    onOpen: () => state.pollWakeup.wake(),
     onProxyStream: (stream, request) =>
       void proxy.then(
         (ready) => ready.forward(stream, request),

@@ -53,10 +53,14 @@ function ObjectNode(props: { component: Component; errors: string[]; selected: b
       <button type="button" className="object" onClick={props.onSelect}>
         <span className="object-name">{component.name}</span>
         <StatusBadge {...componentHealth(component)} />
-        {!component.synced && (
-          <span className="tag warn" title="the last sync did not apply it, or it is gone from the cluster">
-            not synced
-          </span>
+        {component.drift ? (
+          <DriftTag drift={component.drift} />
+        ) : (
+          !component.synced && (
+            <span className="tag warn" title="the last sync did not apply it">
+              not synced
+            </span>
+          )
         )}
       </button>
       {props.errors.map((error, index) => (
@@ -66,6 +70,38 @@ function ObjectNode(props: { component: Component; errors: string[]; selected: b
       ))}
     </li>
   );
+}
+
+/** What the agent reported of an object that drifted: deleted, changed (which fields, by whom), or in conflict. */
+function DriftTag({ drift }: { drift: NonNullable<Component['drift']> }) {
+  const by = drift.managers.length > 0 ? ` by ${drift.managers.join(', ')}` : '';
+  const fields = drift.fields.join(', ');
+  switch (drift.state) {
+    case 'MISSING':
+      return (
+        <span className="tag warn" data-drift="MISSING" title="deleted in the cluster since the agent applied it">
+          deleted in the cluster
+        </span>
+      );
+    case 'CHANGED':
+      return (
+        <span className="tag warn" data-drift="CHANGED" title={`changed in the cluster since the agent applied it: ${fields}${by}`}>
+          changed: {fields}
+          {by}
+        </span>
+      );
+    case 'CONFLICT':
+      return (
+        <span
+          className="tag warn"
+          data-drift="CONFLICT"
+          title={`another field manager keeps these fields; the agent no longer repairs them: ${fields}${by}`}
+        >
+          conflict: {fields}
+          {by}
+        </span>
+      );
+  }
 }
 
 /** Namespace → kind → objects, each level sorted by name; cluster-scoped objects ('' namespace) first. */

@@ -60,7 +60,16 @@ function SyncProgress({ service, agentAway }: { service: Service; agentAway: boo
     );
   if (service.appliedRevision !== number) return <Progress text={`Applying revision #${number}…`} />;
   if (service.status === 'synced') return <Progress text={`Revision #${number} applied; waiting for its objects to be ready…`} />;
-  return null;
+  const drifted = service.components.filter((component) => component.drift && component.drift.state !== 'CONFLICT').length;
+  if (drifted === 0) return null;
+  const objects = `${drifted} object${drifted === 1 ? '' : 's'}`;
+  if (service.syncConfig?.selfHeal === false)
+    return (
+      <p className="waiting" role="status">
+        {objects} differ from revision #{number} in the cluster; selfHeal is off, so they are only reported until the next revision.
+      </p>
+    );
+  return <Progress text={`${objects} differ from revision #${number} in the cluster; repairing…`} />;
 }
 
 function Progress({ text }: { text: string }) {
