@@ -50,6 +50,7 @@ import { createRepository } from '../src/store/repositories.ts';
 import { SecretBox } from '../src/crypto/secret-box.ts';
 import { createService, type ServiceSpec } from '../src/store/services.ts';
 import { TarballStore } from '../src/server/tarballs.ts';
+import { waitFor } from '../src/controller/test-support.ts';
 import { git } from '../test/support/git-repo.ts';
 import type { LoadAnswer, LoadCommand } from './bench/agent-load.ts';
 import { cpuSeconds, memoryOf, percentile, RssSampler, sampleFor } from './bench/measure.ts';
@@ -90,6 +91,8 @@ const PLURAL_CPU_PER_1000 = 3 / 1.1;
 const PLURAL_AGENT_REQUEST_MIB = 600;
 const GOAL_RSS_MIB = 1024;
 const COMMIT_SAMPLES = 10;
+/** The agent's default --resync-interval, in seconds. */
+const RESYNC_INTERVAL_S = 600;
 const WEBHOOK_SECRET = 'gantry-bench-fleet';
 const WORKLOAD_NS = 'gantry-bench-fleet';
 const DEMO_PROJECT = 'microservices-demo/3-templating-and-multi-env';
@@ -498,6 +501,8 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
     // Gone before the polling part, whose commits it would otherwise promote meanwhile.
     await fleet.removePipeline();
 
+    const drift = await fleet.timeDrift(source, COMMIT_SAMPLES);
+
     // Polling: no webhook, no channel; the server fetches every 5 s, the agents poll every 5 s + up to 1 s.
     await fleet.stopAll();
     await fleet.startServer(database, keyFile, ['--git-poll-interval', '5s']);
@@ -533,6 +538,14 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
           baseline: percentile(push, p),
           baselineIs: `commit→applied ×2, push, p${p}`,
         })),
+        ...pRows('object deleted→drift reported', drift.reported, () => ({
+          baseline: RESYNC_INTERVAL_S,
+          baselineIs: "the agent's resync, the only repair before",
+        })),
+        ...pRows('object deleted→repaired', drift.repaired, (p) => ({
+          baseline: percentile(push, p),
+          baselineIs: `commit→applied ×2, push, p${p}`,
+        })),
         {
           measurement: 'agent RSS idle',
           value: toMib(idle.rss),
@@ -557,6 +570,7 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
       ],
       notes: [
         `commit→applied: ${COMMIT_SAMPLES} samples each, on both dev and prod; controller by webhook (local cluster): ${controllerWebhook.map((s) => s.toFixed(2)).join(', ')} s`,
+        `drift: a ConfigMap deleted on dev by another client, one of ${COMMIT_SAMPLES} services each time (a service's repairs are rate-limited); reported = the server's first change hint for the service (GET /v1/events), repaired = the ConfigMap back`,
         `the microservices demo (${DEMO_PROJECT}, target test) became healthy ${demo.seconds.toFixed(1)} s after its service was created; agent tree RSS includes the Jinja2 workers`,
       ],
     };
@@ -678,6 +692,72 @@ class ApplyFleet {
     });
   }
 
+  /**
+   * Deletes a ConfigMap of one of `samples` services on dev (each its own namespace: a service's repairs are
+   * rate-limited) with another client, and times until the server announces a change of that service (its agent's
+   * drift report: GET /v1/events) and until the ConfigMap is back; then removes those services and namespaces.
+   * @returns seconds per sample.
+   */
+  async timeDrift(source: BenchSource, samples: number): Promise<{ reported: number[]; repaired: number[] }> {
+    const client = this.#client();
+    const kube = this.#kube.get('dev')!;
+    const names = Array.from({ length: samples }, (_, index) => `drift-${index + 1}`);
+    const ids = new Map<string, string>();
+    for (const name of names) {
+      const service = await client.createService('dev', {
+        name,
+        namespace: `${WORKLOAD_NS}-${name}`,
+        repository: source.url,
+        git: { ref: 'main', folder: 'bench' },
+        renderer: { kind: 'raw' },
+      });
+      ids.set(name, service.id);
+    }
+    for (const name of names) await this.#waitHealthy('dev', name, 120_000);
+    const hints = new ChangeHints(this.url, this.#adminToken);
+    const reported: number[] = [];
+    const repaired: number[] = [];
+    try {
+      await hints.ready;
+      for (const name of names) {
+        const url = `/api/v1/namespaces/${WORKLOAD_NS}-${name}/configmaps/bench`;
+        const { metadata } = await kube.request<{ metadata: { uid: string } }>('GET', url);
+        const started = performance.now();
+        await kube.request('DELETE', url);
+        const back = await waitFor(
+          `ConfigMap ${name} back`,
+          async () => {
+            const configMap = await kube.request<{ metadata: { uid: string } }>('GET', url).catch(notFound);
+            return configMap && configMap.metadata.uid !== metadata.uid ? performance.now() : undefined;
+          },
+          60_000,
+        );
+        const told = await hints.first(ids.get(name)!, started, 60_000);
+        reported.push((told - started) / 1000);
+        repaired.push((back - started) / 1000);
+        this.#report(`${name}: deleted→reported ${reported.at(-1)!.toFixed(3)} s, →repaired ${repaired.at(-1)!.toFixed(3)} s`);
+        await this.#waitHealthy('dev', name, 60_000);
+      }
+    } finally {
+      hints.close();
+    }
+    for (const name of names) await client.deleteService('dev', name, false);
+    for (const name of names) await kube.request('DELETE', `/api/v1/namespaces/${WORKLOAD_NS}-${name}`).catch(notFound);
+    return { reported, repaired };
+  }
+
+  async #waitHealthy(cluster: string, name: string, timeoutMs: number): Promise<void> {
+    const client = this.#client();
+    await waitFor(
+      `service ${cluster}/${name} healthy`,
+      async () => {
+        const service = await client.getService(cluster, name);
+        return service.status === 'healthy' && service.appliedRevision === service.revision.number;
+      },
+      timeoutMs,
+    );
+  }
+
   async removePipeline(): Promise<void> {
     await this.#client().deletePipeline('bench');
   }
@@ -759,6 +839,52 @@ class ApplyFleet {
 
   #client(): FleetClient {
     return new FleetClient({ server: this.url, token: this.#adminToken });
+  }
+}
+
+/** The server's change hints (GET /v1/events), each with when it arrived (performance.now()). */
+class ChangeHints {
+  readonly ready: Promise<void>;
+  readonly #received: Array<{ at: number; id: string | undefined }> = [];
+  readonly #stop = new AbortController();
+
+  constructor(server: string, token: string) {
+    this.ready = this.#read(server, token);
+  }
+
+  /** When the first hint naming service `id` arrived after `after`; waits for it up to `timeoutMs`. */
+  async first(id: string, after: number, timeoutMs: number): Promise<number> {
+    return await waitFor(
+      `a change hint of service ${id}`,
+      () => this.#received.find((hint) => hint.id === id && hint.at >= after)?.at,
+      timeoutMs,
+    );
+  }
+
+  close(): void {
+    this.#stop.abort();
+  }
+
+  /** Resolves once the stream is open; reads it on in the background until closed. */
+  async #read(server: string, token: string): Promise<void> {
+    const response = await fetch(`${server}/v1/events`, { headers: { authorization: `Bearer ${token}` }, signal: this.#stop.signal });
+    if (!response.ok || !response.body) throw new Error(`GET /v1/events answered ${response.status}`);
+    const lines = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    void (async () => {
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await lines.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        const at = performance.now();
+        buffer += value;
+        const events = buffer.split('\n\n');
+        buffer = events.pop() ?? '';
+        for (const event of events) {
+          const data = event.split('\n').find((line) => line.startsWith('data: '));
+          if (data) this.#received.push({ at, id: (JSON.parse(data.slice(6)) as { id?: string }).id });
+        }
+      }
+    })();
   }
 }
 

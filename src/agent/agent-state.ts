@@ -92,6 +92,8 @@ export class AgentState {
   readonly pollWakeup = new Wakeup();
   /** Services whose objects the watch saw change (by service id), for the drift loop, which `driftWakeup` wakes. */
   readonly driftDirty = new Set<string>();
+  /** When the drift loop looks at a service again (epoch ms, by service id): a repair's backoff or hold ends. */
+  readonly driftChecks = new Map<string, number>();
   readonly driftWakeup = new Wakeup();
   /** The service the poll is syncing now: its objects change under the agent's own hand, which is no drift. */
   syncing: string | undefined;

@@ -38,17 +38,17 @@ export async function expectationsOf(
 }
 
 /**
- * Looks at the service's components again, plans a repair of their drift, and sends the report when it changed.
- * Does nothing for a service without an outcome, being deleted, or synced meanwhile (its look would be stale).
- * @returns when to look again (epoch ms): a repair waiting for its backoff, or held repairs whose window ends; undefined
- *   when nothing waits, or when a repair is due now (the poll was woken to sync the service).
+ * Looks at the service's components again, plans a repair of their drift, and sends the report when it changed. A
+ * repair due now wakes the poll, which syncs the service; one waiting for its backoff, or held repairs, are looked
+ * at again when that ends (`state.driftChecks`, which the drift loop follows). Does nothing for a service without an
+ * outcome, being deleted, or synced meanwhile (its look would be stale).
  */
-export async function refreshService(state: AgentState, service: AgentService): Promise<number | undefined> {
+export async function refreshService(state: AgentState, service: AgentService): Promise<void> {
   const serviceState = state.services.get(service.id);
   const outcome = serviceState?.outcome;
-  if (!serviceState || !outcome || service.deleting || state.syncing === service.id) return undefined;
+  if (!serviceState || !outcome || service.deleting || state.syncing === service.id) return;
   const observed = await observeComponents(state, service, serviceState, outcome);
-  if (serviceState.outcome !== outcome || state.syncing === service.id) return undefined;
+  if (serviceState.outcome !== outcome || state.syncing === service.id) return;
   const now = Date.now();
   const plan = planRepair(service, serviceState, observed, now, state.options.repairBackoffMs);
   serviceState.outcome = { ...outcome, components: plan.components };
@@ -56,10 +56,14 @@ export async function refreshService(state: AgentState, service: AgentService): 
   await sendPending(state, service);
   if (serviceState.repairAt !== undefined && serviceState.repairAt <= now) {
     state.log.info({ service: service.name, drifted: driftedNames(plan.components) }, 'repairing drift');
+    state.driftChecks.delete(service.id);
     state.pollWakeup.wake();
-    return undefined;
+  } else if (plan.nextCheckAt === undefined) {
+    state.driftChecks.delete(service.id);
+  } else if (state.driftChecks.get(service.id) !== plan.nextCheckAt) {
+    state.driftChecks.set(service.id, plan.nextCheckAt);
+    state.driftWakeup.wake();
   }
-  return plan.nextCheckAt;
 }
 
 async function observeComponents(

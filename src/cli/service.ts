@@ -20,6 +20,7 @@ import {
 interface ServiceFlags extends SourceFlags {
   dependsOn: string[];
   protect?: boolean;
+  selfHeal?: boolean;
 }
 
 interface WaitFlags {
@@ -50,6 +51,7 @@ export function serviceCommand(): Command {
           configuration: flags.config,
           dependencies: flags.dependsOn,
           protect: flags.protect ?? false,
+          ...(flags.selfHeal === undefined ? {} : { syncConfig: { selfHeal: flags.selfHeal } }),
         });
         await finish(client, created, flags);
       }),
@@ -67,6 +69,11 @@ export function serviceCommand(): Command {
     ).action((name: string, flags: ServiceFlags & WaitFlags & { cluster: string }) =>
       withFleetClient(async (client) => {
         const git = flags.ref !== undefined || flags.folder !== undefined ? { ref: flags.ref, folder: flags.folder } : undefined;
+        // The API replaces syncConfig whole: the flag changes one field of the current one.
+        const syncConfig =
+          flags.selfHeal === undefined
+            ? undefined
+            : { ...(await client.getService(flags.cluster, name)).syncConfig, selfHeal: flags.selfHeal };
         const updated = await client.updateService(flags.cluster, name, {
           namespace: flags.namespace,
           repository: flags.repo,
@@ -78,6 +85,7 @@ export function serviceCommand(): Command {
           contexts: flags.context.length > 0 ? flags.context : undefined,
           dependencies: flags.dependsOn.length > 0 ? flags.dependsOn : undefined,
           protect: flags.protect,
+          syncConfig,
         });
         await finish(client, updated, flags);
       }),
@@ -184,7 +192,9 @@ function withSource(command: Command): Command {
       (value: string, previous: string[]) => [...previous, value],
       [],
     )
-    .option('--protect', 'refuse deletion');
+    .option('--protect', 'refuse deletion')
+    .option('--self-heal', 'repair drift within seconds (the default)')
+    .option('--no-self-heal', 'only report drift (objects deleted or changed in the cluster), until the next revision');
 }
 
 function withWait(command: Command): Command {

@@ -142,6 +142,8 @@ describe('drift on a workload cluster', () => {
       '-n',
       namespace,
     ]).catch(() => undefined);
+  /** The CLI's environment: its login goes to the test's folder. */
+  const env = () => ({ XDG_CONFIG_HOME: path.join(dir, 'config') });
   const repairsOf = (name: string) => lines.filter((line) => line.msg === 'repairing drift' && line.service === name).length;
 
   test('a deleted Deployment and ConfigMap are put back within seconds, and the service is healthy again', async () => {
@@ -193,12 +195,13 @@ describe('drift on a workload cluster', () => {
     expect(repairsOf(WATCHED)).toBe(0);
 
     // The CLI says the same, in text and in JSON.
-    const env = { XDG_CONFIG_HOME: path.join(dir, 'config') };
-    expect((await gantry(['login', '--server', server.url, '--token', adminToken], { env })).code).toBe(0);
-    const text = await gantry(['service', 'get', WATCHED, '--cluster', 'dev'], { env });
+    expect((await gantry(['login', '--server', server.url, '--token', adminToken], { env: env() })).code).toBe(0);
+    const text = await gantry(['service', 'get', WATCHED, '--cluster', 'dev'], { env: env() });
     expect(text.stdout).toMatch(/ConfigMap\s+\S+\s+settings\s+RUNNING\s+no\s+CHANGED data\.value by kubectl-patch/);
     expect(text.stdout).toMatch(/Deployment\s+\S+\s+web\s+PENDING\s+no\s+MISSING/);
-    const json = JSON.parse((await gantry(['service', 'get', WATCHED, '--cluster', 'dev', '-o', 'json'], { env })).stdout) as Service;
+    const json = JSON.parse(
+      (await gantry(['service', 'get', WATCHED, '--cluster', 'dev', '-o', 'json'], { env: env() })).stdout,
+    ) as Service;
     expect(json.components.find((c) => c.kind === 'Deployment')?.drift).toEqual({ state: 'MISSING', fields: [], managers: [] });
   });
 
@@ -279,5 +282,21 @@ describe('drift on a workload cluster', () => {
     await waitFor('no conflict left', async () => (await component(EDITED, 'ConfigMap'))?.drift === undefined);
     await kubectlOn('test-dev', ['delete', 'configmap', 'settings', '-n', EDITED]);
     await waitFor('repaired again', async () => (await live(EDITED, 'configmap', 'settings'))?.data?.['value'] === 'two', 15_000);
+  });
+
+  test('gantry service update --no-self-heal turns repairs off, keeping the rest of syncConfig', async () => {
+    const updated = await gantry(['service', 'update', EDITED, '--cluster', 'dev', '--no-self-heal', '-o', 'json'], { env: env() });
+    expect(updated.code).toBe(0);
+    expect((JSON.parse(updated.stdout) as { syncConfig?: unknown }).syncConfig).toEqual({ selfHeal: false });
+    await waitFor('the update applied', async () => {
+      const found = (await apiCall(server, 'GET', `/v1/clusters/dev/services/${EDITED}`, adminToken)).body as Service & {
+        appliedRevision: number;
+        revision: { number: number };
+      };
+      return found.status === 'healthy' && found.appliedRevision === found.revision.number;
+    });
+    await kubectlOn('test-dev', ['delete', 'configmap', 'settings', '-n', EDITED]);
+    await waitFor('the deletion reported', async () => (await component(EDITED, 'ConfigMap'))?.drift?.state === 'MISSING');
+    expect(await live(EDITED, 'configmap', 'settings')).toBeUndefined();
   });
 });

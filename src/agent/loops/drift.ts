@@ -15,15 +15,13 @@ const SETTLE_MS = 100;
 const IDLE_MS = 10 * 60_000;
 
 export function driftLoop(state: AgentState): Loop {
-  /** When to look at a service again, by service id (epoch ms). */
-  const due = new Map<string, number>();
   followWatch(state);
   return {
     name: 'drift',
-    work: () => lookAtDirty(state, due),
+    work: () => lookAtDirty(state),
     wait: (ms) => state.driftWakeup.wait(ms, state.signal),
     interval: () => {
-      const next = Math.min(...due.values());
+      const next = Math.min(...state.driftChecks.values());
       return Number.isFinite(next) ? Math.max(0, next - Date.now()) : IDLE_MS;
     },
   };
@@ -49,20 +47,18 @@ function followWatch(state: AgentState): void {
   });
 }
 
-async function lookAtDirty(state: AgentState, due: Map<string, number>): Promise<void> {
+/** Looks at the services the watch marked and those whose check (state.driftChecks) is due. */
+async function lookAtDirty(state: AgentState): Promise<void> {
   const now = Date.now();
-  for (const [id, at] of due) {
+  for (const [id, at] of state.driftChecks) {
     if (at > now) continue;
-    due.delete(id);
+    state.driftChecks.delete(id);
     state.driftDirty.add(id);
   }
   const ids = [...state.driftDirty];
   state.driftDirty.clear();
   for (const id of ids) {
     const service = state.known?.find((known) => known.id === id);
-    if (!service || state.signal.aborted) continue;
-    const next = await refreshService(state, service);
-    if (next === undefined) due.delete(id);
-    else due.set(id, next);
+    if (service && !state.signal.aborted) await refreshService(state, service);
   }
 }
