@@ -246,6 +246,10 @@ export const ServiceDeploymentStatusSchema = Type.Object({
   ...commonStatus,
   revision: Type.Optional(Type.Integer({ description: "The service's newest revision." })),
   appliedRevision: Type.Optional(Type.Integer({ description: 'The revision its agent last applied.' })),
+  pinnedBy: Type.Optional(
+    Type.String({ description: 'Who pinned the service at its revision with a rollback; newer revisions wait for the release.' }),
+  ),
+  pendingRevision: Type.Optional(Type.Integer({ description: "The newest revision, waiting for the pin's release." })),
   errors: Type.Optional(
     Type.Array(Type.Object({ source: Type.String(), message: Type.String() }), { description: 'Errors its agent reported.' }),
   ),

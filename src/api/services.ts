@@ -258,6 +258,12 @@ export const ServiceSchema = Type.Object({
   status: ServiceStatusSchema,
   errors: Type.Array(ServiceErrorSchema),
   revision: RevisionSchema,
+  pinned: Type.Union([Type.Object({ by: Type.String(), at: Time }), Type.Null()], {
+    description: 'set while a rollback pins the service at its revision (who, when): newer revisions wait until POST …/release',
+  }),
+  pendingRevision: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'number of the newest revision while it waits for the release of a pin; null otherwise',
+  }),
   appliedRevision: Type.Union([Type.Integer(), Type.Null()], { description: 'number of the revision the agent last applied' }),
   components: Type.Array(ComponentSchema),
   deleting: Type.Boolean(),

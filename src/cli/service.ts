@@ -157,13 +157,28 @@ export function serviceCommand(): Command {
   service.addCommand(
     withWait(
       new Command('rollback')
-        .description('make a new revision with the content of an older one, pinned to its commit')
+        .description(
+          'make a new revision with the content of an older one and pin the service there: newer revisions wait until `service release`',
+        )
         .argument('<name>')
         .requiredOption('--cluster <name>')
         .requiredOption('--revision <n>', 'the revision to go back to', positiveInteger),
     ).action((name: string, flags: WaitFlags & { cluster: string; revision: number }) =>
       withFleetClient(async (client) => {
         await finish(client, await client.rollbackService(flags.cluster, name, flags.revision), flags);
+      }),
+    ),
+  );
+
+  service.addCommand(
+    withWait(
+      new Command('release')
+        .description("end a rollback's pin: the newest revision (one that waited, if any) is applied")
+        .argument('<name>')
+        .requiredOption('--cluster <name>'),
+    ).action((name: string, flags: WaitFlags & { cluster: string }) =>
+      withFleetClient(async (client) => {
+        await finish(client, await client.releaseService(flags.cluster, name), flags);
       }),
     ),
   );
@@ -233,6 +248,15 @@ function whyNot(service: ApiService): string {
   return reasons.join('; ');
 }
 
+/** Who pinned the service when, and what waits for its release. */
+function pinText(service: ApiService): string {
+  const pinned = `at revision ${service.revision.number} by ${service.pinned!.by}, ${service.pinned!.at}`;
+  const release = `gantry service release ${service.name} --cluster ${service.cluster}`;
+  return service.pendingRevision === null
+    ? `${pinned}; nothing waits (${release} ends the pin)`
+    : `${pinned}; revision ${service.pendingRevision} waits for: ${release}`;
+}
+
 /** A component's drift in a word and its fields: `MISSING`, `CHANGED data.value by kubectl-patch`; '' without drift. */
 function driftText(component: ApiService['components'][number]): string {
   const { drift } = component;
@@ -258,6 +282,7 @@ function formatService(service: ApiService): string {
       'revision',
       `${service.revision.number} (${(service.revision.commit ?? '').slice(0, 12)}), applied: ${service.appliedRevision ?? 'none'}`,
     ],
+    ...(service.pinned ? [['pinned', pinText(service)] as [string, string]] : []),
     ['config', service.configuration.join(', ')],
     ...(service.contexts.length > 0 ? [['contexts', service.contexts.join(', ')] as [string, string]] : []),
   ];

@@ -152,6 +152,11 @@ export class FleetClient {
     return this.#call('POST', `${servicePath(cluster, name)}/rollback`, { revision });
   }
 
+  /** Ends a rollback's pin: the newest revision becomes current. @throws ApiError 409 when not pinned. */
+  releaseService(cluster: string, name: string): Promise<ApiService> {
+    return this.#call('POST', `${servicePath(cluster, name)}/release`);
+  }
+
   listGlobalServices(): Promise<ApiGlobalService[]> {
     return this.#call('GET', '/v1/globalservices');
   }

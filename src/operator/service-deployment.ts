@@ -138,6 +138,9 @@ export function serviceDeploymentKind(
       status: {
         revision: remote.revision.number,
         ...(remote.appliedRevision === null ? {} : { appliedRevision: remote.appliedRevision }),
+        // Undefined, not left out: the status is merged over the last one, and a released pin must leave it.
+        pinnedBy: remote.pinned?.by,
+        pendingRevision: remote.pendingRevision ?? undefined,
         errors: remote.errors.map(({ source, message }) => ({ source, message })),
         components: remote.components.map(({ group, version, kind, namespace, name, state, synced, drift }) => ({
           group,

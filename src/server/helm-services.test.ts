@@ -218,18 +218,30 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
     });
   });
 
-  test('rollback pins the chart version of the old revision', async () => {
+  test("rollback pins the service at the old revision's chart version; a newer version waits for the release", async () => {
     const first = (await call('GET', '/v1/clusters/dev/services/hello/revisions', admin)).body.find(
       (r: { number: number }) => r.number === 1,
     );
     const rolledBack = await call('POST', '/v1/clusters/dev/services/hello/rollback', admin, { revision: 1 });
     expect(rolledBack.body).toMatchObject({
-      helm: { version: '1.1.0', values: { value: 'one' } },
-      revision: { number: 4, chartVersion: '1.1.0', digest: first.digest },
+      helm: { values: { value: 'one' } },
+      revision: { number: 4, chartVersion: '1.1.0', digest: first.digest, helm: { version: '1.1.0' } },
+      pinned: { by: expect.any(String) },
     });
-    // Pinned: the next poll does not move it to 1.2.0.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect((await call('GET', '/v1/clusters/dev/services/hello', admin)).body.revision.number).toBe(4);
+    // The version range still resolves to 1.2.0: that revision is recorded, and waits.
+    const waiting = await waitFor(
+      '1.2.0 recorded as waiting',
+      async () => {
+        const service = (await call('GET', '/v1/clusters/dev/services/hello', admin)).body;
+        return service.pendingRevision !== null ? service : undefined;
+      },
+      20_000,
+    );
+    expect(waiting.revision).toMatchObject({ number: 4, chartVersion: '1.1.0' });
+    const newest = (await call('GET', '/v1/clusters/dev/services/hello/revisions', admin)).body[0];
+    expect(newest).toMatchObject({ number: waiting.pendingRevision, chartVersion: '1.2.0' });
+    const released = await call('POST', '/v1/clusters/dev/services/hello/release', admin);
+    expect(released.body).toMatchObject({ pinned: null, revision: { number: 5, chartVersion: '1.2.0' } });
   });
 
   test('secret values: sealed in the database and the tarball never sees them, keys only to readers, in clear to the agent', async () => {
@@ -299,9 +311,9 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
       git: { ref: 'main', folder: 'values' },
     });
     expect(toGit.body).toMatchObject({ helm: null, git: { ref: 'main', folder: 'values' }, renderer: { kind: 'auto' } });
-    expect(toGit.body.revision).toMatchObject({ number: 5, chartVersion: null, commit: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    expect(toGit.body.revision).toMatchObject({ number: 6, chartVersion: null, commit: expect.stringMatching(/^[0-9a-f]{40}$/) });
     const toHelm = await call('PATCH', '/v1/clusters/dev/services/hello', admin, { git: null, helm: helm() });
-    expect(toHelm.body).toMatchObject({ repository: null, git: null, renderer: { kind: 'helm' }, revision: { number: 6, commit: null } });
+    expect(toHelm.body).toMatchObject({ repository: null, git: null, renderer: { kind: 'helm' }, revision: { number: 7, commit: null } });
   });
 
   test('a global service template may be a helm source; its copies are helm services', async () => {

@@ -388,7 +388,8 @@ export class PipelineRunner {
         commit: source.commit,
         chartVersion: source.chartVersion,
         secrets: copied,
-        revision: updated.revision.number,
+        // A target pinned by a rollback records the revision, which waits for the pin's release.
+        revision: updated.pendingRevisionNumber ?? updated.revision.number,
       });
     }
     return promoted;

@@ -196,11 +196,15 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
     });
   });
 
-  test('rollback adds a revision with the old content and pins the ref; the history lists newest first', async () => {
+  test('rollback adds a revision with the old content and pins the service there; commits meanwhile wait until released', async () => {
     const before = (await call('GET', '/v1/clusters/dev/services/web', admin)).body;
+    expect(before).toMatchObject({ pinned: null, pendingRevision: null });
     const first = (await call('GET', '/v1/clusters/dev/services/web/revisions', admin)).body.find(
       (r: { number: number }) => r.number === 1,
     );
+    expect((await call('POST', '/v1/clusters/dev/services/web/release', admin)).body).toEqual({
+      message: 'service web is not pinned: only a rollback pins a service',
+    });
     const rolledBack = await call('POST', '/v1/clusters/dev/services/web/rollback', admin, { revision: 1 });
     expect(rolledBack.body.revision).toMatchObject({
       number: before.revision.number + 1,
@@ -208,19 +212,31 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
       digest: first.digest,
       message: 'rollback to revision 1',
     });
-    expect(rolledBack.body.git.ref).toBe(firstCommit);
+    // The service keeps following main; the pin holds it at the copy.
+    expect(rolledBack.body).toMatchObject({ git: { ref: 'main' }, pinned: { by: expect.any(String), at: expect.any(String) } });
     const numbers = (await call('GET', '/v1/clusters/dev/services/web/revisions', admin)).body.map((r: { number: number }) => r.number);
     expect(numbers).toEqual([...numbers].sort((a, b) => b - a));
-    expect(numbers[0]).toBe(rolledBack.body.revision.number);
     expect((await call('POST', '/v1/clusters/dev/services/web/rollback', admin, { revision: 99 })).status).toBe(404);
-    // Pinned: a new commit on main does not move it.
-    await repo.commit({ 'apps/web/configmap.yaml': CONFIGMAP('three') });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect((await call('GET', '/v1/clusters/dev/services/web', admin)).body.revision.number).toBe(rolledBack.body.revision.number);
-    // Un-pinned by an update of the ref.
-    expect((await call('PATCH', '/v1/clusters/dev/services/web', admin, { git: { ref: 'main' } })).body.revision.commit).not.toBe(
-      firstCommit,
-    );
+
+    // A new commit on main is recorded as a revision that waits; the agent still gets the pinned one.
+    const third = await repo.commit({ 'apps/web/configmap.yaml': CONFIGMAP('three') });
+    const waiting = await waitFor('the commit recorded as waiting', async () => {
+      const service = (await call('GET', '/v1/clusters/dev/services/web', admin)).body;
+      const newest = (await call('GET', '/v1/clusters/dev/services/web/revisions', admin)).body[0];
+      return newest.commit === third && service.pendingRevision === newest.number ? service : undefined;
+    });
+    expect(waiting.revision.number).toBe(rolledBack.body.revision.number);
+    expect((await call('GET', '/v1/agent/services', tokens['dev']!)).body[0].revision.id).toBe(rolledBack.body.revision.id);
+
+    // Released: the newest revision is current, and the pin is gone.
+    const released = await call('POST', '/v1/clusters/dev/services/web/release', admin);
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({
+      pinned: null,
+      pendingRevision: null,
+      revision: { number: waiting.pendingRevision, commit: third },
+    });
+    expect((await call('POST', '/v1/clusters/dev/services/web/release', admin)).status).toBe(409);
   });
 
   test("an agent sees its own cluster's services with configuration in clear, and only those", async () => {

@@ -280,7 +280,7 @@ describe.each(DATABASE_KINDS)('users and rights on %s', (kind) => {
     expect(login.status).toBe(403);
   });
 
-  test('a writer bound by cluster tag rolls back on dev and is refused on prod; the reader sees but never writes', async () => {
+  test('a writer bound by cluster tag rolls back and releases on dev and is refused on prod; the reader sees but never writes', async () => {
     const dana = await logIn('dana', 'dana-password');
     const rollback = (cluster: string, cookie: string) =>
       browserCall('POST', `/v1/clusters/${cluster}/services/web/rollback`, cookie, { revision: 1 });
@@ -293,6 +293,11 @@ describe.each(DATABASE_KINDS)('users and rights on %s', (kind) => {
     expect((await browserCall('GET', '/v1/services', rick)).body).toHaveLength(2);
     expect(await rollback('dev', rick)).toMatchObject({ status: 403 });
     expect(await browserCall('POST', '/v1/clusters', rick, { name: 'sneaky' })).toMatchObject({ status: 403 });
+    // The rollback's pin: released by who may write the service, nobody else, nowhere else.
+    const release = (cluster: string, cookie: string) => browserCall('POST', `/v1/clusters/${cluster}/services/web/release`, cookie);
+    expect(await release('dev', rick)).toMatchObject({ status: 403 });
+    expect(await release('prod', dana)).toMatchObject({ status: 403 });
+    expect(await release('dev', dana)).toMatchObject({ status: 200, body: { pinned: null } });
   });
 
   test('a user bound only on dev sees only dev, its services and no prod', async () => {

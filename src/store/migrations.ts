@@ -311,6 +311,11 @@ async function componentDrift(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('service_components').addColumn('drift', 'text').execute();
 }
 
+/** A rollback's pin: the service stays at its revision, newer ones wait, until released. */
+async function servicePin(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('services').addColumn('pinned', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -325,4 +330,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010-login-failures': { up: loginFailures },
   '0011-login-addresses': { up: loginAddresses },
   '0012-component-drift': { up: componentDrift },
+  '0013-service-pin': { up: servicePin },
 };

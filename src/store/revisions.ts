@@ -1,8 +1,10 @@
 /**
  * A service's revisions beyond the one each change adds (services.ts): a revision with the service's current
  * content when something outside it changed (reviseService), and rollback, which adds a revision with an old one's
- * content and pins the ref to that revision's commit, so the next commit on the branch does not undo it (Argo CD
- * users' rollback-versus-auto-sync complaint). Revisions are immutable and numbered from 1 per service.
+ * content and pins the service at it until released, so the next commit on the branch does not undo it (Argo CD
+ * users' rollback-versus-auto-sync complaint): while pinned, new commits, updates and promotions are recorded as
+ * revisions that wait, and release makes the newest of them current. Revisions are immutable and numbered from 1
+ * per service.
  */
 import type { Kysely, Selectable } from 'kysely';
 import { NotFoundError } from './errors.ts';
@@ -11,6 +13,7 @@ import {
   addRevision,
   type Author,
   getServiceById,
+  type Pin,
   type Revision,
   type Service,
   type ServiceSpec,
@@ -38,8 +41,8 @@ export async function reviseService(db: Kysely<Database>, serviceId: string, aut
 
 /**
  * Adds a revision with the content of revision `number` (spec, configuration, secret values, commit, digest, chart
- * version) and
- * pins the service's ref to that commit and its chart version to that version (see pinnedSpec).
+ * version; its spec pinned to that commit and chart version, see pinnedSpec), makes it current and pins the service
+ * there (`pinned`: who, when) until releaseService. The service keeps following its ref: what comes meanwhile waits.
  * @throws NotFoundError when the service has no such revision.
  */
 export async function rollbackService(
@@ -58,15 +61,18 @@ export async function rollbackService(
       .where('number', '=', number)
       .executeTakeFirst();
     if (!old) throw new NotFoundError('revision', String(number));
-    const pinned = pinnedSpec(JSON.parse(old.spec) as ServiceSpec, toRevision(old));
+    const spec = JSON.parse(old.spec) as ServiceSpec;
+    const pinned = pinnedSpec(spec, toRevision(old));
+    // Unpinned for a moment, so that the copy becomes current (addRevision leaves a pinned service where it is).
     await trx
       .updateTable('services')
       .set({
-        spec: JSON.stringify(pinned),
-        namespace: pinned.namespace,
-        repository_id: pinned.repositoryId ?? null,
+        spec: old.spec,
+        namespace: spec.namespace,
+        repository_id: spec.repositoryId ?? null,
         configuration: old.configuration,
         secret_values: old.secret_values,
+        pinned: null,
         updated_at: time,
       })
       .where('id', '=', serviceId)
@@ -83,8 +89,45 @@ export async function rollbackService(
         secretValues: old.secret_values,
       },
     );
+    await trx
+      .updateTable('services')
+      .set({ pinned: JSON.stringify({ by: author.by, at: time } satisfies Pin) })
+      .where('id', '=', serviceId)
+      .execute();
   });
   return await getServiceById(db, serviceId);
+}
+
+/**
+ * Ends a rollback's pin: the newest revision (one that waited, if any) becomes current, and the agent applies it.
+ * A service not pinned (any more) is left as it is.
+ * @returns the service, and whether its current revision changed.
+ * @throws NotFoundError
+ */
+export async function releaseService(
+  db: Kysely<Database>,
+  serviceId: string,
+  now = new Date(),
+): Promise<{ service: Service; moved: boolean }> {
+  const moved = await db.transaction().execute(async (trx) => {
+    const row = await serviceRow(trx, serviceId);
+    if (row.pinned === null) return false;
+    const newest = await trx
+      .selectFrom('revisions')
+      .select('id')
+      .where('service_id', '=', serviceId)
+      .orderBy('number', 'desc')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    const changes = newest.id === row.revision_id ? {} : { revision_id: newest.id, status: 'stale' };
+    await trx
+      .updateTable('services')
+      .set({ pinned: null, ...changes, updated_at: now.toISOString() })
+      .where('id', '=', serviceId)
+      .execute();
+    return newest.id !== row.revision_id;
+  });
+  return { service: await getServiceById(db, serviceId), moved };
 }
 
 /**

@@ -65,6 +65,11 @@ export interface ServiceTable {
   owner_id: string | null;
   /** The revision the agent should run. */
   revision_id: string | null;
+  /**
+   * JSON {by, at} while a rollback pins the service at its current revision: newer revisions are recorded but not
+   * made current until it is released (revisions.ts); null when not pinned.
+   */
+  pinned: string | null;
   /** stale | synced | healthy | failed, derived from the agent's reports as Plural does. */
   status: string;
   /** JSON array of {source, message} from the last report. */

@@ -114,12 +114,21 @@ export interface Service {
   status: ServiceStatus;
   errors: ServiceError[];
   revision: Revision;
+  /** Set while a rollback pins the service at `revision` (who pinned it, when: ISO time); null otherwise. */
+  pinned: Pin | null;
+  /** The newest revision, when newer than `revision` (it waits for the pin's release); null otherwise. */
+  pendingRevisionNumber: number | null;
   appliedRevisionId: string | null;
   /** The number of the applied revision, null before the agent's first report. */
   appliedRevisionNumber: number | null;
   components: Component[];
   deletedAt: string | null;
   createdAt: string;
+}
+
+export interface Pin {
+  by: string;
+  at: string;
 }
 
 export interface NewService {
@@ -277,19 +286,15 @@ async function changeServices(
   const ids = updates.map((update) => update.serviceId);
   const rows = new Map((await trx.selectFrom('services').selectAll().where('id', 'in', ids).execute()).map((row) => [row.id, row]));
   if (rows.size === 0) return [];
-  const currentIds = [...rows.values()].flatMap((row) => (row.revision_id === null ? [] : [row.revision_id]));
-  const currents = new Map(
-    (currentIds.length === 0 ? [] : await trx.selectFrom('revisions').selectAll().where('id', 'in', currentIds).execute()).map(
-      (revision) => [revision.id, revision],
-    ),
-  );
+  const newest = await newestRevisions(trx, [...rows.values()]);
   const writes = new Map<string, { fields: Updateable<ServiceTable>; ids: string[] }>();
   const revisions: Array<Insertable<RevisionTable>> = [];
   for (const { serviceId, changes, source, author } of updates) {
     const row = rows.get(serviceId);
     if (!row) continue;
-    const current = currents.get(row.revision_id ?? '');
-    if (!current) throw new Error(`service revision ${row.revision_id} is missing`);
+    // A pinned service's newest revision may wait beyond its current one: a change is measured against the newest.
+    const current = newest.get(serviceId);
+    if (!current) throw new Error(`service ${serviceId} has no revision`);
     const spec = JSON.stringify(changes.spec ?? JSON.parse(row.spec));
     const configurationChanged =
       changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration, row.id, 'configuration');
@@ -336,9 +341,39 @@ async function changeServices(
   return revisions.map((revision) => ({ id: revision.service_id, clusterId: rows.get(revision.service_id)!.cluster_id }));
 }
 
+/** The newest revision of each of `rows`: its current one, unless a pin holds it back (then one read for those). */
+async function newestRevisions(
+  trx: Transaction<Database>,
+  rows: ReadonlyArray<Selectable<ServiceTable>>,
+): Promise<Map<string, Selectable<RevisionTable>>> {
+  const currentIds = rows.flatMap((row) => (row.revision_id === null || row.pinned !== null ? [] : [row.revision_id]));
+  const pinnedIds = rows.filter((row) => row.pinned !== null).map((row) => row.id);
+  // One after the other: a transaction has one connection.
+  const currents = currentIds.length === 0 ? [] : await trx.selectFrom('revisions').selectAll().where('id', 'in', currentIds).execute();
+  const pinned =
+    pinnedIds.length === 0
+      ? []
+      : await trx
+          .selectFrom('revisions')
+          .selectAll()
+          .where('service_id', 'in', pinnedIds)
+          .where((eb) =>
+            eb(
+              'number',
+              '=',
+              eb
+                .selectFrom('revisions as newer')
+                .select((inner) => inner.fn.max('newer.number').as('newest'))
+                .whereRef('newer.service_id', '=', 'revisions.service_id'),
+            ),
+          )
+          .execute();
+  return new Map([...currents, ...pinned].map((revision) => [revision.service_id, revision]));
+}
+
 /**
  * Inserts `revisions` (one per service, `number` left to this function: each service's next) and makes each its
- * service's current revision, marking the service stale.
+ * service's current revision, marking the service stale; a pinned service's revision waits for the pin's release.
  */
 async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray<Insertable<RevisionTable>>): Promise<void> {
   const serviceIds = revisions.map((revision) => revision.service_id);
@@ -365,6 +400,7 @@ async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray
       status: 'stale',
     }))
     .where('id', 'in', serviceIds)
+    .where('pinned', 'is', null)
     .execute();
 }
 
@@ -428,6 +464,10 @@ async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<S
   ]);
   const revisionById = new Map(revisions.map((revision) => [revision.id, revision]));
   const componentsOf = Map.groupBy(components, (component) => component.service_id);
+  const newest = await newestRevisionNumbers(
+    db,
+    rows.filter((row) => row.pinned !== null).map((row) => row.id),
+  );
   return rows.flatMap((row) => {
     const revision = row.revision_id === null ? undefined : revisionById.get(row.revision_id);
     // Deleted between the queries (its revisions went with it): left out, as if read a moment later.
@@ -443,6 +483,8 @@ async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<S
       status: row.status as ServiceStatus,
       errors: JSON.parse(row.errors) as ServiceError[],
       revision: toRevision(revision),
+      pinned: row.pinned === null ? null : (JSON.parse(row.pinned) as Pin),
+      pendingRevisionNumber: (newest.get(row.id) ?? 0) > revision.number ? newest.get(row.id)! : null,
       appliedRevisionId: row.applied_revision_id,
       appliedRevisionNumber: row.applied_revision_id === null ? null : (revisionById.get(row.applied_revision_id)?.number ?? null),
       components: (componentsOf.get(row.id) ?? []).map(({ service_id: _serviceId, drift, ...c }) => ({
@@ -456,6 +498,19 @@ async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<S
     };
     return [service];
   });
+}
+
+/** The newest revision number of each of `serviceIds` (only pinned services need it: it is their current one otherwise). */
+async function newestRevisionNumbers(db: Kysely<Database>, serviceIds: readonly string[]): Promise<Map<string, number>> {
+  const rows = await inChunks(serviceIds, (ids) =>
+    db
+      .selectFrom('revisions')
+      .select((eb) => ['service_id', eb.fn.max('number').as('newest')])
+      .where('service_id', 'in', ids)
+      .groupBy('service_id')
+      .execute(),
+  );
+  return new Map(rows.map((row) => [row.service_id, Number(row.newest)]));
 }
 
 /** Runs `query` over `ids` in chunks of IN_CHUNK and concatenates the rows. */

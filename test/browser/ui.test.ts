@@ -229,7 +229,7 @@ describe('the web UI', () => {
     await screenshot(page, 'pipeline-promoted');
   });
 
-  test('rolling prod back to its first revision applies it, with progress shown until it is healthy', async () => {
+  test('rolling prod back to its first revision applies it, with progress shown until it is healthy, pinned until released', async () => {
     await page.goto(`/fleet/${PROD}/web/revisions`);
     const first = page.locator('tr[data-revision="1"]');
     await first.getByRole('button', { name: 'Roll back to #1' }).click();
@@ -239,7 +239,15 @@ describe('the web UI', () => {
     await page.locator('.page-header .badge-healthy').waitFor();
     await page.locator('tr[data-revision="3"]').getByText('rollback to revision 1').waitFor();
     await runsRound(PROD, 1);
+    const pin = page.getByRole('status', { name: 'Pin' });
+    await pin.getByText('Pinned at #3 by admin').waitFor();
+    await page.locator('tr[data-revision="3"]').getByText('current, pinned').waitFor();
     await screenshot(page, 'service-rolled-back');
+
+    await pin.getByRole('button', { name: 'Release the pin' }).click();
+    await pin.getByRole('button', { name: 'Confirm: release the pin' }).click();
+    await pin.waitFor({ state: 'detached' });
+    await page.locator('tr[data-revision="3"]').getByText('current', { exact: true }).waitFor();
   });
 
   test('objects deleted and edited with kubectl show as drift on the service page; with selfHeal off they stay so', async () => {

@@ -124,6 +124,19 @@ describe('gantry server and the cluster commands', () => {
       expect(rolledBack.stdout).toMatch(/^revision:\s+3 \([0-9a-f]{12}\), applied: none$/m);
       expect(rolledBack.stdout).toMatch(/^config:\s+password$/m);
       expect(rolledBack.stdout).not.toContain('s3cret');
+      expect(rolledBack.stdout).toMatch(
+        /^pinned:\s+at revision 3 by \S+, \S+; nothing waits \(gantry service release web --cluster svc-cluster ends the pin\)$/m,
+      );
+      // An update while pinned is recorded and waits; release applies it.
+      expect((await gantry(['service', 'update', 'web', '--cluster', 'svc-cluster', '--config', 'password=third'], { env })).code).toBe(0);
+      const pinned = await gantry(['service', 'get', 'web', '--cluster', 'svc-cluster'], { env });
+      expect(pinned.stdout).toMatch(/^revision:\s+3 /m);
+      expect(pinned.stdout).toMatch(/revision 4 waits for: gantry service release web --cluster svc-cluster$/m);
+      const released = await gantry(['service', 'release', 'web', '--cluster', 'svc-cluster'], { env });
+      expect(released.stdout).toMatch(/^revision:\s+4 /m);
+      expect(released.stdout).not.toContain('pinned:');
+      const again = await gantry(['service', 'release', 'web', '--cluster', 'svc-cluster'], { env });
+      expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('service web is not pinned') });
       expect((await gantry(['service', 'delete', 'web', '--cluster', 'svc-cluster', '--detach'], { env })).stderr).toBe(
         'service web detached\n',
       );

@@ -1,5 +1,5 @@
 /**
- * Services of a cluster: /v1/clusters/{cluster}/services/{name}, with their revisions and rollback, and
+ * Services of a cluster: /v1/clusters/{cluster}/services/{name}, with their revisions, rollback and release (a rollback pins), and
  * /v1/services to list across clusters. Each write resolves the source (ref → commit, folder → tarball; helm
  * version → chart version, chart → wrapper project tarball) before anything is stored, so a bad ref, folder,
  * chart or version is a 400 naming the field and no revision. Reading a service needs a role on it (or its
@@ -15,7 +15,7 @@ import { ConflictError } from '../../store/errors.ts';
 import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
-import { listRevisions, pinnedSpec, rollbackService } from '../../store/revisions.ts';
+import { listRevisions, pinnedSpec, releaseService, rollbackService } from '../../store/revisions.ts';
 import {
   serviceSecrets,
   createService,
@@ -224,6 +224,18 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       return await toApiService(db, box, rolledBack);
     },
   );
+
+  api.post(
+    `${path}/release`,
+    { ...readers, schema: { tags, params: ServiceParams, response: { 200: ServiceSchema, ...errors } } },
+    async (request) => {
+      const service = await authorizedService(db, request, 'write');
+      if (!service.pinned) throw new HttpError(409, `service ${service.name} is not pinned: only a rollback pins a service`);
+      const { service: released, moved } = await releaseService(db, service.id);
+      if (moved) deps.onChange(released);
+      return await toApiService(db, box, released);
+    },
+  );
 }
 
 /** The service the route's params name, once the caller may do `action` on it. @throws HttpError 403, NotFoundError */
@@ -297,6 +309,8 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     status: service.status,
     errors: service.errors,
     revision: toApiRevision(service.revision),
+    pinned: service.pinned,
+    pendingRevision: service.pendingRevisionNumber,
     appliedRevision: service.appliedRevisionNumber,
     components: service.components,
     deleting: service.deletedAt !== null,

@@ -64,7 +64,12 @@ export function RevisionsPanel({ service }: { service: Service }) {
 function RevisionMarks({ service, revision }: { service: Service; revision: Revision }) {
   return (
     <>
-      {revision.number === service.revision.number && <span className="tag">current</span>}
+      {revision.number === service.revision.number && <span className="tag">{service.pinned ? 'current, pinned' : 'current'}</span>}
+      {service.pinned && revision.number > service.revision.number && (
+        <span className="tag warn" title="recorded while the service is pinned; the newest is applied when the pin is released">
+          waiting
+        </span>
+      )}
       {revision.number === service.appliedRevision && <span className="tag ok">applied</span>}
     </>
   );

@@ -1,13 +1,16 @@
 /**
  * A service's name, health and where it runs, the revision asked for against the one its agent applied (with
- * progress while they differ or its objects are not ready), and the errors its agent reported that belong to no
+ * progress while they differ or its objects are not ready), a rollback's pin and what waits for its release, and the
+ * errors its agent reported that belong to no
  * one object (those show in the component tree).
  */
-import { useClusters } from '../api/queries.ts';
+import { useAllowed, useClusters } from '../api/queries.ts';
 import type { Service } from '../api/types.ts';
 import { serviceHealth } from '../health.ts';
 import { Spinner } from '../ui/spinner.tsx';
 import { StatusBadge } from '../ui/status-badge.tsx';
+import { TimeAgo } from '../ui/time-ago.tsx';
+import { ReleaseButton } from './release-button.tsx';
 import { sortErrors } from './component-errors.ts';
 import { sourceText } from './source-text.ts';
 
@@ -34,6 +37,7 @@ export function ServiceHeader({ service }: { service: Service }) {
         <dt>Applied</dt>
         <dd data-testid="applied">{service.appliedRevision === null ? 'not yet' : `#${service.appliedRevision}`}</dd>
       </dl>
+      {service.pinned && <PinLine service={service} />}
       <SyncProgress service={service} agentAway={cluster !== undefined && cluster.health !== 'HEALTHY'} />
       {unattached.length > 0 && (
         <ul className="error-box" aria-label="Errors">
@@ -45,6 +49,22 @@ export function ServiceHeader({ service }: { service: Service }) {
         </ul>
       )}
     </header>
+  );
+}
+
+/** A rollback's pin: who set it when, what waits for its release, and the release for those who may write. */
+function PinLine({ service }: { service: Service }) {
+  const allowed = useAllowed([{ action: 'write', service: service.id }]);
+  return (
+    <div className="pin" role="status" aria-label="Pin">
+      <p>
+        Pinned at #{service.revision.number} by {service.pinned!.by} <TimeAgo time={service.pinned!.at} /> (a rollback):{' '}
+        {service.pendingRevision === null
+          ? 'newer revisions will wait here until the pin is released.'
+          : `revision #${service.pendingRevision} waits for the pin's release.`}
+      </p>
+      {allowed?.[0] === true && <ReleaseButton service={service} />}
+    </div>
   );
 }
 
