@@ -435,6 +435,11 @@ const PipelineGateSchema = Type.Object({
   clusterRef: Type.Optional(
     Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'JOB: the Cluster resource whose agent runs the Job.' }),
   ),
+  timeout: Type.Optional(
+    Type.String({
+      description: "Close the gate, saying so, when it is still pending this long after the source stage settled (Gantry's), e.g. 2h.",
+    }),
+  ),
   spec: Type.Optional(
     Type.Object(
       {
@@ -526,6 +531,11 @@ export const PipelineStatusSchema = Type.Object({
       }),
       { description: 'Each gate as the server has it.' },
     ),
+  ),
+  waitingFor: Type.Optional(
+    Type.Array(Type.Object({ edge: Type.String(), reason: Type.String() }), {
+      description: "What each edge waits for before it promotes its source stage's current context.",
+    }),
   ),
 });
 export type PipelineStatus = Static<typeof PipelineStatusSchema>;

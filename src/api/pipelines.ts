@@ -12,8 +12,21 @@ const ServiceByName = {
   name: Type.String({ minLength: 1, description: 'the service name on that cluster' }),
 };
 
+/** Every gate may fail by itself when it waits too long, rather than hold a promotion forever without a word. */
+const GateTimeout = Type.Optional(
+  Type.String({
+    minLength: 1,
+    description:
+      'fail the gate (CLOSED, saying so) when it is still PENDING this long after the source stage settled at its context, e.g. 2h',
+  }),
+);
+
 const ApprovalGateSchema = Type.Object(
-  { name: StageName, type: Type.Literal('APPROVAL', { description: 'opened or rejected by an admin or approver' }) },
+  {
+    name: StageName,
+    type: Type.Literal('APPROVAL', { description: 'opened or rejected by an admin or approver' }),
+    timeout: GateTimeout,
+  },
   { additionalProperties: false },
 );
 
@@ -29,6 +42,7 @@ const WindowGateSchema = Type.Object(
   {
     name: StageName,
     type: Type.Literal('WINDOW', { description: 'open only inside a window and outside every blackout' }),
+    timeout: GateTimeout,
     window: Type.Object(
       {
         timeZone: Type.Optional(Type.String({ description: 'IANA time zone of the cron expressions; default UTC' })),
@@ -45,6 +59,7 @@ const JobGateSchema = Type.Object(
   {
     name: StageName,
     type: Type.Literal('JOB', { description: "a Kubernetes Job run by a cluster's agent: success opens the gate, failure closes it" }),
+    timeout: GateTimeout,
     job: Type.Object(
       {
         cluster: Type.String({ minLength: 1, description: 'the cluster whose agent runs the Job' }),
@@ -69,6 +84,7 @@ const HealthGateSchema = Type.Object(
   {
     name: StageName,
     type: Type.Literal('HEALTH', { description: "the source stage's services stay healthy for the soak, the query holding" }),
+    timeout: GateTimeout,
     health: Type.Object(
       {
         soak: Type.String({ minLength: 1, description: 'how long, e.g. 5m; 0 checks once' }),
@@ -177,12 +193,19 @@ export const PipelineSchema = Type.Object({
           state: Type.String({ description: 'PENDING, OPEN or CLOSED, for the source stage context contextId' }),
           contextId: Type.Union([Type.String(), Type.Null()]),
           decidedBy: Type.Union([Type.String(), Type.Null()]),
-          reason: Type.Union([Type.String(), Type.Null()], { description: "a WINDOW gate's window, a rejection's reason" }),
+          reason: Type.Union([Type.String(), Type.Null()], {
+            description: "a WINDOW gate's window, a HEALTH gate's soak, a rejection's or a failure's reason, a timeout",
+          }),
+          timeout: Type.Union([Type.String(), Type.Null()]),
           forced: Type.Boolean(),
           updatedAt: Time,
         }),
       ),
       promoted: Type.Boolean({ description: "whether the source stage's current context went along this edge" }),
+      waitingFor: Type.Array(Type.String(), {
+        description:
+          "why the source stage's current context has not gone along this edge yet (or, once promoted, why a target does not run it): one line per blocker, empty when nothing waits",
+      }),
     }),
   ),
   createdAt: Time,

@@ -146,7 +146,7 @@ async function gateEdge(
   return edges[0]!;
 }
 
-/** The DAG as text: stages in order with context and services, then edges with their gates. */
+/** The DAG as text: stages in order with context and services, then edges with their gates and what they wait for. */
 export function formatPipeline(pipeline: ApiPipeline): string {
   const lines = [`pipeline ${pipeline.name}`];
   for (const stage of pipeline.stages) {
@@ -165,8 +165,10 @@ export function formatPipeline(pipeline: ApiPipeline): string {
     for (const gate of edge.gates) {
       const by = gate.decidedBy ? ` by ${gate.decidedBy}${gate.forced ? ' (forced)' : ''}` : '';
       const reason = gate.reason ? `: ${gate.reason}` : '';
-      lines.push(`    gate ${gate.name} (${gate.type}): ${gate.contextId ? gate.state : 'waiting for a context'}${by}${reason}`);
+      const timeout = gate.timeout ? ` [timeout ${gate.timeout}]` : '';
+      lines.push(`    gate ${gate.name} (${gate.type})${timeout}: ${gate.contextId ? gate.state : 'waiting for a context'}${by}${reason}`);
     }
+    for (const line of edge.waitingFor) lines.push(`    waiting for: ${line}`);
   }
   return `${lines.join('\n')}\n`;
 }

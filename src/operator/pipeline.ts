@@ -43,10 +43,11 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
     namespace: string,
     field: string,
   ) {
-    if (gate.type === 'APPROVAL') return { name: gate.name, type: 'APPROVAL' } satisfies GateBody;
+    const timeout = gate.timeout === undefined ? {} : { timeout: gate.timeout };
+    if (gate.type === 'APPROVAL') return { name: gate.name, type: 'APPROVAL', ...timeout } satisfies GateBody;
     if (gate.type === 'WINDOW') {
       if (!gate.spec?.window) throw new InvalidSpec(`${field}.spec.window is required for a WINDOW gate`);
-      return { name: gate.name, type: 'WINDOW', window: gate.spec.window } satisfies GateBody;
+      return { name: gate.name, type: 'WINDOW', window: gate.spec.window, ...timeout } satisfies GateBody;
     }
     const job = gate.spec?.job;
     if (!job) throw new InvalidSpec(`${field}.spec.job is required for a JOB gate`);
@@ -54,6 +55,7 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
     return {
       name: gate.name,
       type: 'JOB',
+      ...timeout,
       job: {
         ...rest,
         cluster: await clusterNameOf(gate.clusterRef, namespace, `${field}.clusterRef`),
@@ -121,8 +123,10 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
         })),
       );
       const pending = gates.filter((gate) => gate.state === 'PENDING').map((gate) => `${gate.name} (${gate.edge})`);
+      const waitingFor = remote.edges.flatMap((edge) => edge.waitingFor.map((reason) => ({ edge: `${edge.from} → ${edge.to}`, reason })));
       return {
-        status: { gates },
+        // waitingFor always set: the status is merged over the last one, and an edge that waits no more must leave it.
+        status: { gates, waitingFor },
         readiness: {
           ready: true,
           reason: 'Synced',

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
+import { parseDuration } from '../duration.ts';
 import { checkHealth } from '../pipeline/health-gate.ts';
 import { windowState } from '../pipeline/window.ts';
 import {
@@ -133,7 +134,6 @@ export class PipelineRunner {
           if (gate.type !== 'JOB' || gate.job.clusterId !== clusterId) continue;
           const row = rows.find((candidate) => candidate.from === edge.from && candidate.to === edge.to && candidate.name === gate.name);
           if (row?.state !== 'PENDING' || !row.contextId) continue;
-          const key = [pipeline.name, edge.from, edge.to, gate.name];
           gates.push({
             pipeline: pipeline.name,
             from: edge.from,
@@ -141,10 +141,7 @@ export class PipelineRunner {
             gate: gate.name,
             contextId: row.contextId,
             namespace: gate.job.namespace,
-            jobName: `gate-${createHash('sha256')
-              .update([pipeline.id, ...key.slice(1), row.contextId].join('\0'))
-              .digest('hex')
-              .slice(0, 16)}`,
+            jobName: gateJobName(pipeline.id, edge, gate.name, row.contextId),
             spec: gate.job.spec,
           });
         }
@@ -283,8 +280,9 @@ export class PipelineRunner {
   }
 
   /**
-   * Sets the edge's WINDOW and HEALTH gates for the clock's now, and arms a timer for the soonest moment one of them
-   * can change: a window boundary, the next check of a soak.
+   * Sets the edge's WINDOW and HEALTH gates for the clock's now, closes any gate still PENDING past its timeout, and
+   * arms a timer for the soonest moment one of them can change: a window boundary, the next check of a soak, a
+   * timeout. A gate a timeout closed stays CLOSED for the context (an approver may still approve it).
    */
   async #evaluateAutomatic(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<void> {
     const key = `${pipeline.id}/${edge.from}/${edge.to}`;
@@ -295,6 +293,8 @@ export class PipelineRunner {
     let soonest: Date | undefined;
     for (const gate of edge.gates) {
       const row = rows.find((candidate) => candidate.name === gate.name);
+      const current = row?.contextId === context.id ? row.state : 'PENDING';
+      if (current === 'CLOSED') continue;
       let evaluation: { state: GateState; reason: string; at?: Date | undefined } | undefined;
       if (gate.type === 'WINDOW') {
         const state = windowState(gate.window, now);
@@ -304,6 +304,14 @@ export class PipelineRunner {
         evaluation = { state: check.state, reason: check.reason, at: check.checkAt };
         if (check.state === 'CLOSED')
           this.#notify(pipeline, edge, `gate ${gate.name} on ${edge.from} → ${edge.to} failed: ${check.reason}`, gate.name, 'error');
+      }
+      const deadline = gate.timeout ? new Date(new Date(context.createdAt).getTime() + parseDuration(gate.timeout)) : undefined;
+      if (deadline && (evaluation?.state ?? current) === 'PENDING') {
+        if (now >= deadline) {
+          const reason = `timed out: still pending ${gate.timeout} after stage ${edge.from} settled at this context${evaluation ? ` (${evaluation.reason})` : ''}`;
+          evaluation = { state: 'CLOSED', reason };
+          this.#notify(pipeline, edge, `gate ${gate.name} on ${edge.from} → ${edge.to} ${reason}`, gate.name, 'error');
+        } else if (!soonest || deadline < soonest) soonest = deadline;
       }
       if (!evaluation) continue;
       await setEvaluatedGate(this.#deps.db, pipeline.id, { ...edge, name: gate.name }, { ...evaluation, contextId: context.id });
@@ -394,6 +402,12 @@ export class PipelineRunner {
     }
     return promoted;
   }
+}
+
+/** The name of the Job a JOB gate runs for a context: one per gate and context, so a new context runs a new Job. */
+export function gateJobName(pipelineId: string, edge: { from: string; to: string }, gate: string, contextId: string): string {
+  const hash = createHash('sha256').update([pipelineId, edge.from, edge.to, gate, contextId].join('\0'));
+  return `gate-${hash.digest('hex').slice(0, 16)}`;
 }
 
 /** The target's revision runs the source's commit (git sources) or chart version (helm sources), whatever its ref says. */

@@ -25,13 +25,12 @@ export interface JobGateSpec {
 
 /**
  * APPROVAL: decided by people; WINDOW: open inside its windows (pipeline/window.ts); JOB: a Job's outcome; HEALTH: a
- * soak and a query (pipeline/health-gate.ts).
+ * soak and a query (pipeline/health-gate.ts). Any of them CLOSES when still PENDING `timeout` (a duration) after
+ * its context was recorded.
  */
-export type GateSpec =
-  | { name: string; type: 'APPROVAL' }
-  | { name: string; type: 'WINDOW'; window: WindowSpec }
-  | { name: string; type: 'JOB'; job: JobGateSpec }
-  | { name: string; type: 'HEALTH'; health: HealthSpec };
+export type GateSpec = { name: string; timeout?: string } & (
+  { type: 'APPROVAL' } | { type: 'WINDOW'; window: WindowSpec } | { type: 'JOB'; job: JobGateSpec } | { type: 'HEALTH'; health: HealthSpec }
+);
 
 /** A stage's service; `criteria` names the service it is promoted from and the configuration keys copied. */
 export interface StageService {
@@ -233,7 +232,8 @@ export async function decideGate(
 }
 
 /**
- * Sets a gate the server evaluates itself (WINDOW, HEALTH) for `contextId`, unless someone forced it open.
+ * Sets a gate the server evaluates itself (WINDOW, HEALTH; any gate its timeout closes) for `contextId`, unless
+ * someone forced it open.
  * @returns whether the row changed.
  */
 export async function setEvaluatedGate(

@@ -216,12 +216,17 @@ describe('the web UI', () => {
     const gate = page.locator('tr[data-gate="approval"]');
     await gate.locator('.gate-pending').waitFor();
     await page.getByRole('region', { name: 'Stage dev' }).locator('.badge-healthy').waitFor();
+    await page
+      .getByRole('region', { name: 'Waiting for' })
+      .locator('[data-edge="dev/prod"] li', { hasText: /^APPROVAL gate approval: waits for an approver since / })
+      .waitFor();
     await screenshot(page, 'pipeline-pending');
 
     await gate.getByRole('button', { name: 'Approve' }).click();
     await gate.locator('.gate-open').waitFor();
     await page.locator('tr[data-promotion="dev-prod"]').waitFor();
     await page.getByText('✓ promoted').waitFor();
+    await page.getByRole('region', { name: 'Waiting for' }).waitFor({ state: 'detached' });
     const prodStage = page.getByRole('region', { name: 'Stage prod' });
     await prodStage.getByText('#2').waitFor();
     await prodStage.locator('.badge-healthy').waitFor();

@@ -273,6 +273,73 @@ describe('release pipelines', () => {
     await client.deletePipeline('windowed');
   });
 
+  test('a gate still pending past its timeout closes by itself, saying so; each edge says what it waits for', async () => {
+    const namespace = `${NS}-t`;
+    const dev = await client.createService(DEV, {
+      name: 'timed',
+      namespace,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'test-apps/k3s' },
+      configuration: { version: 't1' },
+    });
+    await client.createService(PROD, {
+      name: 'timed',
+      namespace,
+      repository: repo.url,
+      git: { ref: `${dev.revision.commit}`, folder: 'test-apps/k3s' },
+      configuration: { version: 't0' },
+    });
+    now = () => new Date('2026-11-28T12:00:00Z'); // a Saturday
+    await client.setPipeline('timed', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'timed' }] },
+        { name: 'prod', services: [{ cluster: PROD, name: 'timed', criteria: { cluster: DEV, name: 'timed', secrets: ['version'] } }] },
+      ],
+      edges: [
+        {
+          from: 'dev',
+          to: 'prod',
+          gates: [
+            { name: 'approval', type: 'APPROVAL', timeout: '1h' },
+            { name: 'office-hours', type: 'WINDOW', window: { windows: [{ cron: '0 9 * * 1-5', duration: '8h' }] } },
+          ],
+        },
+      ],
+    });
+    const edge = async () => (await client.getPipeline('timed')).edges[0]!;
+    const waiting = await waitFor('the edge waiting at both gates', async () => {
+      const found = await edge();
+      return found.waitingFor.length === 2 && found.waitingFor[1]!.includes('outside every window') ? found : undefined;
+    });
+    expect(waiting.waitingFor[0]).toMatch(
+      /^APPROVAL gate approval: waits for an approver since \S+; times out at 2026-11-28T13:00:00\.000Z$/,
+    );
+    expect(waiting.waitingFor[1]).toBe('WINDOW gate office-hours: outside every window; the next opens at 2026-11-30T09:00:00.000Z');
+    expect(waiting.gates[0]).toMatchObject({ state: 'PENDING', timeout: '1h' });
+
+    // Two hours later (the server's timer would evaluate the edge at the deadline, as start() does now).
+    now = () => new Date('2026-11-28T14:00:00Z');
+    await server.pipelines.start();
+    const timedOut = await edge();
+    expect(timedOut.gates[0]).toMatchObject({
+      state: 'CLOSED',
+      reason: 'timed out: still pending 1h after stage dev settled at this context',
+    });
+    expect(timedOut.waitingFor[0]).toBe(
+      "APPROVAL gate approval is closed: timed out: still pending 1h after stage dev settled at this context; a new context of stage dev or an admin's force opens it",
+    );
+    const text = await gantry(['pipeline', 'get', 'timed'], { env });
+    expect(text.stdout).toContain('gate approval (APPROVAL) [timeout 1h]: CLOSED: timed out');
+    expect(text.stdout).toContain('waiting for: WINDOW gate office-hours: outside every window');
+
+    // A rollback pins prod: the edge says a promotion would wait there.
+    await client.rollbackService(PROD, 'timed', 1);
+    expect((await edge()).waitingFor.at(-1)).toMatch(
+      new RegExp(`^${PROD}/timed is pinned by \\S+ \\(a rollback\\): a promotion will wait until it is released$`),
+    );
+    await client.deletePipeline('timed');
+  });
+
   test("three stages: a JOB gate whose Job succeeds promotes inside its WINDOW; one whose Job fails closes with the Job's reason", async () => {
     const service = async (cluster: string, name: string, ref: string) =>
       await client.createService(cluster, {
@@ -520,6 +587,9 @@ describe('release pipelines', () => {
         ],
       }),
     ).toMatchObject({ status: 400, field: 'body.edges[0].gates[0].window.windows[0].cron' });
+    expect(
+      await refused({ stages, edges: [{ from: 'dev', to: 'prod', gates: [{ name: 'slow', type: 'APPROVAL', timeout: 'a while' }] }] }),
+    ).toMatchObject({ status: 400, field: 'body.edges[0].gates[0].timeout', message: expect.stringContaining('gate slow:') });
     expect(await refused({ stages: [{ name: 'dev', services: [{ cluster: DEV, name: 'nope' }] }], edges: [] })).toMatchObject({
       status: 400,
       field: 'body.stages[0].services[0]',

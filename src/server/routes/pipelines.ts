@@ -11,6 +11,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { Type } from 'typebox';
+import { parseDuration } from '../../duration.ts';
+import { messageOf } from '../../problems.ts';
 import { pipelineProblem } from '../../pipeline/graph.ts';
 import { healthProblem } from '../../pipeline/health-gate.ts';
 import { windowProblem } from '../../pipeline/window.ts';
@@ -18,6 +20,7 @@ import { listClusters } from '../../store/clusters.ts';
 import {
   currentContexts,
   deletePipeline,
+  type Gate,
   getPipeline,
   listGates,
   listPipelines,
@@ -33,7 +36,8 @@ import type { Database } from '../../store/schema.ts';
 import { listServices, type Service } from '../../store/services.ts';
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
-import type { PipelineRunner } from '../pipelines.ts';
+import { gateJobName, type PipelineRunner } from '../pipelines.ts';
+import { type EdgeFacts, waitingFor } from '../../pipeline/explain.ts';
 import { ErrorResponses } from '../../api/common.ts';
 import {
   GateParams,
@@ -125,10 +129,12 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
   );
 }
 
-/** The first WINDOW or HEALTH gate whose spec is bad, by field. */
+/** The first gate whose timeout, or WINDOW or HEALTH spec, is bad, by field. */
 function gateProblem(body: PipelineUpsertBody): { field: string; message: string } | undefined {
   for (const [edgeIndex, edge] of body.edges.entries()) {
     for (const [index, gate] of (edge.gates ?? []).entries()) {
+      const timeout = gate.timeout === undefined ? undefined : timeoutProblem(gate.timeout);
+      if (timeout) return { field: `edges[${edgeIndex}].gates[${index}].timeout`, message: `gate ${gate.name}: ${timeout}` };
       const [at, problem] =
         gate.type === 'WINDOW'
           ? ['window', windowProblem(gate.window)]
@@ -142,8 +148,19 @@ function gateProblem(body: PipelineUpsertBody): { field: string; message: string
   return undefined;
 }
 
+/** A service's cluster and name by id (deleted ones absent), with the service itself. */
+type ServiceNames = Map<string, { cluster: string; name: string; service: Service }>;
+
+function timeoutProblem(timeout: string): string | undefined {
+  try {
+    return parseDuration(timeout) > 0 ? undefined : 'the timeout must be longer than 0';
+  } catch (error) {
+    return messageOf(error);
+  }
+}
+
 /** Every service's cluster and name by id (deleted ones are absent). */
-async function serviceNames(db: Kysely<Database>): Promise<Map<string, { cluster: string; name: string; service: Service }>> {
+async function serviceNames(db: Kysely<Database>): Promise<ServiceNames> {
   const [clusters, services] = await Promise.all([listClusters(db), listServices(db)]);
   const clusterNames = new Map(clusters.map((cluster) => [cluster.id, cluster.name]));
   return new Map(
@@ -194,7 +211,8 @@ async function resolvedSpec(db: Kysely<Database>, body: PipelineUpsertBody): Pro
         const field = `body.edges[${edgeIndex}].gates[${index}].job`;
         const clusterId = clusterIds.get(gate.job.cluster);
         if (!clusterId) throw new HttpError(400, `gate ${gate.name}: no cluster ${gate.job.cluster}`, `${field}.cluster`);
-        return { name: gate.name, type: 'JOB', job: { clusterId, namespace: gate.job.namespace, spec: jobSpecOf(gate.job, field) } };
+        const job = { clusterId, namespace: gate.job.namespace, spec: jobSpecOf(gate.job, field) };
+        return { name: gate.name, type: 'JOB', job, ...(gate.timeout ? { timeout: gate.timeout } : {}) };
       }),
     })),
   };
@@ -222,12 +240,66 @@ function jobSpecOf(job: JobGateBody, field: string): Record<string, unknown> {
   };
 }
 
-async function toApiPipeline(
-  db: Kysely<Database>,
+/** What pipeline/explain.ts reads of an edge, from the pipeline, its gates' rows and the services. */
+function edgeFacts(
   pipeline: Pipeline,
-  names: Map<string, { cluster: string; name: string; service: Service }>,
-): Promise<ApiPipeline> {
-  const [contexts, gates] = await Promise.all([currentContexts(db, pipeline.id), listGates(db, pipeline.id)]);
+  edge: PipelineSpec['edges'][number],
+  known: {
+    context: PromotionContext | undefined;
+    promoted: boolean;
+    rows: readonly Gate[];
+    names: ServiceNames;
+    clusterNames: Map<string, string>;
+  },
+): EdgeFacts {
+  const stage = (name: string) => pipeline.spec.stages.find((candidate) => candidate.name === name)?.services ?? [];
+  const { context, rows, names } = known;
+  return {
+    from: edge.from,
+    context,
+    promoted: known.promoted,
+    sources: stage(edge.from).map(({ serviceId }) => ({
+      ...nameOf(names, serviceId),
+      status: names.get(serviceId)?.service.status ?? 'missing',
+    })),
+    gates: edge.gates.flatMap((spec) => {
+      const row = rows.find((candidate) => candidate.name === spec.name);
+      if (!row) return [];
+      const job =
+        spec.type === 'JOB' && context
+          ? {
+              name: gateJobName(pipeline.id, edge, spec.name, context.id),
+              cluster: known.clusterNames.get(spec.job.clusterId) ?? spec.job.clusterId,
+            }
+          : undefined;
+      return [
+        {
+          spec,
+          state: row.state,
+          contextId: row.contextId,
+          reason: row.reason,
+          decidedBy: row.decidedBy,
+          updatedAt: row.updatedAt,
+          ...(job ? { job } : {}),
+        },
+      ];
+    }),
+    targets: stage(edge.to)
+      .filter((target) => target.criteria)
+      .map(({ serviceId }) => {
+        const service = names.get(serviceId)?.service;
+        return {
+          ...nameOf(names, serviceId),
+          pinnedBy: service?.pinned?.by ?? null,
+          pendingRevision: service?.pendingRevisionNumber ?? null,
+        };
+      }),
+  };
+}
+
+async function toApiPipeline(db: Kysely<Database>, pipeline: Pipeline, names: ServiceNames): Promise<ApiPipeline> {
+  const [contexts, gates, clusters] = await Promise.all([currentContexts(db, pipeline.id), listGates(db, pipeline.id), listClusters(db)]);
+  const clusterNames = new Map(clusters.map((cluster) => [cluster.id, cluster.name]));
   const apiContext = (context: PromotionContext | undefined) =>
     context
       ? {
@@ -257,22 +329,24 @@ async function toApiPipeline(
     edges: await Promise.all(
       pipeline.spec.edges.map(async (edge) => {
         const context = contexts.get(edge.from);
+        const rows = gates.filter((gate) => gate.from === edge.from && gate.to === edge.to);
+        const promoted = context ? await wasPromoted(db, pipeline.id, edge, context.id) : false;
         return {
           from: edge.from,
           to: edge.to,
-          gates: gates
-            .filter((gate) => gate.from === edge.from && gate.to === edge.to)
-            .map(({ name, type, state, contextId, decidedBy, reason, forced, updatedAt }) => ({
-              name,
-              type,
-              state,
-              contextId,
-              decidedBy,
-              reason,
-              forced,
-              updatedAt,
-            })),
-          promoted: context ? await wasPromoted(db, pipeline.id, edge, context.id) : false,
+          gates: rows.map(({ name, type, state, contextId, decidedBy, reason, forced, updatedAt }) => ({
+            name,
+            type,
+            state,
+            contextId,
+            decidedBy,
+            reason,
+            timeout: edge.gates.find((gate) => gate.name === name)?.timeout ?? null,
+            forced,
+            updatedAt,
+          })),
+          promoted,
+          waitingFor: waitingFor(edgeFacts(pipeline, edge, { context, promoted, rows, names, clusterNames })),
         };
       }),
     ),

@@ -1,7 +1,11 @@
-/** One pipeline: its stages and edges drawn, the gates with what the user may decide, and its promotions. */
+/**
+ * One pipeline: its stages and edges drawn, what each edge waits for, the gates with what the user may decide, and
+ * its promotions.
+ */
 import { Link, useParams } from 'react-router';
 import { useAllowed, usePipeline } from '../api/queries.ts';
 import { QueryView } from '../ui/query-view.tsx';
+import { EdgeWaits } from './edge-waits.tsx';
 import { GatesTable } from './gates-table.tsx';
 import { PipelineGraph } from './pipeline-graph.tsx';
 import { PromotionHistory } from './promotion-history.tsx';
@@ -24,6 +28,7 @@ export function PipelinePage() {
           <>
             <h1>{found.name}</h1>
             <PipelineGraph pipeline={found} />
+            <EdgeWaits pipeline={found} />
             <GatesTable pipeline={found} rights={rights} />
             <PromotionHistory pipeline={found.name} />
           </>
