@@ -3,14 +3,22 @@
  * of this cluster that wait for an outcome (each poll, and at once on a kick), the agent creates each gate's Job
  * (named per gate and context, so a restarted agent finds the one it made) and follows it until it finishes; a
  * Job that completes opens the gate, one that fails closes it with the Job's condition and the failing Pod's status.
+ * Either way the end of each of its Pods' container logs goes with the outcome (the last 100 lines or 8 KiB of
+ * each, 16 KiB in all, the newest kept), so "why did the check fail" is answered where the gate is shown.
  */
 import type { AgentClient } from '../client/agent-client.ts';
 import type { AgentGate } from '../api/agent.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Logger } from '../logger.ts';
+import { messageOf } from '../problems.ts';
 
 const JOB = { group: 'batch', version: 'v1', kind: 'Job' };
+const POD = { group: '', version: 'v1', kind: 'Pod' };
+const LOG_TAIL_LINES = 100;
+const LOG_BYTES_PER_CONTAINER = 8 * 1024;
+/** GateReportSchema's maxLength for logs. */
+const LOG_CHARS = 16 * 1024;
 const GATE_LABEL = 'gantry.dev/pipeline-gate';
 
 interface Condition {
@@ -57,7 +65,8 @@ export class GateJobs {
         const job = (await this.#cluster.get({ ...JOB, namespace: gate.namespace, name: gate.jobName })) ?? (await this.#create(gate));
         const outcome = await this.#outcomeOf(job, gate);
         if (!outcome) continue;
-        await this.#client.reportGate({ ...gateKey(gate), ...outcome }, signal).catch((error: { status?: number }) => {
+        const logs = await this.#logsOf(gate, signal).catch((error: unknown) => `(no logs: ${messageOf(error)})`);
+        await this.#client.reportGate({ ...gateKey(gate), ...outcome, logs }, signal).catch((error: { status?: number }) => {
           // 409: the gate moved on to a newer context; this outcome no longer counts.
           if (error.status !== 409) throw error;
         });
@@ -97,9 +106,42 @@ export class GateJobs {
     return { state: 'CLOSED', reason: [`job ${gate.jobName} failed${why ? ` (${why})` : ''}`, ...pods].join('; ') };
   }
 
+  /**
+   * The end of each container log of the Job's Pods, each under a `==> pod/container <==` line (as tail prints
+   * several files); a log that cannot be read says why instead. At most LOG_CHARS, the newest kept.
+   */
+  async #logsOf(gate: AgentGate, signal: AbortSignal): Promise<string> {
+    const resource = await this.#cluster.resourceFor(POD);
+    const pods = await this.#cluster.list(resource, `job-name=${gate.jobName}`, gate.namespace);
+    // A Job past its deadline has its Pods deleted by the job controller.
+    if (pods.length === 0) return `(no Pod of job ${gate.jobName} is left to read a log from)`;
+    const parts: string[] = [];
+    for (const pod of pods.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))) {
+      const name = pod.metadata.name ?? '';
+      const containers = ((pod['spec'] as { containers?: Array<{ name: string }> } | undefined)?.containers ?? []).map((c) => c.name);
+      for (const container of containers) {
+        const text = await this.#containerLog(gate.namespace, name, container, signal).catch(
+          (error: unknown) => `(no log: ${messageOf(error)})`,
+        );
+        parts.push(`==> ${name}/${container} <==\n${text.trimEnd()}`);
+      }
+    }
+    const logs = parts.join('\n');
+    return logs.length > LOG_CHARS ? logs.slice(logs.length - LOG_CHARS) : logs;
+  }
+
+  async #containerLog(namespace: string, pod: string, container: string, signal: AbortSignal): Promise<string> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`;
+    const query = { container, tailLines: String(LOG_TAIL_LINES), limitBytes: String(LOG_BYTES_PER_CONTAINER) };
+    const body = await this.#cluster.client.stream(path, { query, signal });
+    let text = '';
+    for await (const chunk of body) text += String(chunk);
+    return text;
+  }
+
   /** Each failed Pod of the Job: its terminated containers' reasons, exit codes and messages. */
   async #failedPods(gate: AgentGate): Promise<string[]> {
-    const resource = await this.#cluster.resourceFor({ group: '', version: 'v1', kind: 'Pod' });
+    const resource = await this.#cluster.resourceFor(POD);
     const pods = await this.#cluster.list(resource, `job-name=${gate.jobName}`, gate.namespace);
     return pods
       .filter((pod) => (pod['status'] as { phase?: string } | undefined)?.phase === 'Failed')

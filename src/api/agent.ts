@@ -88,6 +88,12 @@ export const GateReportSchema = Type.Object(
     contextId: Type.String(),
     state: Type.Union([Type.Literal('OPEN'), Type.Literal('CLOSED')], { description: 'OPEN: the Job succeeded; CLOSED: it failed' }),
     reason: Type.String({ maxLength: 4000, description: "the Job's condition, and the failing Pod's status" }),
+    logs: Type.Optional(
+      Type.String({
+        maxLength: 16_384,
+        description: "the end of each of the Job's Pods' container logs, as the agent read them when it finished",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

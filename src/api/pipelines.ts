@@ -197,6 +197,9 @@ export const PipelineSchema = Type.Object({
             description: "a WINDOW gate's window, a HEALTH gate's soak, a rejection's or a failure's reason, a timeout",
           }),
           timeout: Type.Union([Type.String(), Type.Null()]),
+          logs: Type.Union([Type.String(), Type.Null()], {
+            description: "a JOB gate's Job's logs (the end of each Pod's containers'), as its agent read them when it finished",
+          }),
           forced: Type.Boolean(),
           updatedAt: Time,
         }),

@@ -93,6 +93,28 @@ export function pipelineCommand(): Command {
   }
 
   pipeline.addCommand(
+    addFleetOutputFlag(
+      new Command('logs')
+        .description("print a JOB gate's Job's logs, as its agent read them when the Job finished")
+        .argument('<pipeline>')
+        .argument('<gate>')
+        .option('--edge <from:to>', 'the edge of the gate, when its name is on several edges'),
+    ).action((name: string, gate: string, flags: GateFlags) =>
+      withFleetClient(async (client) => {
+        const { from, to } = await gateEdge(client, name, gate, flags.edge);
+        const edge = (await client.getPipeline(name)).edges.find((candidate) => candidate.from === from && candidate.to === to);
+        const found = edge?.gates.find((candidate) => candidate.name === gate);
+        if (!found) throw new Error(`pipeline ${name} has no gate ${gate} on ${from} → ${to}`);
+        if (found.type !== 'JOB') throw new Error(`gate ${gate} is ${found.type}: only JOB gates have logs`);
+        const logs = found.logs ?? '';
+        printFleet(flags.output, { gate, from, to, state: found.state, logs: found.logs }, () =>
+          logs ? `${logs.trimEnd()}\n` : `gate ${gate} has no logs yet: its Job has not finished for the current context\n`,
+        );
+      }),
+    ),
+  );
+
+  pipeline.addCommand(
     addFleetOutputFlag(new Command('history').description('list the promotions of a pipeline, newest first').argument('<name>')).action(
       (name: string, flags: { output: FleetOutput }) =>
         withFleetClient(async (client) => {

@@ -173,6 +173,7 @@ export class PipelineRunner {
         state: report.state,
         by: 'job',
         reason: report.reason,
+        ...(report.logs === undefined ? {} : { logs: report.logs }),
         forced: false,
         contextId: report.contextId,
       },

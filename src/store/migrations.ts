@@ -316,6 +316,11 @@ async function servicePin(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('services').addColumn('pinned', 'text').execute();
 }
 
+/** The end of a JOB gate's Job's logs, reported with its outcome. */
+async function gateLogs(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('pipeline_gates').addColumn('logs', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -331,4 +336,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0011-login-addresses': { up: loginAddresses },
   '0012-component-drift': { up: componentDrift },
   '0013-service-pin': { up: servicePin },
+  '0014-gate-logs': { up: gateLogs },
 };

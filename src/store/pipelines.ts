@@ -76,6 +76,8 @@ export interface Gate {
   contextId: string | null;
   decidedBy: string | null;
   reason: string | null;
+  /** JOB gates: the end of the Job's logs, reported with its outcome. */
+  logs: string | null;
   forced: boolean;
   updatedAt: string;
 }
@@ -189,7 +191,7 @@ export async function recordContext(
     await trx.insertInto('pipeline_contexts').values(row).execute();
     await trx
       .updateTable('pipeline_gates')
-      .set({ state: 'PENDING', context_id: row.id, decided_by: null, reason: null, forced: 0, updated_at: row.created_at })
+      .set({ state: 'PENDING', context_id: row.id, decided_by: null, reason: null, logs: null, forced: 0, updated_at: row.created_at })
       .where('pipeline_id', '=', pipelineId)
       .where('from_stage', '=', stage)
       .execute();
@@ -210,7 +212,7 @@ export async function decideGate(
   db: Kysely<Database>,
   pipelineId: string,
   gate: { from: string; to: string; name: string },
-  decision: { state: 'OPEN' | 'CLOSED'; by: string; reason?: string; forced: boolean; contextId: string },
+  decision: { state: 'OPEN' | 'CLOSED'; by: string; reason?: string; logs?: string; forced: boolean; contextId: string },
   now = new Date(),
 ): Promise<boolean> {
   const result = await db
@@ -219,6 +221,7 @@ export async function decideGate(
       state: decision.state,
       decided_by: decision.by,
       reason: decision.reason ?? null,
+      logs: decision.logs ?? null,
       forced: decision.forced ? 1 : 0,
       updated_at: now.toISOString(),
     })
@@ -331,6 +334,7 @@ function pendingGate(
     context_id: contextId,
     decided_by: null,
     reason: null,
+    logs: null,
     forced: 0,
     updated_at: time,
   };
@@ -354,6 +358,7 @@ function toGate(row: Selectable<PipelineGateTable>): Gate {
     contextId: row.context_id,
     decidedBy: row.decided_by,
     reason: row.reason,
+    logs: row.logs,
     forced: row.forced === 1,
     updatedAt: row.updated_at,
   };

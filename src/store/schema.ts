@@ -281,6 +281,8 @@ export interface PipelineGateTable {
   /** Who opened or closed it (a token's name), or null while pending. */
   decided_by: string | null;
   reason: string | null;
+  /** A JOB gate's Job's logs (their ends), as its agent reported them with the outcome; null otherwise. */
+  logs: string | null;
   forced: number;
   updated_at: string;
 }

@@ -402,7 +402,15 @@ describe('release pipelines', () => {
     });
     const edgeOf = async (from: string) => (await client.getPipeline('jobs')).edges.find((edge) => edge.from === from)!;
     await waitFor('dev → staging promoted after its Job completed', async () => (await edgeOf('dev')).promoted, 50_000);
-    expect((await edgeOf('dev')).gates.find((gate) => gate.name === 'smoke')).toMatchObject({ state: 'OPEN', decidedBy: 'job' });
+    const smokeGate = (await edgeOf('dev')).gates.find((gate) => gate.name === 'smoke');
+    expect(smokeGate).toMatchObject({ state: 'OPEN', decidedBy: 'job' });
+    // The local clusters' kubelet (kwok) keeps no container logs: the agent reports the Pod, and what the API said.
+    expect(smokeGate?.logs).toMatch(/^==> gate-[0-9a-f]{16}-[a-z0-9]{5}\/check <==\n\S/);
+    const logs = await gantry(['pipeline', 'logs', 'jobs', 'smoke'], { env });
+    expect(logs).toMatchObject({ code: 0, stdout: `${smokeGate!.logs}\n` });
+    expect((await gantry(['pipeline', 'logs', 'jobs', 'office-hours'], { env })).stderr).toContain(
+      'gate office-hours is WINDOW: only JOB gates have logs',
+    );
     expect((await client.getService(PROD, 'jobs-staging')).git?.ref).toBe(dev.revision.commit);
 
     const closed = await waitFor(
@@ -414,6 +422,10 @@ describe('release pipelines', () => {
       90_000,
     );
     expect(closed.reason).toMatch(/^job gate-[0-9a-f]{16} failed \(DeadlineExceeded: Job was active longer than specified deadline\)$/);
+    // Past its deadline, the job controller deletes the Job's Pods: gone by then, or still being deleted.
+    expect(closed.logs).toMatch(
+      /^(\(no Pod of job gate-[0-9a-f]{16} is left to read a log from\)|==> gate-[0-9a-f]{16}-[a-z0-9]{5}\/check <==\n)/,
+    );
     expect((await edgeOf('staging')).promoted).toBe(false);
     expect((await client.getService(PROD, 'jobs-prod')).revision.number).toBe(1);
     await client.deletePipeline('jobs');

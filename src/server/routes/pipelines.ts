@@ -334,13 +334,14 @@ async function toApiPipeline(db: Kysely<Database>, pipeline: Pipeline, names: Se
         return {
           from: edge.from,
           to: edge.to,
-          gates: rows.map(({ name, type, state, contextId, decidedBy, reason, forced, updatedAt }) => ({
+          gates: rows.map(({ name, type, state, contextId, decidedBy, reason, logs, forced, updatedAt }) => ({
             name,
             type,
             state,
             contextId,
             decidedBy,
             reason,
+            logs,
             timeout: edge.gates.find((gate) => gate.name === name)?.timeout ?? null,
             forced,
             updatedAt,

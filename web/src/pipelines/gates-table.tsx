@@ -1,5 +1,6 @@
 /**
- * Every gate of the pipeline, by edge, with its state for the source stage's current context, and the decisions
+ * Every gate of the pipeline, by edge, with its state for the source stage's current context (a JOB gate's Job log
+ * under its reason, once the Job finished), and the decisions
  * the user may take: approve or reject an APPROVAL gate (approvers, writers, admins of the pipeline), force any
  * closed or pending gate open (admins of the fleet). Until the server said what the user may do, no button shows.
  */
@@ -48,7 +49,15 @@ export function GatesTable({ pipeline, rights }: { pipeline: Pipeline; rights: G
               <td>
                 <GateBadge gate={gate} />
               </td>
-              <td>{gate.reason ?? <span className="muted">—</span>}</td>
+              <td>
+                {gate.reason ?? <span className="muted">—</span>}
+                {gate.logs && (
+                  <details className="gate-logs">
+                    <summary>Job log</summary>
+                    <pre>{gate.logs}</pre>
+                  </details>
+                )}
+              </td>
               <td>
                 {gate.decidedBy ? (
                   <>
