@@ -6,7 +6,15 @@
  * promoted yet" is the question their users ask.
  */
 import { parseDuration } from '../duration.ts';
-import type { GateSpec, GateState } from '../store/pipelines.ts';
+
+/** What the explanation reads of a gate's spec (the store's GateSpec has these and more). */
+interface GateSpec {
+  name: string;
+  type: 'APPROVAL' | 'WINDOW' | 'JOB' | 'HEALTH';
+  timeout?: string;
+}
+
+type GateState = 'PENDING' | 'OPEN' | 'CLOSED';
 
 /** What the explanation reads of an edge, each as the API shows it. */
 export interface EdgeFacts {
