@@ -40,10 +40,7 @@ describe('waitingFor', () => {
   test('each gate not open says what it waits for, with its timeout; open gates and a promoted edge say nothing', () => {
     const gates = [
       gate({ name: 'approval', type: 'APPROVAL', timeout: '2h' }),
-      gate(
-        { name: 'check', type: 'JOB', job: { clusterId: 'id-dev', namespace: 'gates', spec: {} } },
-        { job: { name: 'gate-0123', cluster: 'dev' } },
-      ),
+      gate({ name: 'check', type: 'JOB' }, { job: { name: 'gate-0123', cluster: 'dev' } }),
       gate({ name: 'office-hours', type: 'WINDOW' }, { reason: 'outside every window; the next opens at 2026-11-30T08:00:00.000Z' }),
       gate({ name: 'soak', type: 'HEALTH' }, { state: 'OPEN' }),
       // Decided for an older context: PENDING for this one.
