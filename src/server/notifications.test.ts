@@ -114,6 +114,19 @@ describe.each(DATABASE_KINDS)('notifications on %s', (kind) => {
     await waitFor('service.update to the webhook', () => delivered('/hook').length === 2);
     expect(JSON.parse(delivered('/hook')[1]!.body)).toMatchObject({ type: 'service.update', service: { name: 'web', status: 'healthy' } });
 
+    // Drift the agent reports makes the service stale, and the event names the object and what happened to it.
+    const web = services.find((service) => service.name === 'web')!;
+    const drift = { state: 'MISSING', fields: [], managers: [] };
+    const missing = { group: '', version: 'v1', kind: 'ConfigMap', namespace: 'web', name: 'c', state: 'PENDING', synced: false, drift };
+    await call('POST', `/v1/agent/services/${web.id}/report`, token, { revisionId: web.revision.id, components: [missing], errors: [] });
+    await waitFor('the drift event to the webhook', () => delivered('/hook').length === 3);
+    expect(JSON.parse(delivered('/hook')[2]!.body)).toMatchObject({
+      type: 'service.update',
+      service: { name: 'web', status: 'stale' },
+      message: 'web is stale at revision 1: ConfigMap web/c deleted in the cluster',
+    });
+    expect((await call('GET', '/v1/clusters/dev/services/web', admin)).body.components).toEqual([missing]);
+
     await call('DELETE', '/v1/notifications/routers/web-only', admin);
     expect((await call('DELETE', '/v1/notifications/sinks/slack', admin)).status).toBe(204);
     expect((await call('DELETE', '/v1/notifications/sinks/slack', admin)).status).toBe(404);

@@ -3,8 +3,8 @@
  * report is recorded (store/reports.ts), or, for a deleted service whose agent reports nothing left of it and no
  * error, the service is removed, in one transaction with the read of the service it is judged on. Browsers are
  * told; then, against the service as it was before the report, a status change is notified (Plural's
- * `service.update`) and may settle a pipeline stage, and a service turning healthy kicks its agent, whose services
- * waiting for it may now sync.
+ * `service.update`, naming the objects that drifted, if any) and may settle a pipeline stage, and a service turning
+ * healthy kicks its agent, whose services waiting for it may now sync.
  */
 import type { Kysely } from 'kysely';
 import type { Cluster } from '../store/clusters.ts';
@@ -67,6 +67,19 @@ function serviceUpdate(cluster: { id: string; name: string }, service: Service):
     },
     message: failed
       ? `${service.name} failed: ${service.errors.map((error) => error.message).join('; ')}`
-      : `${service.name} is ${service.status} at revision ${service.revision.number}`,
+      : `${service.name} is ${service.status} at revision ${service.revision.number}${driftText(service)}`,
   };
+}
+
+/** `: Deployment shop/web deleted in the cluster, ConfigMap shop/settings changed (data.value)`, or '' without drift. */
+function driftText(service: Service): string {
+  const drifted = service.components.flatMap((component) => {
+    const { drift } = component;
+    if (!drift) return [];
+    const what = { MISSING: 'deleted in the cluster', CHANGED: 'changed', CONFLICT: 'in conflict' }[drift.state];
+    const fields =
+      drift.fields.length > 0 ? ` (${drift.fields.join(', ')}${drift.managers.length > 0 ? ` by ${drift.managers.join(', ')}` : ''})` : '';
+    return [`${component.kind} ${component.namespace}/${component.name} ${what}${fields}`];
+  });
+  return drifted.length > 0 ? `: ${drifted.join(', ')}` : '';
 }
