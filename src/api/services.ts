@@ -237,6 +237,14 @@ export const RevisionSchema = Type.Object({
   message: Type.Union([Type.String(), Type.Null()]),
   createdBy: Type.Union([Type.String(), Type.Null()]),
   createdAt: Time,
+  rejected: Type.Optional(
+    Type.Object(
+      { id: Type.String(), reason: Type.String(), by: Type.String(), at: Time },
+      {
+        description: 'set in revision lists when its content is rejected for the service: it never runs again',
+      },
+    ),
+  ),
 });
 
 export const ServiceSchema = Type.Object({
@@ -288,6 +296,46 @@ export const RevisionDiffSchema = Type.Object({
   ),
 });
 export const RollbackSchema = Type.Object({ revision: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+export const RevisionParams = Type.Object({
+  cluster: Type.String(),
+  name: Type.String(),
+  number: Type.String({ pattern: '^[1-9][0-9]*$', description: 'the revision number' }),
+});
+
+export const RejectSchema = Type.Object(
+  {
+    reason: Type.String({ minLength: 1, maxLength: 1000, description: 'why it must not run, for those who see it refused' }),
+    fleetWide: Type.Optional(
+      Type.Boolean({ description: 'every service of the repository folder, not only this one (admins); default false' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RejectionSchema = Type.Object({
+  id: Type.String(),
+  repository: Type.String({ description: 'the repository URL' }),
+  folder: Type.String(),
+  commit: Type.String({ description: 'the commit the rejected content was found at' }),
+  digest: Type.String({ description: "sha256 of the folder's tarball: what is rejected, at this commit or any other" }),
+  service: Type.Union([Type.Object({ cluster: Type.String(), name: Type.String() }), Type.Null()], {
+    description: 'the service it is rejected for; null: every service of the folder',
+  }),
+  reason: Type.String(),
+  by: Type.String(),
+  at: Time,
+});
+
+export const RejectOutcomeSchema = Type.Object({
+  rejection: RejectionSchema,
+  movedBack: Type.Array(Type.Object({ cluster: Type.String(), name: Type.String(), from: Type.Integer(), to: Type.Integer() }), {
+    description: 'services that ran it, each moved back to its newest earlier revision not rejected',
+  }),
+  stuck: Type.Array(Type.Object({ cluster: Type.String(), name: Type.String() }), {
+    description: 'services that run it with no earlier revision to go back to',
+  }),
+});
 export const DeleteServiceQuery = Type.Object({
   // A string: query values are not coerced (see src/server/app.ts), and "true"/"false" is what a URL carries.
   detach: Type.Optional(

@@ -121,6 +121,11 @@ const CATALOGUE: CatalogueEntry[] = [
     load: async () => (await import('./service.ts')).serviceCommand(),
   },
   {
+    name: 'rejection',
+    description: 'list and lift rejected revisions (see gantry service reject)',
+    load: async () => (await import('./rejection.ts')).rejectionCommand(),
+  },
+  {
     name: 'globalservice',
     description: 'manage services kept on every cluster a tag selector picks (see gantry login)',
     load: async () => (await import('./globalservice.ts')).globalServiceCommand(),

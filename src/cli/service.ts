@@ -4,7 +4,7 @@
  * timeout, says why not (status, errors, components not running).
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { type ApiService, type FleetClient } from '../client/fleet-client.ts';
+import { type ApiRejectOutcome, type ApiService, type FleetClient } from '../client/fleet-client.ts';
 import { parseDuration } from '../duration.ts';
 import { sleep } from '../sleep.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
@@ -171,6 +171,28 @@ export function serviceCommand(): Command {
   );
 
   service.addCommand(
+    addFleetOutputFlag(
+      new Command('reject')
+        .description(
+          "reject a revision's content: services running it move back to their newest earlier revision, and it never runs again (until `gantry rejection delete`)",
+        )
+        .argument('<name>')
+        .requiredOption('--cluster <name>')
+        .requiredOption('--revision <n>', 'the revision whose content is rejected', positiveInteger)
+        .requiredOption('--reason <text>', 'why, for those who see it refused')
+        .option('--fleet-wide', 'for every service of the repository folder, not only this one (admins)'),
+    ).action((name: string, flags: { cluster: string; revision: number; reason: string; fleetWide?: boolean; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const outcome = await client.rejectRevision(flags.cluster, name, flags.revision, {
+          reason: flags.reason,
+          fleetWide: flags.fleetWide ?? false,
+        });
+        printFleet(flags.output, outcome, () => formatRejectOutcome(outcome));
+      }),
+    ),
+  );
+
+  service.addCommand(
     withWait(
       new Command('release')
         .description("end a rollback's pin: the newest revision (one that waited, if any) is applied")
@@ -246,6 +268,16 @@ function whyNot(service: ApiService): string {
   for (const c of service.components.filter((c) => c.state !== 'RUNNING')) reasons.push(`${c.kind} ${c.namespace}/${c.name} is ${c.state}`);
   for (const c of service.components.filter((c) => c.drift)) reasons.push(`${c.kind} ${c.namespace}/${c.name} drifted: ${driftText(c)}`);
   return reasons.join('; ');
+}
+
+function formatRejectOutcome(outcome: ApiRejectOutcome): string {
+  const { rejection } = outcome;
+  const scope = rejection.service ? `for ${rejection.service.cluster}/${rejection.service.name}` : 'fleet-wide';
+  const lines = [`rejected ${rejection.folder || '.'} at ${rejection.commit.slice(0, 12)} ${scope} (rejection ${rejection.id})`];
+  for (const moved of outcome.movedBack)
+    lines.push(`${moved.cluster}/${moved.name}: moved back from revision ${moved.from} to ${moved.to}`);
+  for (const stuck of outcome.stuck) lines.push(`${stuck.cluster}/${stuck.name}: runs it with no earlier revision to go back to`);
+  return `${lines.join('\n')}\n`;
 }
 
 /** Who pinned the service when, and what waits for its release. */

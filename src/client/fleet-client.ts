@@ -16,7 +16,15 @@ import type {
   ReplicaSchema,
   RepositorySchema,
 } from '../api/repositories.ts';
-import type { NewServiceBody, RevisionDiffSchema, RevisionSchema, ServiceSchema, ServiceUpdateBody } from '../api/services.ts';
+import type {
+  NewServiceBody,
+  RejectionSchema,
+  RejectOutcomeSchema,
+  RevisionDiffSchema,
+  RevisionSchema,
+  ServiceSchema,
+  ServiceUpdateBody,
+} from '../api/services.ts';
 import type { AuditEventSchema, IdentitySchema, RoleBindingSchema, RoleBindingUpsertSchema, UserSchema } from '../api/users.ts';
 
 export type ApiCluster = Static<typeof ClusterSchema>;
@@ -38,6 +46,8 @@ export type RoleBindingBody = Static<typeof RoleBindingUpsertSchema>;
 export type ApiAuditEvent = Static<typeof AuditEventSchema>;
 export type ApiIdentity = Static<typeof IdentitySchema>;
 export type ApiRevisionDiff = Static<typeof RevisionDiffSchema>;
+export type ApiRejection = Static<typeof RejectionSchema>;
+export type ApiRejectOutcome = Static<typeof RejectOutcomeSchema>;
 /** approve or reject an APPROVAL gate; force any gate open (admins). */
 export type GateDecision = 'approve' | 'reject' | 'force';
 
@@ -150,6 +160,24 @@ export class FleetClient {
 
   rollbackService(cluster: string, name: string, revision: number): Promise<ApiService> {
     return this.#call('POST', `${servicePath(cluster, name)}/rollback`, { revision });
+  }
+
+  /** Rejects a revision's content for the service, or its repository folder fleet-wide (admins). */
+  rejectRevision(
+    cluster: string,
+    name: string,
+    revision: number,
+    body: { reason: string; fleetWide?: boolean },
+  ): Promise<ApiRejectOutcome> {
+    return this.#call('POST', `${servicePath(cluster, name)}/revisions/${revision}/reject`, body);
+  }
+
+  listRejections(): Promise<ApiRejection[]> {
+    return this.#call('GET', '/v1/rejections');
+  }
+
+  async deleteRejection(id: string): Promise<void> {
+    await this.#call('DELETE', `/v1/rejections/${encodeURIComponent(id)}`);
   }
 
   /** Ends a rollback's pin: the newest revision becomes current. @throws ApiError 409 when not pinned. */

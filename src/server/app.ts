@@ -31,6 +31,7 @@ import { contextRoutes } from './routes/contexts.ts';
 import { helmRepositoryRoutes } from './routes/helm-repositories.ts';
 import { notificationRoutes } from './routes/notifications.ts';
 import { pipelineRoutes } from './routes/pipelines.ts';
+import { rejectionRoutes } from './routes/rejections.ts';
 import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
 import { repositoryRoutes } from './routes/repositories.ts';
@@ -151,6 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });
   pipelineRoutes(app, { db, runner: options.pipelines });
+  rejectionRoutes(app, { db, box: options.box });
   notificationRoutes(app, { db, box: options.box });
   helmRepositoryRoutes(app, { db, box: options.box });
   userRoutes(app, { db, publicUrl: options.publicUrl });

@@ -1,13 +1,15 @@
 /**
  * New commits become revisions: after each fetch of a repository, every service sourced from it resolves its ref
  * again; when the folder's tarball changed, a revision by `git` is added, which its agent then applies.
- * A service pinned to a commit (after a rollback) does not move. A helm service whose valuesFiles come from the
+ * A service pinned to a commit does not move, and content rejected for a service (server/rejections.ts) makes no
+ * revision. A helm service whose valuesFiles come from the
  * repository gets its wrapper project rebuilt with the new values.
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import { listRejections, rejectionsFor } from '../store/rejections.ts';
 import { listServices, type ServiceRef, type ServiceUpdate, updateServices } from '../store/services.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
 import { messageOf } from '../problems.ts';
@@ -27,6 +29,7 @@ export interface CommitTrackerOptions {
  */
 export async function trackCommits(options: CommitTrackerOptions, repositoryId: string): Promise<void> {
   const services = await listServices(options.db, { repositoryId });
+  const rejections = await listRejections(options.db, { repositoryId });
   const resolve = resolverForOnePass(options.sources);
   const updates: ServiceUpdate[] = [];
   for (const service of services) {
@@ -35,6 +38,8 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
       const source = await resolve(service.spec);
       // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply.
       if (source.digest === service.revision.digest) continue;
+      // Rejected content never runs: the service waits for the next commit that changes its folder.
+      if (rejectionsFor(rejections, service).some((rejection) => rejection.digest === source.digest)) continue;
       updates.push({ serviceId: service.id, changes: {}, source, author: { by: 'git', message: `commit ${source.commit.slice(0, 12)}` } });
     } catch (error) {
       options.log.warn({ service: service.name, error: messageOf(error) }, 'cannot follow the service ref');

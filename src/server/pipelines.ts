@@ -38,6 +38,7 @@ import { getServiceById, type Service, serviceSecrets, type ServiceSpec, updateS
 import { HttpError } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
 import type { AgentGate, GateReport } from '../api/agent.ts';
+import { rejectionOf } from './rejections.ts';
 import type { ServiceSources } from './service-sources.ts';
 import { messageOf } from '../problems.ts';
 
@@ -379,17 +380,17 @@ export class PipelineRunner {
       if (runsSource(service.revision, source) && copied.every((key) => current[key] === sourceConfiguration[key])) continue;
       const configuration = { ...current, ...Object.fromEntries(copied.map((key) => [key, sourceConfiguration[key]!])) };
       const spec = promotedSpec(service.spec, source);
-      const { service: updated, revised } = await updateService(
-        db,
-        box,
-        service.id,
-        { spec, configuration },
-        await sources.resolveSpec(spec),
-        {
-          by: `pipeline/${pipeline.name}`,
-          message: `promoted from stage ${edge.from}`,
-        },
-      );
+      const resolved = await sources.resolveSpec(spec);
+      const rejection = await rejectionOf(db, service, resolved.digest);
+      if (rejection) {
+        const why = `the content of ${rejection.commit.slice(0, 12)} was rejected: ${rejection.reason}`;
+        this.#notify(pipeline, edge, `${service.name} not promoted along ${edge.from} → ${edge.to}: ${why}`, undefined, 'error');
+        continue;
+      }
+      const { service: updated, revised } = await updateService(db, box, service.id, { spec, configuration }, resolved, {
+        by: `pipeline/${pipeline.name}`,
+        message: `promoted from stage ${edge.from}`,
+      });
       if (revised) this.#deps.onChange(updated);
       promoted.push({
         serviceId: service.id,

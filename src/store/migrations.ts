@@ -321,6 +321,23 @@ async function gateLogs(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('pipeline_gates').addColumn('logs', 'text').execute();
 }
 
+/** Revisions (a folder's content, by digest) rejected for a service or fleet-wide for the folder. */
+async function rejections(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('rejections')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('repository_id', 'text', (c) => c.notNull().references('git_repositories.id').onDelete('cascade'))
+    .addColumn('folder', 'text', (c) => c.notNull())
+    .addColumn('digest', 'text', (c) => c.notNull())
+    .addColumn('commit_sha', 'text', (c) => c.notNull())
+    .addColumn('service_id', 'text', (c) => c.references('services.id').onDelete('cascade'))
+    .addColumn('reason', 'text', (c) => c.notNull())
+    .addColumn('created_by', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('rejections_repository').on('rejections').column('repository_id').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -337,4 +354,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0012-component-drift': { up: componentDrift },
   '0013-service-pin': { up: servicePin },
   '0014-gate-logs': { up: gateLogs },
+  '0015-rejections': { up: rejections },
 };

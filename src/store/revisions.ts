@@ -8,6 +8,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import { NotFoundError } from './errors.ts';
+import { rejectedDigests } from './rejections.ts';
 import type { Database, RevisionTable } from './schema.ts';
 import {
   addRevision,
@@ -51,6 +52,7 @@ export async function rollbackService(
   number: number,
   author: Author,
   now = new Date(),
+  options: { pin: boolean } = { pin: true },
 ): Promise<Service> {
   const time = now.toISOString();
   await db.transaction().execute(async (trx) => {
@@ -61,6 +63,7 @@ export async function rollbackService(
       .where('number', '=', number)
       .executeTakeFirst();
     if (!old) throw new NotFoundError('revision', String(number));
+    const pinnedBefore = (await serviceRow(trx, serviceId)).pinned;
     const spec = JSON.parse(old.spec) as ServiceSpec;
     const pinned = pinnedSpec(spec, toRevision(old));
     // Unpinned for a moment, so that the copy becomes current (addRevision leaves a pinned service where it is).
@@ -89,9 +92,10 @@ export async function rollbackService(
         secretValues: old.secret_values,
       },
     );
+    // A move back from a rejected revision (pin false) leaves a pin as it was.
     await trx
       .updateTable('services')
-      .set({ pinned: JSON.stringify({ by: author.by, at: time } satisfies Pin) })
+      .set({ pinned: options.pin ? JSON.stringify({ by: author.by, at: time } satisfies Pin) : pinnedBefore })
       .where('id', '=', serviceId)
       .execute();
   });
@@ -99,7 +103,8 @@ export async function rollbackService(
 }
 
 /**
- * Ends a rollback's pin: the newest revision (one that waited, if any) becomes current, and the agent applies it.
+ * Ends a rollback's pin: the newest revision that is not rejected (one that waited, if any) becomes current, and the
+ * agent applies it.
  * A service not pinned (any more) is left as it is.
  * @returns the service, and whether its current revision changed.
  * @throws NotFoundError
@@ -112,13 +117,15 @@ export async function releaseService(
   const moved = await db.transaction().execute(async (trx) => {
     const row = await serviceRow(trx, serviceId);
     if (row.pinned === null) return false;
-    const newest = await trx
+    const rejected = await rejectedDigests(trx, { id: serviceId, spec: JSON.parse(row.spec) as ServiceSpec });
+    const revisions = await trx
       .selectFrom('revisions')
-      .select('id')
+      .select(['id', 'digest'])
       .where('service_id', '=', serviceId)
       .orderBy('number', 'desc')
-      .limit(1)
-      .executeTakeFirstOrThrow();
+      .execute();
+    // The newest revision that is not rejected: a rejected one waiting behind the pin never runs.
+    const newest = revisions.find((revision) => revision.digest === null || !rejected.has(revision.digest)) ?? revisions[0]!;
     const changes = newest.id === row.revision_id ? {} : { revision_id: newest.id, status: 'stale' };
     await trx
       .updateTable('services')

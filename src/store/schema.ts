@@ -81,6 +81,20 @@ export interface ServiceTable {
   updated_at: string;
 }
 
+/** A folder's content (tarball digest) that must never run: for one service, or for the folder fleet-wide. */
+export interface RejectionTable {
+  id: string;
+  repository_id: string;
+  folder: string;
+  digest: string;
+  commit_sha: string;
+  /** Null: every service of the repository folder. */
+  service_id: string | null;
+  reason: string;
+  created_by: string;
+  created_at: string;
+}
+
 /** An immutable snapshot of what a service runs; rollback and promotion only add rows. */
 export interface RevisionTable {
   id: string;
@@ -325,4 +339,5 @@ export interface Database {
   pipeline_contexts: PipelineContextTable;
   pipeline_gates: PipelineGateTable;
   pipeline_promotions: PipelinePromotionTable;
+  rejections: RejectionTable;
 }

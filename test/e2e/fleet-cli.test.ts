@@ -137,6 +137,17 @@ describe('gantry server and the cluster commands', () => {
       expect(released.stdout).not.toContain('pinned:');
       const again = await gantry(['service', 'release', 'web', '--cluster', 'svc-cluster'], { env });
       expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('service web is not pinned') });
+      // Every revision runs the one commit: rejecting its content leaves nothing to go back to, and says so.
+      const rejected = await gantry(['service', 'reject', 'web', '--cluster', 'svc-cluster', '--revision', '4', '--reason', 'bad data'], {
+        env,
+      });
+      expect(rejected.code).toBe(0);
+      expect(rejected.stdout).toMatch(/^rejected \S+ at [0-9a-f]{12} for svc-cluster\/web \(rejection (\S+)\)$/m);
+      expect(rejected.stdout).toContain('svc-cluster/web: runs it with no earlier revision to go back to');
+      const id = /\(rejection (\S+)\)/.exec(rejected.stdout)![1]!;
+      const rejections = await gantry(['rejection', 'list'], { env });
+      expect(rejections.stdout).toMatch(new RegExp(`^${id}\\s.*svc-cluster/web\\s.*bad data$`, 'm'));
+      expect((await gantry(['rejection', 'delete', id], { env })).stderr).toBe(`rejection ${id} lifted\n`);
       expect((await gantry(['service', 'delete', 'web', '--cluster', 'svc-cluster', '--detach'], { env })).stderr).toBe(
         'service web detached\n',
       );

@@ -16,6 +16,9 @@ import { listRepositories } from '../../store/repositories.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { listRevisions, pinnedSpec, releaseService, rollbackService } from '../../store/revisions.ts';
+import { refuseRejected, rejectRevision } from '../rejections.ts';
+import { rejectedDigests } from '../../store/rejections.ts';
+import { clusterNamesById, toApiRejection } from './rejections.ts';
 import {
   serviceSecrets,
   createService,
@@ -40,6 +43,9 @@ import {
   RevisionDiffQuery,
   RevisionDiffSchema,
   RevisionSchema,
+  RejectOutcomeSchema,
+  RejectSchema,
+  RevisionParams,
   RollbackSchema,
   ServiceParams,
   ServiceSchema,
@@ -108,6 +114,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       await checkSourceRights(request, deps, spec, undefined, 'body');
       checkSecretValues(spec, body.secretValues, 'body');
       const source = await sources.resolveSpec(spec, { fresh: true });
+      await refuseRejected(db, { id: '', spec }, source.digest);
       const service = await createService(
         db,
         box,
@@ -143,6 +150,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       await checkSourceRights(request, deps, spec, service.spec, 'body');
       checkSecretValues(spec, body.secretValues, 'body');
       const source = await sources.resolveSpec(spec, { fresh: true });
+      await refuseRejected(db, { id: service.id, spec }, source.digest);
       const { service: updated, revised } = await updateService(
         db,
         box,
@@ -192,7 +200,42 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
   api.get(
     `${path}/revisions`,
     { ...readers, schema: { tags, params: ServiceParams, response: { 200: Type.Array(RevisionSchema), ...errors } } },
-    async (request) => (await listRevisions(db, (await authorizedService(db, request, 'read')).id)).map(toApiRevision),
+    async (request) => {
+      const service = await authorizedService(db, request, 'read');
+      const rejected = await rejectedDigests(db, service);
+      return (await listRevisions(db, service.id)).map((revision) => {
+        const rejection = revision.digest === null ? undefined : rejected.get(revision.digest);
+        const marked = rejection ? { rejected: { id: rejection.id, reason: rejection.reason, by: rejection.by, at: rejection.at } } : {};
+        return { ...toApiRevision(revision), ...marked };
+      });
+    },
+  );
+
+  api.post(
+    `${path}/revisions/:number/reject`,
+    {
+      ...readers,
+      schema: { tags, params: RevisionParams, body: RejectSchema, response: { 200: RejectOutcomeSchema, ...errors } },
+    },
+    async (request) => {
+      const service = await authorizedService(db, request, 'write');
+      const fleetWide = request.body.fleetWide ?? false;
+      // Fleet-wide reaches services the caller may not write: an admin's decision.
+      if (fleetWide) authorize(request, 'administer');
+      const outcome = await rejectRevision(db, service, Number(request.params.number), {
+        fleetWide,
+        reason: request.body.reason,
+        by: requestUser(request).name,
+      });
+      for (const { service: moved } of outcome.moved) deps.onChange(moved);
+      const names = await clusterNamesById(db);
+      const named = (entry: Service) => ({ cluster: names.get(entry.clusterId) ?? entry.clusterId, name: entry.name });
+      return {
+        rejection: await toApiRejection(db, box, outcome.rejection),
+        movedBack: outcome.moved.map(({ service: moved, from, to }) => ({ ...named(moved), from, to })),
+        stuck: outcome.stuck.map(named),
+      };
+    },
   );
 
   api.get(

@@ -71,6 +71,11 @@ function RevisionMarks({ service, revision }: { service: Service; revision: Revi
         </span>
       )}
       {revision.number === service.appliedRevision && <span className="tag ok">applied</span>}
+      {revision.rejected && (
+        <span className="tag warn" title={`rejected by ${revision.rejected.by}: ${revision.rejected.reason}`}>
+          rejected
+        </span>
+      )}
     </>
   );
 }
