@@ -482,6 +482,48 @@ describe('release pipelines', () => {
     await client.deletePipeline('soaked');
   });
 
+  test('a revision rejected for the target is never promoted into it: the promotion passes it over and says why', async () => {
+    const namespace = `${NS}-r`;
+    const dev = await client.createService(DEV, {
+      name: 'rejecting',
+      namespace,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'test-apps/k3s' },
+      configuration: { version: 'r1' },
+    });
+    const prod = await client.createService(PROD, {
+      name: 'rejecting',
+      namespace,
+      repository: repo.url,
+      git: { ref: `${dev.revision.commit}`, folder: 'test-apps/k3s' },
+      configuration: { version: 'r0' },
+    });
+    // prod once ran the commit dev is at next, and it was rejected there.
+    const bad = await repo.commit({ 'test-apps/k3s/configmap.yaml.liquid': plan(90) }, 'round 90');
+    await waitFor('dev at the commit', async () => (await client.getService(DEV, 'rejecting')).revision.commit === bad);
+    const ran = await client.updateService(PROD, 'rejecting', { git: { ref: bad } });
+    const outcome = await client.rejectRevision(PROD, 'rejecting', ran.revision.number, { reason: 'breaks prod' });
+    expect(outcome.movedBack).toEqual([{ cluster: PROD, name: 'rejecting', from: ran.revision.number, to: ran.revision.number + 1 }]);
+    await client.setRouter('rejecting', { events: ['pipeline.update'], filters: [{ regex: '^pipeline/rejecting$' }], sinks: ['releases'] });
+    await client.setPipeline('rejecting', {
+      stages: [
+        { name: 'dev', services: [{ cluster: DEV, name: 'rejecting' }] },
+        { name: 'prod', services: [{ cluster: PROD, name: 'rejecting', criteria: { cluster: DEV, name: 'rejecting' } }] },
+      ],
+      edges: [{ from: 'dev', to: 'prod' }],
+    });
+    await waitFor('dev → prod evaluated', async () => (await client.getPipeline('rejecting')).edges[0]!.promoted);
+    expect((await client.getService(PROD, 'rejecting')).revision.number).toBe(ran.revision.number + 1);
+    const said = await waitFor('the skipped promotion notified', () =>
+      receiver.received
+        .map((request) => (JSON.parse(request.body) as { message: string }).message)
+        .find((message) => message.startsWith('rejecting not promoted along dev → prod')),
+    );
+    expect(said).toBe(`rejecting not promoted along dev → prod: the content of ${bad.slice(0, 12)} was rejected: breaks prod`);
+    expect(prod.revision.number).toBe(1);
+    await client.deletePipeline('rejecting');
+  });
+
   test('an edge without gates promotes a Helm service: the chart version dev resolved is copied to prod', async () => {
     const charts = await startChartRepository();
     onTestFinished(() => charts.close());
