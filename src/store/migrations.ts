@@ -338,6 +338,26 @@ async function rejections(db: AnyDatabase): Promise<void> {
   await db.schema.createIndex('rejections_repository').on('rejections').column('repository_id').execute();
 }
 
+/** Previews: a service's source at another ref, dry-run by its agent against the live cluster. */
+async function previews(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .createTable('previews')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('service_id', 'text', (c) => c.notNull().references('services.id').onDelete('cascade'))
+    .addColumn('cluster_id', 'text', (c) => c.notNull())
+    .addColumn('ref', 'text', (c) => c.notNull())
+    .addColumn('commit_sha', 'text', (c) => c.notNull())
+    .addColumn('digest', 'text', (c) => c.notNull())
+    .addColumn('spec', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('result', 'text')
+    .addColumn('requested_by', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('finished_at', 'text')
+    .execute();
+  await db.schema.createIndex('previews_cluster_state').on('previews').columns(['cluster_id', 'state']).execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -355,4 +375,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013-service-pin': { up: servicePin },
   '0014-gate-logs': { up: gateLogs },
   '0015-rejections': { up: rejections },
+  '0016-previews': { up: previews },
 };

@@ -95,6 +95,24 @@ export interface RejectionTable {
   created_at: string;
 }
 
+/** A service's source at another ref, dry-run by its agent: PENDING until the agent reports, then DONE or FAILED. */
+export interface PreviewTable {
+  id: string;
+  service_id: string;
+  cluster_id: string;
+  ref: string;
+  commit_sha: string;
+  digest: string;
+  /** JSON ServiceSpec pinned to the commit: what the agent renders. */
+  spec: string;
+  state: string;
+  /** JSON PreviewResult once the agent reported. */
+  result: string | null;
+  requested_by: string;
+  created_at: string;
+  finished_at: string | null;
+}
+
 /** An immutable snapshot of what a service runs; rollback and promotion only add rows. */
 export interface RevisionTable {
   id: string;
@@ -340,4 +358,5 @@ export interface Database {
   pipeline_gates: PipelineGateTable;
   pipeline_promotions: PipelinePromotionTable;
   rejections: RejectionTable;
+  previews: PreviewTable;
 }
