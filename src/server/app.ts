@@ -31,6 +31,7 @@ import { contextRoutes } from './routes/contexts.ts';
 import { helmRepositoryRoutes } from './routes/helm-repositories.ts';
 import { notificationRoutes } from './routes/notifications.ts';
 import { pipelineRoutes } from './routes/pipelines.ts';
+import { previewRoutes } from './routes/previews.ts';
 import { rejectionRoutes } from './routes/rejections.ts';
 import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
@@ -148,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onChange: options.onServiceChange,
     outbound,
   });
+  previewRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller, outbound });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });

@@ -26,6 +26,7 @@ import { ClusterSchema } from '../../api/clusters.ts';
 import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
 import type { PushChannels } from '../push-channels.ts';
 import { recordReport } from '../service-reports.ts';
+import { previewDigest } from './previews.ts';
 import type { TarballStore } from '../tarballs.ts';
 
 export interface AgentRouteDeps {
@@ -94,8 +95,8 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     async (request, reply) => {
       const service = await ownService(db, request, request.params.id);
       const { digest } = request.query;
-      // Only the current revision's tarball: a digest the service moved away from is refused, never served.
-      if (service.revision.digest !== digest) {
+      // Only the current revision's tarball, or a pending preview's: a digest the service moved away from is refused.
+      if (service.revision.digest !== digest && !(await previewDigest(db, service, digest))) {
         throw new HttpError(
           409,
           `service ${service.name} is at revision ${service.revision.number} (digest ${service.revision.digest}), not ${digest}`,
