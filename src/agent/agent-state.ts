@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentClient } from '../client/agent-client.ts';
 import type { AgentReport, AgentService } from '../api/agent.ts';
+import type { AgentPreview } from '../api/previews.ts';
 import { AppliedObjects } from '../deploy/applied-objects.ts';
 import { inMemoryRenderCache } from '../target/render-cache.ts';
 import type { Engine } from '../engine.ts';
@@ -86,6 +87,9 @@ export class AgentState {
   /** The services the server listed last (or the disk had): undefined until the first poll. */
   known: AgentService[] | undefined;
   readonly gateJobs: GateJobs;
+  /** The previews the last poll listed, for the previews loop, which `previewsWakeup` wakes. */
+  previews: AgentPreview[] = [];
+  readonly previewsWakeup = new Wakeup();
   /** Wakes the gates loop when a poll lists a gate to follow. */
   readonly gatesWakeup = new Wakeup();
   /** Wakes the poll loop when the push channel is kicked or a drift repair is due. */

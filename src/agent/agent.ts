@@ -26,6 +26,7 @@ import { gatesLoop } from './loops/gates.ts';
 import { healthLoop } from './loops/health.ts';
 import { pingLoop } from './loops/ping.ts';
 import { pollLoop } from './loops/poll.ts';
+import { previewsLoop } from './loops/previews.ts';
 import { runPush, startApiProxy } from './loops/push.ts';
 import { supervise } from './supervise.ts';
 
@@ -47,7 +48,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
   const state = new AgentState(options, stopping.signal);
   const proxy = startApiProxy(state);
   const loops = [
-    ...[pingLoop(state), healthLoop(state), driftLoop(state), gatesLoop(state), pollLoop(state)].map((loop) =>
+    ...[pingLoop(state), healthLoop(state), driftLoop(state), gatesLoop(state), previewsLoop(state), pollLoop(state)].map((loop) =>
       supervise(loop, options.log, stopping.signal),
     ),
     ...(options.pushChannel ? [runPush(state, proxy)] : []),

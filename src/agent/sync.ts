@@ -59,13 +59,33 @@ export interface SyncOutcome {
 
 /** Renders and applies the service's source from `sourceDir`. Never throws for the service's own problems. */
 export async function syncService(service: AgentService, sourceDir: string, context: SyncContext): Promise<SyncOutcome> {
-  const { engine, kubeConfig, cluster, signal, progress } = context;
-  let request;
-  let prepared;
+  const { cluster } = context;
   try {
     if (service.syncConfig?.createNamespace !== false) await ensureNamespace(cluster, service, context.fieldManager);
+  } catch (error) {
+    if (context.signal.aborted) throw context.signal.reason;
+    return { applied: false, components: [], errors: [{ source: 'render', message: messageOf(error) }] };
+  }
+  const prepared = await prepareService(service, sourceDir, context, path.join(context.workDir, service.id));
+  if ('error' in prepared) return { applied: false, components: [], errors: [{ source: 'render', message: prepared.error }] };
+  return await applyPrepared(service, prepared, context);
+}
+
+/**
+ * The service's source from `sourceDir`, rendered fully with syncConfig's changes, its wrapper project written to
+ * `workDir`: what a sync applies and a preview dry-runs. It writes nothing to the cluster.
+ * @returns the prepared target, or the render error's message (nothing is applied after one).
+ */
+export async function prepareService(
+  service: AgentService,
+  sourceDir: string,
+  context: SyncContext,
+  workDir: string,
+): Promise<PreparedTarget | { error: string }> {
+  const { engine, kubeConfig, cluster, signal, progress } = context;
+  try {
     const renderer = await rendererFor(service, sourceDir);
-    request = await serviceRequest(service, sourceDir, renderer, path.join(context.workDir, service.id), kubeConfig.getCurrentContext());
+    const request = await serviceRequest(service, sourceDir, renderer, workDir, kubeConfig.getCurrentContext());
     const enforce = service.syncConfig?.enforceNamespace ?? false;
     const normalizers = service.syncConfig?.diffNormalizers ?? [];
     // Only when the service asks for one, so that a plain render is hashed once.
@@ -76,11 +96,18 @@ export async function syncService(service: AgentService, sourceDir: string, cont
             return normalizers.length > 0 ? await normalizedObjects(objects, normalizers, (ref) => cluster.get(ref)) : objects;
           }
         : undefined;
-    prepared = await prepareTarget(request, engine, { kubeConfig, progress, signal, renderCache: context.renders, transform });
+    return await prepareTarget(request, engine, { kubeConfig, progress, signal, renderCache: context.renders, transform });
   } catch (error) {
     if (signal.aborted) throw signal.reason;
-    return { applied: false, components: [], errors: [{ source: 'render', message: messageOf(error) }] };
+    return { error: messageOf(error) };
   }
+}
+
+type PreparedTarget = Awaited<ReturnType<typeof prepareTarget>>;
+
+/** Applies a prepared service with the agent's field manager and discriminator, pruning what it no longer renders. */
+async function applyPrepared(service: AgentService, prepared: PreparedTarget, context: SyncContext): Promise<SyncOutcome> {
+  const { cluster, signal, progress } = context;
   const result = await deployTarget(prepared.rendered, cluster, {
     // Waits for nobody: a CLI changing the service's objects makes this sync fail, and the next one tries again.
     lock: { holder: `the agent's service ${service.name}`, waitMs: 0 },

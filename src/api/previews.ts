@@ -1,6 +1,6 @@
 /**
  * Previews (issue 43, part 1): a service's source at another ref, rendered and dry-run by the service's agent against
- * its live cluster. WIP: the request and the agent's protocol; the agent's loop is not written yet.
+ * its live cluster.
  */
 import { Type, type Static } from 'typebox';
 import { Time } from './common.ts';
@@ -46,3 +46,4 @@ export const PreviewReportSchema = Type.Object(
   { state: Type.Union([Type.Literal('DONE'), Type.Literal('FAILED')]), result: PreviewResultSchema },
   { additionalProperties: false },
 );
+export type PreviewReport = Static<typeof PreviewReportSchema>;

@@ -4,7 +4,7 @@
  * timeout, says why not (status, errors, components not running).
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { type ApiRejectOutcome, type ApiService, type FleetClient } from '../client/fleet-client.ts';
+import { type ApiPreview, type ApiRejectOutcome, type ApiService, type FleetClient } from '../client/fleet-client.ts';
 import { parseDuration } from '../duration.ts';
 import { sleep } from '../sleep.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
@@ -193,6 +193,30 @@ export function serviceCommand(): Command {
   );
 
   service.addCommand(
+    addFleetOutputFlag(
+      new Command('preview')
+        .description("what the service's source at another ref would do to its cluster: its agent's server-side dry run")
+        .argument('<name>')
+        .requiredOption('--cluster <name>')
+        .requiredOption('--ref <ref>', 'a branch, tag or commit of its repository')
+        .option('--timeout <duration>', 'how long to wait for the agent', DEFAULT_TIMEOUT),
+    ).action((name: string, flags: { cluster: string; ref: string; timeout: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const started = await client.createPreview(flags.cluster, name, flags.ref);
+        const deadline = Date.now() + parseDuration(flags.timeout);
+        let preview = started;
+        while (preview.state === 'PENDING') {
+          if (Date.now() > deadline) throw new Error(`the agent of ${flags.cluster} did not run preview ${started.id} in ${flags.timeout}`);
+          await sleep(500);
+          preview = await client.getPreview(flags.cluster, name, started.id);
+        }
+        printFleet(flags.output, preview, () => formatPreview(preview));
+        if (preview.state === 'FAILED') process.exitCode = 1;
+      }),
+    ),
+  );
+
+  service.addCommand(
     withWait(
       new Command('release')
         .description("end a rollback's pin: the newest revision (one that waited, if any) is applied")
@@ -268,6 +292,27 @@ function whyNot(service: ApiService): string {
   for (const c of service.components.filter((c) => c.state !== 'RUNNING')) reasons.push(`${c.kind} ${c.namespace}/${c.name} is ${c.state}`);
   for (const c of service.components.filter((c) => c.drift)) reasons.push(`${c.kind} ${c.namespace}/${c.name} drifted: ${driftText(c)}`);
   return reasons.join('; ');
+}
+
+function formatPreview(preview: ApiPreview): string {
+  const result = preview.result;
+  const head = `preview of ${preview.cluster}/${preview.service} at ${preview.ref} (${preview.commit.slice(0, 12)}): ${preview.state}`;
+  if (!result) return `${head}\n`;
+  const lines = [
+    head,
+    ...result.create.map((object) => `+ ${object}`),
+    ...result.change.flatMap(({ object, diff }) => [
+      `~ ${object}`,
+      ...diff
+        .trimEnd()
+        .split('\n')
+        .map((line) => `    ${line}`),
+    ]),
+    ...result.delete.map((object) => `- ${object}`),
+    ...result.errors.map((error) => `error: ${error}`),
+  ];
+  if (lines.length === 1) lines.push('no changes');
+  return `${lines.join('\n')}\n`;
 }
 
 function formatRejectOutcome(outcome: ApiRejectOutcome): string {

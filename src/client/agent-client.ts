@@ -2,6 +2,7 @@
  * The agent's side of the fleet API (/v1/agent), authenticated with its cluster's deploy token.
  */
 import type { AgentGate, AgentPing, AgentReport, AgentService, GateReport } from '../api/agent.ts';
+import type { AgentPreview, PreviewReport } from '../api/previews.ts';
 import { type ApiCluster, ApiError } from './fleet-client.ts';
 
 export interface AgentClientOptions {
@@ -38,6 +39,15 @@ export class AgentClient {
 
   async services(signal?: AbortSignal): Promise<AgentService[]> {
     return (await this.#json('GET', '/v1/agent/services', undefined, signal)) as AgentService[];
+  }
+
+  /** The previews of this cluster the agent has still to run. */
+  async previews(signal?: AbortSignal): Promise<AgentPreview[]> {
+    return (await this.#json('GET', '/v1/agent/previews', undefined, signal)) as AgentPreview[];
+  }
+
+  async reportPreview(id: string, report: PreviewReport, signal?: AbortSignal): Promise<void> {
+    await this.#json('POST', `/v1/agent/previews/${encodeURIComponent(id)}`, report, signal);
   }
 
   /** The JOB gates this cluster is to run. */

@@ -9,6 +9,7 @@ import type { ContextUpsertBody, ServiceContextSchema } from '../api/contexts.ts
 import type { GlobalServiceSchema, GlobalServiceUpdateBody, NewGlobalServiceBody } from '../api/global-services.ts';
 import type { RouterSchema, RouterUpsertBody, SinkSchema, SinkUpsertBody } from '../api/notifications.ts';
 import type { PipelineSchema, PipelineUpsertBody, PromotionSchema } from '../api/pipelines.ts';
+import type { PreviewSchema } from '../api/previews.ts';
 import type {
   HelmRepositorySchema,
   HelmRepositoryUpsertBody,
@@ -47,6 +48,7 @@ export type ApiAuditEvent = Static<typeof AuditEventSchema>;
 export type ApiIdentity = Static<typeof IdentitySchema>;
 export type ApiRevisionDiff = Static<typeof RevisionDiffSchema>;
 export type ApiRejection = Static<typeof RejectionSchema>;
+export type ApiPreview = Static<typeof PreviewSchema>;
 export type ApiRejectOutcome = Static<typeof RejectOutcomeSchema>;
 /** approve or reject an APPROVAL gate; force any gate open (admins). */
 export type GateDecision = 'approve' | 'reject' | 'force';
@@ -170,6 +172,15 @@ export class FleetClient {
     body: { reason: string; fleetWide?: boolean },
   ): Promise<ApiRejectOutcome> {
     return this.#call('POST', `${servicePath(cluster, name)}/revisions/${revision}/reject`, body);
+  }
+
+  /** Asks the service's agent for a dry run of its source at `ref`: a PENDING preview, DONE once the agent reported. */
+  createPreview(cluster: string, name: string, ref: string): Promise<ApiPreview> {
+    return this.#call('POST', `${servicePath(cluster, name)}/previews`, { ref });
+  }
+
+  getPreview(cluster: string, name: string, id: string): Promise<ApiPreview> {
+    return this.#call('GET', `${servicePath(cluster, name)}/previews/${encodeURIComponent(id)}`);
   }
 
   listRejections(): Promise<ApiRejection[]> {

@@ -2,7 +2,7 @@
  * Previews (issue 43, part 1): what a service's source at another ref would do to its cluster, as the service's agent
  * finds with a server-side dry run against the live cluster. The server makes a PENDING row and kicks the agent; the
  * agent reports the result (objects to create, change with their diff, delete; render or admission errors), which
- * makes it DONE, or FAILED with the error. WIP: the agent's side is not written yet.
+ * makes it DONE, or FAILED with the error.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';

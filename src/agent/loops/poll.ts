@@ -46,6 +46,14 @@ async function poll(state: AgentState): Promise<void> {
       return undefined;
     });
     if (gates) state.gateJobs.update(gates);
+    const previews = await client.previews(signal).catch((error: unknown) => {
+      if (!signal.aborted) log.warn({ error: messageOf(error) }, 'cannot list the previews');
+      return [];
+    });
+    if (previews.length > 0) {
+      state.previews = previews;
+      state.previewsWakeup.wake();
+    }
     // The gates loop may be in a long wait from when no gate ran: it follows new Jobs from now on.
     if (state.gateJobs.following()) state.gatesWakeup.wake();
   }
