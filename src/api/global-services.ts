@@ -35,6 +35,11 @@ export const GlobalServiceUpdateSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+export const GlobalServicePreviewSchema = Type.Object(
+  { template: TemplateSchema },
+  { additionalProperties: false, description: 'a template edit to preview on every copy’s cluster; nothing is changed' },
+);
+
 export type GlobalServiceUpdateBody = Static<typeof GlobalServiceUpdateSchema>;
 
 export const GlobalServiceSchema = Type.Object({

@@ -3,6 +3,7 @@
  * (APPROVAL, WINDOW, JOB, HEALTH) a promotion waits for; the promotion contexts stages are at, and the
  * promotions made. The JOB gates' Jobs, which agents run, are in agent.ts.
  */
+import { PreviewSchema } from './previews.ts';
 import { Type, type Static } from 'typebox';
 import { Name, Time } from './common.ts';
 
@@ -208,6 +209,10 @@ export const PipelineSchema = Type.Object({
       waitingFor: Type.Array(Type.String(), {
         description:
           "why the source stage's current context has not gone along this edge yet (or, once promoted, why a target does not run it): one line per blocker, empty when nothing waits",
+      }),
+      previews: Type.Array(PreviewSchema, {
+        description:
+          "what promoting the source stage's current context would do on each target's cluster (the newest preview per target); made when the context needs approval, or on request",
       }),
     }),
   ),

@@ -1,13 +1,18 @@
 /**
- * Previews (issue 43, part 1): a service's source at another ref, rendered and dry-run by the service's agent against
- * its live cluster.
+ * Previews (issue 43, part 1): a pending change to a service (its source at another ref, a pipeline's promotion, a
+ * global service's template edit), rendered and dry-run by the service's agent against its live cluster.
  */
 import { Type, type Static } from 'typebox';
 import { Time } from './common.ts';
 import { AgentServiceSchema } from './agent.ts';
 
 export const NewPreviewSchema = Type.Object(
-  { ref: Type.String({ minLength: 1, description: 'a branch, tag or commit of the service’s repository' }) },
+  {
+    ref: Type.String({
+      minLength: 1,
+      description: 'a branch, tag or commit of the service’s repository; for a helm source without git, a chart version or range',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -36,6 +41,7 @@ export const PreviewSchema = Type.Object({
   requestedBy: Type.String(),
   createdAt: Time,
   finishedAt: Type.Union([Time, Type.Null()]),
+  expiresAt: Type.String({ description: 'ISO-8601 UTC time after which a PENDING preview fails and a DONE one is not reused' }),
 });
 
 /** A preview as its agent gets it: the service as a sync would get it, at the preview's source. */

@@ -1,10 +1,15 @@
 /**
- * `gantry globalservice create|list|get|delete`: services kept on every cluster whose tags (and distro) match, as
+ * `gantry globalservice create|list|get|preview|delete`: services kept on every cluster whose tags (and distro) match, as
  * Plural's GlobalService. A change that would delete more than the server's share of one global service's copies is
  * held (the server names them); `--confirm` goes ahead.
  */
+import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
+import type { GlobalServiceUpdateBody } from '../api/global-services.ts';
 import type { ApiGlobalService } from '../client/fleet-client.ts';
+import { parseDuration } from '../duration.ts';
+import { parseYaml } from '../yaml.ts';
+import { awaitPreviews, formatPreview, previewExitCode } from './preview-output.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
 import { addSourceFlags, rendererFromFlags, requiredSource, type SourceFlags } from './source-flags.ts';
 
@@ -73,6 +78,23 @@ export function globalServiceCommand(): Command {
           const found = await client.getGlobalService(name);
           printFleet(flags.output, found, () => formatGlobalService(found));
         }),
+    ),
+  );
+
+  command.addCommand(
+    addFleetOutputFlag(
+      new Command('preview')
+        .description("what a template edit would do on every copy's cluster: the agents' server-side dry runs; nothing is changed")
+        .argument('<name>')
+        .requiredOption('--from-file <file>', 'the whole new template, YAML or JSON, as PATCH /v1/globalservices/NAME takes it')
+        .option('--timeout <duration>', 'how long to wait for the agents', '5m'),
+    ).action((name: string, flags: { fromFile: string; timeout: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const template = parseYaml(await readFile(flags.fromFile, 'utf8'), flags.fromFile) as GlobalServiceUpdateBody['template'];
+        const previews = await awaitPreviews(client, await client.previewGlobalService(name, template), parseDuration(flags.timeout));
+        printFleet(flags.output, previews, () => previews.map(formatPreview).join('') || `global service ${name} has no copies\n`);
+        process.exitCode = previewExitCode(previews);
+      }),
     ),
   );
 

@@ -1,5 +1,5 @@
 /**
- * `gantry pipeline set|list|get|approve|reject|force|history|delete`: release pipelines on the Gantry server
+ * `gantry pipeline set|list|get|approve|reject|force|preview|logs|history|delete`: release pipelines on the Gantry server
  * (Plural's Pipeline). `get` draws the DAG as text: each stage with the promotion context it is at and its services,
  * each edge with its gates' states. A gate is named by its name alone, or with `--edge FROM:TO` when two edges have
  * a gate of that name.
@@ -9,6 +9,8 @@ import { Command } from 'commander';
 import type { ApiPipeline, FleetClient, GateDecision } from '../client/fleet-client.ts';
 import type { PipelineUpsertBody } from '../api/pipelines.ts';
 import { parseYaml } from '../yaml.ts';
+import { parseDuration } from '../duration.ts';
+import { awaitPreviews, formatPreview, previewExitCode, previewSummary } from './preview-output.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
 
 interface GateFlags {
@@ -115,6 +117,28 @@ export function pipelineCommand(): Command {
   );
 
   pipeline.addCommand(
+    addFleetOutputFlag(
+      new Command('preview')
+        .description("what promoting the source stage's current context would do on each target cluster: the agents' server-side dry runs")
+        .argument('<pipeline>')
+        .option('--edge <from:to>', 'the edge, when the pipeline has several')
+        .option('--timeout <duration>', 'how long to wait for the agents', '5m'),
+    ).action((name: string, flags: { edge?: string; timeout: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const edge = await onlyEdge(client, name, flags.edge);
+        const started = await client.previewPromotion(name, edge);
+        const previews = await awaitPreviews(client, started, parseDuration(flags.timeout));
+        printFleet(flags.output, previews, () =>
+          previews.length > 0
+            ? previews.map(formatPreview).join('')
+            : `${edge.from} → ${edge.to}: nothing to promote, every target with criteria already runs its source\n`,
+        );
+        process.exitCode = previewExitCode(previews);
+      }),
+    ),
+  );
+
+  pipeline.addCommand(
     addFleetOutputFlag(new Command('history').description('list the promotions of a pipeline, newest first').argument('<name>')).action(
       (name: string, flags: { output: FleetOutput }) =>
         withFleetClient(async (client) => {
@@ -150,6 +174,21 @@ export function pipelineCommand(): Command {
   return pipeline;
 }
 
+/** The edge FROM:TO, or the pipeline's only edge. @throws Error when it has several and no --edge says which. */
+async function onlyEdge(client: FleetClient, name: string, edgeFlag: string | undefined): Promise<{ from: string; to: string }> {
+  if (edgeFlag) return parseEdge(edgeFlag);
+  const edges = (await client.getPipeline(name)).edges;
+  if (edges.length !== 1)
+    throw new Error(`pipeline ${name} has edges ${edges.map((e) => `${e.from}:${e.to}`).join(', ') || 'none'}: give --edge`);
+  return edges[0]!;
+}
+
+function parseEdge(edgeFlag: string): { from: string; to: string } {
+  const [from, to, ...rest] = edgeFlag.split(':');
+  if (!from || !to || rest.length > 0) throw new Error(`--edge ${edgeFlag} is not FROM:TO`);
+  return { from, to };
+}
+
 /** The edge of the named gate. @throws Error when no edge or several have it and --edge does not say which. */
 async function gateEdge(
   client: FleetClient,
@@ -157,11 +196,7 @@ async function gateEdge(
   gate: string,
   edgeFlag: string | undefined,
 ): Promise<{ from: string; to: string }> {
-  if (edgeFlag) {
-    const [from, to] = edgeFlag.split(':');
-    if (!from || !to) throw new Error(`--edge ${edgeFlag} is not FROM:TO`);
-    return { from, to };
-  }
+  if (edgeFlag) return parseEdge(edgeFlag);
   const edges = (await client.getPipeline(name)).edges.filter((edge) => edge.gates.some((candidate) => candidate.name === gate));
   if (edges.length === 0) throw new Error(`pipeline ${name} has no gate ${gate}`);
   if (edges.length > 1) throw new Error(`gate ${gate} is on edges ${edges.map((e) => `${e.from}:${e.to}`).join(', ')}: give --edge`);
@@ -191,6 +226,7 @@ export function formatPipeline(pipeline: ApiPipeline): string {
       lines.push(`    gate ${gate.name} (${gate.type})${timeout}: ${gate.contextId ? gate.state : 'waiting for a context'}${by}${reason}`);
     }
     for (const line of edge.waitingFor) lines.push(`    waiting for: ${line}`);
+    for (const preview of edge.previews) lines.push(`    preview ${preview.cluster}/${preview.service}: ${previewSummary(preview)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -4,9 +4,10 @@
  * timeout, says why not (status, errors, components not running).
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { type ApiPreview, type ApiRejectOutcome, type ApiService, type FleetClient } from '../client/fleet-client.ts';
+import { type ApiRejectOutcome, type ApiService, type FleetClient } from '../client/fleet-client.ts';
 import { parseDuration } from '../duration.ts';
 import { sleep } from '../sleep.ts';
+import { awaitPreviews, formatPreview, previewExitCode } from './preview-output.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
 import {
   addSourceFlags,
@@ -198,20 +199,14 @@ export function serviceCommand(): Command {
         .description("what the service's source at another ref would do to its cluster: its agent's server-side dry run")
         .argument('<name>')
         .requiredOption('--cluster <name>')
-        .requiredOption('--ref <ref>', 'a branch, tag or commit of its repository')
+        .requiredOption('--ref <ref>', 'a branch, tag or commit of its repository (a chart version for a helm source without git)')
         .option('--timeout <duration>', 'how long to wait for the agent', DEFAULT_TIMEOUT),
     ).action((name: string, flags: { cluster: string; ref: string; timeout: string; output: FleetOutput }) =>
       withFleetClient(async (client) => {
         const started = await client.createPreview(flags.cluster, name, flags.ref);
-        const deadline = Date.now() + parseDuration(flags.timeout);
-        let preview = started;
-        while (preview.state === 'PENDING') {
-          if (Date.now() > deadline) throw new Error(`the agent of ${flags.cluster} did not run preview ${started.id} in ${flags.timeout}`);
-          await sleep(500);
-          preview = await client.getPreview(flags.cluster, name, started.id);
-        }
-        printFleet(flags.output, preview, () => formatPreview(preview));
-        if (preview.state === 'FAILED') process.exitCode = 1;
+        const [preview] = await awaitPreviews(client, [started], parseDuration(flags.timeout));
+        printFleet(flags.output, preview, () => formatPreview(preview!));
+        process.exitCode = previewExitCode([preview!]);
       }),
     ),
   );
@@ -292,27 +287,6 @@ function whyNot(service: ApiService): string {
   for (const c of service.components.filter((c) => c.state !== 'RUNNING')) reasons.push(`${c.kind} ${c.namespace}/${c.name} is ${c.state}`);
   for (const c of service.components.filter((c) => c.drift)) reasons.push(`${c.kind} ${c.namespace}/${c.name} drifted: ${driftText(c)}`);
   return reasons.join('; ');
-}
-
-function formatPreview(preview: ApiPreview): string {
-  const result = preview.result;
-  const head = `preview of ${preview.cluster}/${preview.service} at ${preview.ref} (${preview.commit.slice(0, 12)}): ${preview.state}`;
-  if (!result) return `${head}\n`;
-  const lines = [
-    head,
-    ...result.create.map((object) => `+ ${object}`),
-    ...result.change.flatMap(({ object, diff }) => [
-      `~ ${object}`,
-      ...diff
-        .trimEnd()
-        .split('\n')
-        .map((line) => `    ${line}`),
-    ]),
-    ...result.delete.map((object) => `- ${object}`),
-    ...result.errors.map((error) => `error: ${error}`),
-  ];
-  if (lines.length === 1) lines.push('no changes');
-  return `${lines.join('\n')}\n`;
 }
 
 function formatRejectOutcome(outcome: ApiRejectOutcome): string {

@@ -208,6 +208,11 @@ export class FleetClient {
     return this.#call('POST', '/v1/globalservices', global);
   }
 
+  /** Asks the agents of every copy's cluster for a dry run of the global service with `template`; nothing changes. */
+  previewGlobalService(name: string, template: GlobalServiceUpdateBody['template']): Promise<ApiPreview[]> {
+    return this.#call('POST', `/v1/globalservices/${encodeURIComponent(name)}/previews`, { template });
+  }
+
   updateGlobalService(name: string, changes: GlobalServiceUpdateBody, confirm: boolean): Promise<ApiGlobalService> {
     return this.#call('PATCH', `/v1/globalservices/${encodeURIComponent(name)}${confirm ? '?confirm=true' : ''}`, changes);
   }
@@ -240,6 +245,12 @@ export class FleetClient {
   /** Decides the gate for its source stage's current context. */
   decideGate(name: string, edge: { from: string; to: string }, gate: string, decision: GateDecision): Promise<ApiPipeline> {
     const parts = [name, 'edges', edge.from, edge.to, 'gates', gate, decision].map(encodeURIComponent).join('/');
+    return this.#call('POST', `/v1/pipelines/${parts}`);
+  }
+
+  /** Asks the agents of the edge's target clusters for dry runs of its pending promotion: one preview per target. */
+  previewPromotion(name: string, edge: { from: string; to: string }): Promise<ApiPreview[]> {
+    const parts = [name, 'edges', edge.from, edge.to, 'previews'].map(encodeURIComponent).join('/');
     return this.#call('POST', `/v1/pipelines/${parts}`);
   }
 

@@ -32,6 +32,7 @@ import { helmRepositoryRoutes } from './routes/helm-repositories.ts';
 import { notificationRoutes } from './routes/notifications.ts';
 import { pipelineRoutes } from './routes/pipelines.ts';
 import { previewRoutes } from './routes/previews.ts';
+import type { Previews } from './previews.ts';
 import { rejectionRoutes } from './routes/rejections.ts';
 import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
@@ -61,6 +62,8 @@ export interface AppOptions {
   notifier: Notifier;
   /** Release pipelines: told of agents' reports, deciding gates. */
   pipelines: PipelineRunner;
+  /** Previews of pending changes, dry-run by the agents. */
+  previews: Previews;
   /** This replica's browsers' event streams (GET /v1/events). */
   changes: FleetChanges;
   /** Tells every replica's browsers of a change. */
@@ -123,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     log: options.log.child({ component: 'global-services' }),
     onChange: options.onServiceChange,
     maxDeleteShare: options.maxDeleteShare,
+    previews: options.previews,
   });
   clusterRoutes(app, { db, globals, notifier: options.notifier, announce: options.announce });
   const outbound = { allow: options.outboundAllow ?? [] };
@@ -137,8 +141,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     notifier: options.notifier,
     pipelines: options.pipelines,
     announce: options.announce,
-    rebuildTarball: async (service) => {
-      await options.sources.resolveSpec(pinnedSpec(service.revision.spec, service.revision));
+    rebuildTarball: async (spec) => {
+      await options.sources.resolveSpec(spec);
     },
   });
   serviceRoutes(app, {
@@ -149,7 +153,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onChange: options.onServiceChange,
     outbound,
   });
-  previewRoutes(app, { db, box: options.box, sources: options.sources, onChange: options.onServiceChange });
+  previewRoutes(app, { db, previews: options.previews });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller, outbound });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });

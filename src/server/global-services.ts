@@ -22,8 +22,12 @@ import {
 } from '../store/global-services.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import { randomUUID } from 'node:crypto';
+import type { Preview } from '../store/previews.ts';
+import type { Previews } from './previews.ts';
 import {
   createService,
+  getServiceById,
   listOwnedServiceRefs,
   markServiceDeleted,
   removeService,
@@ -43,6 +47,8 @@ export interface GlobalServiceDeps {
   onChange: (service: ServiceRef) => void;
   /** A plan deleting more than this share (0..1) of one global service's copies is held until confirmed. */
   maxDeleteShare: number;
+  /** Previews of template edits on each copy's cluster. */
+  previews: Previews;
 }
 
 interface Plan {
@@ -92,6 +98,38 @@ export class GlobalServices {
     await this.#apply(plan);
     if (changes.template) await this.#updateCopies(stored);
     return stored;
+  }
+
+  /**
+   * Previews a template edit on every copy's cluster, changing nothing: each copy's agent dry-runs the service as the
+   * template would make it against its live cluster.
+   * @returns one preview per copy (a DONE one of the same source, values and live state is reused), with the copy's
+   *   cluster and name.
+   * @throws HttpError 400 naming the field of a template source that does not resolve.
+   */
+  async preview(
+    name: string,
+    template: ServiceTemplate,
+    requestedBy: string,
+  ): Promise<Array<{ preview: Preview; cluster: string; service: string }>> {
+    const global = await getGlobalService(this.#deps.db, this.#deps.box, name);
+    const spec = templateSpec(template);
+    const values = { configuration: template.configuration ?? {}, secretValues: template.secretValues ?? {} };
+    const origin = `globalservice/${global.id}/${randomUUID()}`;
+    const ref = template.git?.ref ?? template.helm?.version ?? '';
+    const fields = {
+      repository: 'body.template.repository',
+      ref: 'body.template.git.ref',
+      folder: 'body.template.git.folder',
+      helm: 'body.template.helm',
+    };
+    const previews: Array<{ preview: Preview; cluster: string; service: string }> = [];
+    for (const { service, cluster } of await this.#copies(global)) {
+      const copy = await getServiceById(this.#deps.db, service.id);
+      const preview = await this.#deps.previews.ofChange(copy, { spec, values, ref, requestedBy, origin }, fields);
+      previews.push({ preview, cluster: cluster.name, service: copy.name });
+    }
+    return previews;
   }
 
   /** Deletes the global service; its copies are deleted by their agents, or with `detach` forgotten and left running. */

@@ -34,11 +34,14 @@ import {
 } from '../store/pipelines.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import { getServiceById, type Service, serviceSecrets, type ServiceSpec, updateService } from '../store/services.ts';
+import { getServiceById, type Service, type ServiceSecrets, serviceSecrets, type ServiceSpec, updateService } from '../store/services.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
 import type { AgentGate, GateReport } from '../api/agent.ts';
+import type { PreviewReport } from '../api/previews.ts';
 import { rejectionOf } from './rejections.ts';
+import type { Previews } from './previews.ts';
+import { type Preview, previewsOf } from '../store/previews.ts';
 import type { ServiceSources } from './service-sources.ts';
 import { messageOf } from '../problems.ts';
 
@@ -46,6 +49,8 @@ export interface PipelineDeps {
   db: Kysely<Database>;
   box: SecretBox;
   sources: ServiceSources;
+  /** Previews of pending promotions: made when a context needs approval, read before offering it. */
+  previews: Previews;
   /** A promoted service has a new revision: its agent should hear of it now. */
   onChange: (service: Service) => void;
   /** pipeline.update events: a gate waiting for approval, a promotion, a gate closed. */
@@ -215,6 +220,92 @@ export class PipelineRunner {
     await this.#evaluateEdge(pipeline, edge);
   }
 
+  /**
+   * Previews the promotion of the edge's source stage's current context on every target cluster: one preview per
+   * target with criteria that would get a revision (a DONE one of the same source and live state is reused).
+   * @throws HttpError 404 for no such edge, 409 when the source stage has no context yet, 400 when a source does not
+   *   resolve.
+   */
+  async previewPromotion(pipeline: Pipeline, from: string, to: string, by: string): Promise<Preview[]> {
+    const edge = pipeline.spec.edges.find((candidate) => candidate.from === from && candidate.to === to);
+    if (!edge) throw new HttpError(404, `pipeline ${pipeline.name} has no edge ${from} → ${to}`);
+    const context = (await currentContexts(this.#deps.db, pipeline.id)).get(from);
+    if (!context) throw new HttpError(409, `stage ${from} has no promotion context yet: its services have not all been healthy`);
+    const previews: Preview[] = [];
+    for (const planned of await this.#planned(pipeline, edge, context)) {
+      previews.push(
+        await this.#deps.previews.ofChange(planned.service, {
+          spec: planned.spec,
+          values: planned.values,
+          ref: planned.source.commit ?? planned.source.chartVersion ?? `revision ${planned.source.revision}`,
+          requestedBy: by,
+          origin: promotionOrigin(pipeline, edge, context),
+        }),
+      );
+    }
+    this.#deps.onPipelineChange(pipeline.name);
+    return previews;
+  }
+
+  /** The previews of the edge's promotion of its source stage's current context, newest first. */
+  async promotionPreviews(pipeline: Pipeline, edge: { from: string; to: string }): Promise<Preview[]> {
+    const context = (await currentContexts(this.#deps.db, pipeline.id)).get(edge.from);
+    return context ? await previewsOf(this.#deps.db, promotionOrigin(pipeline, edge, context)) : [];
+  }
+
+  /** An agent reported a preview: one of a pending promotion may settle whether it is offered. Never throws. */
+  async previewReported(preview: Preview): Promise<void> {
+    const [kind, pipelineId, from, to] = preview.origin?.split('/') ?? [];
+    if (kind !== 'pipeline') return;
+    try {
+      const pipeline = (await listPipelines(this.#deps.db)).find((candidate) => candidate.id === pipelineId);
+      const edge = pipeline?.spec.edges.find((candidate) => candidate.from === from && candidate.to === to);
+      if (pipeline && edge) await this.#evaluateEdge(pipeline, edge);
+    } catch (error) {
+      this.#deps.log.error({ preview: preview.id, error: messageOf(error) }, 'pipeline evaluation failed');
+    }
+  }
+
+  /** Starts the previews an approver will look at; a source that does not resolve is logged, not thrown. */
+  async #previewForApproval(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<void> {
+    await this.previewPromotion(pipeline, edge.from, edge.to, `pipeline/${pipeline.name}`).catch((error: unknown) =>
+      this.#deps.log.warn(
+        { pipeline: pipeline.name, edge: `${edge.from} → ${edge.to}`, context: context.id, error: messageOf(error) },
+        'promotion not previewed',
+      ),
+    );
+  }
+
+  /**
+   * An edge with an APPROVAL gate is not offered for approval when the previews of every target that would get a
+   * revision say it changes nothing on its cluster: the promotion is recorded with no services, as one of nothing new.
+   * @returns whether it was recorded so.
+   */
+  async #changesNothing(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<boolean> {
+    if (!edge.gates.some((gate) => gate.type === 'APPROVAL')) return false;
+    const planned = await this.#planned(pipeline, edge, context);
+    if (planned.length === 0) return false;
+    const previews = await previewsOf(this.#deps.db, promotionOrigin(pipeline, edge, context));
+    const newest = (serviceId: string) => previews.find((preview) => preview.serviceId === serviceId);
+    if (!planned.every(({ service }) => isEmptyPreview(newest(service.id)))) return false;
+    const recorded = await recordPromotion(this.#deps.db, pipeline.id, {
+      from: edge.from,
+      to: edge.to,
+      contextId: context.id,
+      services: [],
+      gates: [],
+    });
+    if (recorded) {
+      const names = planned.map(({ service }) => service.name).join(', ');
+      this.#notify(
+        pipeline,
+        edge,
+        `${edge.from} → ${edge.to}: not offered, the preview of ${names} changes nothing on the target clusters`,
+      );
+    }
+    return true;
+  }
+
   /** Records a context when every service of the stage is healthy at revisions the current context does not hold. */
   async #stageReported(pipeline: Pipeline, stageName: string): Promise<void> {
     const stage = pipeline.spec.stages.find((candidate) => candidate.name === stageName)!;
@@ -233,6 +324,7 @@ export class PipelineRunner {
     );
     for (const edge of pipeline.spec.edges.filter((candidate) => candidate.from === stageName)) {
       this.#kickJobClusters(edge);
+      if (edge.gates.some((gate) => gate.type === 'APPROVAL')) await this.#previewForApproval(pipeline, edge, context);
       for (const gate of edge.gates.filter((candidate) => candidate.type === 'APPROVAL')) {
         const message = `gate ${gate.name} on ${edge.from} → ${edge.to} waits for approval of stage ${stageName} at ${revisions.join(', ')}`;
         this.#notify(pipeline, edge, message, gate.name);
@@ -255,6 +347,7 @@ export class PipelineRunner {
     const { db } = this.#deps;
     const context = (await currentContexts(db, pipeline.id)).get(edge.from);
     if (!context || (await wasPromoted(db, pipeline.id, edge, context.id))) return;
+    if (await this.#changesNothing(pipeline, edge, context)) return;
     await this.#evaluateAutomatic(pipeline, edge, context);
     const gates = (await listGates(db, pipeline.id)).filter((gate) => gate.from === edge.from && gate.to === edge.to);
     if (!gates.every((gate) => gate.state === 'OPEN' && gate.contextId === context.id)) return;
@@ -365,21 +458,8 @@ export class PipelineRunner {
    */
   async #promote(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<PromotedService[]> {
     const { db, box, sources } = this.#deps;
-    const targets = pipeline.spec.stages.find((stage) => stage.name === edge.to)?.services ?? [];
     const promoted: PromotedService[] = [];
-    for (const target of targets) {
-      const source = target.criteria && context.services.find((entry) => entry.serviceId === target.criteria!.sourceId);
-      if (!target.criteria || !source) continue;
-      const service = await getServiceById(db, target.serviceId);
-      const secrets = await serviceSecrets(db, box, [source.serviceId, service.id]);
-      const sourceConfiguration = secrets.get(source.serviceId)?.configuration ?? {};
-      const copied = target.criteria.secrets.filter((key) => key in sourceConfiguration);
-      const current = secrets.get(service.id)?.configuration ?? {};
-      // A revision that would run what the target runs already is not made: it would only pin a ref to the commit
-      // it resolves to, and a redeploy of the same content would count as a release.
-      if (runsSource(service.revision, source) && copied.every((key) => current[key] === sourceConfiguration[key])) continue;
-      const configuration = { ...current, ...Object.fromEntries(copied.map((key) => [key, sourceConfiguration[key]!])) };
-      const spec = promotedSpec(service.spec, source);
+    for (const { service, source, spec, values, copied } of await this.#planned(pipeline, edge, context)) {
       const resolved = await sources.resolveSpec(spec);
       const rejection = await rejectionOf(db, service, resolved.digest);
       if (rejection) {
@@ -387,10 +467,17 @@ export class PipelineRunner {
         this.#notify(pipeline, edge, `${service.name} not promoted along ${edge.from} → ${edge.to}: ${why}`, undefined, 'error');
         continue;
       }
-      const { service: updated, revised } = await updateService(db, box, service.id, { spec, configuration }, resolved, {
-        by: `pipeline/${pipeline.name}`,
-        message: `promoted from stage ${edge.from}`,
-      });
+      const { service: updated, revised } = await updateService(
+        db,
+        box,
+        service.id,
+        { spec, configuration: values.configuration },
+        resolved,
+        {
+          by: `pipeline/${pipeline.name}`,
+          message: `promoted from stage ${edge.from}`,
+        },
+      );
       if (revised) this.#deps.onChange(updated);
       promoted.push({
         serviceId: service.id,
@@ -404,6 +491,57 @@ export class PipelineRunner {
     }
     return promoted;
   }
+
+  /**
+   * What a promotion of the context along the edge would give each target service with criteria: its spec at the
+   * source's commit or chart version, and its values with the listed configuration keys copied from the source. A
+   * target already running its source's commit (or chart version) with those keys' values is left out: a revision
+   * would only pin a ref to the commit it resolves to, and a redeploy of the same content would count as a release.
+   */
+  async #planned(pipeline: Pipeline, edge: { to: string }, context: PromotionContext): Promise<PlannedPromotion[]> {
+    const { db, box } = this.#deps;
+    const targets = pipeline.spec.stages.find((stage) => stage.name === edge.to)?.services ?? [];
+    const planned: PlannedPromotion[] = [];
+    for (const target of targets) {
+      const source = target.criteria && context.services.find((entry) => entry.serviceId === target.criteria!.sourceId);
+      if (!target.criteria || !source) continue;
+      const service = await getServiceById(db, target.serviceId);
+      const secrets = await serviceSecrets(db, box, [source.serviceId, service.id]);
+      const sourceConfiguration = secrets.get(source.serviceId)?.configuration ?? {};
+      const copied = target.criteria.secrets.filter((key) => key in sourceConfiguration);
+      const current = secrets.get(service.id) ?? { configuration: {}, secretValues: {} };
+      if (runsSource(service.revision, source) && copied.every((key) => current.configuration[key] === sourceConfiguration[key])) continue;
+      const configuration = { ...current.configuration, ...Object.fromEntries(copied.map((key) => [key, sourceConfiguration[key]!])) };
+      planned.push({
+        service,
+        source,
+        spec: promotedSpec(service.spec, source),
+        values: { configuration, secretValues: current.secretValues },
+        copied,
+      });
+    }
+    return planned;
+  }
+}
+
+interface PlannedPromotion {
+  service: Service;
+  source: ContextService;
+  spec: ServiceSpec;
+  values: ServiceSecrets;
+  /** The configuration keys copied from the source. */
+  copied: string[];
+}
+
+/** The origin of a promotion's previews (store/previews.ts): one per pipeline, edge and source context. */
+function promotionOrigin(pipeline: Pipeline, edge: { from: string; to: string }, context: PromotionContext): string {
+  return ['pipeline', pipeline.id, edge.from, edge.to, context.id].join('/');
+}
+
+/** A DONE preview that creates, changes and deletes nothing, with no error. */
+function isEmptyPreview(preview: Preview | undefined): boolean {
+  const result = preview?.state === 'DONE' ? (preview.result as PreviewReport['result']) : undefined;
+  return !!result && [result.create, result.change, result.delete, result.errors].every((list) => list.length === 0);
 }
 
 /** The name of the Job a JOB gate runs for a context: one per gate and context, so a new context runs a new Job. */

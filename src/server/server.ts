@@ -26,6 +26,7 @@ import { resealLegacyValues } from '../store/reseal.ts';
 import { buildApp } from './app.ts';
 import { outboundDispatcher } from './outbound.ts';
 import { Notifier } from './notifier.ts';
+import { Previews } from './previews.ts';
 import { PipelineRunner } from './pipelines.ts';
 
 export interface FleetServerOptions {
@@ -149,10 +150,18 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       }),
   });
   const notifier = new Notifier({ db: store.db, box: options.box, log: options.log.child({ component: 'notifier' }) });
+  const previews = new Previews({
+    db: store.db,
+    box: options.box,
+    sources,
+    onChange: onServiceChange,
+    onReported: (preview) => pipelines.previewReported(preview),
+  });
   const pipelines = new PipelineRunner({
     db: store.db,
     box: options.box,
     sources,
+    previews,
     onChange: onServiceChange,
     notifier,
     onGatesChange: (clusterId) => bus.publish(clusterId, 'gates'),
@@ -179,6 +188,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       onServiceChange,
       notifier,
       pipelines,
+      previews,
       changes,
       announce: (change) => bus.announce(change),
       log: options.log,

@@ -4,7 +4,7 @@
  * Migrations are append-only: a released one is never edited, a change is a new one. Column types are the few
  * both SQLite and PostgreSQL treat alike (text, integer); see schema.ts for why.
  */
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Only the schema builder is used here, so the table types do not matter to the migrations. */
 type AnyDatabase = Kysely<unknown>;
@@ -358,6 +358,20 @@ async function previews(db: AnyDatabase): Promise<void> {
   await db.schema.createIndex('previews_cluster_state').on('previews').columns(['cluster_id', 'state']).execute();
 }
 
+/**
+ * Previews of pending promotions and template edits: the values they render with (sealed, as a service's are), what
+ * asked for them (a pipeline edge's context, a global service's edit), the key a later request may reuse a result
+ * by, and when they expire.
+ */
+async function previewOrigins(db: AnyDatabase): Promise<void> {
+  for (const column of ['sealed_values', 'origin', 'cache_key', 'expires_at'])
+    await db.schema.alterTable('previews').addColumn(column, 'text').execute();
+  // Previews made before expiry was kept are expired: nothing reuses them, and a PENDING one fails at the next sweep.
+  await sql`update previews set expires_at = created_at where expires_at is null`.execute(db);
+  await db.schema.createIndex('previews_origin').on('previews').column('origin').execute();
+  await db.schema.createIndex('previews_cache_key').on('previews').column('cache_key').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -376,4 +390,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0014-gate-logs': { up: gateLogs },
   '0015-rejections': { up: rejections },
   '0016-previews': { up: previews },
+  '0017-preview-origins': { up: previewOrigins },
 };

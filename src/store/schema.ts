@@ -111,6 +111,14 @@ export interface PreviewTable {
   requested_by: string;
   created_at: string;
   finished_at: string | null;
+  /** Sealed JSON {configuration, secretValues} the preview renders with; null: the service's own. */
+  sealed_values: string | null;
+  /** What asked for it: `pipeline/<id>/<from>/<to>/<context id>` or `globalservice/<id>/<request id>`; null: a user. */
+  origin: string | null;
+  /** sha256 of (digest, spec, values, the service's live state): a DONE preview with the same key is reused. */
+  cache_key: string | null;
+  /** After this a PENDING preview fails and a DONE one is not reused any more (set for every row since 0017). */
+  expires_at: string;
 }
 
 /** An immutable snapshot of what a service runs; rollback and promotion only add rows. */

@@ -221,12 +221,23 @@ describe('the web UI', () => {
       .locator('[data-edge="dev/prod"] li', { hasText: /^APPROVAL gate approval: waits for an approver since / })
       .waitFor();
     await screenshot(page, 'pipeline-pending');
+    // Before deciding, the approver reads what the promotion would change on prod, as prod's agent dry-ran it.
+    const preview = page.getByRole('region', { name: 'Promotion preview' }).locator(`[data-preview="${PROD}/web"]`);
+    await preview.getByText('1 to change').waitFor();
+    await preview.locator('.diff .added', { hasText: 'round: "2"' }).waitFor();
+    expect(await preview.locator('.diff .removed', { hasText: 'round: "1"' }).count()).toBe(1);
+    // The configuration the promotion copies is masked, as the service page hides it: old value and new.
+    await preview.locator('.diff .added', { hasText: 'greeting: *****' }).waitFor();
+    expect(await preview.textContent()).not.toMatch(/hello from (dev|prod)/);
+    await preview.scrollIntoViewIfNeeded();
+    await screenshot(page, 'pipeline-preview');
 
     await gate.getByRole('button', { name: 'Approve' }).click();
     await gate.locator('.gate-open').waitFor();
     await page.locator('tr[data-promotion="dev-prod"]').waitFor();
     await page.getByText('✓ promoted').waitFor();
     await page.getByRole('region', { name: 'Waiting for' }).waitFor({ state: 'detached' });
+    await page.getByRole('region', { name: 'Promotion preview' }).waitFor({ state: 'detached' });
     const prodStage = page.getByRole('region', { name: 'Stage prod' });
     await prodStage.getByText('#2').waitFor();
     await prodStage.locator('.badge-healthy').waitFor();

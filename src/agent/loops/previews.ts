@@ -2,11 +2,13 @@
  * The previews loop (issue 43, part 1): the poll lists the cluster's pending previews (a service's source at another
  * ref) and wakes this loop, which downloads each preview's source by digest, renders it as a sync would and runs a
  * server-side dry run against the live cluster through the Cluster's dry-run view, whose client refuses any write
- * that is not a dry run. What a sync would create, change (with the diff, Secrets masked) and prune goes back to the
- * server; a render error is the preview's result.
+ * that is not a dry run. What a sync would create, change (with the diff, Secrets and the service's configuration
+ * values masked) and prune goes back to the server; a render error is the preview's result.
  */
 import path from 'node:path';
+import type { AgentService } from '../../api/agent.ts';
 import type { AgentPreview, PreviewReport } from '../../api/previews.ts';
+import { SensitiveValues } from '../../project/sensitive.ts';
 import { deployTarget } from '../../deploy/deploy.ts';
 import type { CommandResult } from '../../deploy/result.ts';
 import { formatRef } from '../../kube/object.ts';
@@ -62,15 +64,30 @@ async function previewOf(state: AgentState, preview: AgentPreview): Promise<Prev
     progress: state.context.progress,
     signal: state.signal,
   });
-  return { state: 'DONE', result: resultOf(result) };
+  return { state: 'DONE', result: resultOf(result, configurationValues(state, service)) };
 }
 
-function resultOf(result: CommandResult): PreviewReport['result'] {
+/**
+ * The service's configuration and secret values, those the preview renders with and those it runs with now: a diff
+ * shows the object as the cluster has it too, rendered with the values of now. A preview is read by more people than
+ * the service's configuration (a pipeline's approvers and readers), so these are masked as sensitive vars are.
+ */
+function configurationValues(state: AgentState, service: AgentService): SensitiveValues {
+  const sensitive = new SensitiveValues();
+  const current = state.known?.find((known) => known.id === service.id);
+  for (const values of [service, current]) {
+    sensitive.add(values?.configuration ?? {});
+    sensitive.add(values?.secretValues ?? {});
+  }
+  return sensitive;
+}
+
+function resultOf(result: CommandResult, sensitive: SensitiveValues): PreviewReport['result'] {
   return {
     create: result.newObjects.map(formatRef),
-    change: result.changedObjects.map(({ diff, ...ref }) => ({ object: formatRef(ref), diff: diff.slice(0, 65_536) })),
+    change: result.changedObjects.map(({ diff, ...ref }) => ({ object: formatRef(ref), diff: sensitive.mask(diff).slice(0, 65_536) })),
     delete: result.orphanObjects.map(formatRef),
-    errors: result.errors.map((error) => (error.object ? `${formatRef(error.object)}: ${error.message}` : error.message)),
+    errors: result.errors.map((error) => sensitive.mask(error.object ? `${formatRef(error.object)}: ${error.message}` : error.message)),
   };
 }
 

@@ -13,7 +13,8 @@ import { getCluster, recordPing } from '../../store/clusters.ts';
 import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
-import { getServiceById, type Service } from '../../store/services.ts';
+import { getServiceById, type Service, type ServiceSpec } from '../../store/services.ts';
+import { pinnedSpec } from '../../store/revisions.ts';
 import { agentServices } from '../agent-services.ts';
 import { agentCluster, requireAgent } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
@@ -26,15 +27,15 @@ import { ClusterSchema } from '../../api/clusters.ts';
 import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
 import type { PushChannels } from '../push-channels.ts';
 import { recordReport } from '../service-reports.ts';
-import { previewDigest } from './previews.ts';
+import { pendingPreviewOf } from '../../store/previews.ts';
 import type { TarballStore } from '../tarballs.ts';
 
 export interface AgentRouteDeps {
   db: Kysely<Database>;
   box: SecretBox;
   tarballs: TarballStore;
-  /** Rebuilds a tarball this replica does not have from the revision's pinned commit. */
-  rebuildTarball: (service: Service) => Promise<void>;
+  /** Packs the tarball of a spec pinned to its commit again (it was packed on another replica). */
+  rebuildTarball: (spec: ServiceSpec) => Promise<void>;
   channels: PushChannels;
   /** This replica's id, recorded as the holder of the agents' sockets it accepts (the auth proxy's tunnels). */
   replicaId: string;
@@ -96,14 +97,16 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
       const service = await ownService(db, request, request.params.id);
       const { digest } = request.query;
       // Only the current revision's tarball, or a pending preview's: a digest the service moved away from is refused.
-      if (service.revision.digest !== digest && !(await previewDigest(db, service, digest))) {
+      const preview = service.revision.digest === digest ? undefined : await pendingPreviewOf(db, service.id, digest);
+      if (service.revision.digest !== digest && !preview) {
         throw new HttpError(
           409,
           `service ${service.name} is at revision ${service.revision.number} (digest ${service.revision.digest}), not ${digest}`,
         );
       }
       if (request.headers['if-none-match'] === `"${digest}"`) return reply.code(304).send();
-      if (!(await tarballs.find(digest))) await deps.rebuildTarball(service);
+      // Another replica may have packed it: this one packs it again from the spec (pinned to its commit).
+      if (!(await tarballs.find(digest))) await deps.rebuildTarball(preview?.spec ?? pinnedSpec(service.revision.spec, service.revision));
       const file = await tarballs.find(digest);
       if (!file) throw new HttpError(500, `tarball ${digest} could not be rebuilt`);
       return reply

@@ -20,9 +20,12 @@ import type { ServiceSources } from '../service-sources.ts';
 import { checkedSpec, checkSecretValues } from '../service-specs.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';
 import { checkedContexts } from './contexts.ts';
+import { toApiPreview } from './previews.ts';
+import { PreviewSchema } from '../../api/previews.ts';
 import { ConfirmQuery, ErrorResponses, NameParams } from '../../api/common.ts';
 import {
   DeleteGlobalServiceQuery,
+  GlobalServicePreviewSchema,
   GlobalServiceSchema,
   GlobalServiceUpdateSchema,
   NewGlobalServiceSchema,
@@ -112,6 +115,18 @@ export function globalServiceRoutes(
         request.query.confirm === 'true',
       );
       return await show(updated, request);
+    },
+  );
+
+  api.post(
+    '/v1/globalservices/:name/previews',
+    {
+      ...admins,
+      schema: { tags, params: NameParams, body: GlobalServicePreviewSchema, response: { 202: Type.Array(PreviewSchema), ...errors } },
+    },
+    async (request, reply) => {
+      const previews = await globals.preview(request.params.name, await template(request.body.template), requestUser(request).name);
+      return reply.code(202).send(previews.map(({ preview, cluster, service }) => toApiPreview(preview, cluster, service)));
     },
   );
 

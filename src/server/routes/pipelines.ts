@@ -37,6 +37,9 @@ import { listServices, type Service } from '../../store/services.ts';
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import { gateJobName, type PipelineRunner } from '../pipelines.ts';
+import { toApiPreview } from './previews.ts';
+import { PreviewSchema } from '../../api/previews.ts';
+import type { Preview } from '../../store/previews.ts';
 import { type EdgeFacts, waitingFor } from '../../pipeline/explain.ts';
 import { ErrorResponses } from '../../api/common.ts';
 import {
@@ -54,6 +57,15 @@ export interface PipelineRouteDeps {
 }
 
 type ApiPipeline = Static<typeof PipelineSchema>;
+
+const EdgeParams = Type.Object({ name: Type.String(), from: Type.String(), to: Type.String() });
+
+/** The newest of each service's previews (they come newest first). */
+function newestPerService(previews: readonly Preview[]): Preview[] {
+  const newest = new Map<string, Preview>();
+  for (const preview of previews) if (!newest.has(preview.serviceId)) newest.set(preview.serviceId, preview);
+  return [...newest.values()];
+}
 type JobGateBody = Extract<NonNullable<PipelineUpsertBody['edges'][number]['gates']>[number], { type: 'JOB' }>['job'];
 
 export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): void {
@@ -68,13 +80,13 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
     // A pipeline shows services of every stage, so it is read by a binding on the pipeline, not on one stage's cluster.
     const pipelines = (await listPipelines(db)).filter((pipeline) => mayDo(request, 'read', { pipeline: pipeline.name }));
     const names = await serviceNames(db);
-    return await Promise.all(pipelines.map((pipeline) => toApiPipeline(db, pipeline, names)));
+    return await Promise.all(pipelines.map((pipeline) => toApiPipeline(deps, pipeline, names)));
   });
 
   api.get(path, { ...readers, schema: { tags, params: PipelineParams, response: { 200: PipelineSchema, ...errors } } }, async (request) => {
     const pipeline = await getPipeline(db, request.params.name);
     authorize(request, 'read', { pipeline: pipeline.name });
-    return await toApiPipeline(db, pipeline, await serviceNames(db));
+    return await toApiPipeline(deps, pipeline, await serviceNames(db));
   });
 
   api.put(
@@ -85,7 +97,7 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
       if (problem) throw new HttpError(400, problem.message, `body.${problem.field}`);
       const pipeline = await upsertPipeline(db, request.params.name, await resolvedSpec(db, request.body));
       await runner.evaluate(pipeline);
-      return await toApiPipeline(db, await getPipeline(db, pipeline.name), await serviceNames(db));
+      return await toApiPipeline(deps, await getPipeline(db, pipeline.name), await serviceNames(db));
     },
   );
 
@@ -106,7 +118,26 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
       authorize(request, decision === 'force' ? 'force' : 'approve', { pipeline: name });
       const pipeline = await getPipeline(db, name);
       await runner.decide(pipeline, { from, to, name: gate }, decision, requestUser(request).name);
-      return await toApiPipeline(db, pipeline, await serviceNames(db));
+      return await toApiPipeline(deps, pipeline, await serviceNames(db));
+    },
+  );
+
+  api.post(
+    `${path}/edges/:from/:to/previews`,
+    { ...readers, schema: { tags, params: EdgeParams, response: { 202: Type.Array(PreviewSchema), ...errors } } },
+    async (request, reply) => {
+      const { name, from, to } = request.params;
+      // Whoever may decide the edge's gates may see what it would do; the agents of the target clusters run it.
+      authorize(request, 'approve', { pipeline: name });
+      const pipeline = await getPipeline(db, name);
+      const previews = await runner.previewPromotion(pipeline, from, to, requestUser(request).name);
+      const names = await serviceNames(db);
+      return reply.code(202).send(
+        previews.map((preview) => {
+          const { cluster, name: service } = nameOf(names, preview.serviceId);
+          return toApiPreview(preview, cluster, service);
+        }),
+      );
     },
   );
 
@@ -297,7 +328,8 @@ function edgeFacts(
   };
 }
 
-async function toApiPipeline(db: Kysely<Database>, pipeline: Pipeline, names: ServiceNames): Promise<ApiPipeline> {
+async function toApiPipeline(deps: PipelineRouteDeps, pipeline: Pipeline, names: ServiceNames): Promise<ApiPipeline> {
+  const { db, runner } = deps;
   const [contexts, gates, clusters] = await Promise.all([currentContexts(db, pipeline.id), listGates(db, pipeline.id), listClusters(db)]);
   const clusterNames = new Map(clusters.map((cluster) => [cluster.id, cluster.name]));
   const apiContext = (context: PromotionContext | undefined) =>
@@ -348,6 +380,10 @@ async function toApiPipeline(db: Kysely<Database>, pipeline: Pipeline, names: Se
           })),
           promoted,
           waitingFor: waitingFor(edgeFacts(pipeline, edge, { context, promoted, rows, names, clusterNames })),
+          previews: newestPerService(await runner.promotionPreviews(pipeline, edge)).map((preview) => {
+            const { cluster, name } = nameOf(names, preview.serviceId);
+            return toApiPreview(preview, cluster, name);
+          }),
         };
       }),
     ),

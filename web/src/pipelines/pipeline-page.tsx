@@ -1,10 +1,11 @@
 /**
- * One pipeline: its stages and edges drawn, what each edge waits for, the gates with what the user may decide, and
- * its promotions.
+ * One pipeline: its stages and edges drawn, what each edge waits for, what its pending promotion would change on the
+ * target clusters, the gates with what the user may decide, and its promotions.
  */
 import { Link, useParams } from 'react-router';
 import { useAllowed, usePipeline } from '../api/queries.ts';
 import { QueryView } from '../ui/query-view.tsx';
+import { EdgePreviews } from './edge-previews.tsx';
 import { EdgeWaits } from './edge-waits.tsx';
 import { GatesTable } from './gates-table.tsx';
 import { PipelineGraph } from './pipeline-graph.tsx';
@@ -29,6 +30,7 @@ export function PipelinePage() {
             <h1>{found.name}</h1>
             <PipelineGraph pipeline={found} />
             <EdgeWaits pipeline={found} />
+            <EdgePreviews pipeline={found} mayAsk={rights?.mayApprove ?? false} />
             <GatesTable pipeline={found} rights={rights} />
             <PromotionHistory pipeline={found.name} />
           </>
