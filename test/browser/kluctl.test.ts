@@ -34,6 +34,7 @@ import {
 import { kluctlDeployment } from '../support/controller.ts';
 import { testConfig } from '../support/engine.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { watchWrites } from '../support/write-watch.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { kubectlJsonOn, kubectlOn, WORKLOAD_CLUSTERS, workloadKubeConfig } from '../support/workload-clusters.ts';
 
@@ -236,6 +237,44 @@ describe('the KluctlDeployment and Live pages', () => {
     await reader.locator(`[data-changed="${NS}/ConfigMap/shop-settings"] .added`, { hasText: 'round: "3"' }).waitFor();
     expect(await reader.getByRole('button', { name: /^(Reconcile|Diff|Deploy|Prune|Suspend)$/ }).count()).toBe(0);
     await reader.context().close();
+  });
+
+  test('a diff of an unmerged branch shows what merging it would change, and writes nothing but the request', async () => {
+    await page.goto(`/kluctl/${DEV}/${NS}/shop`);
+    await page.getByRole('button', { name: 'Suspend' }).click();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    await page.locator('.progress-lines').waitFor({ state: 'detached' });
+    // A branch at round 4; main goes on at round 3's content.
+    await repo.commit(project(4), 'round 4 on a branch');
+    await repo.branch('feature/round-4');
+    await repo.commit(project(3), 'main stays at round 3');
+    const observedCommit = async () =>
+      (await kubectlJsonOn<{ status: { observedCommit?: string } }>(DEV, ['get', 'kluctldeployments.gitops.gantry.dev', 'shop', '-n', NS]))
+        .status.observedCommit;
+    const observed = await observedCommit();
+    const cluster = engine.clusters.get(workloadKubeConfig(DEV), workloadKubeConfig(DEV).getCurrentContext());
+    const watch = await watchWrites(cluster, { namespace: NS, labelKey: 'gantry.dev/none', discriminator: 'none' });
+    let writes: string[];
+    try {
+      const form = page.getByRole('form', { name: 'Diff another ref' });
+      await form.getByLabel('Ref to diff').fill('feature/round-4');
+      await form.getByRole('button', { name: 'Diff ref' }).click();
+      await page.locator('.command-result[data-command="diff"]').waitFor();
+      await settingsDiff().locator('.removed', { hasText: 'round: "3"' }).waitFor();
+      await settingsDiff().locator('.added', { hasText: 'round: "4"' }).waitFor();
+      await page.locator('tr[data-request="diff"]').getByText('done').waitFor();
+      await page.locator('.progress-lines').waitFor({ state: 'detached' });
+      await screenshot(page, 'kluctl-diff-ref');
+    } finally {
+      writes = await watch.stop();
+    }
+    // Only the KluctlDeployment itself changed (the request annotation and its answer in status).
+    expect(writes.filter((write) => !write.includes(`KluctlDeployment ${NS}/shop`))).toEqual([]);
+    expect(await configMapRound()).toBe('3');
+    // The status still names the commit the resource points at, not the branch's.
+    expect(await observedCommit()).toBe(observed);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByRole('button', { name: 'Suspend' }).waitFor();
   });
 
   test("Live: the namespaces, the namespace's pods, a pod's YAML and events", async () => {

@@ -16,6 +16,7 @@
  *   when the controller stops or loses its Lease, so a replica that is no longer leader stops writing at once —
  *   status included — instead of finishing its deploy beside the new leader.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -520,8 +521,11 @@ class Reconciliation {
       { ...this.deployment, spec },
       { cluster: this.deps.cluster, git, oci, registries, artifactsDir: this.deps.artifactsDir, signal: this.signal },
     );
-    this.status.observedCommit = source.revision;
-    this.status.projectKey = source.projectKey;
+    // A request whose overrides move the source (a diff of an unmerged branch) ran elsewhere than the resource points.
+    if (isDeepStrictEqual(spec.source, this.deployment.spec.source)) {
+      this.status.observedCommit = source.revision;
+      this.status.projectKey = source.projectKey;
+    }
     const keys = await decryptionKeys({ ...this.deployment, spec }, this.deps.cluster, this.deps.engine.tools);
     try {
       this.progress('Rendering');

@@ -1,6 +1,6 @@
 /**
- * What a writer may ask of a KluctlDeployment (kluctl-actions.ts): reconcile, diff and validate at a click,
- * deploy and prune after a second one, suspend or resume, and approve the rendered objects when spec.manual holds
+ * What a writer may ask of a KluctlDeployment (kluctl-actions.ts): reconcile, diff and validate at a click, a diff
+ * of another branch, tag or commit before it is merged, deploy and prune after a second one, suspend or resume, and approve the rendered objects when spec.manual holds
  * them back. The server says first whether the user may (POST /v1/access-review, `write` on the cluster); a
  * reader sees why there are no buttons. A request's button waits until the controller answered it; when it
  * answers one sent from here with a result, that result is shown.
@@ -35,10 +35,10 @@ function ActionButtons({ cluster, deployment }: { cluster: string; deployment: K
   const action = useKluctlAction(cluster, deployment);
   const inFlight = requestsInFlight(deployment);
   const shown = useResultOfRequestFromHere(cluster, deployment);
-  const request = (kind: RequestKind) => {
+  const request = (kind: RequestKind, overridesPatch?: Record<string, unknown>) => {
     const requestValue = new Date().toISOString();
     shown.expect(kind, requestValue);
-    return action.mutateAsync({ kind: 'request', request: kind, requestValue });
+    return action.mutateAsync({ kind: 'request', request: kind, requestValue, ...(overridesPatch ? { overridesPatch } : {}) });
   };
   const sending = (kind: RequestKind) => action.isPending && action.variables.kind === 'request' && action.variables.request === kind;
   const button = (kind: RequestKind, label: string) => (
@@ -66,7 +66,44 @@ function ActionButtons({ cluster, deployment }: { cluster: string; deployment: K
           {action.error.message}
         </span>
       )}
+      <DiffRefForm deployment={deployment} busy={inFlight.has('diff') || sending('diff')} diff={(patch) => request('diff', patch)} />
     </div>
+  );
+}
+
+type RefKind = 'branch' | 'tag' | 'commit';
+
+/**
+ * A diff of another branch, tag or commit of the deployment's git source, before it is merged: the controller's
+ * diff request with the source's ref overridden for that run only (a server-side dry run; nothing is deployed).
+ * Only for a git source given in the resource (a Flux sourceRef's ref is the GitRepository's, and OCI has tags).
+ */
+function DiffRefForm(props: { deployment: KluctlDeployment; busy: boolean; diff: (patch: Record<string, unknown>) => Promise<unknown> }) {
+  const [kind, setKind] = useState<RefKind>('branch');
+  const [ref, setRef] = useState('');
+  const source = props.deployment.spec.source;
+  if (!source?.git && !source?.url) return null;
+  const refPatch = { branch: null, tag: null, commit: null, semver: null, [kind]: ref.trim() };
+  const patch = source.git ? { source: { git: { ref: refPatch } } } : { source: { ref: refPatch } };
+  return (
+    <form
+      className="diff-ref"
+      aria-label="Diff another ref"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (ref.trim()) void props.diff(patch).catch(() => undefined);
+      }}
+    >
+      <select aria-label="Ref kind" value={kind} onChange={(event) => setKind(event.target.value as RefKind)}>
+        <option value="branch">branch</option>
+        <option value="tag">tag</option>
+        <option value="commit">commit</option>
+      </select>
+      <input aria-label="Ref to diff" placeholder="feature/new-settings" value={ref} onChange={(event) => setRef(event.target.value)} />
+      <button type="submit" disabled={props.busy || !ref.trim()}>
+        {props.busy && <Spinner />} Diff ref
+      </button>
+    </form>
   );
 }
 

@@ -3,6 +3,7 @@
  * JSON merge patches through the auth proxy (the cluster's RBAC lets writers and admins patch KluctlDeployments):
  *  - a command (reconcile, diff, deploy, prune, validate): the request annotation `kluctl.io/request-<kind>`
  *    holding `{"requestValue": <unique>}` (the caller's, to know its answer), which the controller answers in status.<kind>RequestResult;
+ *    a diff of another ref adds `overridesPatch` with the source's ref (Kluctl's manual request overrides);
  *  - suspend and resume: spec.suspend;
  *  - approval (spec.manual): spec.manualObjectsHash set to the objects hash the controller rendered.
  * Nothing is awaited here: the watch of the KluctlDeployments brings the controller's progress and answer.
@@ -13,7 +14,7 @@ import { watchedListKey } from '../kube/watched-list.ts';
 import { type KluctlDeployment, kluctlPath, REQUEST_ANNOTATIONS, type RequestKind } from './kluctl-resource.ts';
 
 type Action =
-  | { kind: 'request'; request: RequestKind; requestValue: string }
+  | { kind: 'request'; request: RequestKind; requestValue: string; overridesPatch?: Record<string, unknown> }
   | { kind: 'suspend'; suspend: boolean }
   | { kind: 'approve'; hash: string };
 
@@ -46,7 +47,14 @@ function patchFor(action: Action): Record<string, unknown> {
   switch (action.kind) {
     case 'request':
       return {
-        metadata: { annotations: { [REQUEST_ANNOTATIONS[action.request]]: JSON.stringify({ requestValue: action.requestValue }) } },
+        metadata: {
+          annotations: {
+            [REQUEST_ANNOTATIONS[action.request]]: JSON.stringify({
+              requestValue: action.requestValue,
+              ...(action.overridesPatch ? { overridesPatch: action.overridesPatch } : {}),
+            }),
+          },
+        },
       };
     case 'suspend':
       return { spec: { suspend: action.suspend } };
