@@ -502,6 +502,7 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
     await fleet.removePipeline();
 
     const drift = await fleet.timeDrift(source, COMMIT_SAMPLES);
+    const previews = await fleet.timePreviews(source, COMMIT_SAMPLES);
 
     // Polling: no webhook, no channel; the server fetches every 5 s, the agents poll every 5 s + up to 1 s.
     await fleet.stopAll();
@@ -546,6 +547,14 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
           baseline: percentile(push, p),
           baselineIs: `commit→applied ×2, push, p${p}`,
         })),
+        ...pRows('preview of a new commit on dev and prod', previews.fresh, (p) => ({
+          baseline: percentile(push, p),
+          baselineIs: `commit→applied ×2, push, p${p}`,
+        })),
+        ...pRows('preview asked again (reused)', previews.reused, (p) => ({
+          baseline: percentile(previews.fresh, p),
+          baselineIs: `preview of a new commit, p${p}`,
+        })),
         {
           measurement: 'agent RSS idle',
           value: toMib(idle.rss),
@@ -571,6 +580,7 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
       notes: [
         `commit→applied: ${COMMIT_SAMPLES} samples each, on both dev and prod; controller by webhook (local cluster): ${controllerWebhook.map((s) => s.toFixed(2)).join(', ')} s`,
         `drift: a ConfigMap deleted on dev by another client, one of ${COMMIT_SAMPLES} services each time (a service's repairs are rate-limited); reported = the server's first change hint for the service (GET /v1/events), repaired = the ConfigMap back`,
+        `previews: the service bench on dev and prod, each sample at a new commit of a branch main does not follow, asked on both clusters at once; timed until both are DONE (a render and a server-side dry run by each agent); asked again, the DONE previews come back from the cache`,
         `the microservices demo (${DEMO_PROJECT}, target test) became healthy ${demo.seconds.toFixed(1)} s after its service was created; agent tree RSS includes the Jinja2 workers`,
       ],
     };
@@ -744,6 +754,45 @@ class ApplyFleet {
     for (const name of names) await client.deleteService('dev', name, false);
     for (const name of names) await kube.request('DELETE', `/api/v1/namespaces/${WORKLOAD_NS}-${name}`).catch(notFound);
     return { reported, repaired };
+  }
+
+  /**
+   * Previews the service bench on both clusters at a new commit of the branch `preview` (main does not move), and
+   * times until both previews are DONE; then asks again, which the server answers from its cache.
+   * @returns seconds per sample.
+   */
+  async timePreviews(source: BenchSource, samples: number): Promise<{ fresh: number[]; reused: number[] }> {
+    const client = this.#client();
+    const fresh: number[] = [];
+    const reused: number[] = [];
+    const previewBoth = () => Promise.all(APPLY_CLUSTERS.map((name) => client.createPreview(name, 'bench', 'preview')));
+    for (let index = 0; index < samples; index++) {
+      const value = `preview-${index + 1}`;
+      await source.commit({ 'bench/configmap.yaml': configMap('bench', value) }, value, 'preview');
+      const started = performance.now();
+      const previews = await previewBoth();
+      for (const preview of previews) {
+        const done = await waitFor(
+          `preview on ${preview.cluster} done`,
+          async () => {
+            const current = await client.getPreview(preview.cluster, 'bench', preview.id);
+            return current.state === 'PENDING' ? undefined : current;
+          },
+          60_000,
+        );
+        if (done.state !== 'DONE' || done.result?.change.length !== 1)
+          throw new Error(`preview on ${preview.cluster}: ${JSON.stringify(done)}`);
+      }
+      fresh.push((performance.now() - started) / 1000);
+      const again = performance.now();
+      const cached = await previewBoth();
+      if (cached.some((preview) => preview.state !== 'DONE')) throw new Error('a preview asked again was not reused');
+      reused.push((performance.now() - again) / 1000);
+      this.#report(
+        `preview ${index + 1}/${samples} on both clusters: ${fresh.at(-1)!.toFixed(3)} s, asked again ${reused.at(-1)!.toFixed(3)} s`,
+      );
+    }
+    return { fresh, reused };
   }
 
   async #waitHealthy(cluster: string, name: string, timeoutMs: number): Promise<void> {
@@ -962,8 +1011,8 @@ class BenchSource {
     return source;
   }
 
-  /** Writes `files`, commits everything and pushes; keeps the new commit's sha. */
-  async commit(files: Record<string, string>, message: string): Promise<void> {
+  /** Writes `files`, commits everything and pushes to `branch` (main by default); keeps the new commit's sha. */
+  async commit(files: Record<string, string>, message: string, branch = 'main'): Promise<void> {
     for (const [file, content] of Object.entries(files)) {
       await mkdir(path.dirname(path.join(this.work, file)), { recursive: true });
       await writeFile(path.join(this.work, file), content);
@@ -971,7 +1020,7 @@ class BenchSource {
     const as = ['-c', 'user.name=Gantry Bench', '-c', 'user.email=bench@gantry.dev'];
     await git([...as, 'add', '--all'], { cwd: this.work });
     await git([...as, 'commit', '--quiet', '--allow-empty', '-m', message], { cwd: this.work });
-    await git(['push', '--quiet', 'origin', 'HEAD:main'], { cwd: this.work });
+    await git(['push', '--quiet', 'origin', `HEAD:${branch}`], { cwd: this.work });
     this.head = (await git(['rev-parse', 'HEAD'], { cwd: this.work })).stdout.trim();
   }
 }
