@@ -1,5 +1,5 @@
 /**
- * vitest globalSetup: makes sure the tools are built and the local cluster (scripts/cluster), the fleet's two
+ * vitest globalSetup: makes sure the tools are built and the local cluster (scripts/cluster), the fleet's three
  * workload clusters (support/workload-clusters.ts) and PostgreSQL (scripts/postgres) are up before any test file
  * runs, and hands the tests KUBECONFIG (the local cluster's), GANTRY_TEST_POSTGRES_URL and a PATH starting with
  * .cluster/bin (kubectl, helm, kustomize, python3). All are left running for the next run (`npm run cluster -- down
@@ -10,7 +10,7 @@ import { clusterUp } from '../scripts/cluster/cluster.ts';
 import { clusterLayout } from '../scripts/cluster/layout.ts';
 import { postgresUp } from '../scripts/postgres/postgres.ts';
 import { setUpMachine } from '../scripts/setup/setup.ts';
-import { WORKLOAD_CLUSTERS } from './support/workload-clusters.ts';
+import { ALL_WORKLOAD_CLUSTERS } from './support/workload-clusters.ts';
 
 export default async function setup(): Promise<void> {
   const report = (line: string) => console.error(`global-setup: ${line}`);
@@ -19,7 +19,7 @@ export default async function setup(): Promise<void> {
   const [state, postgres] = await Promise.all([clusterUp({ report }), postgresUp(report)]);
   // After the local cluster, which builds the components on a fresh machine; these two then only start them.
   await Promise.all(
-    WORKLOAD_CLUSTERS.map((name) => clusterUp({ layout: clusterLayout(name), report: (line) => report(`${name}: ${line}`) })),
+    ALL_WORKLOAD_CLUSTERS.map((name) => clusterUp({ layout: clusterLayout(name), report: (line) => report(`${name}: ${line}`) })),
   );
   // Test workers are started after this returns and inherit the environment of this process.
   process.env.KUBECONFIG = state.kubeconfig;

@@ -18,9 +18,9 @@ export const RoutedEventSchema = Type.Union([...FleetEventTypeSchema.anyOf, Type
  * id or name, never the data itself, which the browser reads through the API with its own rights.
  */
 export interface FleetChange {
-  kind: 'cluster' | 'service' | 'pipeline';
+  kind: 'cluster' | 'service' | 'pipeline' | 'globalservice';
   /** A cluster's or service's id. */
   id?: string;
-  /** A pipeline's name. */
+  /** A pipeline's or global service's name. */
   name?: string;
 }

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { Name, Time, TrueOrFalse } from './common.ts';
+import { RolloutSpecSchema } from './rollouts.ts';
 import { GitSourceSchema, HelmSourceSchema, RendererSchema, SecretValues, ServiceSourceFields } from './services.ts';
 
 const TemplateSchema = Type.Object(
@@ -22,6 +23,7 @@ export const NewGlobalServiceSchema = Type.Object(
     }),
     distro: Type.Optional(Type.String({ maxLength: 63 })),
     template: TemplateSchema,
+    rollout: Type.Optional(RolloutSpecSchema),
   },
   { additionalProperties: false },
 );
@@ -32,6 +34,7 @@ export const GlobalServiceUpdateSchema = Type.Object(
     tags: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
     distro: Type.Optional(Type.Union([Type.String({ maxLength: 63 }), Type.Null()])),
     template: Type.Optional(TemplateSchema),
+    rollout: Type.Optional(Type.Union([RolloutSpecSchema, Type.Null()], { description: 'null: new revisions go to every copy at once' })),
   },
   { additionalProperties: false },
 );
@@ -59,6 +62,7 @@ export const GlobalServiceSchema = Type.Object({
     contexts: Type.Array(Type.String()),
   }),
   services: Type.Array(Type.Object({ cluster: Type.String(), status: Type.String(), deleting: Type.Boolean() })),
+  rollout: Type.Union([RolloutSpecSchema, Type.Null()]),
   createdAt: Time,
 });
 

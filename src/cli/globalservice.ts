@@ -1,12 +1,13 @@
 /**
- * `gantry globalservice create|list|get|preview|delete`: services kept on every cluster whose tags (and distro) match, as
+ * `gantry globalservice create|list|get|preview|rollout|delete`: services kept on every cluster whose tags (and distro) match, as
  * Plural's GlobalService. A change that would delete more than the server's share of one global service's copies is
  * held (the server names them); `--confirm` goes ahead.
  */
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import type { GlobalServiceUpdateBody } from '../api/global-services.ts';
-import type { ApiGlobalService } from '../client/fleet-client.ts';
+import type { ApiGlobalService, ApiRollout } from '../client/fleet-client.ts';
+import type { RolloutSpec } from '../api/rollouts.ts';
 import { parseDuration } from '../duration.ts';
 import { parseYaml } from '../yaml.ts';
 import { awaitPreviews, formatPreview, previewExitCode } from './preview-output.ts';
@@ -15,6 +16,7 @@ import { addSourceFlags, rendererFromFlags, requiredSource, type SourceFlags } f
 
 interface CreateFlags extends SourceFlags {
   tag: Record<string, string>;
+  rolloutFile?: string;
   distro?: string;
   serviceName?: string;
   output: FleetOutput;
@@ -31,7 +33,11 @@ export function globalServiceCommand(): Command {
           .argument('<name>')
           .option('--tag <key=value>', 'select clusters with this tag (repeatable; all must match)', keyValueArg, {})
           .option('--distro <distro>', 'select only clusters of this distro')
-          .option('--service-name <name>', 'name of the copies (default: the global service name)'),
+          .option('--service-name <name>', 'name of the copies (default: the global service name)')
+          .option(
+            '--rollout-file <file>',
+            'new revisions go wave by wave: {waves, batchSize|maxUnavailable, soak, onFailure}, YAML or JSON',
+          ),
       ),
     ).action((name: string, flags: CreateFlags) =>
       withFleetClient(async (client) => {
@@ -45,6 +51,7 @@ export function globalServiceCommand(): Command {
             renderer: rendererFromFlags(flags),
             configuration: flags.config,
           },
+          ...(flags.rolloutFile ? { rollout: await readRollout(flags.rolloutFile) } : {}),
         });
         printFleet(flags.output, created, () => formatGlobalService(created));
       }),
@@ -98,6 +105,8 @@ export function globalServiceCommand(): Command {
     ),
   );
 
+  command.addCommand(rolloutCommand());
+
   command.addCommand(
     new Command('delete')
       .description('delete a global service and, unless --detach, its copies (their agents delete the objects)')
@@ -112,6 +121,84 @@ export function globalServiceCommand(): Command {
       ),
   );
   return command;
+}
+
+/** `gantry globalservice rollout status|pause|resume|abort|set|unset NAME`. */
+function rolloutCommand(): Command {
+  const rollout = new Command('rollout').description("a global service's progressive rollout of its new revisions");
+  rollout.addCommand(
+    addFleetOutputFlag(
+      new Command('status').description('which clusters are at which revision, and why it waits').argument('<name>'),
+    ).action((name: string, flags: { output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const found = await client.getRollout(name);
+        printFleet(flags.output, found, () => formatRollout(found));
+      }),
+    ),
+  );
+  const actions = [
+    ['pause', 'stop releasing further batches and waves (admins)'],
+    ['resume', 'go on; copies that failed get a new deadline (admins)'],
+    ['abort', 'stop for good: the copies it changed go back to the revision they ran (admins)'],
+  ] as const;
+  for (const [action, description] of actions) {
+    rollout.addCommand(
+      addFleetOutputFlag(new Command(action).description(description).argument('<name>')).action(
+        (name: string, flags: { output: FleetOutput }) =>
+          withFleetClient(async (client) => {
+            const changed = await client.rolloutAction(name, action);
+            printFleet(flags.output, changed, () => formatRollout(changed));
+          }),
+      ),
+    );
+  }
+  rollout.addCommand(
+    addFleetOutputFlag(
+      new Command('set')
+        .description("declare how the global service's new revisions roll out, from a YAML or JSON file")
+        .argument('<name>')
+        .requiredOption(
+          '--from-file <file>',
+          '{waves [{name, tags|clusters}], batchSize|maxUnavailable, soak, interval, prometheus, progressDeadline, onFailure}',
+        ),
+    ).action((name: string, flags: { fromFile: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const updated = await client.updateGlobalService(name, { rollout: await readRollout(flags.fromFile) }, false);
+        printFleet(flags.output, updated, () => formatGlobalService(updated));
+      }),
+    ),
+  );
+  rollout.addCommand(
+    addFleetOutputFlag(new Command('unset').description('new revisions go to every copy at once again').argument('<name>')).action(
+      (name: string, flags: { output: FleetOutput }) =>
+        withFleetClient(async (client) => {
+          const updated = await client.updateGlobalService(name, { rollout: null }, false);
+          printFleet(flags.output, updated, () => formatGlobalService(updated));
+        }),
+    ),
+  );
+  return rollout;
+}
+
+async function readRollout(file: string): Promise<RolloutSpec> {
+  return parseYaml(await readFile(file, 'utf8'), file) as RolloutSpec;
+}
+
+/** The rollout as text: its state, then each wave with its copies' states and revisions, then what it waits for. */
+export function formatRollout(rollout: ApiRollout): string {
+  const lines = [`rollout of ${rollout.globalService} (${rollout.cause}): ${rollout.state}${rollout.reason ? `: ${rollout.reason}` : ''}`];
+  rollout.waves.forEach((wave, index) => {
+    const marker = index < rollout.wave ? 'done' : index === rollout.wave && rollout.state === 'RUNNING' ? 'under way' : 'waits';
+    lines.push(`  wave ${wave} (${marker})`);
+    for (const copy of rollout.copies.filter((candidate) => candidate.wave === index)) {
+      const reason = copy.reason ? `: ${copy.reason}` : '';
+      lines.push(
+        `    ${copy.cluster}/${copy.service}: ${copy.state} rev ${copy.revision ?? '-'} (from ${copy.from}, batch ${copy.batch + 1})${reason}`,
+      );
+    }
+  });
+  for (const line of rollout.waitingFor) lines.push(`  waiting for: ${line}`);
+  return `${lines.join('\n')}\n`;
 }
 
 function selector(global: ApiGlobalService): string {

@@ -6,6 +6,7 @@
 import type { Static } from 'typebox';
 import type { ClusterSchema, CreatedClusterSchema, NewClusterBody } from '../api/clusters.ts';
 import type { ContextUpsertBody, ServiceContextSchema } from '../api/contexts.ts';
+import type { ApiRollout } from '../api/rollouts.ts';
 import type { GlobalServiceSchema, GlobalServiceUpdateBody, NewGlobalServiceBody } from '../api/global-services.ts';
 import type { RouterSchema, RouterUpsertBody, SinkSchema, SinkUpsertBody } from '../api/notifications.ts';
 import type { PipelineSchema, PipelineUpsertBody, PromotionSchema } from '../api/pipelines.ts';
@@ -49,6 +50,7 @@ export type ApiIdentity = Static<typeof IdentitySchema>;
 export type ApiRevisionDiff = Static<typeof RevisionDiffSchema>;
 export type ApiRejection = Static<typeof RejectionSchema>;
 export type ApiPreview = Static<typeof PreviewSchema>;
+export type { ApiRollout };
 export type ApiRejectOutcome = Static<typeof RejectOutcomeSchema>;
 /** approve or reject an APPROVAL gate; force any gate open (admins). */
 export type GateDecision = 'approve' | 'reject' | 'force';
@@ -206,6 +208,15 @@ export class FleetClient {
 
   createGlobalService(global: NewGlobalServiceBody): Promise<ApiGlobalService> {
     return this.#call('POST', '/v1/globalservices', global);
+  }
+
+  /** The global service's newest rollout. */
+  getRollout(name: string): Promise<ApiRollout> {
+    return this.#call('GET', `/v1/globalservices/${encodeURIComponent(name)}/rollout`);
+  }
+
+  rolloutAction(name: string, action: 'pause' | 'resume' | 'abort'): Promise<ApiRollout> {
+    return this.#call('POST', `/v1/globalservices/${encodeURIComponent(name)}/rollout/${action}`);
   }
 
   /** Asks the agents of every copy's cluster for a dry run of the global service with `template`; nothing changes. */

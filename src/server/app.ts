@@ -13,7 +13,6 @@ import type { Logger } from '../logger.ts';
 import type { Store } from '../store/database.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { RepositoryPoller } from './repository-poller.ts';
-import { pinnedSpec } from '../store/revisions.ts';
 import type { Service, ServiceRef } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 import type { TarballStore } from './tarballs.ts';
@@ -33,6 +32,7 @@ import { notificationRoutes } from './routes/notifications.ts';
 import { pipelineRoutes } from './routes/pipelines.ts';
 import { previewRoutes } from './routes/previews.ts';
 import type { Previews } from './previews.ts';
+import type { RolloutRunner } from './rollouts.ts';
 import { rejectionRoutes } from './routes/rejections.ts';
 import type { PipelineRunner } from './pipelines.ts';
 import { replicaRoutes } from './routes/replicas.ts';
@@ -64,6 +64,8 @@ export interface AppOptions {
   pipelines: PipelineRunner;
   /** Previews of pending changes, dry-run by the agents. */
   previews: Previews;
+  /** Progressive rollouts of global services: told of agents' reports, paused, resumed and aborted by users. */
+  rollouts: RolloutRunner;
   /** This replica's browsers' event streams (GET /v1/events). */
   changes: FleetChanges;
   /** Tells every replica's browsers of a change. */
@@ -127,10 +129,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onChange: options.onServiceChange,
     maxDeleteShare: options.maxDeleteShare,
     previews: options.previews,
+    rollouts: options.rollouts,
   });
   clusterRoutes(app, { db, globals, notifier: options.notifier, announce: options.announce });
   const outbound = { allow: options.outboundAllow ?? [] };
-  globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources, outbound });
+  globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources, outbound, rollouts: options.rollouts });
   agentRoutes(app, {
     db,
     box: options.box,
@@ -140,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onServiceChange: options.onServiceChange,
     notifier: options.notifier,
     pipelines: options.pipelines,
+    rollouts: options.rollouts,
     announce: options.announce,
     rebuildTarball: async (spec) => {
       await options.sources.resolveSpec(spec);

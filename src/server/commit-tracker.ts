@@ -10,9 +10,10 @@ import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { listRejections, rejectionsFor } from '../store/rejections.ts';
-import { listServices, type ServiceRef, type ServiceUpdate, updateServices } from '../store/services.ts';
+import { listServices, type ServiceRef, type ServiceUpdate, updateServices, waitingDigests } from '../store/services.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
 import { messageOf } from '../problems.ts';
+import type { RolloutRunner } from './rollouts.ts';
 
 export interface CommitTrackerOptions {
   db: Kysely<Database>;
@@ -20,6 +21,8 @@ export interface CommitTrackerOptions {
   sources: ServiceSources;
   log: Logger;
   onRevised: (service: ServiceRef) => void;
+  /** Copies of a global service with a rollout get the commit wave by wave (absent: all at once, as in tests of the tracker alone). */
+  rollouts?: Pick<RolloutRunner, 'begin' | 'evaluateAll'>;
 }
 
 /**
@@ -31,22 +34,33 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
   const services = await listServices(options.db, { repositoryId });
   const rejections = await listRejections(options.db, { repositoryId });
   const resolve = resolverForOnePass(options.sources);
+  const waiting = await waitingDigests(options.db, services);
   const updates: ServiceUpdate[] = [];
+  const owned: Array<{ ownerId: string; commit: string }> = [];
   for (const service of services) {
     if (service.deletedAt !== null) continue;
     try {
       const source = await resolve(service.spec);
-      // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply.
-      if (source.digest === service.revision.digest) continue;
+      // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply. A pinned
+      // service compares with the revision that waits for its release, which may have recorded this commit already.
+      if (source.digest === (waiting.get(service.id) ?? service.revision.digest)) continue;
       // Rejected content never runs: the service waits for the next commit that changes its folder.
       if (rejectionsFor(rejections, service).some((rejection) => rejection.digest === source.digest)) continue;
       updates.push({ serviceId: service.id, changes: {}, source, author: { by: 'git', message: `commit ${source.commit.slice(0, 12)}` } });
+      if (service.ownerId) owned.push({ ownerId: service.ownerId, commit: source.commit });
     } catch (error) {
       options.log.warn({ service: service.name, error: messageOf(error) }, 'cannot follow the service ref');
     }
   }
-  await updateServices(options.db, options.box, updates, options.onRevised).catch((error: Error) => {
+  try {
+    const causes = Map.groupBy(owned, (entry) => entry.commit);
+    const rolling = [];
+    for (const [commit, services] of causes)
+      rolling.push(...((await options.rollouts?.begin(services, `commit ${commit.slice(0, 12)}`)) ?? []));
+    await updateServices(options.db, options.box, updates, options.onRevised);
+    await options.rollouts?.evaluateAll(rolling);
+  } catch (error) {
     // The next poll resolves these services again and retries.
-    options.log.warn({ repository: repositoryId, error: error.message }, 'cannot record the new revisions');
-  });
+    options.log.warn({ repository: repositoryId, error: messageOf(error) }, 'cannot record the new revisions');
+  }
 }

@@ -25,6 +25,8 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import { randomUUID } from 'node:crypto';
 import type { Preview } from '../store/previews.ts';
 import type { Previews } from './previews.ts';
+import type { RolloutRunner } from './rollouts.ts';
+import type { RolloutSpec } from '../api/rollouts.ts';
 import {
   createService,
   getServiceById,
@@ -49,6 +51,8 @@ export interface GlobalServiceDeps {
   maxDeleteShare: number;
   /** Previews of template edits on each copy's cluster. */
   previews: Previews;
+  /** A template change of a global service with a rollout goes wave by wave. */
+  rollouts: RolloutRunner;
 }
 
 interface Plan {
@@ -69,7 +73,13 @@ export class GlobalServices {
   }
 
   /** Creates the global service and its copies. @throws HttpError 400 naming the field of a bad template source. */
-  async create(input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate }): Promise<GlobalService> {
+  async create(input: {
+    name: string;
+    tags: Record<string, string>;
+    distro?: string;
+    template: ServiceTemplate;
+    rollout?: RolloutSpec | null;
+  }): Promise<GlobalService> {
     await this.#deps.sources.resolveSpec(templateSpec(input.template), {
       fresh: true,
       fields: {
@@ -87,7 +97,7 @@ export class GlobalServices {
   /** Changes selector or template; the copies follow (template changes make new revisions). */
   async update(
     name: string,
-    changes: Partial<Pick<GlobalService, 'tags' | 'distro' | 'template'>>,
+    changes: Partial<Pick<GlobalService, 'tags' | 'distro' | 'template' | 'rollout'>>,
     confirm: boolean,
   ): Promise<GlobalService> {
     const current = await getGlobalService(this.#deps.db, this.#deps.box, name);
@@ -228,8 +238,12 @@ export class GlobalServices {
     const source = await this.#deps.sources.resolveSpec(spec);
     const changes = { spec, configuration: global.template.configuration ?? {}, secretValues: global.template.secretValues ?? {} };
     const author = { by: `globalservice/${global.name}`, message: 'template changed' };
-    const updates = (await this.#copies(global)).map(({ service }) => ({ serviceId: service.id, changes, source, author }));
+    const copies = await this.#copies(global);
+    const updates = copies.map(({ service }) => ({ serviceId: service.id, changes, source, author }));
+    // With a rollout, the copies are pinned first: the new revision waits for each copy's wave.
+    const rolling = await this.#deps.rollouts.begin(copies.length > 0 ? [{ ownerId: global.id }] : [], 'template changed');
     await updateServices(this.#deps.db, this.#deps.box, updates, this.#deps.onChange);
+    await this.#deps.rollouts.evaluateAll(rolling);
   }
 
   async #remove(service: ServiceRef): Promise<void> {

@@ -28,6 +28,7 @@ import { outboundDispatcher } from './outbound.ts';
 import { Notifier } from './notifier.ts';
 import { Previews } from './previews.ts';
 import { PipelineRunner } from './pipelines.ts';
+import { RolloutRunner } from './rollouts.ts';
 
 export interface FleetServerOptions {
   /** A PostgreSQL URL or a SQLite file path (see openStore). */
@@ -82,6 +83,8 @@ export interface FleetServer {
   replicas: ReplicaSet;
   /** Release pipelines: their evaluation, as a window timer runs it. */
   pipelines: PipelineRunner;
+  /** Progressive rollouts: their evaluation, as a start or a timer runs it. */
+  rollouts: RolloutRunner;
   close(): Promise<void>;
 }
 
@@ -122,6 +125,14 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     throw error;
   });
   const onServiceChange = (service: ServiceRef) => bus.publish(service.clusterId, service.id);
+  const rollouts = new RolloutRunner({
+    db: store.db,
+    box: options.box,
+    log: options.log.child({ component: 'rollouts' }),
+    onChange: onServiceChange,
+    onRolloutChange: (name) => bus.announce({ kind: 'globalservice', name }),
+    ...(options.now ? { now: options.now } : {}),
+  });
   const replicas = new ReplicaSet({
     db: store.db,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 10_000,
@@ -135,7 +146,14 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     log: options.log.child({ component: 'repository-poller' }),
     onPulled: (repositoryId) =>
       trackCommits(
-        { db: store.db, box: options.box, sources, log: options.log.child({ component: 'commit-tracker' }), onRevised: onServiceChange },
+        {
+          db: store.db,
+          box: options.box,
+          sources,
+          log: options.log.child({ component: 'commit-tracker' }),
+          onRevised: onServiceChange,
+          rollouts,
+        },
         repositoryId,
       ),
     owns: (repositoryId) => replicas.owns(repositoryId),
@@ -189,6 +207,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       notifier,
       pipelines,
       previews,
+      rollouts,
       changes,
       announce: (change) => bus.announce(change),
       log: options.log,
@@ -203,6 +222,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     await replicas.start(options.advertiseUrl ?? url);
     poller.start();
     void pipelines.start().catch((error: unknown) => options.log.error({ err: error }, 'pipelines could not be evaluated at start'));
+    void rollouts.start().catch((error: unknown) => options.log.error({ err: error }, 'rollouts could not be evaluated at start'));
     const server = app;
     return {
       url,
@@ -212,8 +232,10 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       channels,
       replicas,
       pipelines,
+      rollouts,
       close: async () => {
         pipelines.close();
+        rollouts.close();
         channels.close();
         await server.close();
         await notifier.idle();

@@ -14,6 +14,7 @@ import { getServiceById, removeService, type Service } from '../store/services.t
 import type { FleetChange } from '../api/events.ts';
 import type { FleetEvent, Notifier } from './notifier.ts';
 import type { PipelineRunner } from './pipelines.ts';
+import type { RolloutRunner } from './rollouts.ts';
 
 export interface ServiceReportDeps {
   db: Kysely<Database>;
@@ -25,6 +26,8 @@ export interface ServiceReportDeps {
   notifier: Notifier;
   /** A service turning healthy may settle a pipeline stage. */
   pipelines: PipelineRunner;
+  /** A copy turning healthy or failed may move its global service's rollout on, or stop it. */
+  rollouts: RolloutRunner;
 }
 
 /**
@@ -48,6 +51,7 @@ export async function recordReport(deps: ServiceReportDeps, cluster: Cluster, be
     deps.notifier.notify(serviceUpdate(cluster, after));
     // In the background: the agent's report is answered without waiting for promotions.
     void deps.pipelines.serviceReported(after);
+    void deps.rollouts.serviceReported(after);
   }
 }
 

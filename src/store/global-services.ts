@@ -10,6 +10,7 @@ import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, GlobalServiceTable } from './schema.ts';
 import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceSpec } from './services.ts';
+import type { RolloutSpec } from '../api/rollouts.ts';
 
 /** What each cluster's copy of the service is made from: its name, its spec (git or helm source) and configuration. */
 export interface ServiceTemplate extends ServiceSpec {
@@ -32,6 +33,8 @@ export interface GlobalService {
   tags: Record<string, string>;
   distro: string | null;
   template: ServiceTemplate;
+  /** How new revisions reach the copies: wave by wave; null: all at once. */
+  rollout: RolloutSpec | null;
   createdAt: string;
 }
 
@@ -44,7 +47,7 @@ interface StoredTemplate extends Omit<ServiceTemplate, 'configuration' | 'secret
 export async function createGlobalService(
   db: Kysely<Database>,
   box: SecretBox,
-  input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate },
+  input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate; rollout?: RolloutSpec | null },
   now = new Date(),
 ): Promise<GlobalService> {
   const time = now.toISOString();
@@ -55,6 +58,7 @@ export async function createGlobalService(
     tags: JSON.stringify(input.tags),
     distro: input.distro ?? null,
     template: JSON.stringify(storedTemplate(box, id, input.template)),
+    rollout: input.rollout ? JSON.stringify(input.rollout) : null,
     created_at: time,
     updated_at: time,
   };
@@ -91,6 +95,7 @@ export async function updateGlobalService(
       tags: JSON.stringify(global.tags),
       distro: global.distro,
       template: JSON.stringify(storedTemplate(box, global.id, global.template)),
+      rollout: global.rollout ? JSON.stringify(global.rollout) : null,
       updated_at: now.toISOString(),
     })
     .where('id', '=', global.id)
@@ -142,6 +147,7 @@ function toGlobalService(box: SecretBox, row: Selectable<GlobalServiceTable>): G
     tags: JSON.parse(row.tags) as Record<string, string>,
     distro: row.distro,
     template,
+    rollout: row.rollout === null ? null : (JSON.parse(row.rollout) as RolloutSpec),
     createdAt: row.created_at,
   };
 }

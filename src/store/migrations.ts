@@ -372,6 +372,27 @@ async function previewOrigins(db: AnyDatabase): Promise<void> {
   await db.schema.createIndex('previews_cache_key').on('previews').column('cache_key').execute();
 }
 
+/** Progressive rollouts: a global service's rollout spec, and each rollout's state with its copies. */
+async function rollouts(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('global_services').addColumn('rollout', 'text').execute();
+  await db.schema
+    .createTable('rollouts')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('global_service_id', 'text', (c) => c.notNull().references('global_services.id').onDelete('cascade'))
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('cause', 'text', (c) => c.notNull())
+    .addColumn('reason', 'text')
+    .addColumn('wave', 'integer', (c) => c.notNull())
+    .addColumn('soaking_since', 'text')
+    .addColumn('spec', 'text', (c) => c.notNull())
+    .addColumn('copies', 'text', (c) => c.notNull())
+    .addColumn('version', 'integer', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('rollouts_global_service').on('rollouts').columns(['global_service_id', 'created_at']).execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -391,4 +412,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0015-rejections': { up: rejections },
   '0016-previews': { up: previews },
   '0017-preview-origins': { up: previewOrigins },
+  '0018-rollouts': { up: rollouts },
 };

@@ -42,7 +42,8 @@ export async function reviseService(db: Kysely<Database>, serviceId: string, aut
 
 /**
  * Adds a revision with the content of revision `number` (spec, configuration, secret values, commit, digest, chart
- * version; its spec pinned to that commit and chart version, see pinnedSpec), makes it current and pins the service
+ * version; the spec as the service declared it, so that a rollback to a rollback still follows the service's ref once
+ * released: the commit and digest hold the content), makes it current and pins the service
  * there (`pinned`: who, when) until releaseService. The service keeps following its ref: what comes meanwhile waits.
  * @throws NotFoundError when the service has no such revision.
  */
@@ -65,7 +66,6 @@ export async function rollbackService(
     if (!old) throw new NotFoundError('revision', String(number));
     const pinnedBefore = (await serviceRow(trx, serviceId)).pinned;
     const spec = JSON.parse(old.spec) as ServiceSpec;
-    const pinned = pinnedSpec(spec, toRevision(old));
     // Unpinned for a moment, so that the copy becomes current (addRevision leaves a pinned service where it is).
     await trx
       .updateTable('services')
@@ -87,7 +87,7 @@ export async function rollbackService(
       { by: author.by, message: author.message ?? `rollback to revision ${number}` },
       time,
       {
-        spec: JSON.stringify(pinned),
+        spec: old.spec,
         configuration: old.configuration,
         secretValues: old.secret_values,
       },

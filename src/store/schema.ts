@@ -164,6 +164,29 @@ export interface GlobalServiceTable {
   distro: string | null;
   /** JSON of the service template (name, namespace, spec, configuration reference). */
   template: string;
+  /** JSON RolloutSpec (src/api/rollouts.ts): new revisions go wave by wave; null: to every copy at once. */
+  rollout: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A progressive rollout of a global service's new revision (src/server/rollouts.ts). */
+export interface RolloutTable {
+  id: string;
+  global_service_id: string;
+  /** A RolloutState. */
+  state: string;
+  cause: string;
+  reason: string | null;
+  /** The index of the wave under way. */
+  wave: number;
+  soaking_since: string | null;
+  /** JSON RolloutSpec, as it was when the rollout started. */
+  spec: string;
+  /** JSON RolloutCopy[] (src/rollout/plan.ts). */
+  copies: string;
+  /** Bumped by every write: a write is made only over the version read (two replicas never both act). */
+  version: number;
   created_at: string;
   updated_at: string;
 }
@@ -367,4 +390,5 @@ export interface Database {
   pipeline_promotions: PipelinePromotionTable;
   rejections: RejectionTable;
   previews: PreviewTable;
+  rollouts: RolloutTable;
 }

@@ -23,7 +23,7 @@ import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { kubectlJsonOn, WORKLOAD_CLUSTERS, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
 
 const [DEV, PROD] = WORKLOAD_CLUSTERS;
-const TARGETS: Record<WorkloadCluster, string> = { [DEV]: 'test', [PROD]: 'prod' };
+const TARGETS: Partial<Record<WorkloadCluster, string>> = { [DEV]: 'test', [PROD]: 'prod' };
 const PROJECT = 'microservices-demo/3-templating-and-multi-env';
 const HELLO_NS = `hello-${randomBytes(3).toString('hex')}`;
 const configMap = (value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\ndata:\n  value: "${value}"\n`;

@@ -1,7 +1,8 @@
 /**
- * The two workload clusters of a test run (the local cluster is the management cluster): started by
+ * The workload clusters of a test run (the local cluster is the management cluster): started by
  * test/global-setup.ts beside it and, like it, left running for the next run. Named apart from the demo's `dev` and
- * `prod`, so a demo running on the same machine and the tests never touch each other's clusters.
+ * `prod`, so a demo running on the same machine and the tests never touch each other's clusters. Most fleet tests
+ * use the two of WORKLOAD_CLUSTERS; a third, STAGE_CLUSTER, is there for what needs three (progressive rollouts).
  */
 import path from 'node:path';
 import { execa } from 'execa';
@@ -12,7 +13,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 const KUBECTL = path.join(clusterLayout().bin, 'kubectl');
 
 export const WORKLOAD_CLUSTERS = ['test-dev', 'test-prod'] as const;
-export type WorkloadCluster = (typeof WORKLOAD_CLUSTERS)[number];
+export const STAGE_CLUSTER = 'test-stage';
+/** Every workload cluster global-setup starts. */
+export const ALL_WORKLOAD_CLUSTERS = [...WORKLOAD_CLUSTERS, STAGE_CLUSTER] as const;
+export type WorkloadCluster = (typeof ALL_WORKLOAD_CLUSTERS)[number];
 
 /** The cluster's own kubeconfig file (context `gantry-NAME`). */
 export function workloadKubeconfig(name: WorkloadCluster): string {

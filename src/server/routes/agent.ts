@@ -22,6 +22,7 @@ import type { FleetChange } from '../../api/events.ts';
 import { recordTunnel, removeTunnel } from '../../store/agent-tunnels.ts';
 import type { Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
+import type { RolloutRunner } from '../rollouts.ts';
 import { AgentGateSchema, AgentServiceSchema, GateReportSchema, PingSchema, ReportSchema, TarballQuery } from '../../api/agent.ts';
 import { ClusterSchema } from '../../api/clusters.ts';
 import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
@@ -47,6 +48,8 @@ export interface AgentRouteDeps {
   notifier: Notifier;
   /** A service turning healthy may settle a pipeline stage. */
   pipelines: PipelineRunner;
+  /** A copy's report may move its global service's rollout on. */
+  rollouts: RolloutRunner;
 }
 
 export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {

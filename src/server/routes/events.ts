@@ -41,6 +41,9 @@ export function eventRoutes(app: FastifyInstance, deps: { db: Kysely<Database>; 
 /** What `change` names, as rights see it; undefined when it is gone (or the database cannot say). */
 async function targetOf(db: Kysely<Database>, change: FleetChange): Promise<Target | undefined> {
   if (change.kind === 'pipeline') return { pipeline: change.name };
+  // A global service is read by those whose scope holds one of its copies: its rollout's hint goes to the unscoped,
+  // and the others refetch it on their copies' service hints.
+  if (change.kind === 'globalservice') return undefined;
   try {
     const clusters = await listClusters(db);
     if (change.kind === 'cluster') {

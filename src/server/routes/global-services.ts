@@ -21,6 +21,9 @@ import { checkedSpec, checkSecretValues } from '../service-specs.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../outbound.ts';
 import { checkedContexts } from './contexts.ts';
 import { toApiPreview } from './previews.ts';
+import { RolloutActionParams, RolloutSchema, type RolloutSpec } from '../../api/rollouts.ts';
+import { rolloutProblem } from '../../rollout/plan.ts';
+import type { RolloutRunner } from '../rollouts.ts';
 import { PreviewSchema } from '../../api/previews.ts';
 import { ConfirmQuery, ErrorResponses, NameParams } from '../../api/common.ts';
 import {
@@ -35,7 +38,14 @@ type TemplateBody = Static<typeof NewGlobalServiceSchema>['template'];
 
 export function globalServiceRoutes(
   app: FastifyInstance,
-  deps: { db: Kysely<Database>; box: SecretBox; globals: GlobalServices; sources: ServiceSources; outbound: OutboundPolicy },
+  deps: {
+    db: Kysely<Database>;
+    box: SecretBox;
+    globals: GlobalServices;
+    sources: ServiceSources;
+    outbound: OutboundPolicy;
+    rollouts: RolloutRunner;
+  },
 ): void {
   const { db, box, globals, sources } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -68,8 +78,9 @@ export function globalServiceRoutes(
     '/v1/globalservices',
     { ...admins, schema: { tags, body: NewGlobalServiceSchema, response: { 201: GlobalServiceSchema, ...errors } } },
     async (request, reply) => {
-      const { name, tags: selector, distro, template: body } = request.body;
-      const created = await globals.create({ name, tags: selector, distro, template: await template(body) });
+      const { name, tags: selector, distro, template: body, rollout } = request.body;
+      checkRollout(rollout);
+      const created = await globals.create({ name, tags: selector, distro, template: await template(body), rollout: rollout ?? null });
       return reply.code(201).send(await show(created, request));
     },
   );
@@ -105,12 +116,14 @@ export function globalServiceRoutes(
     },
     async (request) => {
       const body = request.body;
+      checkRollout(body.rollout);
       const updated = await globals.update(
         request.params.name,
         {
           ...(body.tags ? { tags: body.tags } : {}),
           ...(body.distro !== undefined ? { distro: body.distro } : {}),
           ...(body.template ? { template: await template(body.template) } : {}),
+          ...(body.rollout !== undefined ? { rollout: body.rollout } : {}),
         },
         request.query.confirm === 'true',
       );
@@ -127,6 +140,31 @@ export function globalServiceRoutes(
     async (request, reply) => {
       const previews = await globals.preview(request.params.name, await template(request.body.template), requestUser(request).name);
       return reply.code(202).send(previews.map(({ preview, cluster, service }) => toApiPreview(preview, cluster, service)));
+    },
+  );
+
+  api.get(
+    '/v1/globalservices/:name/rollout',
+    { ...readers, schema: { tags, params: NameParams, response: { 200: RolloutSchema, ...errors } } },
+    async (request) => {
+      const global = await getGlobalService(db, box, request.params.name);
+      if (!inScope(request)(await show(global, request))) {
+        const user = requestUser(request);
+        throw new HttpError(
+          403,
+          `${user.kind} ${user.name} may not read global service ${global.name}: none of its services is in their scope`,
+        );
+      }
+      return await deps.rollouts.status(global);
+    },
+  );
+
+  api.post(
+    '/v1/globalservices/:name/rollout/:action',
+    { ...admins, schema: { tags, params: RolloutActionParams, response: { 200: RolloutSchema, ...errors } } },
+    async (request) => {
+      await deps.rollouts.act(request.params.name, request.params.action, requestUser(request).name);
+      return await deps.rollouts.status(await getGlobalService(db, box, request.params.name));
     },
   );
 
@@ -174,6 +212,13 @@ async function toApi(db: Kysely<Database>, global: GlobalService, request: Fasti
         if (!cluster || !mayDo(request, 'read', { cluster, service })) return [];
         return [{ cluster: cluster.name, status: service.status, deleting: service.deletedAt !== null }];
       }),
+    rollout: global.rollout,
     createdAt: global.createdAt,
   };
+}
+
+/** @throws HttpError 400 naming the field of a bad rollout (a duration, a wave named twice, a wave selecting nothing). */
+function checkRollout(rollout: RolloutSpec | null | undefined): void {
+  const problem = rollout ? rolloutProblem(rollout) : undefined;
+  if (problem) throw new HttpError(400, problem.message, `body.rollout.${problem.field}`);
 }

@@ -72,9 +72,14 @@ function invalidateFor(queryClient: QueryClient, change: FleetChange): void {
       void queryClient.invalidateQueries({ queryKey: ['services'] });
       // A stage shows its services' status and revision.
       void queryClient.invalidateQueries({ queryKey: ['pipelines'] });
+      // A global service shows its copies, and its rollout follows their reports.
+      void queryClient.invalidateQueries({ queryKey: ['globalservices'] });
       break;
     case 'pipeline':
       void queryClient.invalidateQueries({ queryKey: ['pipelines'] });
+      break;
+    case 'globalservice':
+      void queryClient.invalidateQueries({ queryKey: ['globalservices'] });
       break;
   }
 }

@@ -1,0 +1,465 @@
+/**
+ * Progressive rollouts of a global service's new revisions (issue 43, part 2), driven by events as pipelines are:
+ * an agent's report of a copy, a soak's or a deadline's timer, a user's pause, resume or abort.
+ *
+ * A global service with a `rollout` gets one whenever its copies are about to get a new revision (a template change, a
+ * commit on its ref): `begin` plans the copies into waves and batches (src/rollout/plan.ts) and pins them where they
+ * are (store/rollouts.ts), so the new revision is recorded on each copy as one that waits. The runner then releases
+ * the first batch of the first wave (the pin is lifted, the agent applies the newest revision) and, as reports come,
+ * the next batch once the released ones are healthy. A wave all healthy soaks: its copies must stay healthy, and the
+ * PromQL query hold, for `soak` (pipeline/health-gate.ts's checks), then the next wave starts. When every wave is
+ * done, the rollout is DONE and no copy is pinned any more.
+ *
+ * A copy that reports failed, or is not healthy `progressDeadline` after its release, fails the rollout: with
+ * `onFailure: pause` it stops where it is (PAUSED, resume to retry, abort to undo); with `rollback` every copy it
+ * changed goes back to the revision it ran before (part 3's rollback, pinned) and it is FAILED. The copies of later
+ * waves never leave their revision. State is saved before it is acted on, and acting is repeated until it took: a
+ * released copy still pinned is released again, a rollback marked pending is made again (a second rollback of the same
+ * revision changes nothing), so a crash or a second replica loses nothing and never half-applies a step.
+ */
+import type { Kysely } from 'kysely';
+import type { ApiRollout } from '../api/rollouts.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import { HttpError } from '../http/errors.ts';
+import type { Logger } from '../logger.ts';
+import { checkHealth } from '../pipeline/health-gate.ts';
+import { messageOf } from '../problems.ts';
+import { type CopyFacts, copyOutcome, planCopies, type RolloutCopy, waveNames } from '../rollout/plan.ts';
+import { listClusters } from '../store/clusters.ts';
+import { type GlobalService, getGlobalService, listGlobalServices } from '../store/global-services.ts';
+import { addRejection, rejectedDigests } from '../store/rejections.ts';
+import { listRevisions, releaseService, rollbackService } from '../store/revisions.ts';
+import {
+  currentRollout,
+  type Rollout,
+  rolloutPin,
+  rolloutsHolding,
+  runningRollouts,
+  saveRollout,
+  startRollout,
+} from '../store/rollouts.ts';
+import type { Database } from '../store/schema.ts';
+import { getServiceById, listServices, type Service, type ServiceRef } from '../store/services.ts';
+
+export interface RolloutDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  log: Logger;
+  /** A copy was released or rolled back: its agent should hear of it now. */
+  onChange: (service: ServiceRef) => void;
+  /** A global service's rollout changed (the UI's live updates). */
+  onRolloutChange: (globalServiceName: string) => void;
+  /** The clock soaks and deadlines are measured with; default the system's. */
+  now?: () => Date;
+}
+
+/** setTimeout's longest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How often a write that lost to another replica's is tried again over the state it wrote. */
+const MAX_RETRIES = 5;
+
+export type RolloutAction = 'pause' | 'resume' | 'abort';
+
+export class RolloutRunner {
+  readonly #deps: RolloutDeps;
+  readonly #now: () => Date;
+  /** The next evaluation of each RUNNING rollout (a soak's check, a deadline), by rollout id. */
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(deps: RolloutDeps) {
+    this.#deps = deps;
+    this.#now = deps.now ?? (() => new Date());
+  }
+
+  /** Evaluates every RUNNING rollout (re-arming its timers) and finishes rollbacks a stop left pending. */
+  async start(): Promise<void> {
+    for (const global of await listGlobalServices(this.#deps.db, this.#deps.box)) {
+      const rollout = await currentRollout(this.#deps.db, global.id);
+      if (rollout) await this.#evaluate(global, rollout);
+    }
+  }
+
+  close(): void {
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+  }
+
+  /**
+   * Called before `services` get a new revision: for each global service with a rollout that owns some of them, a
+   * rollout starts (superseding one under way) and pins its copies, so the revision waits for their wave.
+   * @returns the global services a rollout started for; `evaluate` them once the revisions are recorded.
+   */
+  async begin(services: ReadonlyArray<Pick<Service, 'ownerId'>>, cause: string): Promise<GlobalService[]> {
+    const owners = new Set(services.flatMap((service) => (service.ownerId ? [service.ownerId] : [])));
+    if (owners.size === 0) return [];
+    const started: GlobalService[] = [];
+    for (const global of await listGlobalServices(this.#deps.db, this.#deps.box)) {
+      if (!owners.has(global.id) || !global.rollout) continue;
+      const copies = planCopies(global.rollout, await this.#copiesOf(global));
+      await startRollout(
+        this.#deps.db,
+        { globalServiceId: global.id, pinBy: rolloutPin(global.name), cause, spec: global.rollout, copies },
+        this.#now(),
+      );
+      this.#deps.log.info({ globalService: global.name, cause, copies: copies.length }, 'rollout started');
+      started.push(global);
+    }
+    return started;
+  }
+
+  /** Evaluates the global services' current rollouts: the first batch goes once begin's revisions are recorded. */
+  async evaluateAll(globals: readonly GlobalService[]): Promise<void> {
+    for (const global of globals) {
+      const rollout = await currentRollout(this.#deps.db, global.id);
+      if (rollout) await this.#evaluate(global, rollout);
+    }
+  }
+
+  /** An agent's report changed a copy's status: its rollout may move on, or fail. Never throws. */
+  async serviceReported(service: Service): Promise<void> {
+    if (!service.ownerId) return;
+    try {
+      const rollouts = await rolloutsHolding(this.#deps.db, service.ownerId);
+      if (rollouts.length === 0) return;
+      const global = (await listGlobalServices(this.#deps.db, this.#deps.box)).find((candidate) => candidate.id === service.ownerId);
+      for (const rollout of rollouts) if (global) await this.#evaluate(global, rollout);
+    } catch (error) {
+      this.#deps.log.error({ service: service.name, error: messageOf(error) }, 'rollout evaluation failed');
+    }
+  }
+
+  /**
+   * A user's pause (RUNNING → PAUSED), resume (PAUSED → RUNNING; failed copies are given a new deadline) or abort (the
+   * copies it changed go back to the revision they ran; the others stay; ABORTED).
+   * @throws HttpError 404 when the global service has no rollout, 409 when the action does not apply to its state.
+   */
+  async act(name: string, action: RolloutAction, by: string): Promise<Rollout> {
+    const global = await getGlobalService(this.#deps.db, this.#deps.box, name);
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const rollout = await currentRollout(this.#deps.db, global.id);
+      if (!rollout) throw new HttpError(404, `global service ${name} has no rollout`);
+      const next = actedOn(rollout, action, by, this.#now());
+      if (typeof next === 'string') throw new HttpError(409, next);
+      const saved = await saveRollout(this.#deps.db, next, this.#now());
+      if (!saved) continue;
+      this.#deps.log.info({ globalService: name, action, by }, 'rollout changed by a user');
+      await this.#evaluate(global, saved);
+      return (await currentRollout(this.#deps.db, global.id))!;
+    }
+    throw new HttpError(409, `the rollout of ${name} kept changing; try again`);
+  }
+
+  /** The global service's newest rollout as the API shows it. @throws HttpError 404 when it has none. */
+  async status(global: GlobalService): Promise<ApiRollout> {
+    const rollout = await currentRollout(this.#deps.db, global.id);
+    if (!rollout)
+      throw new HttpError(
+        404,
+        `global service ${global.name} has had no rollout: it has ${global.rollout ? 'had no new revision since it declared one' : 'no rollout declared'}`,
+      );
+    const revisions = new Map<string, number | null>();
+    for (const copy of rollout.copies)
+      revisions.set(copy.serviceId, (await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined))?.revision.number ?? null);
+    return {
+      id: rollout.id,
+      globalService: global.name,
+      state: rollout.state,
+      cause: rollout.cause,
+      reason: rollout.reason,
+      wave: rollout.wave,
+      waves: waveNames(rollout.spec, rollout.copies),
+      soakingSince: rollout.soakingSince,
+      copies: rollout.copies.map((copy) => ({
+        cluster: copy.cluster,
+        service: copy.service,
+        wave: copy.wave,
+        batch: copy.batch,
+        state: copy.state,
+        from: copy.from,
+        revision: revisions.get(copy.serviceId) ?? null,
+        reason: copy.reason,
+        releasedAt: copy.releasedAt,
+      })),
+      waitingFor: rolloutWaits(rollout),
+      createdAt: rollout.createdAt,
+      updatedAt: rollout.updatedAt,
+    };
+  }
+
+  /** Moves the rollout as far as it can go now, saving each step before acting on it; re-arms its timer. */
+  async #evaluate(global: GlobalService, read: Rollout): Promise<void> {
+    clearTimeout(this.#timers.get(read.id));
+    this.#timers.delete(read.id);
+    let rollout: Rollout | undefined = read;
+    for (let attempt = 0; attempt < MAX_RETRIES && rollout; attempt++) {
+      await this.#finishPending(global, rollout);
+      if (rollout.state !== 'RUNNING') return;
+      const step = await this.#step(global, rollout);
+      if (!step.changed) {
+        if (step.checkAt) this.#arm(global, rollout, step.checkAt);
+        return;
+      }
+      const saved = await saveRollout(this.#deps.db, step.rollout, this.#now());
+      // Another replica wrote first: go on from what it wrote.
+      rollout = saved ?? (await currentRollout(this.#deps.db, global.id));
+      if (saved) this.#deps.onRolloutChange(global.name);
+    }
+  }
+
+  /**
+   * One step: released copies that turned healthy or failed, the next batch released, a soak checked, the next wave.
+   * @returns the rollout as it should be saved (changed), or when to look again.
+   */
+  async #step(global: GlobalService, rollout: Rollout): Promise<{ rollout: Rollout; changed: boolean; checkAt?: Date }> {
+    const now = this.#now();
+    const copies = rollout.copies.map((copy) => ({ ...copy }));
+    let soonest: Date | undefined;
+    for (const copy of copies.filter((candidate) => candidate.state === 'RELEASED')) {
+      const outcome = copyOutcome(rollout.spec, copy, await this.#facts(copy), now);
+      if (outcome.state === 'RELEASED') soonest = earlier(soonest, outcome.deadline);
+      else if (outcome.state === 'HEALTHY') copy.state = 'HEALTHY';
+      else return { rollout: failed({ ...rollout, copies }, copy, outcome.reason, now), changed: true };
+    }
+    const changedCopies = copies.some((copy, index) => copy.state !== rollout.copies[index]!.state);
+    const waves = waveNames(rollout.spec, copies);
+    if (rollout.wave >= waves.length) return { rollout: { ...rollout, copies, state: 'DONE', reason: null }, changed: true };
+    const wave = copies.filter((copy) => copy.wave === rollout.wave && copy.state !== 'SKIPPED');
+    // A wave that selects no cluster (or only pinned ones) has nothing to soak.
+    if (wave.length === 0) {
+      const next = rollout.wave + 1;
+      return {
+        rollout: { ...rollout, copies, wave: next, soakingSince: null, ...(next >= waves.length ? { state: 'DONE' as const } : {}) },
+        changed: true,
+      };
+    }
+    if (wave.some((copy) => copy.state === 'RELEASED'))
+      return { rollout: { ...rollout, copies }, changed: changedCopies, ...(soonest ? { checkAt: soonest } : {}) };
+    const waiting = wave.filter((copy) => copy.state === 'WAITING');
+    if (waiting.length > 0) {
+      const batch = Math.min(...waiting.map((copy) => copy.batch));
+      for (const copy of waiting.filter((candidate) => candidate.batch === batch))
+        Object.assign(copy, { state: 'RELEASED', releasedAt: now.toISOString() });
+      this.#deps.log.info({ globalService: global.name, wave: waves[rollout.wave], batch }, 'rollout releases a batch');
+      return { rollout: { ...rollout, copies }, changed: true };
+    }
+    const soakingSince = rollout.soakingSince ?? now.toISOString();
+    const check = await checkHealth(
+      {
+        soak: rollout.spec.soak,
+        ...(rollout.spec.interval ? { interval: rollout.spec.interval } : {}),
+        ...(rollout.spec.prometheus ? { prometheus: rollout.spec.prometheus } : {}),
+      },
+      new Date(soakingSince),
+      now,
+      await this.#unhealthy(copies.filter((copy) => copy.wave <= rollout.wave && copy.state === 'HEALTHY')),
+    );
+    if (check.state === 'CLOSED') {
+      const message = `wave ${waves[rollout.wave]}: ${check.reason}`;
+      return { rollout: failed({ ...rollout, copies, soakingSince }, undefined, message, now), changed: true };
+    }
+    if (check.state === 'PENDING') {
+      const changed = changedCopies || rollout.soakingSince === null;
+      return { rollout: { ...rollout, copies, soakingSince }, changed, ...(check.checkAt ? { checkAt: check.checkAt } : {}) };
+    }
+    const next = rollout.wave + 1;
+    return {
+      rollout: { ...rollout, copies, wave: next, soakingSince: null, ...(next >= waves.length ? { state: 'DONE' as const } : {}) },
+      changed: true,
+    };
+  }
+
+  /**
+   * Makes what the saved state says true: a RELEASED copy still pinned by the rollout is released, a copy marked for a
+   * rollback is rolled back (pinned) and the mark cleared. Each is repeated until it took.
+   */
+  async #finishPending(global: GlobalService, rollout: Rollout): Promise<void> {
+    const pin = rolloutPin(global.name);
+    let cleared = false;
+    await this.#rejectRolledOut(global, rollout);
+    for (const copy of rollout.copies) {
+      const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
+      if (!service) continue;
+      if ((copy.state === 'RELEASED' || copy.state === 'HEALTHY') && service.pinned?.by === pin) {
+        const { service: released, moved } = await releaseService(this.#deps.db, service.id, this.#now());
+        if (moved) this.#deps.onChange(released);
+      }
+      if (copy.state === 'ROLLED_BACK' && copy.rollbackPending) {
+        const back = await rollbackService(
+          this.#deps.db,
+          service.id,
+          copy.from,
+          { by: pin, message: `rollout ${rollout.state.toLowerCase()}: back to revision ${copy.from}` },
+          this.#now(),
+        );
+        this.#deps.onChange(back);
+        copy.rollbackPending = false;
+        cleared = true;
+      }
+    }
+    if (cleared) {
+      const saved = await saveRollout(this.#deps.db, rollout, this.#now());
+      if (saved) Object.assign(rollout, saved);
+    }
+  }
+
+  /**
+   * Before copies go back, the content the rollout delivered (the source digest a copy marked for a rollback runs, when
+   * it is not the one it ran before) is rejected for every copy (part 3's rejections, per service): a commit tracker
+   * would otherwise record it again on the copies it left, and start the same failing rollout over at its next poll.
+   * The next commit that changes the folder flows as usual. Helm chart sources have no folder to reject.
+   */
+  async #rejectRolledOut(global: GlobalService, rollout: Rollout): Promise<void> {
+    const pending = rollout.copies.filter((copy) => copy.state === 'ROLLED_BACK' && copy.rollbackPending);
+    if (pending.length === 0) return;
+    const digests = new Map<string, { commit: string; spec: Service['spec'] }>();
+    for (const copy of pending) {
+      const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
+      const before = service && (await listRevisions(this.#deps.db, service.id)).find((revision) => revision.number === copy.from);
+      const { digest, commit, spec } = service?.revision ?? {};
+      if (digest && commit && spec?.git && spec.repositoryId && digest !== before?.digest) digests.set(digest, { commit, spec });
+    }
+    const reason = `rollout of ${global.name} ${rollout.state === 'ABORTED' ? 'aborted' : 'failed'}: ${rollout.reason ?? ''}`;
+    for (const [digest, { commit, spec }] of digests) {
+      for (const copy of rollout.copies) {
+        const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
+        if (!service || (await rejectedDigests(this.#deps.db, service)).has(digest)) continue;
+        await addRejection(this.#deps.db, {
+          repositoryId: spec.repositoryId!,
+          folder: spec.git!.folder ?? '',
+          digest,
+          commit,
+          serviceId: service.id,
+          reason,
+          by: rolloutPin(global.name),
+        });
+      }
+    }
+  }
+
+  /** What the copy's service says now. */
+  async #facts(copy: RolloutCopy): Promise<CopyFacts> {
+    const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
+    if (!service || service.deletedAt !== null) return { gone: true, status: 'gone', applied: false, revision: 0, errors: [] };
+    return {
+      gone: false,
+      status: service.status,
+      applied: service.appliedRevisionNumber === service.revision.number && service.pinned === null,
+      revision: service.revision.number,
+      errors: service.errors.map((error) => `${error.source}: ${error.message}`),
+    };
+  }
+
+  /** The copies among `copies` whose service is not healthy now (a soak fails on any). */
+  async #unhealthy(copies: readonly RolloutCopy[]): Promise<Array<{ name: string; status: string }>> {
+    const unhealthy: Array<{ name: string; status: string }> = [];
+    for (const copy of copies) {
+      const facts = await this.#facts(copy);
+      if (!facts.gone && facts.status !== 'healthy') unhealthy.push({ name: `${copy.cluster}/${copy.service}`, status: facts.status });
+    }
+    return unhealthy;
+  }
+
+  async #copiesOf(global: GlobalService) {
+    const [clusters, services] = await Promise.all([listClusters(this.#deps.db), listServices(this.#deps.db)]);
+    const byId = new Map(clusters.map((cluster) => [cluster.id, cluster]));
+    const pin = rolloutPin(global.name);
+    return services.flatMap((service) => {
+      const cluster = byId.get(service.clusterId);
+      if (service.ownerId !== global.id || service.deletedAt !== null || !cluster) return [];
+      return [
+        {
+          serviceId: service.id,
+          clusterId: cluster.id,
+          cluster: cluster.name,
+          tags: cluster.tags,
+          service: service.name,
+          revision: service.revision.number,
+          pinnedBy: service.pinned && service.pinned.by !== pin ? service.pinned.by : null,
+        },
+      ];
+    });
+  }
+
+  #arm(global: GlobalService, rollout: Rollout, at: Date): void {
+    const timer = setTimeout(
+      () => {
+        this.#timers.delete(rollout.id);
+        void currentRollout(this.#deps.db, global.id)
+          .then(async (current) => {
+            if (current?.id === rollout.id) await this.#evaluate(global, current);
+          })
+          .catch((error: unknown) =>
+            this.#deps.log.warn({ globalService: global.name, error: messageOf(error) }, 'rollout evaluation failed'),
+          );
+      },
+      Math.min(Math.max(at.getTime() - this.#now().getTime(), 0), MAX_TIMER_MS),
+    );
+    timer.unref();
+    this.#timers.set(rollout.id, timer);
+  }
+}
+
+/** The rollout after a failure: PAUSED where it is, or FAILED with every copy it changed marked for a rollback. */
+function failed(rollout: Rollout, copy: RolloutCopy | undefined, reason: string, now: Date): Rollout {
+  const where = copy ? `${copy.cluster}/${copy.service} (wave ${waveNames(rollout.spec, rollout.copies)[copy.wave]}): ` : '';
+  const message = `${where}${reason}`;
+  const copies = rollout.copies.map((candidate) =>
+    candidate.serviceId === copy?.serviceId ? { ...candidate, state: 'FAILED' as const, reason } : candidate,
+  );
+  if (rollout.spec.onFailure === 'pause')
+    return { ...rollout, copies, state: 'PAUSED', reason: `paused at ${now.toISOString()}: ${message}` };
+  return { ...rollout, copies: copies.map(rolledBack), state: 'FAILED', reason: `${message}; the changed clusters were rolled back` };
+}
+
+/** A copy the rollout changed, marked to go back to the revision it ran (done by #finishPending). */
+function rolledBack(copy: RolloutCopy): RolloutCopy {
+  return copy.state === 'RELEASED' || copy.state === 'HEALTHY' || copy.state === 'FAILED'
+    ? { ...copy, state: 'ROLLED_BACK', rollbackPending: true }
+    : copy;
+}
+
+/** The rollout after a user's action, or why it does not apply. */
+function actedOn(rollout: Rollout, action: RolloutAction, by: string, now: Date): Rollout | string {
+  const time = now.toISOString();
+  switch (action) {
+    case 'pause':
+      return rollout.state === 'RUNNING'
+        ? { ...rollout, state: 'PAUSED', reason: `paused by ${by} at ${time}` }
+        : `the rollout is ${rollout.state}, not RUNNING`;
+    case 'resume':
+      if (rollout.state !== 'PAUSED') return `the rollout is ${rollout.state}, not PAUSED`;
+      return {
+        ...rollout,
+        state: 'RUNNING',
+        reason: null,
+        soakingSince: null,
+        copies: rollout.copies.map((copy) =>
+          copy.state === 'FAILED' ? { ...copy, state: 'RELEASED' as const, reason: null, releasedAt: time } : copy,
+        ),
+      };
+    case 'abort':
+      if (rollout.state !== 'RUNNING' && rollout.state !== 'PAUSED') return `the rollout is ${rollout.state}: nothing to abort`;
+      return { ...rollout, state: 'ABORTED', reason: `aborted by ${by} at ${time}`, copies: rollout.copies.map(rolledBack) };
+  }
+}
+
+function earlier(a: Date | undefined, b: Date): Date {
+  return a && a < b ? a : b;
+}
+
+/** Why the rollout has not finished: one line per blocker (nothing once DONE). */
+export function rolloutWaits(rollout: Rollout): string[] {
+  const waves = waveNames(rollout.spec, rollout.copies);
+  if (rollout.state === 'DONE' || rollout.state === 'SUPERSEDED') return [];
+  if (rollout.state !== 'RUNNING') return [`${rollout.state}: ${rollout.reason ?? ''}`.trim()];
+  const wave = waves[rollout.wave] ?? '';
+  const lines = rollout.copies
+    .filter((copy) => copy.wave === rollout.wave && copy.state === 'RELEASED')
+    .map((copy) => `wave ${wave}: ${copy.cluster}/${copy.service} released at ${copy.releasedAt}, not healthy yet`);
+  if (lines.length === 0 && rollout.soakingSince) lines.push(`wave ${wave}: soaking ${rollout.spec.soak} since ${rollout.soakingSince}`);
+  const later = rollout.copies.filter((copy) => copy.wave > rollout.wave && copy.state === 'WAITING');
+  if (later.length > 0) lines.push(`${later.length} cluster(s) of later waves wait for wave ${wave}`);
+  const batches = rollout.copies.filter((copy) => copy.wave === rollout.wave && copy.state === 'WAITING').length;
+  if (batches > 0) lines.push(`wave ${wave}: ${batches} cluster(s) wait for the batch before them`);
+  return lines;
+}

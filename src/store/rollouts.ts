@@ -1,0 +1,156 @@
+/**
+ * Progressive rollouts in the store (issue 43, part 2). A rollout holds every copy of a global service at the revision
+ * it runs with the rollback pin of part 3 (`pinned: {by: 'rollout/<global service>'}`): the new revision is then
+ * recorded on each copy as one that waits, and the runner (src/server/rollouts.ts) releases the copies wave by wave.
+ * Starting one supersedes the global service's rollout under way and pins in the same transaction, so no copy moves
+ * ahead of its wave. Every write goes over the version read (compare and set): two replicas acting on one report never
+ * both release or roll back.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { RolloutSpec, RolloutState } from '../api/rollouts.ts';
+import type { RolloutCopy } from '../rollout/plan.ts';
+import type { Database, RolloutTable } from './schema.ts';
+import type { Pin } from './services.ts';
+
+export interface Rollout {
+  id: string;
+  globalServiceId: string;
+  state: RolloutState;
+  cause: string;
+  reason: string | null;
+  wave: number;
+  soakingSince: string | null;
+  spec: RolloutSpec;
+  copies: RolloutCopy[];
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Whose pins a rollout of the global service sets and lifts: `rollout/<name>`. */
+export function rolloutPin(globalServiceName: string): string {
+  return `rollout/${globalServiceName}`;
+}
+
+/**
+ * Starts a rollout: the global service's rollout under way (RUNNING or PAUSED) is SUPERSEDED, the new one is RUNNING
+ * at wave 0, and every WAITING copy is pinned by the rollout, in one transaction. A copy someone else pinned is
+ * planned SKIPPED by the caller and left as it is.
+ */
+export async function startRollout(
+  db: Kysely<Database>,
+  input: { globalServiceId: string; pinBy: string; cause: string; spec: RolloutSpec; copies: RolloutCopy[] },
+  now = new Date(),
+): Promise<Rollout> {
+  const time = now.toISOString();
+  const row: Selectable<RolloutTable> = {
+    id: randomUUID(),
+    global_service_id: input.globalServiceId,
+    state: 'RUNNING',
+    cause: input.cause,
+    reason: null,
+    wave: 0,
+    soaking_since: null,
+    spec: JSON.stringify(input.spec),
+    copies: JSON.stringify(input.copies),
+    version: 1,
+    created_at: time,
+    updated_at: time,
+  };
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('rollouts')
+      .set({ state: 'SUPERSEDED', reason: `superseded by a new revision (${input.cause})`, updated_at: time })
+      .where('global_service_id', '=', input.globalServiceId)
+      .where('state', 'in', ['RUNNING', 'PAUSED'])
+      .execute();
+    await trx.insertInto('rollouts').values(row).execute();
+    const waiting = input.copies.filter((copy) => copy.state === 'WAITING').map((copy) => copy.serviceId);
+    if (waiting.length === 0) return;
+    const pin = JSON.stringify({ by: input.pinBy, at: time } satisfies Pin);
+    const rows = await trx.selectFrom('services').select(['id', 'pinned']).where('id', 'in', waiting).execute();
+    // A pin of a user (a rollback) stays; the rollout's own pin from an earlier rollout is renewed.
+    const ours = rows.filter((service) => service.pinned === null || (JSON.parse(service.pinned) as Pin).by === input.pinBy);
+    if (ours.length > 0)
+      await trx
+        .updateTable('services')
+        .set({ pinned: pin, updated_at: time })
+        .where(
+          'id',
+          'in',
+          ours.map((service) => service.id),
+        )
+        .execute();
+  });
+  return toRollout(row);
+}
+
+/** The global service's newest rollout, or undefined. */
+export async function currentRollout(db: Kysely<Database>, globalServiceId: string): Promise<Rollout | undefined> {
+  const row = await db
+    .selectFrom('rollouts')
+    .selectAll()
+    .where('global_service_id', '=', globalServiceId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .executeTakeFirst();
+  return row ? toRollout(row) : undefined;
+}
+
+/** The rollouts RUNNING, for the runner to evaluate and re-arm its timers at start. */
+export async function runningRollouts(db: Kysely<Database>): Promise<Rollout[]> {
+  return (await db.selectFrom('rollouts').selectAll().where('state', '=', 'RUNNING').execute()).map(toRollout);
+}
+
+/** The rollouts under way (RUNNING or PAUSED) holding one of these services, for a report to reach. */
+export async function rolloutsHolding(db: Kysely<Database>, globalServiceId: string): Promise<Rollout[]> {
+  return (
+    await db
+      .selectFrom('rollouts')
+      .selectAll()
+      .where('global_service_id', '=', globalServiceId)
+      .where('state', 'in', ['RUNNING', 'PAUSED'])
+      .execute()
+  ).map(toRollout);
+}
+
+/**
+ * Writes the rollout's state, wave, soak and copies over the version it was read at.
+ * @returns the rollout as written (version bumped), or undefined when another write came first (read it again).
+ */
+export async function saveRollout(db: Kysely<Database>, rollout: Rollout, now = new Date()): Promise<Rollout | undefined> {
+  const updatedAt = now.toISOString();
+  const result = await db
+    .updateTable('rollouts')
+    .set({
+      state: rollout.state,
+      reason: rollout.reason,
+      wave: rollout.wave,
+      soaking_since: rollout.soakingSince,
+      copies: JSON.stringify(rollout.copies),
+      version: rollout.version + 1,
+      updated_at: updatedAt,
+    })
+    .where('id', '=', rollout.id)
+    .where('version', '=', rollout.version)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1 ? { ...rollout, version: rollout.version + 1, updatedAt } : undefined;
+}
+
+function toRollout(row: Selectable<RolloutTable>): Rollout {
+  return {
+    id: row.id,
+    globalServiceId: row.global_service_id,
+    state: row.state as RolloutState,
+    cause: row.cause,
+    reason: row.reason,
+    wave: row.wave,
+    soakingSince: row.soaking_since,
+    spec: JSON.parse(row.spec) as RolloutSpec,
+    copies: JSON.parse(row.copies) as RolloutCopy[],
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,263 @@
+/**
+ * Progressive rollouts (issue 43, part 2) on three real workload clusters, each with its agent: test-dev is the
+ * canary wave, test-stage the early wave, test-prod the rest. The global service `ringed` keeps a ConfigMap on each.
+ * - A healthy commit goes wave by wave: each wave is released only after the one before is healthy and soaked, and
+ *   the rollout ends DONE with no copy pinned.
+ * - A commit whose ConfigMap the API server refuses fails on the canary: the canary goes back to the revision it ran,
+ *   and the later waves never get it (their ConfigMaps are not written, as a watch proves).
+ * - A pause holds through a server restart: the restarted server evaluates the rollout and releases nothing; resume
+ *   finishes it (through the CLI, which also shows which cluster is at which revision).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import type { ApiRollout } from '../../src/api/rollouts.ts';
+import { FleetClient } from '../../src/client/fleet-client.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
+import { SecretBox } from '../../src/crypto/secret-box.ts';
+import { Engine } from '../../src/engine.ts';
+import { type FleetServer, type FleetServerOptions, startFleetServer } from '../../src/server/server.ts';
+import { gantry } from '../support/cli.ts';
+import { testConfig } from '../support/engine.ts';
+import { apiCall, pushedAgentOptions, testServerOptions, userToken } from '../support/fleet.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { ALL_WORKLOAD_CLUSTERS, kubectlJsonOn, kubectlOn, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
+import { watchWrites } from '../support/write-watch.ts';
+
+const NS = `rollout-${randomBytes(3).toString('hex')}`;
+const RINGS: Record<WorkloadCluster, string> = { 'test-dev': 'canary', 'test-stage': 'early', 'test-prod': 'late' };
+const configMap = (color: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ringed\ndata:\n  color: ${color}\n`;
+/** The API server refuses it (a ConfigMap's data values are strings): the copy's apply fails. */
+const refused = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ringed\ndata:\n  color: 42\n`;
+
+describe('progressive rollouts on three workload clusters', () => {
+  let dir: string;
+  let server: FleetServer;
+  let serverOptions: FleetServerOptions;
+  let repo: TestRepo;
+  let engine: Engine;
+  let client: FleetClient;
+  let admin: string;
+  let env: Record<string, string>;
+  const agents: RunningAgent[] = [];
+  const { log } = capturedLogger('info');
+
+  const color = async (cluster: WorkloadCluster) =>
+    (await kubectlJsonOn<{ data: Record<string, string> }>(cluster, ['get', 'configmap', 'ringed', '-n', NS]).catch(() => undefined))?.data
+      .color;
+  const rollout = () => client.getRollout('ringed');
+  const rolloutIs = (state: ApiRollout['state'], cause?: string) =>
+    waitFor(
+      `the rollout ${state}`,
+      async () => {
+        const found = await rollout().catch(() => undefined);
+        return found?.state === state && (!cause || found.cause.includes(cause)) ? found : undefined;
+      },
+      90_000,
+    );
+  /** Waits until the server fetched the repository twice more (each fetch makes the commit tracker look again). */
+  const twoMoreFetches = async () => {
+    const pulledAt = async () => (await client.listRepositories())[0]!.pulledAt;
+    for (let round = 0; round < 2; round++) {
+      const before = await pulledAt();
+      await waitFor('another fetch of the repository', async () => (await pulledAt()) !== before, 30_000);
+    }
+  };
+  const copy = (found: ApiRollout, cluster: WorkloadCluster) => found.copies.find((candidate) => candidate.cluster === cluster)!;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-rollout-'));
+    repo = await createRepo({ 'ringed/cm.yaml': configMap('blue') });
+    serverOptions = testServerOptions(
+      { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
+      { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300 },
+    );
+    server = await startFleetServer(serverOptions);
+    admin = server.adminToken!;
+    client = new FleetClient({ server: server.url, token: admin });
+    env = { XDG_CONFIG_HOME: path.join(dir, 'config'), GANTRY_SERVER: server.url, GANTRY_TOKEN: admin };
+    engine = new Engine(testConfig({ watchDiscriminated: true }));
+    for (const name of ALL_WORKLOAD_CLUSTERS) {
+      const { deployToken } = await client.createCluster({ name, tags: { ring: RINGS[name], rollouts: 'on' } });
+      const options = { server: server.url, token: deployToken, engine, kubeConfig: workloadKubeConfig(name) };
+      agents.push(
+        startAgent(pushedAgentOptions({ ...options, dataDir: path.join(dir, `agent-${name}`), log: log.child({ agent: name }) })),
+      );
+    }
+    await client.createRepository({ url: repo.url });
+    const rolloutFile = path.join(dir, 'rollout.yaml');
+    await writeFile(
+      rolloutFile,
+      [
+        'waves:',
+        '  - {name: canary, tags: {ring: canary}}',
+        '  - {name: early, clusters: [test-stage]}',
+        'soak: 1s',
+        'interval: 200ms',
+        'onFailure: rollback',
+        '',
+      ].join('\n'),
+    );
+    const created = await gantry(
+      [
+        'globalservice',
+        'create',
+        'ringed',
+        '--tag',
+        'rollouts=on',
+        '--namespace',
+        NS,
+        '--repo',
+        repo.url,
+        '--ref',
+        'main',
+        '--folder',
+        'ringed',
+        '--rollout-file',
+        rolloutFile,
+        '-o',
+        'json',
+      ],
+      { env },
+    );
+    expect(created.stderr).toBe('');
+    expect(JSON.parse(created.stdout)).toMatchObject({ rollout: { onFailure: 'rollback', soak: '1s' } });
+    for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`blue on ${name}`, async () => (await color(name)) === 'blue', 60_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await engine?.close();
+    await server?.close();
+    await repo?.remove();
+    for (const name of ALL_WORKLOAD_CLUSTERS)
+      await kubectlOn(name, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('a healthy commit goes wave by wave: canary, then early, then the rest, each after the one before soaked', async () => {
+    const commit = await repo.commit({ 'ringed/cm.yaml': configMap('green') });
+    const done = await rolloutIs('DONE', commit.slice(0, 12));
+    expect(done.waves).toEqual(['canary', 'early', 'rest']);
+    expect(done.copies.map((entry) => [entry.cluster, entry.wave, entry.state])).toEqual([
+      ['test-dev', 0, 'HEALTHY'],
+      ['test-stage', 1, 'HEALTHY'],
+      ['test-prod', 2, 'HEALTHY'],
+    ]);
+    const released = (cluster: WorkloadCluster) => new Date(copy(done, cluster).releasedAt!).getTime();
+    // Each wave waited for the one before to be healthy and soak 1 s.
+    expect(released('test-stage') - released('test-dev')).toBeGreaterThanOrEqual(1_000);
+    expect(released('test-prod') - released('test-stage')).toBeGreaterThanOrEqual(1_000);
+    for (const name of ALL_WORKLOAD_CLUSTERS) {
+      expect(await color(name)).toBe('green');
+      const service = await client.getService(name, 'ringed');
+      expect(service.pinned).toBeNull();
+      expect(service.revision.commit).toBe(commit);
+    }
+    expect(done.waitingFor).toEqual([]);
+  });
+
+  test('a commit that fails on the canary never reaches the later waves, and the canary goes back', async () => {
+    const cluster = (name: WorkloadCluster) => engine.clusters.get(workloadKubeConfig(name), workloadKubeConfig(name).getCurrentContext());
+    const watches = await Promise.all(
+      (['test-stage', 'test-prod'] as const).map((name) =>
+        watchWrites(cluster(name), { namespace: NS, labelKey: 'gantry.dev/none', discriminator: 'none' }),
+      ),
+    );
+    let failed: ApiRollout;
+    let refusedCommit = '';
+    try {
+      refusedCommit = await repo.commit({ 'ringed/cm.yaml': refused });
+      failed = await rolloutIs('FAILED', refusedCommit.slice(0, 12));
+      // The canary back on the revision it ran, pinned there by the rollout.
+      await waitFor(
+        'the canary healthy at its revision before',
+        async () => {
+          const service = await client.getService('test-dev', 'ringed');
+          return service.status === 'healthy' && service.appliedRevision === service.revision.number;
+        },
+        60_000,
+      );
+    } finally {
+      for (const watch of watches) expect(await watch.stop()).toEqual([]);
+    }
+    expect(failed.reason).toMatch(/^test-dev\/ringed \(wave canary\): revision \d+ failed: .+; the changed clusters were rolled back$/);
+    expect(copy(failed, 'test-dev')).toMatchObject({ state: 'ROLLED_BACK' });
+    expect(copy(failed, 'test-stage')).toMatchObject({ state: 'WAITING', releasedAt: null });
+    expect(copy(failed, 'test-prod')).toMatchObject({ state: 'WAITING', releasedAt: null });
+    for (const name of ALL_WORKLOAD_CLUSTERS) expect(await color(name)).toBe('green');
+    const canary = await client.getService('test-dev', 'ringed');
+    expect(canary.pinned?.by).toBe('rollout/ringed');
+    // The content is rejected for every copy, so the server's next fetches do not record it and start over.
+    const rejections = await client.listRejections();
+    expect(
+      rejections
+        .filter((rejection) => rejection.commit === refusedCommit)
+        .map((rejection) => rejection.service?.cluster)
+        .sort(),
+    ).toEqual([...ALL_WORKLOAD_CLUSTERS].sort());
+    await twoMoreFetches();
+    const revisions = await client.listRevisions('test-dev', 'ringed');
+    expect(revisions.filter((revision) => revision.commit === refusedCommit)).toHaveLength(1);
+    expect((await rollout()).id).toBe(failed.id);
+    const status = await gantry(['globalservice', 'rollout', 'status', 'ringed'], { env });
+    expect(status.stdout).toMatch(/^rollout of ringed \(commit [0-9a-f]{12}\): FAILED: test-dev\/ringed \(wave canary\)/);
+    expect(status.stdout).toMatch(/test-stage\/ringed: WAITING rev \d+ \(from \d+, batch 1\)/);
+  });
+
+  test('a pause holds through a server restart; resume finishes the rollout', async () => {
+    const commit = await repo.commit({ 'ringed/cm.yaml': configMap('amber') });
+    const running = await rolloutIs('RUNNING', commit.slice(0, 12));
+    const paused = await gantry(['globalservice', 'rollout', 'pause', 'ringed', '-o', 'json'], { env });
+    expect(paused.stderr).toBe('');
+    expect(JSON.parse(paused.stdout)).toMatchObject({
+      id: running.id,
+      state: 'PAUSED',
+      reason: expect.stringMatching(/^paused by admin at /),
+    });
+
+    await server.close();
+    server = await startFleetServer({ ...serverOptions, port: Number(new URL(server.url).port) });
+    // The canary (released before the pause, or held by it) settles; the restarted server looks at the rollout again.
+    await waitFor(
+      'the canary settled',
+      async () => {
+        const service = await client.getService('test-dev', 'ringed').catch(() => undefined);
+        return service?.status === 'healthy' && service.appliedRevision === service.revision.number;
+      },
+      60_000,
+    );
+    await server.rollouts.start();
+    const held = await rollout();
+    expect(held).toMatchObject({ state: 'PAUSED' });
+    expect(copy(held, 'test-stage').state).toBe('WAITING');
+    expect(copy(held, 'test-prod').state).toBe('WAITING');
+    expect(await color('test-stage')).toBe('green');
+    expect(await color('test-prod')).toBe('green');
+
+    const resumed = await apiCall(server, 'POST', '/v1/globalservices/ringed/rollout/resume', admin);
+    expect(resumed).toMatchObject({ status: 200, body: { state: expect.stringMatching(/^(RUNNING|DONE)$/) } });
+    await rolloutIs('DONE', commit.slice(0, 12));
+    for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`amber on ${name}`, async () => (await color(name)) === 'amber', 60_000);
+  });
+
+  test('bad rollouts are refused naming the field; a reader may not pause one', async () => {
+    const bad = await apiCall(server, 'PATCH', '/v1/globalservices/ringed', admin, {
+      rollout: { waves: [{ name: 'canary', tags: { ring: 'canary' } }], soak: 'a while', onFailure: 'pause' },
+    });
+    expect(bad).toMatchObject({ status: 400, body: { field: 'body.rollout.soak' } });
+    const nothing = await apiCall(server, 'PATCH', '/v1/globalservices/ringed', admin, {
+      rollout: { waves: [{ name: 'canary' }], soak: '1s', onFailure: 'pause' },
+    });
+    expect(nothing).toMatchObject({ status: 400, body: { field: 'body.rollout.waves[0]' } });
+    const reader = await userToken({ url: server.url, adminToken: admin }, 'rita', 'reader', 'all');
+    expect((await apiCall(server, 'POST', '/v1/globalservices/ringed/rollout/pause', reader)).status).toBe(403);
+    expect(await apiCall(server, 'GET', '/v1/globalservices/ringed/rollout', reader)).toMatchObject({
+      status: 200,
+      body: { state: 'DONE' },
+    });
+  });
+});
