@@ -225,7 +225,9 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
     const rolledBack = await call('POST', '/v1/clusters/dev/services/hello/rollback', admin, { revision: 1 });
     expect(rolledBack.body).toMatchObject({
       helm: { values: { value: 'one' } },
-      revision: { number: 4, chartVersion: '1.1.0', digest: first.digest, helm: { version: '1.1.0' } },
+      // The content is revision 1's (its chart version and digest); the spec is the source as declared, so the
+      // service follows its range again once released, even after a rollback to this rollback.
+      revision: { number: 4, chartVersion: '1.1.0', digest: first.digest, helm: { version: '^1.0' } },
       pinned: { by: expect.any(String) },
     });
     // The version range still resolves to 1.2.0: that revision is recorded, and waits.

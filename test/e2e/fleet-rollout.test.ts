@@ -26,7 +26,10 @@ import { apiCall, pushedAgentOptions, testServerOptions, userToken } from '../su
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { ALL_WORKLOAD_CLUSTERS, kubectlJsonOn, kubectlOn, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
 import { watchWrites } from '../support/write-watch.ts';
+import { launchBrowser, openPage, screenshot } from '../support/browser.ts';
+import type { Browser, Page } from 'playwright-core';
 
+const ADMIN_PASSWORD = 'admin-password-for-rollouts';
 const NS = `rollout-${randomBytes(3).toString('hex')}`;
 const RINGS: Record<WorkloadCluster, string> = { 'test-dev': 'canary', 'test-stage': 'early', 'test-prod': 'late' };
 const configMap = (color: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ringed\ndata:\n  color: ${color}\n`;
@@ -42,6 +45,7 @@ describe('progressive rollouts on three workload clusters', () => {
   let client: FleetClient;
   let admin: string;
   let env: Record<string, string>;
+  let browser: Browser | undefined;
   const agents: RunningAgent[] = [];
   const { log } = capturedLogger('info');
 
@@ -73,7 +77,7 @@ describe('progressive rollouts on three workload clusters', () => {
     repo = await createRepo({ 'ringed/cm.yaml': configMap('blue') });
     serverOptions = testServerOptions(
       { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
-      { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300 },
+      { box: new SecretBox(randomBytes(32)), gitPollIntervalMs: 300, adminPassword: ADMIN_PASSWORD },
     );
     server = await startFleetServer(serverOptions);
     admin = server.adminToken!;
@@ -128,7 +132,20 @@ describe('progressive rollouts on three workload clusters', () => {
     for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`blue on ${name}`, async () => (await color(name)) === 'blue', 60_000);
   }, 180_000);
 
+  /** The admin's browser page, logged in through the form. */
+  async function adminPage(): Promise<Page> {
+    browser ??= await launchBrowser();
+    const page = await openPage(browser, server.url);
+    await page.goto('/');
+    await page.getByLabel('User name').fill('admin');
+    await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    return page;
+  }
+
   afterAll(async () => {
+    await browser?.close();
     await Promise.all(agents.map((agent) => agent.stop()));
     await engine?.close();
     await server?.close();
@@ -206,6 +223,20 @@ describe('progressive rollouts on three workload clusters', () => {
     const status = await gantry(['globalservice', 'rollout', 'status', 'ringed'], { env });
     expect(status.stdout).toMatch(/^rollout of ringed \(commit [0-9a-f]{12}\): FAILED: test-dev\/ringed \(wave canary\)/);
     expect(status.stdout).toMatch(/test-stage\/ringed: WAITING rev \d+ \(from \d+, batch 1\)/);
+
+    const page = await adminPage();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Global services' }).click();
+    await page.locator('tr[data-globalservice="ringed"]').getByRole('link', { name: 'ringed' }).click();
+    const shown = page.getByRole('region', { name: 'Rollout' });
+    await shown.locator('.rollout-failed').waitFor();
+    await shown.locator('tr[data-copy="test-dev"][data-state="ROLLED_BACK"]').waitFor();
+    await shown.locator('tr[data-copy="test-prod"][data-state="WAITING"]').waitFor();
+    await shown
+      .getByText(/test-dev\/ringed \(wave canary\): revision \d+ failed/)
+      .first()
+      .waitFor();
+    await screenshot(page, 'rollout-failed');
+    await page.context().close();
   });
 
   test('a pause holds through a server restart; resume finishes the rollout', async () => {
@@ -238,8 +269,20 @@ describe('progressive rollouts on three workload clusters', () => {
     expect(await color('test-stage')).toBe('green');
     expect(await color('test-prod')).toBe('green');
 
-    const resumed = await apiCall(server, 'POST', '/v1/globalservices/ringed/rollout/resume', admin);
-    expect(resumed).toMatchObject({ status: 200, body: { state: expect.stringMatching(/^(RUNNING|DONE)$/) } });
+    const page = await adminPage();
+    await page.goto('/globalservices/ringed');
+    const shown = page.getByRole('region', { name: 'Rollout' });
+    await shown.locator('.rollout-paused').waitFor();
+    await shown
+      .getByRole('list', { name: 'Waiting for' })
+      .getByText(/^PAUSED: paused by admin at /)
+      .waitFor();
+    await screenshot(page, 'rollout-paused');
+    await shown.getByRole('button', { name: 'Resume' }).click();
+    await shown.locator('.rollout-done').waitFor();
+    for (const name of ALL_WORKLOAD_CLUSTERS) await shown.locator(`tr[data-copy="${name}"][data-state="HEALTHY"]`).waitFor();
+    await screenshot(page, 'rollout-done');
+    await page.context().close();
     await rolloutIs('DONE', commit.slice(0, 12));
     for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`amber on ${name}`, async () => (await color(name)) === 'amber', 60_000);
   });

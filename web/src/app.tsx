@@ -1,11 +1,13 @@
 /**
- * The pages by path, behind the login. On a fleet server: the fleet, pipelines, KluctlDeployments and Live for every
+ * The pages by path, behind the login. On a fleet server: the fleet, pipelines, global services, KluctlDeployments and Live for every
  * cluster, with live updates, and the user's own password; under `gantry webui` (session/ui-mode.tsx): only
  * KluctlDeployments and Live, for its one cluster, whose watches and polls keep them current.
  */
 import { Link, Navigate, Route, Routes } from 'react-router';
 import { LiveUpdates } from './api/live-updates.tsx';
 import { FleetPage } from './fleet/fleet-page.tsx';
+import { GlobalServicePage } from './globalservices/global-service-page.tsx';
+import { GlobalServicesPage } from './globalservices/global-services-page.tsx';
 import { KluctlDeploymentPage } from './kluctl/kluctl-deployment-page.tsx';
 import { KluctlDeploymentsPage } from './kluctl/kluctl-deployments-page.tsx';
 import { Shell } from './layout/shell.tsx';
@@ -50,6 +52,8 @@ function Pages() {
           <Route path="/fleet/:cluster/:name/:tab?" element={<ServicePage />} />
           <Route path="/pipelines" element={<PipelinesPage />} />
           <Route path="/pipelines/:name" element={<PipelinePage />} />
+          <Route path="/globalservices" element={<GlobalServicesPage />} />
+          <Route path="/globalservices/:name" element={<GlobalServicePage />} />
           <Route path={PASSWORD_PATH} element={<PasswordPage />} />
           {clusterPages()}
           <Route path="*" element={<NoPage home="/fleet" name="fleet" />} />

@@ -47,6 +47,22 @@ export function usePromotions(name: string) {
   return useQuery({ queryKey: ['pipelines', name, 'promotions'], queryFn: () => fleet.listPromotions(name), refetchInterval });
 }
 
+export function useGlobalServices() {
+  const refetchInterval = usePollingFallback();
+  return useQuery({ queryKey: ['globalservices'], queryFn: () => fleet.listGlobalServices(), refetchInterval });
+}
+
+export function useGlobalService(name: string) {
+  const refetchInterval = usePollingFallback();
+  return useQuery({ queryKey: ['globalservices', name], queryFn: () => fleet.getGlobalService(name), refetchInterval });
+}
+
+/** The global service's newest rollout; a 404 (none yet) is not retried. */
+export function useRollout(name: string) {
+  const refetchInterval = usePollingFallback();
+  return useQuery({ queryKey: ['globalservices', name, 'rollout'], queryFn: () => fleet.getRollout(name), refetchInterval, retry: false });
+}
+
 /**
  * Whether the user may do each of `checks` (POST /v1/access-review), in order; undefined until the server said,
  * so an action appears only once allowed. Rights change rarely, and a refused action still answers 403.

@@ -3,7 +3,16 @@
  * UI speaks the contract the server validates and documents.
  */
 import type { Static } from 'typebox';
-import type { ApiCluster, ApiIdentity, ApiPipeline, ApiPromotion, ApiRevision, ApiService } from '../../../src/client/fleet-client.ts';
+import type {
+  ApiCluster,
+  ApiGlobalService,
+  ApiIdentity,
+  ApiPipeline,
+  ApiPromotion,
+  ApiRevision,
+  ApiRollout,
+  ApiService,
+} from '../../../src/client/fleet-client.ts';
 import type { AccessReviewSchema } from '../../../src/api/users.ts';
 
 export type { GateDecision } from '../../../src/client/fleet-client.ts';
@@ -14,6 +23,8 @@ export type Service = ApiService;
 export type Component = Service['components'][number];
 export type Revision = ApiRevision;
 export type Pipeline = ApiPipeline;
+export type GlobalService = ApiGlobalService;
+export type Rollout = ApiRollout;
 export type Stage = Pipeline['stages'][number];
 export type Edge = Pipeline['edges'][number];
 export type Gate = Edge['gates'][number];

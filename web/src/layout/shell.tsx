@@ -22,6 +22,7 @@ export function Shell({ children }: { children: ReactNode }) {
           <>
             <NavLink to="/fleet">Fleet</NavLink>
             <NavLink to="/pipelines">Pipelines</NavLink>
+            <NavLink to="/globalservices">Global services</NavLink>
           </>
         )}
         <NavLink to="/kluctl">KluctlDeployments</NavLink>
