@@ -26,7 +26,7 @@ import { checkHealth } from '../pipeline/health-gate.ts';
 import { messageOf } from '../problems.ts';
 import { type CopyFacts, copyOutcome, planCopies, type RolloutCopy, waveNames } from '../rollout/plan.ts';
 import { listClusters } from '../store/clusters.ts';
-import { type GlobalService, getGlobalService, listGlobalServices } from '../store/global-services.ts';
+import { type GlobalService, getGlobalService, globalServiceById, listGlobalServices } from '../store/global-services.ts';
 import { addRejection, rejectedDigests } from '../store/rejections.ts';
 import { listRevisions, releaseService, rollbackService } from '../store/revisions.ts';
 import {
@@ -75,7 +75,9 @@ export class RolloutRunner {
   async start(): Promise<void> {
     for (const global of await listGlobalServices(this.#deps.db, this.#deps.box)) {
       const rollout = await currentRollout(this.#deps.db, global.id);
-      if (rollout) await this.#evaluate(global, rollout);
+      // A finished rollout has nothing left to do, unless a stop came between its save and a rollback.
+      if (rollout && (rollout.state === 'RUNNING' || rollout.copies.some((copy) => copy.rollbackPending)))
+        await this.#evaluate(global, rollout);
     }
   }
 
@@ -121,7 +123,7 @@ export class RolloutRunner {
     try {
       const rollouts = await rolloutsHolding(this.#deps.db, service.ownerId);
       if (rollouts.length === 0) return;
-      const global = (await listGlobalServices(this.#deps.db, this.#deps.box)).find((candidate) => candidate.id === service.ownerId);
+      const global = await globalServiceById(this.#deps.db, this.#deps.box, service.ownerId);
       for (const rollout of rollouts) if (global) await this.#evaluate(global, rollout);
     } catch (error) {
       this.#deps.log.error({ service: service.name, error: messageOf(error) }, 'rollout evaluation failed');

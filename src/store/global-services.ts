@@ -83,6 +83,12 @@ export async function getGlobalService(db: Kysely<Database>, box: SecretBox, nam
   return toGlobalService(box, row);
 }
 
+/** @returns undefined when there is none with that id (deleted). */
+export async function globalServiceById(db: Kysely<Database>, box: SecretBox, id: string): Promise<GlobalService | undefined> {
+  const row = await db.selectFrom('global_services').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toGlobalService(box, row) : undefined;
+}
+
 export async function updateGlobalService(
   db: Kysely<Database>,
   box: SecretBox,
