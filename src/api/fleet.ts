@@ -13,6 +13,7 @@ import type { NamespacedObjectMeta, ObjectMeta } from '../kube/object.ts';
 import { RoutedEventSchema } from './events.ts';
 import { Condition } from './kluctl-deployment.ts';
 import { COMPONENT_STATES, DRIFT_STATES } from './services.ts';
+import { RolloutSpecSchema } from './rollouts.ts';
 
 export const FLEET_GROUP = 'deployments.gantry.dev';
 export const FLEET_VERSION = 'v1alpha1';
@@ -313,6 +314,12 @@ export const GlobalServiceSpecSchema = Type.Object({
     ),
   ),
   template: Type.Optional(ServiceTemplateSchema),
+  rollout: Type.Optional(
+    Type.Object(RolloutSpecSchema.properties, {
+      additionalProperties: false,
+      description: 'Gantry extension: new revisions reach the copies wave by wave (docs/rollouts.md); absent: all at once.',
+    }),
+  ),
   cascade: Type.Optional(
     Type.Object(
       {

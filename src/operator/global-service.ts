@@ -52,6 +52,7 @@ export function globalServiceKind(
           tags: spec.tags ?? {},
           ...(spec.distro ? { distro: spec.distro } : {}),
           template: await templateOf(spec, name, resource.metadata.namespace ?? 'default'),
+          ...(spec.rollout ? { rollout: spec.rollout } : {}),
         },
       };
     },
@@ -62,7 +63,7 @@ export function globalServiceKind(
     update: async (remote, { attributes }) =>
       await client.updateGlobalService(
         remote.name,
-        { tags: attributes.tags, distro: attributes.distro ?? null, template: attributes.template },
+        { tags: attributes.tags, distro: attributes.distro ?? null, template: attributes.template, rollout: attributes.rollout ?? null },
         false,
       ),
     async remove(resource) {

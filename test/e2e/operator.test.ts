@@ -338,7 +338,11 @@ describe('the deployment operator', () => {
         apiVersion: 'deployments.gantry.dev/v1alpha1',
         kind: 'GlobalService',
         metadata: { name: 'regional', namespace: NS },
-        spec: { tags: { env: 'dev' }, serviceRef: { name: 'regional-template' } },
+        spec: {
+          tags: { env: 'dev' },
+          serviceRef: { name: 'regional-template' },
+          rollout: { waves: [{ name: 'canary', clusters: ['k3s-test'] }], soak: '0', onFailure: 'pause' },
+        },
       },
     ]);
     // The referenced ServiceDeployment is not there yet: the GlobalService waits for it.
@@ -371,6 +375,18 @@ describe('the deployment operator', () => {
     // Only k3s-test has env=dev; the template's context binding came along.
     expect(global.services.map((service) => service.cluster)).toEqual(['k3s-test']);
     expect(global.template.contexts).toEqual(['shared']);
+    // Gantry's rollout extension reaches the server as written; a misspelt field of it is refused by the schema.
+    expect(global.rollout).toEqual({ waves: [{ name: 'canary', clusters: ['k3s-test'] }], soak: '0', onFailure: 'pause' });
+    const typo = await kubectl(
+      ['apply', '--dry-run=server', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'GlobalService',
+        metadata: { name: 'regional', namespace: NS },
+        spec: { tags: { env: 'dev' }, serviceRef: { name: 'regional-template' }, rollout: { waves: [], sok: '1m', onFailure: 'pause' } },
+      }),
+    ).catch((error: { stderr?: string }) => error.stderr ?? String(error));
+    expect(typo).toMatch(/spec\.rollout\.sok/);
     const map = await kubectlJsonOn<{ data: Record<string, string> }>(DEV, ['get', 'configmap', 'regional', '-n', APP_NS]);
     expect(map.data).toEqual({ region: 'eu-west', cluster: 'k3s-test' });
     expect((await get('globalservice', 'regional')).status).toMatchObject({ services: [{ cluster: 'k3s-test', status: 'healthy' }] });
