@@ -450,7 +450,7 @@ function earlier(a: Date | undefined, b: Date): Date {
 }
 
 /** Why the rollout has not finished: one line per blocker (nothing once DONE). */
-export function rolloutWaits(rollout: Rollout): string[] {
+function rolloutWaits(rollout: Rollout): string[] {
   const waves = waveNames(rollout.spec, rollout.copies);
   if (rollout.state === 'DONE' || rollout.state === 'SUPERSEDED') return [];
   if (rollout.state !== 'RUNNING') return [`${rollout.state}: ${rollout.reason ?? ''}`.trim()];

@@ -20,6 +20,7 @@ import { kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { configMapYaml, webDeploymentYaml } from '../support/manifests.ts';
 
 const suffix = randomBytes(3).toString('hex');
 const RAW_NS = `fleet-raw-${suffix}`;
@@ -39,19 +40,8 @@ data:
   namespace: "{{ service.namespace }}"
 `;
 
-const configMap = (name: string, value: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
-const deployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: web, image: registry.invalid/web:1}]}
-`;
+const configMap = configMapYaml;
+const deployment = webDeploymentYaml(2);
 
 const greetingConfigMap = (greeting: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\n  namespace: ${KLUCTL_NS}\ndata:\n  greeting: "${greeting}"\n  region: "{{ args.region }}"\n`;

@@ -20,6 +20,7 @@ import { gantry } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
 import { apiCall, pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { configMapYaml, webDeploymentYaml } from '../support/manifests.ts';
 import { kubectlJsonOn, kubectlOn, workloadKubeConfig } from '../support/workload-clusters.ts';
 
 const suffix = randomBytes(3).toString('hex');
@@ -29,18 +30,8 @@ const FOUGHT = `drift-fought-${suffix}`;
 const EDITED = `drift-edited-${suffix}`;
 const LONG = 600_000;
 
-const configMap = (value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  value: "${value}"\n`;
-const deployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: web, image: registry.invalid/web:1}]}
-`;
+const configMap = (value: string) => configMapYaml('settings', value);
+const deployment = webDeploymentYaml();
 
 interface Component {
   kind: string;

@@ -21,21 +21,11 @@ import { apiCall, pushedAgentOptions, testServerOptions, userToken } from '../su
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { kubectlOn, workloadKubeConfig } from '../support/workload-clusters.ts';
 import { watchWrites } from '../support/write-watch.ts';
+import { configMapYaml, webDeploymentYaml } from '../support/manifests.ts';
 
 const NS = `preview-${randomBytes(3).toString('hex')}`;
-const configMap = (name: string, value: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
-const deployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: web, image: registry.invalid/web:1}]}
-`;
+const configMap = configMapYaml;
+const deployment = webDeploymentYaml();
 
 describe('previews on a workload cluster', () => {
   let dir: string;
