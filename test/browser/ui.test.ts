@@ -6,8 +6,10 @@
  * form, sees both clusters healthy, looks into dev's service, approves the gate and watches prod get promoted,
  * then rolls prod back and watches the rollback applied; a reader sees neither the approve nor the rollback
  * button; a user changes their own password from the user menu; objects of a service that only reports drift
- * (selfHeal off) are deleted and edited with kubectl, and the page says so. Every step waits on what the page shows, which live updates (server-sent events) bring. Screenshots of
- * the main pages are taken for docs/ui.md (where they go: test/support/browser.ts).
+ * (selfHeal off) are deleted and edited with kubectl, and the page says so; a cluster registered while the page's
+ * event stream is still opening shows once it opens. Every step waits on what the page shows, which live updates
+ * (server-sent events) bring. Screenshots of the main pages are taken for docs/ui.md (where they go:
+ * test/support/browser.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -290,6 +292,31 @@ describe('the web UI', () => {
     await page.getByRole('status').getByText('2 objects differ from revision #1 in the cluster; selfHeal is off').waitFor();
     await page.locator('.page-header .badge', { hasText: 'Drifted' }).waitFor();
     await screenshot(page, 'service-drift');
+  });
+
+  test("a cluster registered after the page's first answers, before its event stream opens, shows once the stream opens", async () => {
+    // The stream held back until the page has its data: the registration is then no event the page hears (and a
+    // cluster with no agent brings no later one), so only the page fetching again as the stream opens shows it;
+    // polling stops once the stream is live.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/v1/events', async (route) => {
+      await held;
+      await route.continue();
+    });
+    const admin = new FleetClient({ server: server.url, token: server.adminToken! });
+    try {
+      await page.goto('/fleet');
+      await page.locator(`tr[data-cluster="${PROD}"]`).waitFor();
+      await admin.createCluster({ name: 'late' });
+      release();
+      await page.locator('.live-live').waitFor();
+      await page.locator('tr[data-cluster="late"]').waitFor();
+    } finally {
+      release();
+      await page.unroute('**/v1/events');
+      await admin.deleteCluster('late').catch(() => undefined);
+    }
   });
 
   test('a user changes their own password from the user menu; their other sessions end and only the new one logs in', async () => {

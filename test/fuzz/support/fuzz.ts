@@ -3,7 +3,9 @@
  * parsers the engine and the controller use.
  *
  * Budgets: each property runs at most `runs` times and stops early, as a success, once `ms` milliseconds have passed
- * (on a loaded machine it finds less, but never fails for being slow). `npm test` uses these numbers; `npm run soak`
+ * (on a loaded machine it finds less, but never fails for being slow). It stops between runs only, and never before
+ * its first run has ended: fast-check's own interruptAfterTimeLimit abandons the run under way, whose calls then go on
+ * into the next property's (a YAML sandbox worker killed under it), and it fails a property that got no run in. `npm test` uses these numbers; `npm run soak`
  * sets GANTRY_SOAK=1, which multiplies both by SOAK_FACTOR.
  *
  * A failure's message is fast-check's report: the counterexample (shrunk), the error, and a line such as
@@ -41,7 +43,7 @@ export async function fuzz<T>(name: string, property: fc.IRawProperty<T>, budget
   const started = performance.now();
   const details = await fc.check(property, {
     numRuns: budget.runs * factor,
-    plugins: [fc.interruptAfterTimeLimit(budget.ms * factor)],
+    plugins: [stopBetweenRunsAfter(budget.ms * factor)],
     ...replay(),
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -51,6 +53,25 @@ export async function fuzz<T>(name: string, property: fc.IRawProperty<T>, budget
     const got = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
     throw new Error(`${fc.defaultReportMessage(details)}\nGot: ${got}`);
   }
+}
+
+/** A fast-check plugin ending the check, as interrupted, at the first run that would start after `ms` (at least one runs). */
+function stopBetweenRunsAfter(ms: number): fc.Plugin<unknown> {
+  return () => {
+    const deadline = performance.now() + ms;
+    let ended = 0;
+    const end = <R>(outcome: R): R => {
+      ended += 1;
+      return outcome;
+    };
+    return {
+      decorateRun: (nestedRun) => (value) => {
+        if (ended > 0 && performance.now() >= deadline) return new fc.PreconditionFailure(true);
+        const outcome = nestedRun(value);
+        return outcome instanceof Promise ? outcome.then(end) : end(outcome);
+      },
+    };
+  };
 }
 
 function replay(): Partial<fc.Parameters<unknown>> {

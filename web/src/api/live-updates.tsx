@@ -1,8 +1,9 @@
 /**
  * Live updates: GET /v1/events (server-sent events) tells which part of the fleet changed, and the matching
  * queries are fetched again, so no page needs a refresh button. While the stream is down (the server restarting,
- * a proxy that cuts it) queries poll instead, and on reconnecting everything is fetched once, for the events
- * missed meanwhile.
+ * a proxy that cuts it) queries poll instead, and each time the stream opens everything is fetched once, for the
+ * events missed before it: a page's first queries race its stream, and a change between a query's answer and the
+ * stream's start would otherwise never show.
  */
 import { type QueryClient, useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
@@ -38,12 +39,10 @@ function useLiveUpdates(): LiveStatus {
   useEffect(() => {
     let source: EventSource | undefined;
     let retry: ReturnType<typeof setTimeout> | undefined;
-    let everOpen = false;
     const connect = () => {
       source = new EventSource('/v1/events');
       source.onopen = () => {
-        if (everOpen) void queryClient.invalidateQueries();
-        everOpen = true;
+        void queryClient.invalidateQueries();
         setStatus('live');
       };
       source.onmessage = (message: MessageEvent<string>) => invalidateFor(queryClient, JSON.parse(message.data) as FleetChange);
