@@ -24,6 +24,7 @@ describe('LiteralUnion', () => {
       'cluster.create',
       'cluster.delete',
       'pipeline.update',
+      'rollout.update',
       '*',
     ]);
   });

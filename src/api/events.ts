@@ -5,8 +5,11 @@
 import { Type, type Static } from 'typebox';
 import { LiteralUnion } from './common.ts';
 
-/** The events routers may name, as Plural names them. */
-export const FLEET_EVENTS = ['service.update', 'cluster.create', 'cluster.delete', 'pipeline.update'] as const;
+/**
+ * The events routers may name: Plural's names, and `rollout.update` for a progressive rollout's steps (Gantry's own:
+ * Plural has no rollouts).
+ */
+export const FLEET_EVENTS = ['service.update', 'cluster.create', 'cluster.delete', 'pipeline.update', 'rollout.update'] as const;
 export const FleetEventTypeSchema = LiteralUnion(FLEET_EVENTS);
 export type FleetEventType = Static<typeof FleetEventTypeSchema>;
 

@@ -29,6 +29,11 @@ export interface RolloutCopy {
   releasedAt: string | null;
   /** Set with ROLLED_BACK until the rollback is made: the saved state is acted on after it is saved. */
   rollbackPending?: boolean;
+  /**
+   * What the copy ran when it was rolled back, when that was not what it ran before: the trackers record it on no copy
+   * again (store/rollouts.ts's rolledBackContent).
+   */
+  rolledBack?: { digest: string | null; chartVersion: string | null };
 }
 
 export interface PlannedCluster {

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { listRejections, rejectionsFor } from '../store/rejections.ts';
-import { listServices, type ServiceRef, type ServiceUpdate, updateServices, waitingDigests } from '../store/services.ts';
+import { listServices, type ServiceRef, type ServiceUpdate, updateServices, waitingRevisions } from '../store/services.ts';
 import { resolverForOnePass, type ServiceSources } from './service-sources.ts';
 import { messageOf } from '../problems.ts';
 import type { RolloutRunner } from './rollouts.ts';
@@ -34,7 +34,7 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
   const services = await listServices(options.db, { repositoryId });
   const rejections = await listRejections(options.db, { repositoryId });
   const resolve = resolverForOnePass(options.sources);
-  const waiting = await waitingDigests(options.db, services);
+  const waiting = await waitingRevisions(options.db, services);
   const updates: ServiceUpdate[] = [];
   const owned: Array<{ ownerId: string; commit: string }> = [];
   for (const service of services) {
@@ -43,7 +43,7 @@ export async function trackCommits(options: CommitTrackerOptions, repositoryId: 
       const source = await resolve(service.spec);
       // A commit elsewhere in a monorepo leaves this folder's tarball as it was: no revision, nothing to apply. A pinned
       // service compares with the revision that waits for its release, which may have recorded this commit already.
-      if (source.digest === (waiting.get(service.id) ?? service.revision.digest)) continue;
+      if (source.digest === (waiting.get(service.id)?.digest ?? service.revision.digest)) continue;
       // Rejected content never runs: the service waits for the next commit that changes its folder.
       if (rejectionsFor(rejections, service).some((rejection) => rejection.digest === source.digest)) continue;
       updates.push({ serviceId: service.id, changes: {}, source, author: { by: 'git', message: `commit ${source.commit.slice(0, 12)}` } });

@@ -30,6 +30,8 @@ export interface FleetEvent {
   service?: { id: string; name: string; namespace: string; status: string; revision: number };
   /** For pipeline events: a gate waiting for approval, a promotion, a gate closed. */
   pipeline?: { id: string; name: string; edge: string; gate?: string };
+  /** For rollout events: started, a wave done, paused, resumed, failed, aborted, done (the wave is the one under way). */
+  rollout?: { id: string; globalService: string; state: string; wave: string | null };
   message: string;
 }
 
@@ -105,9 +107,10 @@ function filterMatches(filter: RouterFilter, event: FleetEvent): boolean {
   return filter.regex === undefined || new RegExp(filter.regex).test(subjectOf(event));
 }
 
-/** What the event is about: `<cluster>/<service>`, `<cluster>`, or `pipeline/<name>`. */
+/** What the event is about: `<cluster>/<service>`, `<cluster>`, `pipeline/<name>` or `globalservice/<name>`. */
 function subjectOf(event: FleetEvent): string {
   if (event.pipeline) return `pipeline/${event.pipeline.name}`;
+  if (event.rollout) return `globalservice/${event.rollout.globalService}`;
   return event.service ? `${event.cluster?.name}/${event.service.name}` : (event.cluster?.name ?? '');
 }
 
@@ -120,7 +123,7 @@ export function sinkRequest(type: SinkType, configuration: SinkConfiguration, ev
 }
 
 function slackMessage(event: FleetEvent): Record<string, unknown> {
-  const subject = event.pipeline ? subjectOf(event) : `${event.service ? 'service' : 'cluster'} ${subjectOf(event)}`;
+  const subject = event.pipeline || event.rollout ? subjectOf(event) : `${event.service ? 'service' : 'cluster'} ${subjectOf(event)}`;
   return {
     text: `${event.severity === 'error' ? ':red_circle:' : ':large_green_circle:'} ${slackEscape(subject)}: ${slackEscape(event.type)}`,
     attachments: [

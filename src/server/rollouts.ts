@@ -16,12 +16,16 @@
  * waves never leave their revision. State is saved before it is acted on, and acting is repeated until it took: a
  * released copy still pinned is released again, a rollback marked pending is made again (a second rollback of the same
  * revision changes nothing), so a crash or a second replica loses nothing and never half-applies a step.
+ *
+ * Each step a rollout takes (started, a wave done, paused, resumed, failed, aborted, done) is a `rollout.update`
+ * fleet event for notification routers, sent by the replica whose write took.
  */
 import type { Kysely } from 'kysely';
 import type { ApiRollout } from '../api/rollouts.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
+import type { FleetEvent, Notifier } from './notifier.ts';
 import { checkHealth } from '../pipeline/health-gate.ts';
 import { messageOf } from '../problems.ts';
 import { type CopyFacts, copyOutcome, planCopies, type RolloutCopy, waveNames } from '../rollout/plan.ts';
@@ -29,15 +33,7 @@ import { listClusters } from '../store/clusters.ts';
 import { type GlobalService, getGlobalService, globalServiceById, listGlobalServices } from '../store/global-services.ts';
 import { addRejection, rejectedDigests } from '../store/rejections.ts';
 import { listRevisions, releaseService, rollbackService } from '../store/revisions.ts';
-import {
-  currentRollout,
-  type Rollout,
-  rolloutPin,
-  rolloutsHolding,
-  runningRollouts,
-  saveRollout,
-  startRollout,
-} from '../store/rollouts.ts';
+import { currentRollout, type Rollout, rolloutPin, rolloutsHolding, saveRollout, startRollout } from '../store/rollouts.ts';
 import type { Database } from '../store/schema.ts';
 import { getServiceById, listServices, type Service, type ServiceRef } from '../store/services.ts';
 
@@ -49,6 +45,8 @@ export interface RolloutDeps {
   onChange: (service: ServiceRef) => void;
   /** A global service's rollout changed (the UI's live updates). */
   onRolloutChange: (globalServiceName: string) => void;
+  /** rollout.update events: each step a rollout takes. */
+  notifier: Pick<Notifier, 'notify'>;
   /** The clock soaks and deadlines are measured with; default the system's. */
   now?: () => Date;
 }
@@ -98,12 +96,13 @@ export class RolloutRunner {
     for (const global of await listGlobalServices(this.#deps.db, this.#deps.box)) {
       if (!owners.has(global.id) || !global.rollout) continue;
       const copies = planCopies(global.rollout, await this.#copiesOf(global));
-      await startRollout(
+      const rollout = await startRollout(
         this.#deps.db,
         { globalServiceId: global.id, pinBy: rolloutPin(global.name), cause, spec: global.rollout, copies },
         this.#now(),
       );
       this.#deps.log.info({ globalService: global.name, cause, copies: copies.length }, 'rollout started');
+      this.#announce(global, undefined, rollout);
       started.push(global);
     }
     return started;
@@ -145,6 +144,7 @@ export class RolloutRunner {
       const saved = await saveRollout(this.#deps.db, next, this.#now());
       if (!saved) continue;
       this.#deps.log.info({ globalService: name, action, by }, 'rollout changed by a user');
+      this.#announce(global, rollout, saved);
       await this.#evaluate(global, saved);
       return (await currentRollout(this.#deps.db, global.id))!;
     }
@@ -202,9 +202,9 @@ export class RolloutRunner {
         return;
       }
       const saved = await saveRollout(this.#deps.db, step.rollout, this.#now());
+      if (saved) this.#announce(global, rollout, saved);
       // Another replica wrote first: go on from what it wrote.
       rollout = saved ?? (await currentRollout(this.#deps.db, global.id));
-      if (saved) this.#deps.onRolloutChange(global.name);
     }
   }
 
@@ -277,7 +277,7 @@ export class RolloutRunner {
   async #finishPending(global: GlobalService, rollout: Rollout): Promise<void> {
     const pin = rolloutPin(global.name);
     let cleared = false;
-    await this.#rejectRolledOut(global, rollout);
+    await this.#keepOut(global, rollout);
     for (const copy of rollout.copies) {
       const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
       if (!service) continue;
@@ -305,23 +305,24 @@ export class RolloutRunner {
   }
 
   /**
-   * Before copies go back, the content the rollout delivered (the source digest a copy marked for a rollback runs, when
-   * it is not the one it ran before) is rejected for every copy (part 3's rejections, per service): a commit tracker
-   * would otherwise record it again on the copies it left, and start the same failing rollout over at its next poll.
-   * The next commit that changes the folder flows as usual. Helm chart sources have no folder to reject.
+   * Before copies go back, the content the rollout delivered (what a copy marked for a rollback runs, when it is not
+   * what it ran before) is kept from coming back: noted on the copy (`rolledBack`, which the chart tracker reads), and
+   * for git sources rejected for every copy (part 3's rejections, per service). A tracker would otherwise record it
+   * again on the copies it left, and start the same failing rollout over at its next poll. The next commit that
+   * changes the folder, or the next chart version, flows as usual.
    */
-  async #rejectRolledOut(global: GlobalService, rollout: Rollout): Promise<void> {
-    const pending = rollout.copies.filter((copy) => copy.state === 'ROLLED_BACK' && copy.rollbackPending);
-    if (pending.length === 0) return;
-    const digests = new Map<string, { commit: string; spec: Service['spec'] }>();
-    for (const copy of pending) {
+  async #keepOut(global: GlobalService, rollout: Rollout): Promise<void> {
+    const rejected = new Map<string, { commit: string; spec: Service['spec'] }>();
+    for (const copy of rollout.copies.filter((candidate) => candidate.state === 'ROLLED_BACK' && candidate.rollbackPending)) {
       const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
       const before = service && (await listRevisions(this.#deps.db, service.id)).find((revision) => revision.number === copy.from);
-      const { digest, commit, spec } = service?.revision ?? {};
-      if (digest && commit && spec?.git && spec.repositoryId && digest !== before?.digest) digests.set(digest, { commit, spec });
+      if (!service || service.revision.digest === before?.digest) continue;
+      const { digest, chartVersion, commit, spec } = service.revision;
+      copy.rolledBack = { digest, chartVersion };
+      if (digest && commit && spec.git && spec.repositoryId) rejected.set(digest, { commit, spec });
     }
     const reason = `rollout of ${global.name} ${rollout.state === 'ABORTED' ? 'aborted' : 'failed'}: ${rollout.reason ?? ''}`;
-    for (const [digest, { commit, spec }] of digests) {
+    for (const [digest, { commit, spec }] of rejected) {
       for (const copy of rollout.copies) {
         const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
         if (!service || (await rejectedDigests(this.#deps.db, service)).has(digest)) continue;
@@ -379,6 +380,20 @@ export class RolloutRunner {
           pinnedBy: service.pinned && service.pinned.by !== pin ? service.pinned.by : null,
         },
       ];
+    });
+  }
+
+  /** Tells the UI of a written change, and the notification routers of a step (`before` undefined: it started). */
+  #announce(global: GlobalService, before: Rollout | undefined, after: Rollout): void {
+    this.#deps.onRolloutChange(global.name);
+    const news = rolloutNews(before, after);
+    if (!news) return;
+    const wave = waveNames(after.spec, after.copies)[after.wave] ?? null;
+    this.#deps.notifier.notify({
+      type: 'rollout.update',
+      severity: news.severity,
+      rollout: { id: after.id, globalService: global.name, state: after.state, wave },
+      message: `rollout of ${global.name} (${after.cause}) ${news.message}`,
     });
   }
 
@@ -443,6 +458,21 @@ function actedOn(rollout: Rollout, action: RolloutAction, by: string, now: Date)
       if (rollout.state !== 'RUNNING' && rollout.state !== 'PAUSED') return `the rollout is ${rollout.state}: nothing to abort`;
       return { ...rollout, state: 'ABORTED', reason: `aborted by ${by} at ${time}`, copies: rollout.copies.map(rolledBack) };
   }
+}
+
+/** What a notification says of the change from `before` to `after`: a new state, or a wave done; nothing else. */
+function rolloutNews(before: Rollout | undefined, after: Rollout): Pick<FleetEvent, 'message' | 'severity'> | undefined {
+  const waves = waveNames(after.spec, after.copies);
+  const count = `${waves.length} wave${waves.length === 1 ? '' : 's'}`;
+  if (!before) return { severity: 'info', message: `started: ${count}, ${after.copies.length} cluster(s)` };
+  if (after.state !== before.state) {
+    const severity = after.state === 'FAILED' || (after.state === 'PAUSED' && after.copies.some((copy) => copy.state === 'FAILED'));
+    const message =
+      after.state === 'RUNNING' ? 'resumed' : after.state === 'DONE' ? `done: ${count}` : `${after.state}: ${after.reason ?? ''}`.trim();
+    return { severity: severity ? 'error' : 'info', message };
+  }
+  if (after.wave > before.wave) return { severity: 'info', message: `wave ${waves[before.wave]} done; wave ${waves[after.wave]} starts` };
+  return undefined;
 }
 
 function earlier(a: Date | undefined, b: Date): Date {

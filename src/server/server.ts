@@ -125,14 +125,6 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     throw error;
   });
   const onServiceChange = (service: ServiceRef) => bus.publish(service.clusterId, service.id);
-  const rollouts = new RolloutRunner({
-    db: store.db,
-    box: options.box,
-    log: options.log.child({ component: 'rollouts' }),
-    onChange: onServiceChange,
-    onRolloutChange: (name) => bus.announce({ kind: 'globalservice', name }),
-    ...(options.now ? { now: options.now } : {}),
-  });
   const replicas = new ReplicaSet({
     db: store.db,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 10_000,
@@ -165,9 +157,19 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
         log: options.log.child({ component: 'chart-tracker' }),
         onRevised: onServiceChange,
         owns: (url) => replicas.owns(url),
+        rollouts,
       }),
   });
   const notifier = new Notifier({ db: store.db, box: options.box, log: options.log.child({ component: 'notifier' }) });
+  const rollouts = new RolloutRunner({
+    db: store.db,
+    box: options.box,
+    log: options.log.child({ component: 'rollouts' }),
+    onChange: onServiceChange,
+    onRolloutChange: (name) => bus.announce({ kind: 'globalservice', name }),
+    notifier,
+    ...(options.now ? { now: options.now } : {}),
+  });
   const previews = new Previews({
     db: store.db,
     box: options.box,

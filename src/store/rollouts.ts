@@ -98,9 +98,23 @@ export async function currentRollout(db: Kysely<Database>, globalServiceId: stri
   return row ? toRollout(row) : undefined;
 }
 
-/** The rollouts RUNNING, for the runner to evaluate and re-arm its timers at start. */
-export async function runningRollouts(db: Kysely<Database>): Promise<Rollout[]> {
-  return (await db.selectFrom('rollouts').selectAll().where('state', '=', 'RUNNING').execute()).map(toRollout);
+/**
+ * The content the global service's newest rollout took away again (it FAILED or was ABORTED, and its changed copies
+ * went back): the tarball digests and chart versions its copies ran, which the commit and chart trackers do not record
+ * again; the next commit or chart version flows as usual. Empty sets when the newest rollout did not end so.
+ */
+export async function rolledBackContent(
+  db: Kysely<Database>,
+  globalServiceId: string,
+): Promise<{ digests: Set<string>; chartVersions: Set<string> }> {
+  const rollout = await currentRollout(db, globalServiceId);
+  const content = { digests: new Set<string>(), chartVersions: new Set<string>() };
+  if (rollout?.state !== 'FAILED' && rollout?.state !== 'ABORTED') return content;
+  for (const { rolledBack } of rollout.copies) {
+    if (rolledBack?.digest) content.digests.add(rolledBack.digest);
+    if (rolledBack?.chartVersion) content.chartVersions.add(rolledBack.chartVersion);
+  }
+  return content;
 }
 
 /** The rollouts under way (RUNNING or PAUSED) holding one of these services, for a report to reach. */

@@ -514,20 +514,26 @@ async function newestRevisionNumbers(db: Kysely<Database>, serviceIds: readonly 
 }
 
 /**
- * The tarball digest of each pinned service's newest revision (the one that waits for the pin's release), by id: what
- * a new commit is compared with, so a commit already recorded is not recorded again while the service is pinned.
+ * The tarball digest and chart version of each pinned service's newest revision (the one that waits for the pin's
+ * release), by id: what a new commit or chart version is compared with, so one already recorded is not recorded again
+ * while the service is pinned.
  */
-export async function waitingDigests(
+export async function waitingRevisions(
   db: Kysely<Database>,
   services: ReadonlyArray<Pick<Service, 'id' | 'pendingRevisionNumber'>>,
-): Promise<Map<string, string | null>> {
+): Promise<Map<string, { digest: string | null; chartVersion: string | null }>> {
   const waiting = services.filter((service) => service.pendingRevisionNumber !== null);
   const rows = await inChunks(
     waiting.map((service) => service.id),
-    (ids) => db.selectFrom('revisions').select(['service_id', 'number', 'digest']).where('service_id', 'in', ids).execute(),
+    (ids) =>
+      db.selectFrom('revisions').select(['service_id', 'number', 'digest', 'chart_version']).where('service_id', 'in', ids).execute(),
   );
   const numbers = new Map(waiting.map((service) => [service.id, service.pendingRevisionNumber]));
-  return new Map(rows.filter((row) => numbers.get(row.service_id) === row.number).map((row) => [row.service_id, row.digest]));
+  return new Map(
+    rows
+      .filter((row) => numbers.get(row.service_id) === row.number)
+      .map((row) => [row.service_id, { digest: row.digest, chartVersion: row.chart_version }]),
+  );
 }
 
 /** Runs `query` over `ids` in chunks of IN_CHUNK and concatenates the rows. */

@@ -5,8 +5,12 @@
  *   the rollout ends DONE with no copy pinned.
  * - A commit whose ConfigMap the API server refuses fails on the canary: the canary goes back to the revision it ran,
  *   and the later waves never get it (their ConfigMaps are not written, as a watch proves).
+ * - Each step is a `rollout.update` notification to a webhook sink: started, each wave done, done or failed.
  * - A pause holds through a server restart: the restarted server evaluates the rollout and releases nothing; resume
  *   finishes it (through the CLI, which also shows which cluster is at which revision).
+ * - A chart version of the global service `charted` (a Helm source with a version range, from a real chart
+ *   repository) goes wave by wave too; one the API server refuses is rolled back on the canary and never recorded
+ *   again, though the range still picks it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -26,11 +30,14 @@ import { apiCall, pushedAgentOptions, testServerOptions, userToken } from '../su
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 import { ALL_WORKLOAD_CLUSTERS, kubectlJsonOn, kubectlOn, type WorkloadCluster, workloadKubeConfig } from '../support/workload-clusters.ts';
 import { watchWrites } from '../support/write-watch.ts';
+import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
+import { type ChartRepository, configMapTemplate, startChartRepository, type TestChart } from '../support/chart-server.ts';
 import { launchBrowser, openPage, screenshot } from '../support/browser.ts';
 import type { Browser, Page } from 'playwright-core';
 
 const ADMIN_PASSWORD = 'admin-password-for-rollouts';
 const NS = `rollout-${randomBytes(3).toString('hex')}`;
+const CHART_NS = `${NS}-chart`;
 const RINGS: Record<WorkloadCluster, string> = { 'test-dev': 'canary', 'test-stage': 'early', 'test-prod': 'late' };
 const configMap = (color: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ringed\ndata:\n  color: ${color}\n`;
 /** The API server refuses it (a ConfigMap's data values are strings): the copy's apply fails. */
@@ -46,6 +53,9 @@ describe('progressive rollouts on three workload clusters', () => {
   let admin: string;
   let env: Record<string, string>;
   let browser: Browser | undefined;
+  let charts: ChartRepository | undefined;
+  /** The webhook sink of the router of ringed's rollout.update events. */
+  let receiver: TestHttpServer;
   const agents: RunningAgent[] = [];
   const { log } = capturedLogger('info');
 
@@ -70,6 +80,16 @@ describe('progressive rollouts on three workload clusters', () => {
       await waitFor('another fetch of the repository', async () => (await pulledAt()) !== before, 30_000);
     }
   };
+  /** The messages of the rollout.update events of the rollout `id` the sink has had, once it has had `count`. */
+  const notified = (id: string, count: number) =>
+    waitFor(`${count} rollout.update events`, () => {
+      const events = receiver.received.map(
+        (request) => JSON.parse(request.body) as { type: string; rollout: { id: string }; message: string },
+      );
+      const ours = events.filter((event) => event.rollout.id === id);
+      expect(events.every((event) => event.type === 'rollout.update')).toBe(true);
+      return ours.length >= count ? ours.map((event) => event.message) : undefined;
+    });
   const copy = (found: ApiRollout, cluster: WorkloadCluster) => found.copies.find((candidate) => candidate.cluster === cluster)!;
 
   beforeAll(async () => {
@@ -92,6 +112,9 @@ describe('progressive rollouts on three workload clusters', () => {
       );
     }
     await client.createRepository({ url: repo.url });
+    receiver = await startHttpServer({ '/hook': { body: 'ok' } });
+    await client.setSink('rollouts', { type: 'webhook', url: `${receiver.url}/hook` });
+    await client.setRouter('rollouts', { events: ['rollout.update'], filters: [{ regex: '^globalservice/ringed$' }], sinks: ['rollouts'] });
     const rolloutFile = path.join(dir, 'rollout.yaml');
     await writeFile(
       rolloutFile,
@@ -150,8 +173,10 @@ describe('progressive rollouts on three workload clusters', () => {
     await engine?.close();
     await server?.close();
     await repo?.remove();
+    await charts?.close();
+    await receiver?.close();
     for (const name of ALL_WORKLOAD_CLUSTERS)
-      await kubectlOn(name, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+      await kubectlOn(name, ['delete', 'namespace', NS, CHART_NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -175,6 +200,16 @@ describe('progressive rollouts on three workload clusters', () => {
       expect(service.revision.commit).toBe(commit);
     }
     expect(done.waitingFor).toEqual([]);
+    const cause = `commit ${commit.slice(0, 12)}`;
+    // Delivered in the background, each on its own: in any order.
+    expect((await notified(done.id, 4)).sort()).toEqual(
+      [
+        `rollout of ringed (${cause}) started: 3 waves, 3 cluster(s)`,
+        `rollout of ringed (${cause}) wave canary done; wave early starts`,
+        `rollout of ringed (${cause}) wave early done; wave rest starts`,
+        `rollout of ringed (${cause}) done: 3 waves`,
+      ].sort(),
+    );
   });
 
   test('a commit that fails on the canary never reaches the later waves, and the canary goes back', async () => {
@@ -204,6 +239,7 @@ describe('progressive rollouts on three workload clusters', () => {
     expect(failed.reason).toMatch(/^test-dev\/ringed \(wave canary\): revision \d+ failed: .+; the changed clusters were rolled back$/);
     expect(copy(failed, 'test-dev')).toMatchObject({ state: 'ROLLED_BACK' });
     expect(copy(failed, 'test-stage')).toMatchObject({ state: 'WAITING', releasedAt: null });
+    expect(await notified(failed.id, 2)).toContain(`rollout of ringed (commit ${refusedCommit.slice(0, 12)}) FAILED: ${failed.reason}`);
     expect(copy(failed, 'test-prod')).toMatchObject({ state: 'WAITING', releasedAt: null });
     for (const name of ALL_WORKLOAD_CLUSTERS) expect(await color(name)).toBe('green');
     const canary = await client.getService('test-dev', 'ringed');
@@ -302,5 +338,64 @@ describe('progressive rollouts on three workload clusters', () => {
       status: 200,
       body: { state: 'DONE' },
     });
+  });
+
+  test('chart versions go wave by wave; one that fails on the canary goes back and is not recorded again', async () => {
+    charts = await startChartRepository();
+    const chart = (version: string, template = configMapTemplate('charted')): TestChart => ({
+      name: 'hello',
+      version,
+      files: { 'templates/cm.yaml': template },
+    });
+    const chartVersion = async (cluster: WorkloadCluster) =>
+      (
+        await kubectlJsonOn<{ data: Record<string, string> }>(cluster, ['get', 'configmap', 'charted', '-n', CHART_NS]).catch(
+          () => undefined,
+        )
+      )?.data['chartVersion'];
+    const chartRollout = (state: ApiRollout['state'], version: string) =>
+      waitFor(
+        `the rollout of chart ${version} ${state}`,
+        async () => {
+          const found = await client.getRollout('charted').catch(() => undefined);
+          return found?.state === state && found.cause === `chart hello ${version}` ? found : undefined;
+        },
+        90_000,
+      );
+    await charts.publish(chart('1.0.0'));
+    await client.createGlobalService({
+      name: 'charted',
+      tags: { rollouts: 'on' },
+      template: { name: 'charted', namespace: CHART_NS, helm: { url: charts.url, chart: 'hello', version: '^1.0.0' } },
+      rollout: { waves: [{ name: 'canary', tags: { ring: 'canary' } }], soak: '1s', interval: '200ms', onFailure: 'rollback' },
+    });
+    for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`1.0.0 on ${name}`, async () => (await chartVersion(name)) === '1.0.0', 60_000);
+
+    await charts.publish(chart('1.1.0'));
+    const done = await chartRollout('DONE', '1.1.0');
+    const canaryReleased = copy(done, 'test-dev').releasedAt!;
+    for (const name of ['test-stage', 'test-prod'] as const) expect(copy(done, name).releasedAt! > canaryReleased).toBe(true);
+    for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`1.1.0 on ${name}`, async () => (await chartVersion(name)) === '1.1.0', 60_000);
+
+    // The API server refuses its ConfigMap (a data value that is no string).
+    await charts.publish(chart('1.2.0', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: charted\ndata:\n  chartVersion: 42\n'));
+    const failed = await chartRollout('FAILED', '1.2.0');
+    expect(copy(failed, 'test-dev')).toMatchObject({ state: 'ROLLED_BACK' });
+    expect(copy(failed, 'test-prod')).toMatchObject({ state: 'WAITING', releasedAt: null });
+    await waitFor(
+      'the canary healthy at its revision before',
+      async () => {
+        const service = await client.getService('test-dev', 'charted');
+        return service.status === 'healthy' && service.appliedRevision === service.revision.number ? service : undefined;
+      },
+      60_000,
+    );
+    await twoMoreFetches();
+    expect((await client.getRollout('charted')).id).toBe(failed.id);
+    for (const name of ALL_WORKLOAD_CLUSTERS) {
+      expect(await chartVersion(name)).toBe('1.1.0');
+      const revisions = await client.listRevisions(name, 'charted');
+      expect(revisions.filter((revision) => revision.chartVersion === '1.2.0')).toHaveLength(1);
+    }
   });
 });
