@@ -511,6 +511,13 @@ export const PipelineSpecSchema = Type.Object({
         }),
         { minItems: 1 },
       ),
+      rollout: Type.Optional(
+        Type.Object(RolloutSpecSchema.properties, {
+          additionalProperties: false,
+          description:
+            "Gantry extension: the revisions a promotion brings the stage's services reach them wave by wave (docs/rollouts.md); absent: all at once.",
+        }),
+      ),
     }),
     { minItems: 1, description: "The pipeline's stages (Plural's Pipeline)." },
   ),

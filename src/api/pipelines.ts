@@ -3,6 +3,7 @@
  * (APPROVAL, WINDOW, JOB, HEALTH) a promotion waits for; the promotion contexts stages are at, and the
  * promotions made. The JOB gates' Jobs, which agents run, are in agent.ts.
  */
+import { RolloutSchema, RolloutSpecSchema } from './rollouts.ts';
 import { PreviewSchema } from './previews.ts';
 import { Type, type Static } from 'typebox';
 import { Name, Time } from './common.ts';
@@ -132,6 +133,7 @@ export const PipelineUpsertSchema = Type.Object(
             ),
             { minItems: 1 },
           ),
+          rollout: Type.Optional(RolloutSpecSchema),
         },
         { additionalProperties: false },
       ),
@@ -181,6 +183,8 @@ export const PipelineSchema = Type.Object({
         }),
       ),
       context: Type.Union([ContextSchema, Type.Null()], { description: 'the promotion context the stage is at' }),
+      rollout: Type.Union([RolloutSpecSchema, Type.Null()], { description: 'how promotions into the stage roll out, if in waves' }),
+      rolloutStatus: Type.Union([RolloutSchema, Type.Null()], { description: "the stage's newest rollout" }),
     }),
   ),
   edges: Type.Array(

@@ -1,7 +1,8 @@
 /**
  * Progressive rollouts of a global service's new revisions (issue 43, part 2): the `rollout` a global service may
  * declare (waves of clusters, batches within a wave, a soak with health checks between waves, what a failure does),
- * and a rollout's state as the API shows it (GET /v1/globalservices/:name/rollout).
+ * (and a pipeline stage its `rollout`, for the services a promotion moves), and a rollout's state as the API shows it
+ * (GET /v1/globalservices/:name/rollout, GET /v1/pipelines/:name/stages/:stage/rollout).
  */
 import { Type, type Static } from 'typebox';
 import { LiteralUnion, Name, Time } from './common.ts';
@@ -65,7 +66,12 @@ export type CopyState = (typeof CopyStates)[number];
 
 export const RolloutSchema = Type.Object({
   id: Type.String(),
-  globalService: Type.String(),
+  globalService: Type.Union([Type.String(), Type.Null()], {
+    description: "the global service whose copies it moves, or null for a stage's",
+  }),
+  pipeline: Type.Union([Type.Object({ name: Type.String(), stage: Type.String() }), Type.Null()], {
+    description: "the pipeline stage whose promoted services it moves, or null for a global service's",
+  }),
   state: LiteralUnion(RolloutStates),
   cause: Type.String({ description: 'what started it: a template change, a commit' }),
   reason: Type.Union([Type.String(), Type.Null()], { description: 'why it paused, failed or was aborted' }),

@@ -11,6 +11,7 @@ import type { RolloutSpec } from '../api/rollouts.ts';
 import { parseDuration } from '../duration.ts';
 import { parseYaml } from '../yaml.ts';
 import { awaitPreviews, formatPreview, previewExitCode } from './preview-output.ts';
+import { formatRollout, rolloutActions } from './rollout-output.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
 import { addSourceFlags, rendererFromFlags, requiredSource, type SourceFlags } from './source-flags.ts';
 
@@ -136,14 +137,9 @@ function rolloutCommand(): Command {
       }),
     ),
   );
-  const actions = [
-    ['pause', 'stop releasing further batches and waves (admins)'],
-    ['resume', 'go on; copies that failed get a new deadline (admins)'],
-    ['abort', 'stop for good: the copies it changed go back to the revision they ran (admins)'],
-  ] as const;
-  for (const [action, description] of actions) {
+  for (const [action, description] of rolloutActions) {
     rollout.addCommand(
-      addFleetOutputFlag(new Command(action).description(description).argument('<name>')).action(
+      addFleetOutputFlag(new Command(action).description(`${description} (admins)`).argument('<name>')).action(
         (name: string, flags: { output: FleetOutput }) =>
           withFleetClient(async (client) => {
             const changed = await client.rolloutAction(name, action);
@@ -182,23 +178,6 @@ function rolloutCommand(): Command {
 
 async function readRollout(file: string): Promise<RolloutSpec> {
   return parseYaml(await readFile(file, 'utf8'), file) as RolloutSpec;
-}
-
-/** The rollout as text: its state, then each wave with its copies' states and revisions, then what it waits for. */
-export function formatRollout(rollout: ApiRollout): string {
-  const lines = [`rollout of ${rollout.globalService} (${rollout.cause}): ${rollout.state}${rollout.reason ? `: ${rollout.reason}` : ''}`];
-  rollout.waves.forEach((wave, index) => {
-    const marker = index < rollout.wave ? 'done' : index === rollout.wave && rollout.state === 'RUNNING' ? 'under way' : 'waits';
-    lines.push(`  wave ${wave} (${marker})`);
-    for (const copy of rollout.copies.filter((candidate) => candidate.wave === index)) {
-      const reason = copy.reason ? `: ${copy.reason}` : '';
-      lines.push(
-        `    ${copy.cluster}/${copy.service}: ${copy.state} rev ${copy.revision ?? '-'} (from ${copy.from}, batch ${copy.batch + 1})${reason}`,
-      );
-    }
-  });
-  for (const line of rollout.waitingFor) lines.push(`  waiting for: ${line}`);
-  return `${lines.join('\n')}\n`;
 }
 
 function selector(global: ApiGlobalService): string {

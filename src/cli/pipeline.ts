@@ -1,7 +1,7 @@
 /**
- * `gantry pipeline set|list|get|approve|reject|force|preview|logs|history|delete`: release pipelines on the Gantry server
- * (Plural's Pipeline). `get` draws the DAG as text: each stage with the promotion context it is at and its services,
- * each edge with its gates' states. A gate is named by its name alone, or with `--edge FROM:TO` when two edges have
+ * `gantry pipeline set|list|get|approve|reject|force|preview|logs|history|rollout|delete`: release pipelines on the
+ * Gantry server (Plural's Pipeline). `get` draws the DAG as text: each stage with the promotion context it is at, its
+ * services and its rollout, each edge with its gates' states. A gate is named by its name alone, or with `--edge FROM:TO` when two edges have
  * a gate of that name.
  */
 import { readFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import type { PipelineUpsertBody } from '../api/pipelines.ts';
 import { parseYaml } from '../yaml.ts';
 import { parseDuration } from '../duration.ts';
 import { awaitPreviews, formatPreview, previewExitCode, previewSummary } from './preview-output.ts';
+import { formatRollout, rolloutActions } from './rollout-output.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, printFleet, withFleetClient } from './fleet-output.ts';
 
 interface GateFlags {
@@ -28,7 +29,7 @@ export function pipelineCommand(): Command {
         .argument('<name>')
         .requiredOption(
           '--from-file <file>',
-          'the pipeline: stages [{name, services [{cluster, name, criteria}]}], edges [{from, to, gates}]',
+          'the pipeline: stages [{name, services [{cluster, name, criteria}], rollout}], edges [{from, to, gates}]',
         ),
     ).action((name: string, flags: { fromFile: string; output: FleetOutput }) =>
       withFleetClient(async (client) => {
@@ -160,6 +161,8 @@ export function pipelineCommand(): Command {
     ),
   );
 
+  pipeline.addCommand(stageRolloutCommand());
+
   pipeline.addCommand(
     new Command('delete')
       .description('delete a pipeline with its history; its services stay as they are')
@@ -175,6 +178,34 @@ export function pipelineCommand(): Command {
 }
 
 /** The edge FROM:TO, or the pipeline's only edge. @throws Error when it has several and no --edge says which. */
+/** `gantry pipeline rollout status|pause|resume|abort NAME STAGE`. */
+function stageRolloutCommand(): Command {
+  const rollout = new Command('rollout').description("a stage's progressive rollout of the revisions a promotion brings it");
+  rollout.addCommand(
+    addFleetOutputFlag(
+      new Command('status').description('which clusters are at which revision, and why it waits').argument('<name>').argument('<stage>'),
+    ).action((name: string, stage: string, flags: { output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const found = await client.getStageRollout(name, stage);
+        printFleet(flags.output, found, () => formatRollout(found));
+      }),
+    ),
+  );
+  for (const [action, description] of rolloutActions) {
+    rollout.addCommand(
+      addFleetOutputFlag(
+        new Command(action).description(`${description} (those who may approve the pipeline)`).argument('<name>').argument('<stage>'),
+      ).action((name: string, stage: string, flags: { output: FleetOutput }) =>
+        withFleetClient(async (client) => {
+          const changed = await client.stageRolloutAction(name, stage, action);
+          printFleet(flags.output, changed, () => formatRollout(changed));
+        }),
+      ),
+    );
+  }
+  return rollout;
+}
+
 async function onlyEdge(client: FleetClient, name: string, edgeFlag: string | undefined): Promise<{ from: string; to: string }> {
   if (edgeFlag) return parseEdge(edgeFlag);
   const edges = (await client.getPipeline(name)).edges;
@@ -209,6 +240,8 @@ export function formatPipeline(pipeline: ApiPipeline): string {
   for (const stage of pipeline.stages) {
     const context = stage.context ? `at context ${stage.context.id.slice(0, 8)} (${stage.context.createdAt})` : 'no context yet';
     lines.push(`  stage ${stage.name}: ${context}`);
+    const rollout = stage.rolloutStatus;
+    if (rollout) lines.push(`    rollout (${rollout.cause}): ${rollout.state}${rollout.reason ? `: ${rollout.reason}` : ''}`);
     for (const service of stage.services) {
       const at = stage.context?.services.find((s) => s.cluster === service.cluster && s.name === service.name);
       const pinned = at ? ` context rev ${at.revision} ${shortCommit(at.commit) ?? at.chartVersion ?? ''}`.trimEnd() : '';

@@ -219,6 +219,14 @@ export class FleetClient {
     return this.#call('POST', `/v1/globalservices/${encodeURIComponent(name)}/rollout/${action}`);
   }
 
+  getStageRollout(pipeline: string, stage: string): Promise<ApiRollout> {
+    return this.#call('GET', `/v1/pipelines/${encodeURIComponent(pipeline)}/stages/${encodeURIComponent(stage)}/rollout`);
+  }
+
+  stageRolloutAction(pipeline: string, stage: string, action: 'pause' | 'resume' | 'abort'): Promise<ApiRollout> {
+    return this.#call('POST', `/v1/pipelines/${encodeURIComponent(pipeline)}/stages/${encodeURIComponent(stage)}/rollout/${action}`);
+  }
+
   /** Asks the agents of every copy's cluster for a dry run of the global service with `template`; nothing changes. */
   previewGlobalService(name: string, template: GlobalServiceUpdateBody['template']): Promise<ApiPreview[]> {
     return this.#call('POST', `/v1/globalservices/${encodeURIComponent(name)}/previews`, { template });

@@ -1,7 +1,7 @@
 /**
  * Pipeline → the server's release pipeline `spec.name` (default metadata.name), as Plural's Pipeline: stages whose
  * services are ServiceDeployment resources (serviceRef, and criteria.serviceRef for the service promoted from),
- * edges with gates; a JOB gate's clusterRef is a Cluster resource. Each reference must be synced first (the
+ * edges with gates, and a stage's `rollout` (Gantry's extension); a JOB gate's clusterRef is a Cluster resource. Each reference must be synced first (the
  * pipeline waits, watching them). A pipeline made elsewhere (`gantry pipeline set`) is adopted read-only. The gates'
  * states are mirrored into status.
  */
@@ -74,6 +74,7 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
       const stages = await Promise.all(
         spec.stages.map(async (stage, stageIndex) => ({
           name: stage.name,
+          ...(stage.rollout ? { rollout: stage.rollout } : {}),
           services: await Promise.all(
             stage.services.map(async (service, index) => {
               const field = `spec.stages[${stageIndex}].services[${index}]`;

@@ -71,4 +71,11 @@ describe('waitingFor', () => {
     expect(waitingFor(facts({ targets, promoted: true }))).toEqual([line]);
     expect(waitingFor(facts({ targets, context: undefined }))).toEqual([expect.stringContaining('no promotion context'), line]);
   });
+
+  test("a target held by a stage's rollout waits for its wave", () => {
+    const targets = [{ cluster: 'prod', name: 'web', pinnedBy: 'rollout/release/prod', pendingRevision: 7 }];
+    expect(waitingFor(facts({ targets, promoted: true }))).toEqual([
+      'prod/web is held by rollout/release/prod: revision 7 waits for its wave, or, once that rollout failed, until it is released',
+    ]);
+  });
 });

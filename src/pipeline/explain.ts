@@ -34,7 +34,7 @@ export interface EdgeFacts {
     /** JOB gates: the Job the agent runs for this context, and the name of its cluster. */
     job?: { name: string; cluster: string };
   }>;
-  /** The target stage's services a promotion moves, with the pin a rollback set, if any. */
+  /** The target stage's services a promotion moves, with the pin a rollback or a rollout set, if any. */
   targets: ReadonlyArray<{ cluster: string; name: string; pinnedBy: string | null; pendingRevision: number | null }>;
 }
 
@@ -87,6 +87,9 @@ function pinnedTargets(facts: EdgeFacts): string[] {
     .filter((target) => target.pinnedBy !== null)
     .map((target) => {
       const waiting = target.pendingRevision === null ? 'a promotion will wait' : `revision ${target.pendingRevision} waits`;
+      // A rollout's pin (store/rollouts.ts's rolloutPin) holds a copy for its wave, or where a failed rollout left it.
+      if (target.pinnedBy!.startsWith('rollout/'))
+        return `${target.cluster}/${target.name} is held by ${target.pinnedBy}: ${waiting} for its wave, or, once that rollout failed, until it is released`;
       return `${target.cluster}/${target.name} is pinned by ${target.pinnedBy} (a rollback): ${waiting} until it is released`;
     });
 }

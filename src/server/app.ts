@@ -64,7 +64,7 @@ export interface AppOptions {
   pipelines: PipelineRunner;
   /** Previews of pending changes, dry-run by the agents. */
   previews: Previews;
-  /** Progressive rollouts of global services: told of agents' reports, paused, resumed and aborted by users. */
+  /** Progressive rollouts of global services and stages: told of agents' reports, paused, resumed and aborted by users. */
   rollouts: RolloutRunner;
   /** This replica's browsers' event streams (GET /v1/events). */
   changes: FleetChanges;
@@ -161,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller, outbound });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });
-  pipelineRoutes(app, { db, runner: options.pipelines });
+  pipelineRoutes(app, { db, runner: options.pipelines, rollouts: options.rollouts });
   rejectionRoutes(app, { db, box: options.box });
   notificationRoutes(app, { db, box: options.box });
   helmRepositoryRoutes(app, { db, box: options.box });

@@ -31,7 +31,7 @@ export interface FleetEvent {
   /** For pipeline events: a gate waiting for approval, a promotion, a gate closed. */
   pipeline?: { id: string; name: string; edge: string; gate?: string };
   /** For rollout events: started, a wave done, paused, resumed, failed, aborted, done (the wave is the one under way). */
-  rollout?: { id: string; globalService: string; state: string; wave: string | null };
+  rollout?: { id: string; subject: string; state: string; wave: string | null };
   message: string;
 }
 
@@ -107,10 +107,13 @@ function filterMatches(filter: RouterFilter, event: FleetEvent): boolean {
   return filter.regex === undefined || new RegExp(filter.regex).test(subjectOf(event));
 }
 
-/** What the event is about: `<cluster>/<service>`, `<cluster>`, `pipeline/<name>` or `globalservice/<name>`. */
+/**
+ * What the event is about: `<cluster>/<service>`, `<cluster>`, `pipeline/<name>`, or a rollout's `globalservice/<name>`
+ * or `pipeline/<name>/<stage>`.
+ */
 function subjectOf(event: FleetEvent): string {
   if (event.pipeline) return `pipeline/${event.pipeline.name}`;
-  if (event.rollout) return `globalservice/${event.rollout.globalService}`;
+  if (event.rollout) return event.rollout.subject;
   return event.service ? `${event.cluster?.name}/${event.service.name}` : (event.cluster?.name ?? '');
 }
 

@@ -7,7 +7,9 @@
  * runs its source's commit with those keys' values gets no revision: a promotion of nothing new is recorded with no
  * services ("nothing to promote"), so the edge counts as promoted for that context. A WINDOW gate is evaluated
  * with the injected clock whenever its edge is, and a timer evaluates the edge again when the window next opens or
- * closes (timers are re-armed at start, so a restart loses none).
+ * closes (timers are re-armed at start, so a restart loses none). A stage with a `rollout` gets a promotion's
+ * revisions wave by wave (server/rollouts.ts); it records no context while that rollout is under way, and looks again
+ * once it is done, so the next edge never promotes a stage half rolled out.
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -44,6 +46,8 @@ import type { Previews } from './previews.ts';
 import { type Preview, previewsOf } from '../store/previews.ts';
 import type { ServiceSources } from './service-sources.ts';
 import { messageOf } from '../problems.ts';
+import { currentRollout } from '../store/rollouts.ts';
+import type { RolloutRunner } from './rollouts.ts';
 
 export interface PipelineDeps {
   db: Kysely<Database>;
@@ -62,6 +66,8 @@ export interface PipelineDeps {
   onGatesChange: (clusterId: string) => void;
   /** A pipeline's contexts, gates or promotions may have changed (the UI's live updates). */
   onPipelineChange: (name: string) => void;
+  /** The rollouts of stages that declare one. */
+  rollouts: Pick<RolloutRunner, 'beginStage' | 'evaluateAll'>;
 }
 
 /** setTimeout's longest delay; a later window change is looked at again then. */
@@ -306,9 +312,24 @@ export class PipelineRunner {
     return true;
   }
 
-  /** Records a context when every service of the stage is healthy at revisions the current context does not hold. */
+  /** The stage's rollout is done: its services are all at their promoted revisions. Never throws. */
+  async stageRolledOut(pipelineName: string, stageName: string): Promise<void> {
+    try {
+      await this.#stageReported(await getPipeline(this.#deps.db, pipelineName), stageName);
+    } catch (error) {
+      this.#deps.log.error({ pipeline: pipelineName, stage: stageName, error: messageOf(error) }, 'pipeline evaluation failed');
+    }
+  }
+
+  /**
+   * Records a context when every service of the stage is healthy at revisions the current context does not hold, and
+   * no rollout of the stage is under way (its services may be healthy at a mix of old and new revisions).
+   */
   async #stageReported(pipeline: Pipeline, stageName: string): Promise<void> {
-    const stage = pipeline.spec.stages.find((candidate) => candidate.name === stageName)!;
+    const stage = pipeline.spec.stages.find((candidate) => candidate.name === stageName);
+    if (!stage) return;
+    const rollout = await currentRollout(this.#deps.db, { pipelineId: pipeline.id, stage: stageName });
+    if (rollout?.state === 'RUNNING' || rollout?.state === 'PAUSED') return;
     const services = await Promise.all(
       stage.services.map((entry) => getServiceById(this.#deps.db, entry.serviceId).catch(() => undefined)),
     );
@@ -458,15 +479,31 @@ export class PipelineRunner {
    */
   async #promote(pipeline: Pipeline, edge: Edge, context: PromotionContext): Promise<PromotedService[]> {
     const { db, box, sources } = this.#deps;
-    const promoted: PromotedService[] = [];
-    for (const { service, source, spec, values, copied } of await this.#planned(pipeline, edge, context)) {
-      const resolved = await sources.resolveSpec(spec);
-      const rejection = await rejectionOf(db, service, resolved.digest);
-      if (rejection) {
-        const why = `the content of ${rejection.commit.slice(0, 12)} was rejected: ${rejection.reason}`;
-        this.#notify(pipeline, edge, `${service.name} not promoted along ${edge.from} → ${edge.to}: ${why}`, undefined, 'error');
+    const admitted = [];
+    for (const plan of await this.#planned(pipeline, edge, context)) {
+      const resolved = await sources.resolveSpec(plan.spec);
+      const rejection = await rejectionOf(db, plan.service, resolved.digest);
+      if (!rejection) {
+        admitted.push({ ...plan, resolved });
         continue;
       }
+      const why = `the content of ${rejection.commit.slice(0, 12)} was rejected: ${rejection.reason}`;
+      this.#notify(pipeline, edge, `${plan.service.name} not promoted along ${edge.from} → ${edge.to}: ${why}`, undefined, 'error');
+    }
+    const rollout = pipeline.spec.stages.find((stage) => stage.name === edge.to)?.rollout;
+    // Pinned before their revisions are recorded, so each waits for its wave.
+    const rolling =
+      rollout && admitted.length > 0
+        ? await this.#deps.rollouts.beginStage(
+            pipeline,
+            edge.to,
+            rollout,
+            admitted.map((plan) => plan.service),
+            `promotion from ${edge.from}`,
+          )
+        : undefined;
+    const promoted: PromotedService[] = [];
+    for (const { service, source, spec, values, copied, resolved } of admitted) {
       const { service: updated, revised } = await updateService(
         db,
         box,
@@ -485,10 +522,11 @@ export class PipelineRunner {
         commit: source.commit,
         chartVersion: source.chartVersion,
         secrets: copied,
-        // A target pinned by a rollback records the revision, which waits for the pin's release.
+        // A target pinned by a rollback or a rollout records the revision, which waits for the pin's release.
         revision: updated.pendingRevisionNumber ?? updated.revision.number,
       });
     }
+    if (rolling) await this.#deps.rollouts.evaluateAll([rolling]);
     return promoted;
   }
 

@@ -1,9 +1,11 @@
 /**
- * Progressive rollouts of a global service's new revisions (issue 43, part 2), driven by events as pipelines are:
- * an agent's report of a copy, a soak's or a deadline's timer, a user's pause, resume or abort.
+ * Progressive rollouts (issue 43, part 2) of a global service's new revisions and of a pipeline stage's promotions,
+ * driven by events as pipelines are: an agent's report of a copy, a soak's or a deadline's timer, a user's pause,
+ * resume or abort. A copy is one service the rollout moves: a copy of the global service, or a service of the stage.
  *
  * A global service with a `rollout` gets one whenever its copies are about to get a new revision (a template change, a
- * commit on its ref): `begin` plans the copies into waves and batches (src/rollout/plan.ts) and pins them where they
+ * commit on its ref, a chart version); a stage with a `rollout` whenever a promotion is about to move its services
+ * (`beginStage`). `begin` plans the copies into waves and batches (src/rollout/plan.ts) and pins them where they
  * are (store/rollouts.ts), so the new revision is recorded on each copy as one that waits. The runner then releases
  * the first batch of the first wave (the pin is lifted, the agent applies the newest revision) and, as reports come,
  * the next batch once the released ones are healthy. A wave all healthy soaks: its copies must stay healthy, and the
@@ -21,19 +23,29 @@
  * fleet event for notification routers, sent by the replica whose write took.
  */
 import type { Kysely } from 'kysely';
-import type { ApiRollout } from '../api/rollouts.ts';
+import type { ApiRollout, RolloutSpec } from '../api/rollouts.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { FleetEvent, Notifier } from './notifier.ts';
 import { checkHealth } from '../pipeline/health-gate.ts';
 import { messageOf } from '../problems.ts';
-import { type CopyFacts, copyOutcome, planCopies, type RolloutCopy, waveNames } from '../rollout/plan.ts';
+import { type CopyFacts, copyOutcome, type PlannedCluster, planCopies, type RolloutCopy, waveNames } from '../rollout/plan.ts';
 import { listClusters } from '../store/clusters.ts';
-import { type GlobalService, getGlobalService, globalServiceById, listGlobalServices } from '../store/global-services.ts';
+import { type GlobalService, globalServiceById, listGlobalServices } from '../store/global-services.ts';
+import { listPipelines, type Pipeline } from '../store/pipelines.ts';
 import { addRejection, rejectedDigests } from '../store/rejections.ts';
 import { listRevisions, releaseService, rollbackService } from '../store/revisions.ts';
-import { currentRollout, type Rollout, rolloutPin, rolloutsHolding, saveRollout, startRollout } from '../store/rollouts.ts';
+import {
+  currentRollout,
+  type Rollout,
+  type RolloutOwner,
+  rolloutPin,
+  rolloutsHolding,
+  saveRollout,
+  startRollout,
+  unfinishedRollouts,
+} from '../store/rollouts.ts';
 import type { Database } from '../store/schema.ts';
 import { getServiceById, listServices, type Service, type ServiceRef } from '../store/services.ts';
 
@@ -43,8 +55,8 @@ export interface RolloutDeps {
   log: Logger;
   /** A copy was released or rolled back: its agent should hear of it now. */
   onChange: (service: ServiceRef) => void;
-  /** A global service's rollout changed (the UI's live updates). */
-  onRolloutChange: (globalServiceName: string) => void;
+  /** A rollout changed (the UI's live updates; a stage's pipeline looks at the stage again once it is done). */
+  onRolloutChange: (subject: RolloutSubject, rollout: Rollout) => void;
   /** rollout.update events: each step a rollout takes. */
   notifier: Pick<Notifier, 'notify'>;
   /** The clock soaks and deadlines are measured with; default the system's. */
@@ -57,6 +69,27 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_RETRIES = 5;
 
 export type RolloutAction = 'pause' | 'resume' | 'abort';
+
+/** What a rollout belongs to, as the runner needs it. */
+export interface RolloutSubject {
+  owner: RolloutOwner;
+  /** The global service's name, or `<pipeline>/<stage>`: in pins, logs and messages. */
+  name: string;
+  /** `globalservice/<name>` or `pipeline/<pipeline>/<stage>`: what a notification router's regex matches. */
+  path: string;
+  /** The pipeline's and the stage's names, for a stage's rollout. */
+  pipeline?: string;
+  stage?: string;
+}
+
+export function globalServiceSubject(global: Pick<GlobalService, 'id' | 'name'>): RolloutSubject {
+  return { owner: { globalServiceId: global.id }, name: global.name, path: `globalservice/${global.name}` };
+}
+
+export function stageSubject(pipeline: Pick<Pipeline, 'id' | 'name'>, stage: string): RolloutSubject {
+  const name = `${pipeline.name}/${stage}`;
+  return { owner: { pipelineId: pipeline.id, stage }, name, path: `pipeline/${name}`, pipeline: pipeline.name, stage };
+}
 
 export class RolloutRunner {
   readonly #deps: RolloutDeps;
@@ -71,11 +104,9 @@ export class RolloutRunner {
 
   /** Evaluates every RUNNING rollout (re-arming its timers) and finishes rollbacks a stop left pending. */
   async start(): Promise<void> {
-    for (const global of await listGlobalServices(this.#deps.db, this.#deps.box)) {
-      const rollout = await currentRollout(this.#deps.db, global.id);
-      // A finished rollout has nothing left to do, unless a stop came between its save and a rollback.
-      if (rollout && (rollout.state === 'RUNNING' || rollout.copies.some((copy) => copy.rollbackPending)))
-        await this.#evaluate(global, rollout);
+    for (const rollout of await unfinishedRollouts(this.#deps.db)) {
+      const subject = await this.#subjectOf(rollout);
+      if (subject) await this.#evaluate(subject, rollout);
     }
   }
 
@@ -87,43 +118,65 @@ export class RolloutRunner {
   /**
    * Called before `services` get a new revision: for each global service with a rollout that owns some of them, a
    * rollout starts (superseding one under way) and pins its copies, so the revision waits for their wave.
-   * @returns the global services a rollout started for; `evaluate` them once the revisions are recorded.
+   * @returns the subjects a rollout started for; `evaluateAll` them once the revisions are recorded.
    */
-  async begin(services: ReadonlyArray<Pick<Service, 'ownerId'>>, cause: string): Promise<GlobalService[]> {
+  async begin(services: ReadonlyArray<Pick<Service, 'ownerId'>>, cause: string): Promise<RolloutSubject[]> {
     const owners = new Set(services.flatMap((service) => (service.ownerId ? [service.ownerId] : [])));
     if (owners.size === 0) return [];
-    const started: GlobalService[] = [];
+    const started: RolloutSubject[] = [];
     for (const global of await listGlobalServices(this.#deps.db, this.#deps.box)) {
       if (!owners.has(global.id) || !global.rollout) continue;
-      const copies = planCopies(global.rollout, await this.#copiesOf(global));
-      const rollout = await startRollout(
-        this.#deps.db,
-        { globalServiceId: global.id, pinBy: rolloutPin(global.name), cause, spec: global.rollout, copies },
-        this.#now(),
-      );
-      this.#deps.log.info({ globalService: global.name, cause, copies: copies.length }, 'rollout started');
-      this.#announce(global, undefined, rollout);
-      started.push(global);
+      const subject = globalServiceSubject(global);
+      const copies = await this.#copiesOf(subject, (service) => service.ownerId === global.id);
+      started.push(await this.#startRollout(subject, global.rollout, copies, cause));
     }
     return started;
   }
 
-  /** Evaluates the global services' current rollouts: the first batch goes once begin's revisions are recorded. */
-  async evaluateAll(globals: readonly GlobalService[]): Promise<void> {
-    for (const global of globals) {
-      const rollout = await currentRollout(this.#deps.db, global.id);
-      if (rollout) await this.#evaluate(global, rollout);
+  /**
+   * Called before a promotion moves `services` of the stage, which declares `spec`: a rollout of them starts
+   * (superseding one under way) and pins them, so the promoted revisions wait for their wave.
+   * @returns the subject; `evaluateAll` it once the revisions are recorded.
+   */
+  async beginStage(
+    pipeline: Pick<Pipeline, 'id' | 'name'>,
+    stage: string,
+    spec: RolloutSpec,
+    services: ReadonlyArray<Pick<Service, 'id'>>,
+    cause: string,
+  ): Promise<RolloutSubject> {
+    const ids = new Set(services.map((service) => service.id));
+    const subject = stageSubject(pipeline, stage);
+    return this.#startRollout(subject, spec, await this.#copiesOf(subject, (service) => ids.has(service.id)), cause);
+  }
+
+  async #startRollout(subject: RolloutSubject, spec: RolloutSpec, services: PlannedCluster[], cause: string): Promise<RolloutSubject> {
+    const copies = planCopies(spec, services);
+    const rollout = await startRollout(
+      this.#deps.db,
+      { owner: subject.owner, pinBy: rolloutPin(subject.name), cause, spec, copies },
+      this.#now(),
+    );
+    this.#deps.log.info({ rollout: subject.name, cause, copies: copies.length }, 'rollout started');
+    this.#announce(subject, undefined, rollout);
+    return subject;
+  }
+
+  /** Evaluates the subjects' current rollouts: the first batch goes once begin's revisions are recorded. */
+  async evaluateAll(subjects: readonly RolloutSubject[]): Promise<void> {
+    for (const subject of subjects) {
+      const rollout = await currentRollout(this.#deps.db, subject.owner);
+      if (rollout) await this.#evaluate(subject, rollout);
     }
   }
 
-  /** An agent's report changed a copy's status: its rollout may move on, or fail. Never throws. */
+  /** An agent's report changed a service's status: the rollouts holding it may move on, or fail. Never throws. */
   async serviceReported(service: Service): Promise<void> {
-    if (!service.ownerId) return;
     try {
-      const rollouts = await rolloutsHolding(this.#deps.db, service.ownerId);
-      if (rollouts.length === 0) return;
-      const global = await globalServiceById(this.#deps.db, this.#deps.box, service.ownerId);
-      for (const rollout of rollouts) if (global) await this.#evaluate(global, rollout);
+      for (const rollout of await rolloutsHolding(this.#deps.db, service.id)) {
+        const subject = await this.#subjectOf(rollout);
+        if (subject) await this.#evaluate(subject, rollout);
+      }
     } catch (error) {
       this.#deps.log.error({ service: service.name, error: messageOf(error) }, 'rollout evaluation failed');
     }
@@ -132,39 +185,50 @@ export class RolloutRunner {
   /**
    * A user's pause (RUNNING → PAUSED), resume (PAUSED → RUNNING; failed copies are given a new deadline) or abort (the
    * copies it changed go back to the revision they ran; the others stay; ABORTED).
-   * @throws HttpError 404 when the global service has no rollout, 409 when the action does not apply to its state.
+   * @throws HttpError 404 when the subject has no rollout, 409 when the action does not apply to its state.
    */
-  async act(name: string, action: RolloutAction, by: string): Promise<Rollout> {
-    const global = await getGlobalService(this.#deps.db, this.#deps.box, name);
+  async act(subject: RolloutSubject, action: RolloutAction, by: string): Promise<Rollout> {
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
-      const rollout = await currentRollout(this.#deps.db, global.id);
-      if (!rollout) throw new HttpError(404, `global service ${name} has no rollout`);
+      const rollout = await currentRollout(this.#deps.db, subject.owner);
+      if (!rollout) throw new HttpError(404, `${subject.path} has no rollout`);
       const next = actedOn(rollout, action, by, this.#now());
       if (typeof next === 'string') throw new HttpError(409, next);
       const saved = await saveRollout(this.#deps.db, next, this.#now());
       if (!saved) continue;
-      this.#deps.log.info({ globalService: name, action, by }, 'rollout changed by a user');
-      this.#announce(global, rollout, saved);
-      await this.#evaluate(global, saved);
-      return (await currentRollout(this.#deps.db, global.id))!;
+      this.#deps.log.info({ rollout: subject.name, action, by }, 'rollout changed by a user');
+      this.#announce(subject, rollout, saved);
+      await this.#evaluate(subject, saved);
+      return (await currentRollout(this.#deps.db, subject.owner))!;
     }
-    throw new HttpError(409, `the rollout of ${name} kept changing; try again`);
+    throw new HttpError(409, `the rollout of ${subject.name} kept changing; try again`);
   }
 
-  /** The global service's newest rollout as the API shows it. @throws HttpError 404 when it has none. */
-  async status(global: GlobalService): Promise<ApiRollout> {
-    const rollout = await currentRollout(this.#deps.db, global.id);
+  /**
+   * The subject's newest rollout as the API shows it.
+   * @param declared whether the subject declares a rollout (for the 404's words)
+   * @throws HttpError 404 when it has had none.
+   */
+  async status(subject: RolloutSubject, declared: boolean): Promise<ApiRollout> {
+    const rollout = await this.latest(subject);
     if (!rollout)
       throw new HttpError(
         404,
-        `global service ${global.name} has had no rollout: it has ${global.rollout ? 'had no new revision since it declared one' : 'no rollout declared'}`,
+        `${subject.path} has had no rollout: it has ${declared ? 'had no new revision since it declared one' : 'no rollout declared'}`,
       );
+    return rollout;
+  }
+
+  /** The subject's newest rollout as the API shows it, or undefined. */
+  async latest(subject: RolloutSubject): Promise<ApiRollout | undefined> {
+    const rollout = await currentRollout(this.#deps.db, subject.owner);
+    if (!rollout) return undefined;
     const revisions = new Map<string, number | null>();
     for (const copy of rollout.copies)
       revisions.set(copy.serviceId, (await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined))?.revision.number ?? null);
     return {
       id: rollout.id,
-      globalService: global.name,
+      globalService: subject.pipeline ? null : subject.name,
+      pipeline: subject.pipeline && subject.stage ? { name: subject.pipeline, stage: subject.stage } : null,
       state: rollout.state,
       cause: rollout.cause,
       reason: rollout.reason,
@@ -189,22 +253,22 @@ export class RolloutRunner {
   }
 
   /** Moves the rollout as far as it can go now, saving each step before acting on it; re-arms its timer. */
-  async #evaluate(global: GlobalService, read: Rollout): Promise<void> {
+  async #evaluate(subject: RolloutSubject, read: Rollout): Promise<void> {
     clearTimeout(this.#timers.get(read.id));
     this.#timers.delete(read.id);
     let rollout: Rollout | undefined = read;
     for (let attempt = 0; attempt < MAX_RETRIES && rollout; attempt++) {
-      await this.#finishPending(global, rollout);
+      await this.#finishPending(subject, rollout);
       if (rollout.state !== 'RUNNING') return;
-      const step = await this.#step(global, rollout);
+      const step = await this.#step(subject, rollout);
       if (!step.changed) {
-        if (step.checkAt) this.#arm(global, rollout, step.checkAt);
+        if (step.checkAt) this.#arm(subject, rollout, step.checkAt);
         return;
       }
       const saved = await saveRollout(this.#deps.db, step.rollout, this.#now());
-      if (saved) this.#announce(global, rollout, saved);
+      if (saved) this.#announce(subject, rollout, saved);
       // Another replica wrote first: go on from what it wrote.
-      rollout = saved ?? (await currentRollout(this.#deps.db, global.id));
+      rollout = saved ?? (await currentRollout(this.#deps.db, subject.owner));
     }
   }
 
@@ -212,7 +276,7 @@ export class RolloutRunner {
    * One step: released copies that turned healthy or failed, the next batch released, a soak checked, the next wave.
    * @returns the rollout as it should be saved (changed), or when to look again.
    */
-  async #step(global: GlobalService, rollout: Rollout): Promise<{ rollout: Rollout; changed: boolean; checkAt?: Date }> {
+  async #step(subject: RolloutSubject, rollout: Rollout): Promise<{ rollout: Rollout; changed: boolean; checkAt?: Date }> {
     const now = this.#now();
     const copies = rollout.copies.map((copy) => ({ ...copy }));
     let soonest: Date | undefined;
@@ -241,7 +305,7 @@ export class RolloutRunner {
       const batch = Math.min(...waiting.map((copy) => copy.batch));
       for (const copy of waiting.filter((candidate) => candidate.batch === batch))
         Object.assign(copy, { state: 'RELEASED', releasedAt: now.toISOString() });
-      this.#deps.log.info({ globalService: global.name, wave: waves[rollout.wave], batch }, 'rollout releases a batch');
+      this.#deps.log.info({ rollout: subject.name, wave: waves[rollout.wave], batch }, 'rollout releases a batch');
       return { rollout: { ...rollout, copies }, changed: true };
     }
     const soakingSince = rollout.soakingSince ?? now.toISOString();
@@ -274,10 +338,10 @@ export class RolloutRunner {
    * Makes what the saved state says true: a RELEASED copy still pinned by the rollout is released, a copy marked for a
    * rollback is rolled back (pinned) and the mark cleared. Each is repeated until it took.
    */
-  async #finishPending(global: GlobalService, rollout: Rollout): Promise<void> {
-    const pin = rolloutPin(global.name);
+  async #finishPending(subject: RolloutSubject, rollout: Rollout): Promise<void> {
+    const pin = rolloutPin(subject.name);
     let cleared = false;
-    await this.#keepOut(global, rollout);
+    await this.#keepOut(subject, rollout);
     for (const copy of rollout.copies) {
       const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
       if (!service) continue;
@@ -311,7 +375,7 @@ export class RolloutRunner {
    * again on the copies it left, and start the same failing rollout over at its next poll. The next commit that
    * changes the folder, or the next chart version, flows as usual.
    */
-  async #keepOut(global: GlobalService, rollout: Rollout): Promise<void> {
+  async #keepOut(subject: RolloutSubject, rollout: Rollout): Promise<void> {
     const rejected = new Map<string, { commit: string; spec: Service['spec'] }>();
     for (const copy of rollout.copies.filter((candidate) => candidate.state === 'ROLLED_BACK' && candidate.rollbackPending)) {
       const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
@@ -321,7 +385,7 @@ export class RolloutRunner {
       copy.rolledBack = { digest, chartVersion };
       if (digest && commit && spec.git && spec.repositoryId) rejected.set(digest, { commit, spec });
     }
-    const reason = `rollout of ${global.name} ${rollout.state === 'ABORTED' ? 'aborted' : 'failed'}: ${rollout.reason ?? ''}`;
+    const reason = `rollout of ${subject.name} ${rollout.state === 'ABORTED' ? 'aborted' : 'failed'}: ${rollout.reason ?? ''}`;
     for (const [digest, { commit, spec }] of rejected) {
       for (const copy of rollout.copies) {
         const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
@@ -333,7 +397,7 @@ export class RolloutRunner {
           commit,
           serviceId: service.id,
           reason,
-          by: rolloutPin(global.name),
+          by: rolloutPin(subject.name),
         });
       }
     }
@@ -362,13 +426,14 @@ export class RolloutRunner {
     return unhealthy;
   }
 
-  async #copiesOf(global: GlobalService) {
+  /** The services `selects` as the plan sees them, with who else pinned them (the subject's own pin is no bar). */
+  async #copiesOf(subject: RolloutSubject, selects: (service: Service) => boolean): Promise<PlannedCluster[]> {
     const [clusters, services] = await Promise.all([listClusters(this.#deps.db), listServices(this.#deps.db)]);
     const byId = new Map(clusters.map((cluster) => [cluster.id, cluster]));
-    const pin = rolloutPin(global.name);
+    const pin = rolloutPin(subject.name);
     return services.flatMap((service) => {
       const cluster = byId.get(service.clusterId);
-      if (service.ownerId !== global.id || service.deletedAt !== null || !cluster) return [];
+      if (!selects(service) || service.deletedAt !== null || !cluster) return [];
       return [
         {
           serviceId: service.id,
@@ -383,31 +448,40 @@ export class RolloutRunner {
     });
   }
 
+  /** The rollout's subject, read from its owner; undefined when the owner is gone. */
+  async #subjectOf(rollout: Rollout): Promise<RolloutSubject | undefined> {
+    const { owner } = rollout;
+    if ('globalServiceId' in owner) {
+      const global = await globalServiceById(this.#deps.db, this.#deps.box, owner.globalServiceId);
+      return global && globalServiceSubject(global);
+    }
+    const pipeline = (await listPipelines(this.#deps.db)).find((candidate) => candidate.id === owner.pipelineId);
+    return pipeline && stageSubject(pipeline, owner.stage);
+  }
+
   /** Tells the UI of a written change, and the notification routers of a step (`before` undefined: it started). */
-  #announce(global: GlobalService, before: Rollout | undefined, after: Rollout): void {
-    this.#deps.onRolloutChange(global.name);
+  #announce(subject: RolloutSubject, before: Rollout | undefined, after: Rollout): void {
+    this.#deps.onRolloutChange(subject, after);
     const news = rolloutNews(before, after);
     if (!news) return;
     const wave = waveNames(after.spec, after.copies)[after.wave] ?? null;
     this.#deps.notifier.notify({
       type: 'rollout.update',
       severity: news.severity,
-      rollout: { id: after.id, globalService: global.name, state: after.state, wave },
-      message: `rollout of ${global.name} (${after.cause}) ${news.message}`,
+      rollout: { id: after.id, subject: subject.path, state: after.state, wave },
+      message: `rollout of ${subject.name} (${after.cause}) ${news.message}`,
     });
   }
 
-  #arm(global: GlobalService, rollout: Rollout, at: Date): void {
+  #arm(subject: RolloutSubject, rollout: Rollout, at: Date): void {
     const timer = setTimeout(
       () => {
         this.#timers.delete(rollout.id);
-        void currentRollout(this.#deps.db, global.id)
+        void currentRollout(this.#deps.db, subject.owner)
           .then(async (current) => {
-            if (current?.id === rollout.id) await this.#evaluate(global, current);
+            if (current?.id === rollout.id) await this.#evaluate(subject, current);
           })
-          .catch((error: unknown) =>
-            this.#deps.log.warn({ globalService: global.name, error: messageOf(error) }, 'rollout evaluation failed'),
-          );
+          .catch((error: unknown) => this.#deps.log.warn({ rollout: subject.name, error: messageOf(error) }, 'rollout evaluation failed'));
       },
       Math.min(Math.max(at.getTime() - this.#now().getTime(), 0), MAX_TIMER_MS),
     );

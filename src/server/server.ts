@@ -166,7 +166,12 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     box: options.box,
     log: options.log.child({ component: 'rollouts' }),
     onChange: onServiceChange,
-    onRolloutChange: (name) => bus.announce({ kind: 'globalservice', name }),
+    onRolloutChange: (subject, rollout) => {
+      if (!subject.pipeline) return bus.announce({ kind: 'globalservice', name: subject.name });
+      bus.announce({ kind: 'pipeline', name: subject.pipeline });
+      // The stage's services are all at their promoted revisions: the stage may record its context now.
+      if (rollout.state === 'DONE') void pipelines.stageRolledOut(subject.pipeline, subject.stage!);
+    },
     notifier,
     ...(options.now ? { now: options.now } : {}),
   });
@@ -188,6 +193,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
     onPipelineChange: (name) => bus.announce({ kind: 'pipeline', name }),
     log: options.log.child({ component: 'pipelines' }),
     ...(options.now ? { now: options.now } : {}),
+    rollouts,
   });
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {

@@ -372,13 +372,19 @@ async function previewOrigins(db: AnyDatabase): Promise<void> {
   await db.schema.createIndex('previews_cache_key').on('previews').column('cache_key').execute();
 }
 
-/** Progressive rollouts: a global service's rollout spec, and each rollout's state with its copies. */
+/**
+ * Progressive rollouts: a global service's rollout spec, and each rollout's state with its copies (a global service's
+ * or a pipeline stage's).
+ */
 async function rollouts(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('global_services').addColumn('rollout', 'text').execute();
   await db.schema
     .createTable('rollouts')
     .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('global_service_id', 'text', (c) => c.notNull().references('global_services.id').onDelete('cascade'))
+    // Whose rollout it is: a global service's copies, or a pipeline stage's services (pipeline_id and stage).
+    .addColumn('global_service_id', 'text', (c) => c.references('global_services.id').onDelete('cascade'))
+    .addColumn('pipeline_id', 'text', (c) => c.references('pipelines.id').onDelete('cascade'))
+    .addColumn('stage', 'text')
     .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('cause', 'text', (c) => c.notNull())
     .addColumn('reason', 'text')
@@ -391,6 +397,8 @@ async function rollouts(db: AnyDatabase): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('rollouts_global_service').on('rollouts').columns(['global_service_id', 'created_at']).execute();
+  await db.schema.createIndex('rollouts_stage').on('rollouts').columns(['pipeline_id', 'stage', 'created_at']).execute();
+  await db.schema.createIndex('rollouts_state').on('rollouts').column('state').execute();
 }
 
 /** By name; Kysely runs them in name order. */

@@ -5,6 +5,7 @@
  * for the context promotes it once (the unique promotion row). A newer context supersedes the older: the gates are
  * reset for it, and a decision on a gate names the context it was made for, so a stale one never counts.
  */
+import type { RolloutSpec } from '../api/rollouts.ts';
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
@@ -39,7 +40,8 @@ export interface StageService {
 }
 
 export interface PipelineSpec {
-  stages: Array<{ name: string; services: StageService[] }>;
+  /** `rollout`: the services a promotion moves into the stage get their revisions wave by wave (server/rollouts.ts). */
+  stages: Array<{ name: string; services: StageService[]; rollout?: RolloutSpec }>;
   edges: Array<{ from: string; to: string; gates: GateSpec[] }>;
 }
 

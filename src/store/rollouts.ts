@@ -1,21 +1,24 @@
 /**
- * Progressive rollouts in the store (issue 43, part 2). A rollout holds every copy of a global service at the revision
- * it runs with the rollback pin of part 3 (`pinned: {by: 'rollout/<global service>'}`): the new revision is then
- * recorded on each copy as one that waits, and the runner (src/server/rollouts.ts) releases the copies wave by wave.
- * Starting one supersedes the global service's rollout under way and pins in the same transaction, so no copy moves
- * ahead of its wave. Every write goes over the version read (compare and set): two replicas acting on one report never
+ * Progressive rollouts in the store (issue 43, part 2). A rollout belongs to an owner, a global service (its copies)
+ * or a pipeline stage (its services a promotion moves), and holds each of its services at the revision it runs with
+ * the rollback pin of part 3 (`pinned: {by: 'rollout/<owner>'}`): the new revision is then recorded on each as one
+ * that waits, and the runner (src/server/rollouts.ts) releases them wave by wave. Starting one supersedes the owner's
+ * rollout under way and pins in the same transaction, so no service moves ahead of its wave. Every write goes over the version read (compare and set): two replicas acting on one report never
  * both release or roll back.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { RolloutSpec, RolloutState } from '../api/rollouts.ts';
 import type { RolloutCopy } from '../rollout/plan.ts';
 import type { Database, RolloutTable } from './schema.ts';
 import type { Pin } from './services.ts';
 
+/** Whose rollout it is: a global service's, or a pipeline stage's. */
+export type RolloutOwner = { globalServiceId: string } | { pipelineId: string; stage: string };
+
 export interface Rollout {
   id: string;
-  globalServiceId: string;
+  owner: RolloutOwner;
   state: RolloutState;
   cause: string;
   reason: string | null;
@@ -28,25 +31,28 @@ export interface Rollout {
   updatedAt: string;
 }
 
-/** Whose pins a rollout of the global service sets and lifts: `rollout/<name>`. */
-export function rolloutPin(globalServiceName: string): string {
-  return `rollout/${globalServiceName}`;
+/**
+ * Whose pins a rollout sets and lifts: `rollout/<name>`, the global service's name or `<pipeline>/<stage>` (a
+ * global service's name has no slash, so the two never meet).
+ */
+export function rolloutPin(ownerName: string): string {
+  return `rollout/${ownerName}`;
 }
 
 /**
- * Starts a rollout: the global service's rollout under way (RUNNING or PAUSED) is SUPERSEDED, the new one is RUNNING
- * at wave 0, and every WAITING copy is pinned by the rollout, in one transaction. A copy someone else pinned is
- * planned SKIPPED by the caller and left as it is.
+ * Starts a rollout: the owner's rollout under way (RUNNING or PAUSED) is SUPERSEDED, the new one is RUNNING at wave 0,
+ * and every WAITING copy is pinned by the rollout, in one transaction. A copy someone else pinned is planned SKIPPED by
+ * the caller and left as it is.
  */
 export async function startRollout(
   db: Kysely<Database>,
-  input: { globalServiceId: string; pinBy: string; cause: string; spec: RolloutSpec; copies: RolloutCopy[] },
+  input: { owner: RolloutOwner; pinBy: string; cause: string; spec: RolloutSpec; copies: RolloutCopy[] },
   now = new Date(),
 ): Promise<Rollout> {
   const time = now.toISOString();
   const row: Selectable<RolloutTable> = {
     id: randomUUID(),
-    global_service_id: input.globalServiceId,
+    ...ownerColumns(input.owner),
     state: 'RUNNING',
     cause: input.cause,
     reason: null,
@@ -62,7 +68,7 @@ export async function startRollout(
     await trx
       .updateTable('rollouts')
       .set({ state: 'SUPERSEDED', reason: `superseded by a new revision (${input.cause})`, updated_at: time })
-      .where('global_service_id', '=', input.globalServiceId)
+      .where(ownedBy(input.owner))
       .where('state', 'in', ['RUNNING', 'PAUSED'])
       .execute();
     await trx.insertInto('rollouts').values(row).execute();
@@ -86,12 +92,12 @@ export async function startRollout(
   return toRollout(row);
 }
 
-/** The global service's newest rollout, or undefined. */
-export async function currentRollout(db: Kysely<Database>, globalServiceId: string): Promise<Rollout | undefined> {
+/** The owner's newest rollout, or undefined. */
+export async function currentRollout(db: Kysely<Database>, owner: RolloutOwner): Promise<Rollout | undefined> {
   const row = await db
     .selectFrom('rollouts')
     .selectAll()
-    .where('global_service_id', '=', globalServiceId)
+    .where(ownedBy(owner))
     .orderBy('created_at', 'desc')
     .orderBy('id')
     .executeTakeFirst();
@@ -107,7 +113,7 @@ export async function rolledBackContent(
   db: Kysely<Database>,
   globalServiceId: string,
 ): Promise<{ digests: Set<string>; chartVersions: Set<string> }> {
-  const rollout = await currentRollout(db, globalServiceId);
+  const rollout = await currentRollout(db, { globalServiceId });
   const content = { digests: new Set<string>(), chartVersions: new Set<string>() };
   if (rollout?.state !== 'FAILED' && rollout?.state !== 'ABORTED') return content;
   for (const { rolledBack } of rollout.copies) {
@@ -117,16 +123,16 @@ export async function rolledBackContent(
   return content;
 }
 
-/** The rollouts under way (RUNNING or PAUSED) holding one of these services, for a report to reach. */
-export async function rolloutsHolding(db: Kysely<Database>, globalServiceId: string): Promise<Rollout[]> {
-  return (
-    await db
-      .selectFrom('rollouts')
-      .selectAll()
-      .where('global_service_id', '=', globalServiceId)
-      .where('state', 'in', ['RUNNING', 'PAUSED'])
-      .execute()
-  ).map(toRollout);
+/** The rollouts under way (RUNNING or PAUSED) holding the service, for its report to reach. */
+export async function rolloutsHolding(db: Kysely<Database>, serviceId: string): Promise<Rollout[]> {
+  const rows = await db.selectFrom('rollouts').selectAll().where('state', 'in', ['RUNNING', 'PAUSED']).execute();
+  return rows.map(toRollout).filter((rollout) => rollout.copies.some((copy) => copy.serviceId === serviceId));
+}
+
+/** The rollouts a server start looks at again: those RUNNING, and those a stop left with a rollback to make. */
+export async function unfinishedRollouts(db: Kysely<Database>): Promise<Rollout[]> {
+  const rows = await db.selectFrom('rollouts').selectAll().where('state', 'in', ['RUNNING', 'FAILED', 'ABORTED']).execute();
+  return rows.map(toRollout).filter((rollout) => rollout.state === 'RUNNING' || rollout.copies.some((copy) => copy.rollbackPending));
 }
 
 /**
@@ -152,10 +158,24 @@ export async function saveRollout(db: Kysely<Database>, rollout: Rollout, now = 
   return Number(result.numUpdatedRows) === 1 ? { ...rollout, version: rollout.version + 1, updatedAt } : undefined;
 }
 
+/** The filter of the owner's rows. */
+function ownedBy(owner: RolloutOwner): (eb: ExpressionBuilder<Database, 'rollouts'>) => Expression<SqlBool> {
+  return (eb) =>
+    'globalServiceId' in owner
+      ? eb('global_service_id', '=', owner.globalServiceId)
+      : eb.and([eb('pipeline_id', '=', owner.pipelineId), eb('stage', '=', owner.stage)]);
+}
+
+function ownerColumns(owner: RolloutOwner): Pick<RolloutTable, 'global_service_id' | 'pipeline_id' | 'stage'> {
+  return 'globalServiceId' in owner
+    ? { global_service_id: owner.globalServiceId, pipeline_id: null, stage: null }
+    : { global_service_id: null, pipeline_id: owner.pipelineId, stage: owner.stage };
+}
+
 function toRollout(row: Selectable<RolloutTable>): Rollout {
   return {
     id: row.id,
-    globalServiceId: row.global_service_id,
+    owner: row.global_service_id ? { globalServiceId: row.global_service_id } : { pipelineId: row.pipeline_id!, stage: row.stage! },
     state: row.state as RolloutState,
     cause: row.cause,
     reason: row.reason,

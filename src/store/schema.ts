@@ -173,7 +173,11 @@ export interface GlobalServiceTable {
 /** A progressive rollout of a global service's new revision (src/server/rollouts.ts). */
 export interface RolloutTable {
   id: string;
-  global_service_id: string;
+  /** A global service's rollout; null for a pipeline stage's. */
+  global_service_id: string | null;
+  /** A pipeline stage's rollout (with stage); null for a global service's. */
+  pipeline_id: string | null;
+  stage: string | null;
   /** A RolloutState. */
   state: string;
   cause: string;

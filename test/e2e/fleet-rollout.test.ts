@@ -6,6 +6,9 @@
  * - A commit whose ConfigMap the API server refuses fails on the canary: the canary goes back to the revision it ran,
  *   and the later waves never get it (their ConfigMaps are not written, as a watch proves).
  * - Each step is a `rollout.update` notification to a webhook sink: started, each wave done, done or failed.
+ * - A pipeline stage with a rollout (test-stage early, test-prod the rest) gets a promotion wave by wave and records
+ *   its context only once the rollout is done; a commit that fails on test-stage alone (healthy on dev) goes back
+ *   there, never reaches test-prod, and its content is promoted no more.
  * - A pause holds through a server restart: the restarted server evaluates the rollout and releases nothing; resume
  *   finishes it (through the CLI, which also shows which cluster is at which revision).
  * - A chart version of the global service `charted` (a Helm source with a version range, from a real chart
@@ -38,6 +41,10 @@ import type { Browser, Page } from 'playwright-core';
 const ADMIN_PASSWORD = 'admin-password-for-rollouts';
 const NS = `rollout-${randomBytes(3).toString('hex')}`;
 const CHART_NS = `${NS}-chart`;
+const STAGED_NS = `${NS}-staged`;
+/** A ConfigMap whose color test-stage's API server refuses (a number) when `failsEarly`, for the ring each service says. */
+const stagedConfigMap = (color: string, failsEarly = false) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: staged\ndata:\n  color: ${failsEarly ? `{% if configuration.ring == "early" %}42{% else %}${color}{% endif %}` : color}\n`;
 const RINGS: Record<WorkloadCluster, string> = { 'test-dev': 'canary', 'test-stage': 'early', 'test-prod': 'late' };
 const configMap = (color: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ringed\ndata:\n  color: ${color}\n`;
 /** The API server refuses it (a ConfigMap's data values are strings): the copy's apply fails. */
@@ -176,7 +183,7 @@ describe('progressive rollouts on three workload clusters', () => {
     await charts?.close();
     await receiver?.close();
     for (const name of ALL_WORKLOAD_CLUSTERS)
-      await kubectlOn(name, ['delete', 'namespace', NS, CHART_NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+      await kubectlOn(name, ['delete', 'namespace', NS, CHART_NS, STAGED_NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -397,5 +404,116 @@ describe('progressive rollouts on three workload clusters', () => {
       const revisions = await client.listRevisions(name, 'charted');
       expect(revisions.filter((revision) => revision.chartVersion === '1.2.0')).toHaveLength(1);
     }
+  });
+
+  test('a stage with a rollout gets a promotion wave by wave and records its context once done; one failing there goes back', async () => {
+    const staged = async (cluster: WorkloadCluster) =>
+      (
+        await kubectlJsonOn<{ data: Record<string, string> }>(cluster, ['get', 'configmap', 'staged', '-n', STAGED_NS]).catch(
+          () => undefined,
+        )
+      )?.data.color;
+    const first = await repo.commit({ 'staged/cm.yaml.liquid': stagedConfigMap('blue') });
+    const source = { namespace: STAGED_NS, repository: repo.url, renderer: { kind: 'raw' as const } };
+    await client.createService('test-dev', {
+      name: 'staged',
+      ...source,
+      git: { ref: 'main', folder: 'staged' },
+      configuration: { ring: 'dev' },
+    });
+    for (const [cluster, ring] of [
+      ['test-stage', 'early'],
+      ['test-prod', 'late'],
+    ] as const)
+      await client.createService(cluster, { name: 'staged', ...source, git: { ref: first, folder: 'staged' }, configuration: { ring } });
+    const target = (cluster: WorkloadCluster) => ({ cluster, name: 'staged', criteria: { cluster: 'test-dev', name: 'staged' } });
+    await client.setPipeline('release', {
+      stages: [
+        { name: 'dev', services: [{ cluster: 'test-dev', name: 'staged' }] },
+        {
+          name: 'prod',
+          services: [target('test-stage'), target('test-prod')],
+          rollout: { waves: [{ name: 'early', clusters: ['test-stage'] }], soak: '1s', interval: '200ms', onFailure: 'rollback' },
+        },
+      ],
+      edges: [{ from: 'dev', to: 'prod' }],
+    });
+    for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`blue on ${name}`, async () => (await staged(name)) === 'blue', 60_000);
+    const stageRollout = (state: ApiRollout['state'], after?: string) =>
+      waitFor(
+        `the rollout of stage prod ${state}`,
+        async () => {
+          const found = await client.getStageRollout('release', 'prod').catch(() => undefined);
+          return found?.state === state && found.id !== after ? found : undefined;
+        },
+        90_000,
+      );
+
+    const green = await repo.commit({ 'staged/cm.yaml.liquid': stagedConfigMap('green') });
+    const done = await stageRollout('DONE');
+    expect(done).toMatchObject({ globalService: null, pipeline: { name: 'release', stage: 'prod' }, waves: ['early', 'rest'] });
+    const released = (found: ApiRollout, cluster: WorkloadCluster) => new Date(copy(found, cluster).releasedAt!).getTime();
+    expect(released(done, 'test-prod') - released(done, 'test-stage')).toBeGreaterThanOrEqual(1_000);
+    const prod = await waitFor('the prod stage at a context of the green commit', async () => {
+      const stage = (await client.getPipeline('release')).stages[1]!;
+      return stage.context?.services.every((service) => service.commit === green) ? stage : undefined;
+    });
+    // Recorded once the rollout was done, not when test-stage alone had the commit.
+    expect(prod.context!.createdAt >= done.updatedAt).toBe(true);
+    expect(prod.rolloutStatus).toMatchObject({ id: done.id, state: 'DONE' });
+    for (const name of ALL_WORKLOAD_CLUSTERS) await waitFor(`green on ${name}`, async () => (await staged(name)) === 'green', 60_000);
+
+    const prodCluster = engine.clusters.get(workloadKubeConfig('test-prod'), workloadKubeConfig('test-prod').getCurrentContext());
+    const watch = await watchWrites(prodCluster, { namespace: STAGED_NS, labelKey: 'gantry.dev/none', discriminator: 'none' });
+    let failed: ApiRollout;
+    let bad = '';
+    try {
+      bad = await repo.commit({ 'staged/cm.yaml.liquid': stagedConfigMap('red', true) });
+      await waitFor('red on dev', async () => (await staged('test-dev')) === 'red', 60_000);
+      failed = await stageRollout('FAILED', done.id);
+      await waitFor(
+        'test-stage healthy at its revision before',
+        async () => {
+          const service = await client.getService('test-stage', 'staged');
+          return service.status === 'healthy' && service.appliedRevision === service.revision.number;
+        },
+        60_000,
+      );
+    } finally {
+      expect(await watch.stop()).toEqual([]);
+    }
+    expect(failed.reason).toMatch(/^test-stage\/staged \(wave early\): revision \d+ failed: .+; the changed clusters were rolled back$/);
+    expect(copy(failed, 'test-prod')).toMatchObject({ state: 'WAITING', releasedAt: null });
+    expect(await staged('test-stage')).toBe('green');
+    const rejected = (await client.listRejections()).filter((rejection) => rejection.commit === bad);
+    expect(rejected.map((rejection) => rejection.service?.cluster).sort()).toEqual(['test-prod', 'test-stage']);
+    const status = await gantry(['pipeline', 'rollout', 'status', 'release', 'prod'], { env });
+    expect(status.stdout).toMatch(/^rollout of release\/prod \(promotion from dev\): FAILED: test-stage\/staged \(wave early\)/);
+
+    const page = await adminPage();
+    await page.goto('/pipelines/release');
+    const shown = page.getByRole('region', { name: 'Rollout of stage prod' });
+    await shown.locator('.rollout-failed').waitFor();
+    await shown.locator('tr[data-copy="test-stage"][data-state="ROLLED_BACK"]').waitFor();
+    await shown.locator('tr[data-copy="test-prod"][data-state="WAITING"]').waitFor();
+    await screenshot(page, 'pipeline-stage-rollout');
+    await page.context().close();
+
+    const badStage = await apiCall(server, 'PUT', '/v1/pipelines/release', admin, {
+      stages: [
+        { name: 'dev', services: [{ cluster: 'test-dev', name: 'staged' }] },
+        {
+          name: 'prod',
+          services: [target('test-prod')],
+          rollout: { waves: [{ name: 'early', clusters: ['test-stage'] }], soak: 'soon', onFailure: 'pause' },
+        },
+      ],
+      edges: [{ from: 'dev', to: 'prod' }],
+    });
+    expect(badStage).toMatchObject({ status: 400, body: { field: 'body.stages[1].rollout.soak' } });
+    const reader = await userToken({ url: server.url, adminToken: admin }, 'rosa', 'reader', 'all');
+    expect((await apiCall(server, 'POST', '/v1/pipelines/release/stages/prod/rollout/abort', reader)).status).toBe(403);
+    expect((await apiCall(server, 'GET', '/v1/pipelines/release/stages/prod/rollout', reader)).body).toMatchObject({ state: 'FAILED' });
+    expect((await apiCall(server, 'GET', '/v1/pipelines/release/stages/nowhere/rollout', admin)).status).toBe(404);
   });
 });

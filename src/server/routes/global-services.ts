@@ -23,7 +23,7 @@ import { checkedContexts } from './contexts.ts';
 import { toApiPreview } from './previews.ts';
 import { RolloutActionParams, RolloutSchema, type RolloutSpec } from '../../api/rollouts.ts';
 import { rolloutProblem } from '../../rollout/plan.ts';
-import type { RolloutRunner } from '../rollouts.ts';
+import { globalServiceSubject, type RolloutRunner } from '../rollouts.ts';
 import { PreviewSchema } from '../../api/previews.ts';
 import { ConfirmQuery, ErrorResponses, NameParams } from '../../api/common.ts';
 import {
@@ -155,7 +155,7 @@ export function globalServiceRoutes(
           `${user.kind} ${user.name} may not read global service ${global.name}: none of its services is in their scope`,
         );
       }
-      return await deps.rollouts.status(global);
+      return await deps.rollouts.status(globalServiceSubject(global), !!global.rollout);
     },
   );
 
@@ -163,8 +163,9 @@ export function globalServiceRoutes(
     '/v1/globalservices/:name/rollout/:action',
     { ...admins, schema: { tags, params: RolloutActionParams, response: { 200: RolloutSchema, ...errors } } },
     async (request) => {
-      await deps.rollouts.act(request.params.name, request.params.action, requestUser(request).name);
-      return await deps.rollouts.status(await getGlobalService(db, box, request.params.name));
+      const global = await getGlobalService(db, box, request.params.name);
+      await deps.rollouts.act(globalServiceSubject(global), request.params.action, requestUser(request).name);
+      return await deps.rollouts.status(globalServiceSubject(global), !!global.rollout);
     },
   );
 

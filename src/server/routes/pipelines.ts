@@ -4,7 +4,8 @@
  * those whose scope names the pipeline (or is `all`) read it with each stage's promotion context, each gate's state
  * and its promotions (others get it left out of lists and 403 on its routes, as services and clusters answer); approvers, writers and
  * admins bound to the pipeline approve or reject APPROVAL gates, admins force any gate open (recorded as forced).
- * Promotions are listed newest first.
+ * Promotions are listed newest first. A stage's rollout (the promoted services moving wave by wave) is read with the
+ * pipeline, and paused, resumed or aborted by those who may approve its gates.
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -42,6 +43,9 @@ import { PreviewSchema } from '../../api/previews.ts';
 import type { Preview } from '../../store/previews.ts';
 import { type EdgeFacts, waitingFor } from '../../pipeline/explain.ts';
 import { ErrorResponses } from '../../api/common.ts';
+import { RolloutSchema } from '../../api/rollouts.ts';
+import { rolloutProblem } from '../../rollout/plan.ts';
+import { type RolloutRunner, stageSubject } from '../rollouts.ts';
 import {
   GateParams,
   PipelineParams,
@@ -54,11 +58,18 @@ import {
 export interface PipelineRouteDeps {
   db: Kysely<Database>;
   runner: PipelineRunner;
+  rollouts: RolloutRunner;
 }
 
 type ApiPipeline = Static<typeof PipelineSchema>;
 
 const EdgeParams = Type.Object({ name: Type.String(), from: Type.String(), to: Type.String() });
+const StageParams = Type.Object({ name: Type.String(), stage: Type.String() });
+const StageActionParams = Type.Object({
+  name: Type.String(),
+  stage: Type.String(),
+  action: Type.Union([Type.Literal('pause'), Type.Literal('resume'), Type.Literal('abort')]),
+});
 
 /** The newest of each service's previews (they come newest first). */
 function newestPerService(previews: readonly Preview[]): Preview[] {
@@ -93,7 +104,10 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
     path,
     { ...admins, schema: { tags, params: PipelineParams, body: PipelineUpsertSchema, response: { 200: PipelineSchema, ...errors } } },
     async (request) => {
-      const problem = pipelineProblem({ stages: request.body.stages, edges: request.body.edges }) ?? gateProblem(request.body);
+      const problem =
+        pipelineProblem({ stages: request.body.stages, edges: request.body.edges }) ??
+        gateProblem(request.body) ??
+        stageRolloutProblem(request.body);
       if (problem) throw new HttpError(400, problem.message, `body.${problem.field}`);
       const pipeline = await upsertPipeline(db, request.params.name, await resolvedSpec(db, request.body));
       await runner.evaluate(pipeline);
@@ -142,6 +156,29 @@ export function pipelineRoutes(app: FastifyInstance, deps: PipelineRouteDeps): v
   );
 
   api.get(
+    `${path}/stages/:stage/rollout`,
+    { ...readers, schema: { tags, params: StageParams, response: { 200: RolloutSchema, ...errors } } },
+    async (request) => {
+      const { pipeline, stage } = await pipelineStage(db, request.params);
+      authorize(request, 'read', { pipeline: pipeline.name });
+      return await deps.rollouts.status(stageSubject(pipeline, stage.name), !!stage.rollout);
+    },
+  );
+
+  api.post(
+    `${path}/stages/:stage/rollout/:action`,
+    { ...readers, schema: { tags, params: StageActionParams, response: { 200: RolloutSchema, ...errors } } },
+    async (request) => {
+      const { pipeline, stage } = await pipelineStage(db, request.params);
+      // Those who decide the gates into the stage steer what a promotion does to it.
+      authorize(request, 'approve', { pipeline: pipeline.name });
+      const subject = stageSubject(pipeline, stage.name);
+      await deps.rollouts.act(subject, request.params.action, requestUser(request).name);
+      return await deps.rollouts.status(subject, !!stage.rollout);
+    },
+  );
+
+  api.get(
     `${path}/promotions`,
     { ...readers, schema: { tags, params: PipelineParams, response: { 200: Type.Array(PromotionSchema), ...errors } } },
     async (request) => {
@@ -177,6 +214,23 @@ function gateProblem(body: PipelineUpsertBody): { field: string; message: string
     }
   }
   return undefined;
+}
+
+/** The first stage rollout whose spec is bad, by field. */
+function stageRolloutProblem(body: PipelineUpsertBody): { field: string; message: string } | undefined {
+  for (const [index, stage] of body.stages.entries()) {
+    const problem = stage.rollout && rolloutProblem(stage.rollout);
+    if (problem) return { field: `stages[${index}].rollout.${problem.field}`, message: `stage ${stage.name}: ${problem.message}` };
+  }
+  return undefined;
+}
+
+/** The pipeline and its stage. @throws HttpError 404 when the pipeline has no such stage. */
+async function pipelineStage(db: Kysely<Database>, params: { name: string; stage: string }) {
+  const pipeline = await getPipeline(db, params.name);
+  const stage = pipeline.spec.stages.find((candidate) => candidate.name === params.stage);
+  if (!stage) throw new HttpError(404, `pipeline ${pipeline.name} has no stage ${params.stage}`);
+  return { pipeline, stage };
 }
 
 /** A service's cluster and name by id (deleted ones absent), with the service itself. */
@@ -224,6 +278,7 @@ async function resolvedSpec(db: Kysely<Database>, body: PipelineUpsertBody): Pro
   return {
     stages: body.stages.map((stage, stageIndex) => ({
       name: stage.name,
+      ...(stage.rollout ? { rollout: stage.rollout } : {}),
       services: stage.services.map((service, index) => {
         const field = `body.stages[${stageIndex}].services[${index}]`;
         return {
@@ -348,16 +403,20 @@ async function toApiPipeline(deps: PipelineRouteDeps, pipeline: Pipeline, names:
   return {
     id: pipeline.id,
     name: pipeline.name,
-    stages: pipeline.spec.stages.map((stage) => ({
-      name: stage.name,
-      services: stage.services.map(({ serviceId, criteria }) => ({
-        ...nameOf(names, serviceId),
-        status: names.get(serviceId)?.service.status ?? 'missing',
-        revision: names.get(serviceId)?.service.revision.number ?? null,
-        criteria: criteria ? { ...nameOf(names, criteria.sourceId), secrets: criteria.secrets } : null,
+    stages: await Promise.all(
+      pipeline.spec.stages.map(async (stage) => ({
+        name: stage.name,
+        services: stage.services.map(({ serviceId, criteria }) => ({
+          ...nameOf(names, serviceId),
+          status: names.get(serviceId)?.service.status ?? 'missing',
+          revision: names.get(serviceId)?.service.revision.number ?? null,
+          criteria: criteria ? { ...nameOf(names, criteria.sourceId), secrets: criteria.secrets } : null,
+        })),
+        context: apiContext(contexts.get(stage.name)),
+        rollout: stage.rollout ?? null,
+        rolloutStatus: (await deps.rollouts.latest(stageSubject(pipeline, stage.name))) ?? null,
       })),
-      context: apiContext(contexts.get(stage.name)),
-    })),
+    ),
     edges: await Promise.all(
       pipeline.spec.edges.map(async (edge) => {
         const context = contexts.get(edge.from);

@@ -1,6 +1,6 @@
 /**
  * One pipeline: its stages and edges drawn, what each edge waits for, what its pending promotion would change on the
- * target clusters, the gates with what the user may decide, and its promotions.
+ * target clusters, the gates with what the user may decide, the stages' rollouts, and its promotions.
  */
 import { Link, useParams } from 'react-router';
 import { useAllowed, usePipeline } from '../api/queries.ts';
@@ -10,6 +10,7 @@ import { EdgeWaits } from './edge-waits.tsx';
 import { GatesTable } from './gates-table.tsx';
 import { PipelineGraph } from './pipeline-graph.tsx';
 import { PromotionHistory } from './promotion-history.tsx';
+import { StageRollouts } from './stage-rollouts.tsx';
 
 export function PipelinePage() {
   const { name = '' } = useParams();
@@ -32,6 +33,7 @@ export function PipelinePage() {
             <EdgeWaits pipeline={found} />
             <EdgePreviews pipeline={found} mayAsk={rights?.mayApprove ?? false} />
             <GatesTable pipeline={found} rights={rights} />
+            <StageRollouts pipeline={found} mayAct={rights?.mayApprove ?? false} />
             <PromotionHistory pipeline={found.name} />
           </>
         )}
