@@ -17,18 +17,26 @@
  * peak meanwhile (every agent polls at once when kicked). Anchors: Plural's
  * "1100 clusters with just over 3 CPU" (scaled per 1,000 clusters) and the goal of 1 GiB.
  *
- * apply: the local clusters `dev` and `prod` (scripts/cluster), a server on SQLite and one `gantry agent run` per
- * cluster; a raw-YAML service of one ConfigMap on each from one file:// repository. Commit→applied on both
- * clusters (until both ConfigMaps have the committed value), 10 samples, p50 and p95 (nearest rank: of 10
- * samples, the slowest): by push (GitHub push event to the server's /hooks/git, the server kicks
- * the agents over their channels) against the controller's commit→applied by webhook measured in the same run
- * (bench-controller.ts, on the local cluster), and by polling (no webhook, no channel: server git poll 5 s, agent
- * poll 5 s plus up to 1 s) against those two intervals. Through a pipeline (by push too): a ConfigMap service on
- * each cluster, prod promoted from dev behind a HEALTH gate of zero soak and a JOB gate whose Job dev's agent runs;
- * commit on dev → applied on prod, 10 samples, p50 and p95 against the push figures of the same run (what the
- * pipeline adds; Plural's JOB-gated promotions wait for a sweep every 2–4 minutes). Then the dev agent's RSS idle, and its peak while applying
- * the microservices demo (3-templating-and-multi-env, target test; as `npm run demo`) until healthy, against
- * Plural's agent's memory request of 600 MiB.
+ * apply: the local clusters `dev` and `prod` (and `stage` for the rollout; scripts/cluster), a server on SQLite and one
+ * `gantry agent run` per cluster; a raw-YAML service of one ConfigMap on each from one file:// repository.
+ * Commit→applied on both clusters (until both ConfigMaps have the committed value), 10 samples, p50 and p95 (nearest
+ * rank: of 10 samples, the slowest): by push (GitHub push event to the server's /hooks/git, the server kicks the agents
+ * over their channels) against the controller's commit→applied by webhook measured in the same run
+ * (bench-controller.ts, on the local cluster), and by polling (no webhook, no channel: server git poll 5 s, agent poll
+ * 5 s plus up to 1 s) against those two intervals. Through a pipeline (by push too): a ConfigMap service on each
+ * cluster, prod promoted from dev behind a HEALTH gate of zero soak and a JOB gate whose Job dev's agent runs; commit
+ * on dev → applied on prod, 10 samples, p50 and p95 against the push figures of the same run (what the pipeline adds;
+ * Plural's JOB-gated promotions wait for a sweep every 2–4 minutes). Drift: a ConfigMap deleted by another client,
+ * until reported and until repaired. Previews of the service on both clusters at a new commit of a branch main does not
+ * follow, until both are DONE (against push commit→applied), and asked again (reused). The same previews over 10
+ * clusters, `preview-1`..`preview-10` registered for it, each with its own `gantry agent run` (five on dev's API
+ * server, five on prod's; each service in a namespace of its own), asked on all 10 at once, until all are DONE, against
+ * the 2-cluster previews of the same run; then those agents are stopped and the clusters, services and namespaces
+ * removed. A progressive rollout: a global service of one ConfigMap on dev, `stage` (a third local cluster with its
+ * agent) and prod, one cluster per wave, each wave soaking 3 s; commit + webhook → rollout DONE and the value on all
+ * three, 10 samples, against the sum of the soaks (value − baseline is Gantry's overhead). Then the dev agent's RSS
+ * idle, and its peak while applying the microservices demo (3-templating-and-multi-env, target test; as `npm run demo`)
+ * until healthy, against Plural's agent's memory request of 600 MiB.
  *
  * Everything started (servers, agents, generators, the PostgreSQL database, temporary folders) is stopped and
  * removed again, on failure too; the clusters are left running as the other halves leave theirs.
@@ -38,7 +46,8 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { FleetClient } from '../src/client/fleet-client.ts';
+import type { NewServiceBody } from '../src/api/services.ts';
+import { type ApiPreview, FleetClient } from '../src/client/fleet-client.ts';
 import { run } from '../src/exec.ts';
 import { KubeApiError, KubeClient, loadKubeConfig } from '../src/kube/client.ts';
 import { sleep } from '../src/sleep.ts';
@@ -97,6 +106,20 @@ const WEBHOOK_SECRET = 'gantry-bench-fleet';
 const WORKLOAD_NS = 'gantry-bench-fleet';
 const DEMO_PROJECT = 'microservices-demo/3-templating-and-multi-env';
 const APPLY_CLUSTERS = ['dev', 'prod'] as const;
+/** Registered for the previews over many clusters, each with its own agent on dev's or prod's API server. */
+const PREVIEW_CLUSTERS = Array.from({ length: 10 }, (_, index) => `preview-${index + 1}`);
+/** The rollout's waves in order, one cluster each: stage is a third local cluster, started for it. */
+const ROLLOUT_CLUSTERS = ['dev', 'stage', 'prod'] as const;
+const ROLLOUT_SOAK_S = 3;
+/** Where a ConfigMap of the bench is applied: its name, namespace and clusters. */
+interface Placement {
+  name: string;
+  namespace: string;
+  clusters: readonly string[];
+}
+const BENCH_CONFIGMAP: Placement = { name: 'bench', namespace: WORKLOAD_NS, clusters: APPLY_CLUSTERS };
+const STAGED_ON_PROD: Placement = { name: 'staged', namespace: WORKLOAD_NS, clusters: ['prod'] };
+const ROLLED_OUT: Placement = { name: 'rollout', namespace: `${WORKLOAD_NS}-rollout`, clusters: ROLLOUT_CLUSTERS };
 
 export async function benchFleet(options: FleetBenchOptions): Promise<FleetBenchResult> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'gantry-bench-fleet-'));
@@ -455,7 +478,7 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
   process.env['PATH'] = options.controller.env['PATH'];
   await mkdir(path.join(dir, 'logs'), { recursive: true });
   const kubeconfigs: Record<string, string> = {};
-  for (const name of APPLY_CLUSTERS) {
+  for (const name of new Set([...APPLY_CLUSTERS, ...ROLLOUT_CLUSTERS])) {
     const state = await clusterUp({ layout: clusterLayout(name), report: (line) => report(`cluster ${name}: ${line}`) });
     kubeconfigs[name] = state.kubeconfig;
   }
@@ -470,15 +493,14 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
     // Push: the webhook tells the server, the server kicks the agents; the polls (10 min) never help.
     await fleet.startServer(database, keyFile, ['--webhook-secret-file', secretFile, '--git-poll-interval', '1h']);
     await fleet.register(source);
-    await fleet.startAgents(['--poll-interval', '10m', '--poll-jitter', '0s']);
+    fleet.startAgents(['--poll-interval', '10m', '--poll-jitter', '0s']);
     await fleet.waitApplied('rev-0', 300_000);
     const push: number[] = [];
     for (let index = 0; index < COMMIT_SAMPLES; index++) {
       const value = `push-${index + 1}`;
       await source.commit({ 'bench/configmap.yaml': configMap('bench', value) }, value);
       const started = performance.now();
-      const response = await announceGithubPush(`${fleet.url}/hooks/git`, source.url, WEBHOOK_SECRET);
-      if (!response.ok) throw new Error(`the server's webhook answered ${response.status}: ${await response.text()}`);
+      await fleet.announcePush(source);
       await fleet.waitApplied(value, 60_000);
       push.push((performance.now() - started) / 1000);
       report(`commit→applied on both clusters by push ${index + 1}/${COMMIT_SAMPLES}: ${push.at(-1)!.toFixed(2)} s`);
@@ -486,15 +508,14 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
 
     // Through a pipeline: dev's commit reaches prod once its gates (HEALTH, zero soak; a Job on dev) open.
     await fleet.setUpPipeline(source);
-    await fleet.waitConfigMap('prod', 'staged', 'rev-0', 120_000);
+    await fleet.waitApplied('rev-0', 120_000, STAGED_ON_PROD);
     const pipelined: number[] = [];
     for (let index = 0; index < COMMIT_SAMPLES; index++) {
       const value = `staged-${index + 1}`;
       await source.commit({ 'staged/configmap.yaml': configMap('staged', value) }, value);
       const started = performance.now();
-      const response = await announceGithubPush(`${fleet.url}/hooks/git`, source.url, WEBHOOK_SECRET);
-      if (!response.ok) throw new Error(`the server's webhook answered ${response.status}: ${await response.text()}`);
-      await fleet.waitConfigMap('prod', 'staged', value, 120_000);
+      await fleet.announcePush(source);
+      await fleet.waitApplied(value, 120_000, STAGED_ON_PROD);
       pipelined.push((performance.now() - started) / 1000);
       report(`commit on dev→applied on prod through the pipeline ${index + 1}/${COMMIT_SAMPLES}: ${pipelined.at(-1)!.toFixed(2)} s`);
     }
@@ -503,11 +524,20 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
 
     const drift = await fleet.timeDrift(source, COMMIT_SAMPLES);
     const previews = await fleet.timePreviews(source, COMMIT_SAMPLES);
+    await fleet.addPreviewClusters(source);
+    const widePreviews = await fleet.timePreviewsAcross(source, COMMIT_SAMPLES);
+    await fleet.removeClusters(PREVIEW_CLUSTERS);
+
+    // A global service on dev, stage and prod, one wave each: each wave soaks before the next starts, the last too.
+    await fleet.setUpRollout(source);
+    await fleet.waitApplied('rev-0', 120_000, ROLLED_OUT);
+    const rollouts = await fleet.timeRollouts(source, COMMIT_SAMPLES);
+    await fleet.removeRollout();
 
     // Polling: no webhook, no channel; the server fetches every 5 s, the agents poll every 5 s + up to 1 s.
     await fleet.stopAll();
     await fleet.startServer(database, keyFile, ['--git-poll-interval', '5s']);
-    await fleet.startAgents(['--poll-interval', '5s', '--poll-jitter', '1s', '--no-push-channel']);
+    fleet.startAgents(['--poll-interval', '5s', '--poll-jitter', '1s', '--no-push-channel']);
     const polling: number[] = [];
     for (let index = 0; index < COMMIT_SAMPLES; index++) {
       await sleep(Math.random() * 5_000);
@@ -555,6 +585,14 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
           baseline: percentile(previews.fresh, p),
           baselineIs: `preview of a new commit, p${p}`,
         })),
+        ...pRows(`preview of a new commit over ${PREVIEW_CLUSTERS.length} clusters`, widePreviews, (p) => ({
+          baseline: percentile(previews.fresh, p),
+          baselineIs: `preview on dev and prod, p${p}`,
+        })),
+        ...pRows(`commit→rollout DONE, ${ROLLOUT_CLUSTERS.length} waves of ${ROLLOUT_SOAK_S} s soak`, rollouts, () => ({
+          baseline: ROLLOUT_CLUSTERS.length * ROLLOUT_SOAK_S,
+          baselineIs: 'the sum of the soaks',
+        })),
         {
           measurement: 'agent RSS idle',
           value: toMib(idle.rss),
@@ -581,6 +619,8 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
         `commit→applied: ${COMMIT_SAMPLES} samples each, on both dev and prod; controller by webhook (local cluster): ${controllerWebhook.map((s) => s.toFixed(2)).join(', ')} s`,
         `drift: a ConfigMap deleted on dev by another client, one of ${COMMIT_SAMPLES} services each time (a service's repairs are rate-limited); reported = the server's first change hint for the service (GET /v1/events), repaired = the ConfigMap back`,
         `previews: the service bench on dev and prod, each sample at a new commit of a branch main does not follow, asked on both clusters at once; timed until both are DONE (a render and a server-side dry run by each agent); asked again, the DONE previews come back from the cache`,
+        `previews over ${PREVIEW_CLUSTERS.length} clusters: ${PREVIEW_CLUSTERS[0]}..${PREVIEW_CLUSTERS.at(-1)} registered with an agent each (half on dev's API server, half on prod's), the service bench on each in a namespace of its own; each sample at a new commit of that branch, asked on all at once, timed until all are DONE`,
+        `rollout: a global service (one ConfigMap) on dev, stage (a third local cluster) and prod, waves dev → stage → prod with a soak of ${ROLLOUT_SOAK_S} s each (the last wave soaks too); commit + webhook, timed until the rollout is DONE and the new value is on all three; value − baseline is what Gantry adds to the soaks`,
         `the microservices demo (${DEMO_PROJECT}, target test) became healthy ${demo.seconds.toFixed(1)} s after its service was created; agent tree RSS includes the Jinja2 workers`,
       ],
     };
@@ -594,12 +634,21 @@ function pRows(label: string, samples: number[], baselineOf: (p: 50 | 95) => { b
   return ([50, 95] as const).map((p) => ({ measurement: `${label} p${p}`, value: percentile(samples, p), unit: 's', ...baselineOf(p) }));
 }
 
-/** The server and the two agents of the apply part, as detached processes with logs in `<dir>/logs`. */
+/**
+ * The server and the agents of the apply part, as detached processes with logs in `<dir>/logs`: one agent per
+ * registered cluster, each on the API server of a local cluster (dev's agent on dev's; several registered clusters
+ * may share one).
+ */
 class ApplyFleet {
   url = '';
   #adminToken = '';
   #server: ComponentProcess | undefined;
+  /** By registered cluster. */
   readonly #agents = new Map<string, ComponentProcess>();
+  /** The flags of the agents startAgents started last; agents started later get them too. */
+  #agentFlags: string[] = [];
+  /** The local cluster whose API server each registered cluster's agent uses. */
+  readonly #hosts = new Map<string, string>();
   readonly #dir: string;
   readonly #kubeconfigs: Record<string, string>;
   readonly #kube: Map<string, KubeClient>;
@@ -624,38 +673,53 @@ class ApplyFleet {
     const client = this.#client();
     await client.createRepository({ url: source.url });
     for (const name of APPLY_CLUSTERS) {
-      const { deployToken } = await client.createCluster({ name, tags: {} });
-      await writeFile(path.join(this.#dir, `${name}.token`), deployToken, { mode: 0o600 });
-      await client.createService(name, {
-        name: 'bench',
-        namespace: WORKLOAD_NS,
-        repository: source.url,
-        git: { ref: 'main', folder: 'bench' },
-        renderer: { kind: 'raw' },
-      });
+      await this.#registerCluster(name, name, {});
+      await client.createService(name, benchService(source, 'bench', WORKLOAD_NS));
     }
   }
 
-  async startAgents(extra: string[]): Promise<void> {
-    for (const name of APPLY_CLUSTERS) {
-      const args = [
-        GANTRY,
-        'agent',
-        'run',
-        '--server',
-        this.url,
-        '--token-file',
-        path.join(this.#dir, `${name}.token`),
-        '--kubeconfig',
-        this.#kubeconfigs[name]!,
-        '--data-dir',
-        path.join(this.#dir, 'agents', name),
-        '--cache-dir',
-        path.join(this.#dir, 'agents', name, 'cache'),
-        ...extra,
-      ];
-      this.#agents.set(name, startComponent(`agent-${name}`, NODE, args, path.join(this.#dir, 'logs')));
-    }
+  /** Starts the agents of dev and prod with `extra` flags. */
+  startAgents(extra: string[]): void {
+    this.#agentFlags = extra;
+    for (const name of APPLY_CLUSTERS) this.#startAgent(name);
+  }
+
+  /** Registers cluster `name`, whose agent will run on local cluster `host`'s API server; writes its deploy token. */
+  async #registerCluster(name: string, host: string, tags: Record<string, string>): Promise<void> {
+    const { deployToken } = await this.#client().createCluster({ name, tags });
+    await writeFile(path.join(this.#dir, `${name}.token`), deployToken, { mode: 0o600 });
+    this.#hosts.set(name, host);
+  }
+
+  /** Starts the agent of registered cluster `name` with the flags of startAgents. */
+  #startAgent(name: string): void {
+    const args = [
+      GANTRY,
+      'agent',
+      'run',
+      '--server',
+      this.url,
+      '--token-file',
+      path.join(this.#dir, `${name}.token`),
+      '--kubeconfig',
+      this.#kubeconfigs[this.#hosts.get(name)!]!,
+      '--data-dir',
+      path.join(this.#dir, 'agents', name),
+      '--cache-dir',
+      path.join(this.#dir, 'agents', name, 'cache'),
+      ...this.#agentFlags,
+    ];
+    this.#agents.set(name, startComponent(`agent-${name}`, NODE, args, path.join(this.#dir, 'logs')));
+  }
+
+  /** Tells the server of a push to the repository (GitHub's push event, signed); the server fetches and kicks the agents. */
+  async announcePush(source: BenchSource): Promise<void> {
+    const response = await announceGithubPush(`${this.url}/hooks/git`, source.url, WEBHOOK_SECRET);
+    if (!response.ok) throw new Error(`the server's webhook answered ${response.status}: ${await response.text()}`);
+  }
+
+  async #deleteNamespace(host: string, namespace: string): Promise<void> {
+    await this.#kube.get(host)!.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(notFound);
   }
 
   agentPid(name: string): number {
@@ -714,13 +778,7 @@ class ApplyFleet {
     const names = Array.from({ length: samples }, (_, index) => `drift-${index + 1}`);
     const ids = new Map<string, string>();
     for (const name of names) {
-      const service = await client.createService('dev', {
-        name,
-        namespace: `${WORKLOAD_NS}-${name}`,
-        repository: source.url,
-        git: { ref: 'main', folder: 'bench' },
-        renderer: { kind: 'raw' },
-      });
+      const service = await client.createService('dev', benchService(source, name, `${WORKLOAD_NS}-${name}`));
       ids.set(name, service.id);
     }
     for (const name of names) await this.#waitHealthy('dev', name, 120_000);
@@ -752,7 +810,7 @@ class ApplyFleet {
       hints.close();
     }
     for (const name of names) await client.deleteService('dev', name, false);
-    for (const name of names) await kube.request('DELETE', `/api/v1/namespaces/${WORKLOAD_NS}-${name}`).catch(notFound);
+    for (const name of names) await this.#deleteNamespace('dev', `${WORKLOAD_NS}-${name}`);
     return { reported, repaired };
   }
 
@@ -762,30 +820,12 @@ class ApplyFleet {
    * @returns seconds per sample.
    */
   async timePreviews(source: BenchSource, samples: number): Promise<{ fresh: number[]; reused: number[] }> {
-    const client = this.#client();
     const fresh: number[] = [];
     const reused: number[] = [];
-    const previewBoth = () => Promise.all(APPLY_CLUSTERS.map((name) => client.createPreview(name, 'bench', 'preview')));
     for (let index = 0; index < samples; index++) {
-      const value = `preview-${index + 1}`;
-      await source.commit({ 'bench/configmap.yaml': configMap('bench', value) }, value, 'preview');
-      const started = performance.now();
-      const previews = await previewBoth();
-      for (const preview of previews) {
-        const done = await waitFor(
-          `preview on ${preview.cluster} done`,
-          async () => {
-            const current = await client.getPreview(preview.cluster, 'bench', preview.id);
-            return current.state === 'PENDING' ? undefined : current;
-          },
-          60_000,
-        );
-        if (done.state !== 'DONE' || done.result?.change.length !== 1)
-          throw new Error(`preview on ${preview.cluster}: ${JSON.stringify(done)}`);
-      }
-      fresh.push((performance.now() - started) / 1000);
+      fresh.push(await this.#timePreview(source, APPLY_CLUSTERS, `preview-${index + 1}`));
       const again = performance.now();
-      const cached = await previewBoth();
+      const cached = await this.#askPreviews(APPLY_CLUSTERS);
       if (cached.some((preview) => preview.state !== 'DONE')) throw new Error('a preview asked again was not reused');
       reused.push((performance.now() - again) / 1000);
       this.#report(
@@ -793,6 +833,150 @@ class ApplyFleet {
       );
     }
     return { fresh, reused };
+  }
+
+  /**
+   * Registers the clusters of PREVIEW_CLUSTERS, each with its agent (on dev's and prod's API servers in turn) and the
+   * service bench in a namespace of its own, so that agents sharing an API server never touch each other's objects;
+   * waits until every one is healthy.
+   */
+  async addPreviewClusters(source: BenchSource): Promise<void> {
+    const client = this.#client();
+    for (const [index, name] of PREVIEW_CLUSTERS.entries()) {
+      await this.#registerCluster(name, APPLY_CLUSTERS[index % APPLY_CLUSTERS.length]!, {});
+      await client.createService(name, benchService(source, 'bench', `${WORKLOAD_NS}-${name}`));
+      this.#startAgent(name);
+    }
+    for (const name of PREVIEW_CLUSTERS) await this.#waitHealthy(name, 'bench', 120_000);
+  }
+
+  /**
+   * Deletes the clusters' services and waits until their agents deleted the objects; then stops the agents, deletes
+   * the services' namespaces and unregisters the clusters.
+   */
+  async removeClusters(names: readonly string[]): Promise<void> {
+    const client = this.#client();
+    for (const name of names) {
+      const services = await client.listServices(name);
+      for (const service of services) await client.deleteService(name, service.name, false);
+      await waitFor(`the services of ${name} deleted`, async () => (await client.listServices(name)).length === 0, 120_000);
+      await stopComponent(this.#agents.get(name)!, 15_000);
+      this.#agents.delete(name);
+      for (const namespace of new Set(services.map((service) => service.namespace)))
+        await this.#deleteNamespace(this.#hosts.get(name)!, namespace);
+      await client.deleteCluster(name);
+      this.#hosts.delete(name);
+    }
+  }
+
+  /**
+   * timePreviews' fresh previews on every cluster of PREVIEW_CLUSTERS (addPreviewClusters) at once.
+   * @returns seconds per sample.
+   */
+  async timePreviewsAcross(source: BenchSource, samples: number): Promise<number[]> {
+    const seconds: number[] = [];
+    for (let index = 0; index < samples; index++) {
+      seconds.push(await this.#timePreview(source, PREVIEW_CLUSTERS, `preview-across-${index + 1}`));
+      this.#report(`preview ${index + 1}/${samples} on ${PREVIEW_CLUSTERS.length} clusters: ${seconds.at(-1)!.toFixed(3)} s`);
+    }
+    return seconds;
+  }
+
+  /**
+   * Commits `value` to the branch `preview` and times from asking for a preview of it of the service bench on every
+   * one of `clusters` until all are DONE, each changing the one ConfigMap.
+   * @returns seconds.
+   */
+  async #timePreview(source: BenchSource, clusters: readonly string[], value: string): Promise<number> {
+    const client = this.#client();
+    await source.commit({ 'bench/configmap.yaml': configMap('bench', value) }, value, 'preview');
+    const started = performance.now();
+    // Waited for one after the other: once the first is DONE the others mostly are, so few polls load the server.
+    for (const preview of await this.#askPreviews(clusters)) {
+      const done = await waitFor(
+        `preview on ${preview.cluster} done`,
+        async () => {
+          const current = await client.getPreview(preview.cluster, 'bench', preview.id);
+          return current.state === 'PENDING' ? undefined : current;
+        },
+        60_000,
+      );
+      if (done.state !== 'DONE' || done.result?.change.length !== 1)
+        throw new Error(`preview on ${preview.cluster}: ${JSON.stringify(done)}`);
+    }
+    return (performance.now() - started) / 1000;
+  }
+
+  /** Asks for a preview of the service bench at the branch `preview` on every one of `clusters` at once. */
+  #askPreviews(clusters: readonly string[]): Promise<ApiPreview[]> {
+    const client = this.#client();
+    return Promise.all(clusters.map((name) => client.createPreview(name, 'bench', 'preview')));
+  }
+
+  /**
+   * The cluster stage with its agent, and the global service `rollout` (folder rollout/) on dev, stage and prod,
+   * which a new commit reaches one cluster per wave in ROLLOUT_CLUSTERS' order, each wave soaking ROLLOUT_SOAK_S.
+   */
+  async setUpRollout(source: BenchSource): Promise<void> {
+    const client = this.#client();
+    const tags = { rollout: 'bench' };
+    await this.#registerCluster('stage', 'stage', tags);
+    this.#startAgent('stage');
+    for (const name of APPLY_CLUSTERS) await client.setClusterTags(name, tags);
+    await client.createGlobalService({
+      name: 'rollout',
+      tags,
+      template: benchService(source, 'rollout', ROLLED_OUT.namespace, 'rollout'),
+      rollout: {
+        waves: ROLLOUT_CLUSTERS.map((name) => ({ name, clusters: [name] })),
+        soak: `${ROLLOUT_SOAK_S}s`,
+        onFailure: 'pause',
+      },
+    });
+  }
+
+  /**
+   * Commits a new value of the rollout's ConfigMap, announces it, and times until its rollout is DONE and the value
+   * is on every cluster.
+   * @returns seconds per sample.
+   */
+  async timeRollouts(source: BenchSource, samples: number): Promise<number[]> {
+    const client = this.#client();
+    const seconds: number[] = [];
+    for (let index = 0; index < samples; index++) {
+      const value = `rollout-${index + 1}`;
+      await source.commit({ 'rollout/configmap.yaml': configMap('rollout', value) }, value);
+      const started = performance.now();
+      await this.announcePush(source);
+      await this.waitApplied(value, 120_000, ROLLED_OUT);
+      const commit = source.head.slice(0, 12);
+      await waitFor(
+        `the rollout of ${commit} done`,
+        async () => {
+          const rollout = await client.getRollout('rollout');
+          if (!rollout.cause.includes(commit)) throw new Error(`the newest rollout is not of ${commit}: ${rollout.cause}`);
+          if (rollout.state !== 'DONE' && rollout.state !== 'RUNNING') throw new Error(`the rollout: ${JSON.stringify(rollout)}`);
+          return rollout.state === 'DONE';
+        },
+        60_000,
+      );
+      seconds.push((performance.now() - started) / 1000);
+      this.#report(`commit→rollout DONE ${index + 1}/${samples}: ${seconds.at(-1)!.toFixed(2)} s`);
+    }
+    return seconds;
+  }
+
+  /** Deletes the global service rollout (its agents delete the copies' objects) and its namespaces, then stage. */
+  async removeRollout(): Promise<void> {
+    const client = this.#client();
+    await client.deleteGlobalService('rollout', { detach: false, confirm: true });
+    await waitFor(
+      'the copies of rollout deleted',
+      async () => !(await client.listServices()).some((service) => service.name === 'rollout'),
+      120_000,
+    );
+    for (const name of ROLLOUT_CLUSTERS) await this.#deleteNamespace(name, ROLLED_OUT.namespace);
+    await this.removeClusters(['stage']);
   }
 
   async #waitHealthy(cluster: string, name: string, timeoutMs: number): Promise<void> {
@@ -811,36 +995,23 @@ class ApplyFleet {
     await this.#client().deletePipeline('bench');
   }
 
-  /** Waits until the ConfigMap `name` in the workload namespace of `cluster` has `value`. */
-  async waitConfigMap(cluster: string, name: string, value: string, timeoutMs: number): Promise<void> {
+  /** Waits until the ConfigMap of `placement` (by default bench on dev and prod) has `value` on each of its clusters. */
+  async waitApplied(value: string, timeoutMs: number, placement: Placement = BENCH_CONFIGMAP): Promise<void> {
+    const { name, namespace, clusters } = placement;
     const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const configMap = await this.#kube
-        .get(cluster)!
-        .request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${WORKLOAD_NS}/configmaps/${name}`)
-        .catch(notFound);
-      if (configMap?.data?.['value'] === value) return;
-      if (Date.now() > deadline) throw new Error(`ConfigMap ${name}=${value} not applied on ${cluster} in time`);
-      await sleep(50);
-    }
-  }
-
-  /** Waits until the bench ConfigMap has `value` on both clusters. */
-  async waitApplied(value: string, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    const pending = new Set<string>(APPLY_CLUSTERS);
+    const pending = new Set(clusters);
     while (pending.size > 0) {
-      for (const name of [...pending]) {
+      for (const cluster of [...pending]) {
         const configMap = await this.#kube
-          .get(name)!
-          .request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${WORKLOAD_NS}/configmaps/bench`)
+          .get(cluster)!
+          .request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${namespace}/configmaps/${name}`)
           .catch(notFound);
-        if (configMap?.data?.['value'] === value) pending.delete(name);
+        if (configMap?.data?.['value'] === value) pending.delete(cluster);
       }
       if (pending.size === 0) return;
-      for (const [name, agent] of this.#agents)
-        if (!isRunning(agent)) throw new Error(`the agent of ${name} exited; see ${this.#dir}/logs`);
-      if (Date.now() > deadline) throw new Error(`ConfigMap bench=${value} not applied on ${[...pending].join(', ')} in time`);
+      for (const [cluster, agent] of this.#agents)
+        if (!isRunning(agent)) throw new Error(`the agent of ${cluster} exited; see ${this.#dir}/logs`);
+      if (Date.now() > deadline) throw new Error(`ConfigMap ${name}=${value} not applied on ${[...pending].join(', ')} in time`);
       await sleep(50);
     }
   }
@@ -937,11 +1108,12 @@ class ChangeHints {
   }
 }
 
-/** A repository with the bench ConfigMap services (`bench/`, `staged/`) and a copy of Kluctl's examples (for the demo). */
+/** A repository with the bench ConfigMap services (`bench/`, `staged/`, `rollout/`) and a copy of Kluctl's examples (for the demo). */
 async function applyRepository(dir: string): Promise<BenchSource> {
   const source = await BenchSource.create(dir, {
     'bench/configmap.yaml': configMap('bench', 'rev-0'),
     'staged/configmap.yaml': configMap('staged', 'rev-0'),
+    'rollout/configmap.yaml': configMap('rollout', 'rev-0'),
   });
   await cp(findExamples(), source.work, { recursive: true });
   await run('chmod', ['-R', 'u+w', source.work]);
@@ -1023,6 +1195,11 @@ class BenchSource {
     await git(['push', '--quiet', 'origin', `HEAD:${branch}`], { cwd: this.work });
     this.head = (await git(['rev-parse', 'HEAD'], { cwd: this.work })).stdout.trim();
   }
+}
+
+/** A raw-YAML service `name` of a folder of one ConfigMap (bench/ by default) on the repository's main branch. */
+function benchService(source: BenchSource, name: string, namespace: string, folder = 'bench'): NewServiceBody {
+  return { name, namespace, repository: source.url, git: { ref: 'main', folder }, renderer: { kind: 'raw' } };
 }
 
 function configMap(name: string, value: string): string {

@@ -29,8 +29,9 @@
  * `--window` (90) seconds: polls per second held, p50/p99 poll latency, time for a kick to reach every agent,
  * the server's CPU and RSS against Plural's "1100 clusters with just over 3 CPU" and the goal of 1 GiB. apply:
  * commit→applied on the clusters dev and prod by push and by polling (p50, p95) against the controller's webhook
- * path measured in the same run, and the agent's RSS idle and applying the microservices demo against Plural's
- * agent's 600 MiB request. `--fleet-part load|apply` runs one part.
+ * path measured in the same run, previews on 2 and on 10 clusters, a three-wave rollout against the sum of its soaks,
+ * and the agent's RSS idle and applying the microservices demo against Plural's agent's 600 MiB request.
+ * `--fleet-part load|apply` runs one part.
  *
  * render: `gantry render --offline-kubernetes` of generated projects of 1,000, 5,000 and 20,000 templated ConfigMaps
  * (wall time, peak RSS) against Jinja2 alone and the goal; see bench-render.ts.
