@@ -436,8 +436,9 @@ const Recurrences = (description: string) =>
 
 const PipelineGateSchema = Type.Object({
   name: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'Unique on its edge.' }),
-  type: Type.Union([Type.Literal('APPROVAL'), Type.Literal('WINDOW'), Type.Literal('JOB')], {
-    description: 'APPROVAL: approved by people; WINDOW: open inside its windows; JOB: a Job run by clusterRef’s agent.',
+  type: Type.Union([Type.Literal('APPROVAL'), Type.Literal('WINDOW'), Type.Literal('JOB'), Type.Literal('HEALTH')], {
+    description:
+      'APPROVAL: approved by people; WINDOW: open inside its windows; JOB: a Job run by clusterRef’s agent; HEALTH: the source stage stays healthy for a soak (Gantry’s).',
   }),
   clusterRef: Type.Optional(
     Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'JOB: the Cluster resource whose agent runs the Job.' }),
@@ -475,6 +476,24 @@ const PipelineGateSchema = Type.Object({
               blackouts: Type.Optional(Recurrences('When it is closed, windows or not.')),
             },
             { description: "The WINDOW gate's windows (Gantry's; Plural's WINDOW gate has none)." },
+          ),
+        ),
+        health: Type.Optional(
+          Type.Object(
+            {
+              soak: Type.String({ description: 'How long the source stage stays healthy, e.g. 5m; 0 checks once.' }),
+              interval: Type.Optional(Type.String({ description: 'Between checks during the soak; default 15s.' })),
+              prometheus: Type.Optional(
+                Type.Object(
+                  {
+                    url: Type.String({ description: 'A Prometheus-compatible HTTP API.' }),
+                    query: Type.String({ description: 'PromQL; holds when its result is non-empty with no 0 or NaN sample.' }),
+                  },
+                  { additionalProperties: false },
+                ),
+              ),
+            },
+            { additionalProperties: false, description: "The HEALTH gate's soak and optional query (Gantry's)." },
           ),
         ),
       },

@@ -49,6 +49,10 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
       if (!gate.spec?.window) throw new InvalidSpec(`${field}.spec.window is required for a WINDOW gate`);
       return { name: gate.name, type: 'WINDOW', window: gate.spec.window, ...timeout } satisfies GateBody;
     }
+    if (gate.type === 'HEALTH') {
+      if (!gate.spec?.health) throw new InvalidSpec(`${field}.spec.health is required for a HEALTH gate`);
+      return { name: gate.name, type: 'HEALTH', health: gate.spec.health, ...timeout } satisfies GateBody;
+    }
     const job = gate.spec?.job;
     if (!job) throw new InvalidSpec(`${field}.spec.job is required for a JOB gate`);
     const { raw, containers, ...rest } = job;

@@ -263,6 +263,18 @@ describe('the deployment operator', () => {
     const promoted = await client.getService(`k3s-prod-${suffix}`, 'upgrade-plan');
     expect(promoted.git?.ref).toBe(devCommit);
     expect(promoted.revision.createdBy).toBe('pipeline/k3s-upgrade');
+
+    // Gantry's extensions in the same resource: a HEALTH gate with a timeout, and a stage's rollout.
+    const rollout = { waves: [{ name: 'canary', clusters: [`k3s-prod-${suffix}`] }], soak: '1m', onFailure: 'rollback' };
+    pipeline['spec'].stages[1].rollout = rollout;
+    pipeline['spec'].edges[0].gates.push({ name: 'soaked', type: 'HEALTH', timeout: '2h', spec: { health: { soak: '5m' } } });
+    await apply([pipeline]);
+    const extended = await waitFor('the HEALTH gate and the rollout on the server', async () => {
+      const found = await client.getPipeline('k3s-upgrade');
+      return found.edges[0]!.gates.some((gate) => gate.name === 'soaked') && found.stages[1]!.rollout ? found : undefined;
+    });
+    expect(extended.stages[1]!.rollout).toEqual(rollout);
+    expect(extended.edges[0]!.gates.find((gate) => gate.name === 'soaked')).toMatchObject({ type: 'HEALTH', timeout: '2h' });
     await kubectl(['delete', 'pipeline.deployments.gantry.dev', 'k3s-upgrade', '-n', NS, '--wait=true', '--timeout=30s']);
     expect(await client.listPipelines()).toEqual([]);
   });
