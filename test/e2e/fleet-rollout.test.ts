@@ -97,6 +97,16 @@ describe('progressive rollouts on three workload clusters', () => {
       expect(events.every((event) => event.type === 'rollout.update')).toBe(true);
       return ours.length >= count ? ours.map((event) => event.message) : undefined;
     });
+  /** Waits until the service is healthy at its current revision (after a rollback: the revision it ran before). */
+  const settled = (cluster: WorkloadCluster, service: string) =>
+    waitFor(
+      `${cluster}/${service} healthy at its revision`,
+      async () => {
+        const found = await client.getService(cluster, service).catch(() => undefined);
+        return found?.status === 'healthy' && found.appliedRevision === found.revision.number;
+      },
+      60_000,
+    );
   const copy = (found: ApiRollout, cluster: WorkloadCluster) => found.copies.find((candidate) => candidate.cluster === cluster)!;
 
   beforeAll(async () => {
@@ -232,14 +242,7 @@ describe('progressive rollouts on three workload clusters', () => {
       refusedCommit = await repo.commit({ 'ringed/cm.yaml': refused });
       failed = await rolloutIs('FAILED', refusedCommit.slice(0, 12));
       // The canary back on the revision it ran, pinned there by the rollout.
-      await waitFor(
-        'the canary healthy at its revision before',
-        async () => {
-          const service = await client.getService('test-dev', 'ringed');
-          return service.status === 'healthy' && service.appliedRevision === service.revision.number;
-        },
-        60_000,
-      );
+      await settled('test-dev', 'ringed');
     } finally {
       for (const watch of watches) expect(await watch.stop()).toEqual([]);
     }
@@ -296,14 +299,7 @@ describe('progressive rollouts on three workload clusters', () => {
     await server.close();
     server = await startFleetServer({ ...serverOptions, port: Number(new URL(server.url).port) });
     // The canary (released before the pause, or held by it) settles; the restarted server looks at the rollout again.
-    await waitFor(
-      'the canary settled',
-      async () => {
-        const service = await client.getService('test-dev', 'ringed').catch(() => undefined);
-        return service?.status === 'healthy' && service.appliedRevision === service.revision.number;
-      },
-      60_000,
-    );
+    await settled('test-dev', 'ringed');
     await server.rollouts.start();
     const held = await rollout();
     expect(held).toMatchObject({ state: 'PAUSED' });
@@ -389,14 +385,7 @@ describe('progressive rollouts on three workload clusters', () => {
     const failed = await chartRollout('FAILED', '1.2.0');
     expect(copy(failed, 'test-dev')).toMatchObject({ state: 'ROLLED_BACK' });
     expect(copy(failed, 'test-prod')).toMatchObject({ state: 'WAITING', releasedAt: null });
-    await waitFor(
-      'the canary healthy at its revision before',
-      async () => {
-        const service = await client.getService('test-dev', 'charted');
-        return service.status === 'healthy' && service.appliedRevision === service.revision.number ? service : undefined;
-      },
-      60_000,
-    );
+    await settled('test-dev', 'charted');
     await twoMoreFetches();
     expect((await client.getRollout('charted')).id).toBe(failed.id);
     for (const name of ALL_WORKLOAD_CLUSTERS) {
@@ -471,14 +460,7 @@ describe('progressive rollouts on three workload clusters', () => {
       bad = await repo.commit({ 'staged/cm.yaml.liquid': stagedConfigMap('red', true) });
       await waitFor('red on dev', async () => (await staged('test-dev')) === 'red', 60_000);
       failed = await stageRollout('FAILED', done.id);
-      await waitFor(
-        'test-stage healthy at its revision before',
-        async () => {
-          const service = await client.getService('test-stage', 'staged');
-          return service.status === 'healthy' && service.appliedRevision === service.revision.number;
-        },
-        60_000,
-      );
+      await settled('test-stage', 'staged');
     } finally {
       expect(await watch.stop()).toEqual([]);
     }
