@@ -34,8 +34,8 @@
  * the 2-cluster previews of the same run; then those agents are stopped and the clusters, services and namespaces
  * removed. A progressive rollout: a global service of one ConfigMap on dev, `stage` (a third local cluster with its
  * agent) and prod, one cluster per wave, each wave soaking 3 s; commit + webhook → rollout DONE and the value on all
- * three, 10 samples, against the sum of the soaks (value − baseline is Gantry's overhead). Then the dev agent's RSS
- * idle, and its peak while applying the microservices demo (3-templating-and-multi-env, target test; as `npm run demo`)
+ * three, 10 samples, against the sum of the soaks (value − baseline is Gantry's overhead). The dev agent's RSS after
+ * 100 syncs of its service by push, then idle, and its peak while applying the microservices demo (3-templating-and-multi-env, target test; as `npm run demo`)
  * until healthy, against Plural's agent's memory request of 600 MiB.
  *
  * Everything started (servers, agents, generators, the PostgreSQL database, temporary folders) is stopped and
@@ -47,6 +47,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { NewServiceBody } from '../src/api/services.ts';
+import { AGENT_NODE_FLAGS } from '../src/install/agent.ts';
 import { type ApiPreview, FleetClient } from '../src/client/fleet-client.ts';
 import { run } from '../src/exec.ts';
 import { KubeApiError, KubeClient, loadKubeConfig } from '../src/kube/client.ts';
@@ -100,6 +101,8 @@ const PLURAL_CPU_PER_1000 = 3 / 1.1;
 const PLURAL_AGENT_REQUEST_MIB = 600;
 const GOAL_RSS_MIB = 1024;
 const COMMIT_SAMPLES = 10;
+/** Syncs of the bench service before the agent's RSS "after syncs" is taken. */
+const SYNC_ROUNDS = 100;
 /** The agent's default --resync-interval, in seconds. */
 const RESYNC_INTERVAL_S = 600;
 const WEBHOOK_SECRET = 'gantry-bench-fleet';
@@ -505,6 +508,16 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
       push.push((performance.now() - started) / 1000);
       report(`commit→applied on both clusters by push ${index + 1}/${COMMIT_SAMPLES}: ${push.at(-1)!.toFixed(2)} s`);
     }
+    // The agent's memory once it has synced many revisions: what a long-lived agent holds, not a fresh one.
+    for (let index = 0; index < SYNC_ROUNDS; index++) {
+      const value = `round-${index + 1}`;
+      await source.commit({ 'bench/configmap.yaml': configMap('bench', value) }, value);
+      await fleet.announcePush(source);
+      await fleet.waitApplied(value, 60_000);
+      if ((index + 1) % 25 === 0) report(`sync rounds: ${index + 1}/${SYNC_ROUNDS}`);
+    }
+    const afterSyncs = await sampleFor(fleet.agentPid('dev'), 3_000);
+    report(`dev agent after ${SYNC_ROUNDS} syncs: RSS ${mib(afterSyncs.rss)} MiB (tree ${mib(afterSyncs.treeRss)} MiB)`);
 
     // Through a pipeline: dev's commit reaches prod once its gates (HEALTH, zero soak; a Job on dev) open.
     await fleet.setUpPipeline(source);
@@ -596,6 +609,13 @@ async function benchApply(options: FleetBenchOptions, dir: string, report: (line
         {
           measurement: 'agent RSS idle',
           value: toMib(idle.rss),
+          baseline: PLURAL_AGENT_REQUEST_MIB,
+          unit: 'MiB',
+          baselineIs: "Plural agent's memory request",
+        },
+        {
+          measurement: `agent RSS after ${SYNC_ROUNDS} syncs`,
+          value: toMib(afterSyncs.rss),
           baseline: PLURAL_AGENT_REQUEST_MIB,
           unit: 'MiB',
           baselineIs: "Plural agent's memory request",
@@ -694,6 +714,8 @@ class ApplyFleet {
   /** Starts the agent of registered cluster `name` with the flags of startAgents. */
   #startAgent(name: string): void {
     const args = [
+      // As the agent's Deployment runs it (its NODE_OPTIONS).
+      ...AGENT_NODE_FLAGS,
       GANTRY,
       'agent',
       'run',

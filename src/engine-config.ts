@@ -28,6 +28,8 @@ export interface EngineConfig {
   kubeApi: { qps: number; burst: number; requestTimeoutMs: number };
   /** Jinja2 worker processes; default the number of CPUs. */
   templateWorkers?: number;
+  /** The Jinja2 workers stop after this long (ms) with nothing to render (JinjaPoolOptions.idleMs); none: they stay. */
+  templateIdleMs?: number;
   /** Receives each line the Jinja2 workers write to stderr (`debug_print`). */
   onTemplateStderr: (line: string) => void;
   /**
@@ -127,6 +129,9 @@ export interface ServerEngineOptions {
   gitRefreshMs?: number;
 }
 
+/** How long a controller's or agent's Jinja2 workers stay with nothing to render. */
+const SERVER_TEMPLATE_IDLE_MS = 30_000;
+
 /**
  * The configuration of a role that deploys other people's projects (controller, agent): programs get PATH, locale,
  * proxies and CA settings only, and a HOME of their own under the cache (no credentials, cloud config or keys of
@@ -146,5 +151,7 @@ export function serverEngineConfig(options: ServerEngineOptions, env: NodeJS.Pro
     onNotice: options.onNotice,
     gitRefreshMs: options.gitRefreshMs,
     watchDiscriminated: true,
+    // A long-lived role renders in bursts (a sync, a reconcile): Python is not held between them.
+    templateIdleMs: SERVER_TEMPLATE_IDLE_MS,
   };
 }

@@ -29,6 +29,7 @@ export class Engine {
     this.renderer = new JinjaPool({
       tools: this.tools,
       workers: config.templateWorkers,
+      idleMs: config.templateIdleMs,
       onStderr: config.onTemplateStderr,
       pythonEnvCache: config.pythonEnvCache,
       onNotice: config.onNotice,

@@ -101,6 +101,25 @@ it('release() lets the idle workers exit, the next render starts new ones, and c
   expect(await workerPids()).toEqual([]);
 });
 
+it('with idleMs, the workers exit once nothing was rendered that long, and not while renders keep coming', async () => {
+  const pool = testRenderer({ workers: 2, idleMs: 1_000 });
+  try {
+    const render = (n: number) => pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n } });
+    await render(0);
+    const first = await workerPids();
+    expect(first).toHaveLength(2);
+    // One render after another, for longer than the idle time in all: the same workers serve them all.
+    const started = performance.now();
+    for (let round = 1; performance.now() - started < 1_500; round++) await render(round);
+    expect(await workerPids()).toEqual(first);
+    await expect.poll(workerPids, { timeout: 5_000 }).toEqual([]);
+    expect((await render(9))[0]).toEqual({ path: fileNames[0], text: '9-0' });
+    expect(await workerPids()).toHaveLength(2);
+  } finally {
+    await pool.close();
+  }
+});
+
 describe('a Python that cannot render', () => {
   it('gives one error saying what to install when Python is missing', async () => {
     const pool = testRenderer({ tools: testTools(testConfig({ tools: { ...testConfig().tools, python: '/nonexistent/python3' } })) });

@@ -34,6 +34,12 @@ export interface JinjaPoolOptions {
    */
   codeCacheDir?: string;
   /**
+   * Stop the workers once none has had a request for this long (ms), as release() does; the next render starts them
+   * again (~100 ms). For long-lived roles, so that Python (tens of MiB per worker) is not held between syncs. None:
+   * they live until release() or close().
+   */
+  idleMs?: number;
+  /**
    * How long one file or string template may render, in seconds: past it, that entry fails with a TimeLimitError
    * naming it, and the worker takes the next request. Default: worker.py's (render_limits.py, 60 s).
    */
@@ -100,6 +106,8 @@ export class JinjaPool {
   /** The tools with the Python workers run, once found (or made) and checked. */
   private pythonTools: Promise<Tools> | undefined;
   private closed = false;
+  /** Releases the workers when options.idleMs pass with nothing to render. */
+  private idleTimer: NodeJS.Timeout | undefined;
 
   /**
    * Starts nothing yet: Python is checked and every worker starts on the first render. All of them at once, since
@@ -171,6 +179,7 @@ export class JinjaPool {
   /** Rejects queued requests, lets in-flight ones finish, and waits until every worker process has exited. */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.idleTimer);
     for (const job of this.queue.splice(0)) job.reject(new Error('JinjaPool is closed'));
     await Promise.all([...[...this.workers].map((worker) => worker.stop(STOP_GRACE_MS)), ...this.stopping]);
   }
@@ -206,6 +215,7 @@ export class JinjaPool {
         job.reject = (error) => (signal.removeEventListener('abort', abort), reject(error));
       }
       this.queue.push(job);
+      clearTimeout(this.idleTimer);
       void this.dispatch();
     }).then((results) => {
       if (results.length !== expected) {
@@ -225,7 +235,8 @@ export class JinjaPool {
       for (const job of this.queue.splice(0)) job.reject(error as Error);
       return;
     }
-    if (this.closed || this.queue.length === 0) return;
+    if (this.closed) return;
+    if (this.queue.length === 0) return this.releaseWhenIdle();
     if (this.workers.size === 0) for (let index = 0; index < this.size; index++) this.startWorker(tools);
     while (!this.closed && this.queue.length > 0) {
       const worker = this.idleWorker() ?? this.startWorker(tools);
@@ -236,6 +247,17 @@ export class JinjaPool {
         .then(job.resolve, job.reject)
         .finally(() => void this.dispatch());
     }
+  }
+
+  /** Arms the idle release once no worker is busy and nothing is queued (options.idleMs). */
+  private releaseWhenIdle(): void {
+    const { idleMs } = this.options;
+    if (idleMs === undefined || this.workers.size === 0 || [...this.workers].some((worker) => worker.busy)) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.queue.length === 0) this.release();
+    }, idleMs);
+    this.idleTimer.unref();
   }
 
   private idleWorker(): JinjaWorker | undefined {

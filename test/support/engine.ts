@@ -22,7 +22,14 @@ export function testTools(config: EngineConfig = testConfig()): Tools {
 
 /** A Jinja2 pool of `workers` processes; stderr lines go to `onStderr` (default: dropped). */
 export function testRenderer(
-  options: { workers?: number; onStderr?: (line: string) => void; tools?: Tools; codeCacheDir?: string; timeLimitSeconds?: number } = {},
+  options: {
+    workers?: number;
+    onStderr?: (line: string) => void;
+    tools?: Tools;
+    codeCacheDir?: string;
+    timeLimitSeconds?: number;
+    idleMs?: number;
+  } = {},
 ): JinjaPool {
   return new JinjaPool({
     tools: options.tools ?? testTools(),
@@ -30,6 +37,7 @@ export function testRenderer(
     onStderr: options.onStderr ?? (() => undefined),
     codeCacheDir: options.codeCacheDir,
     timeLimitSeconds: options.timeLimitSeconds,
+    idleMs: options.idleMs,
   });
 }
 
