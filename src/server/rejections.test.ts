@@ -2,11 +2,13 @@
  * Rejected revisions over real HTTP on SQLite and PostgreSQL with a real git repository: a writer rejects a
  * revision of their service, which moves back; the same content never comes back by a commit or an update, and the
  * next commit that changes the folder flows; the neighbouring service and cluster are untouched; fleet-wide is an
- * admin's, and moves every service of the folder that runs it; an admin lists and lifts rejections.
+ * admin's, and moves every service of the folder that runs it; an admin lists and lifts rejections; a move back the
+ * database refuses (as a full disk would) leaves no rejection behind.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import { apiCall, testServerOptions, userToken } from '../../test/support/fleet.ts';
@@ -166,5 +168,37 @@ describe.each(DATABASE_KINDS)('rejected revisions on %s', (kind) => {
     expect((await call('DELETE', `/v1/rejections/${lifted}`, admin)).status).toBe(204);
     expect((await call('DELETE', `/v1/rejections/${lifted}`, admin)).status).toBe(404);
     expect((await call('GET', '/v1/rejections', admin)).body).toHaveLength(2);
+  });
+
+  test('a move back the database refuses leaves no rejection: the rejection and the moves are one transaction', async () => {
+    const { db } = server.store;
+    // A revision of its own to reject, with the one dev ran until now to go back to.
+    const before = await runs('dev', await repo.commit({ 'apps/web/configmap.yaml': CONFIGMAP('seven') }));
+    const rejections = (await call('GET', '/v1/rejections', admin)).body.length as number;
+    // Every new revision refused, as a full disk would refuse it.
+    if (kind === 'sqlite')
+      await sql`CREATE TRIGGER refuse_revisions BEFORE INSERT ON revisions BEGIN SELECT RAISE(ABORT, 'disk full'); END`.execute(db);
+    else {
+      await sql`CREATE FUNCTION refuse_revisions() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$ LANGUAGE plpgsql`.execute(
+        db,
+      );
+      await sql`CREATE TRIGGER refuse_revisions BEFORE INSERT ON revisions FOR EACH ROW EXECUTE FUNCTION refuse_revisions()`.execute(db);
+    }
+    try {
+      const refused = await call('POST', `/v1/clusters/dev/services/web/revisions/${before.revision.number}/reject`, admin, {
+        reason: 'no room',
+      });
+      expect(refused.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      if (kind === 'sqlite') await sql`DROP TRIGGER refuse_revisions`.execute(db);
+      else await sql`DROP FUNCTION refuse_revisions() CASCADE`.execute(db);
+    }
+    expect((await call('GET', '/v1/rejections', admin)).body).toHaveLength(rejections);
+    expect((await service('dev')).revision.number).toBe(before.revision.number);
+    const rejected = await call('POST', `/v1/clusters/dev/services/web/revisions/${before.revision.number}/reject`, admin, {
+      reason: 'room again',
+    });
+    expect(rejected.body).toMatchObject({ movedBack: [{ cluster: 'dev', name: 'web' }] });
+    expect((await call('GET', '/v1/rejections', admin)).body).toHaveLength(rejections + 1);
   });
 });

@@ -4,13 +4,15 @@
  * revision's folder content (store/rejections.ts); every live service it applies to that runs that content now
  * moves back to its newest earlier revision that is not rejected (a new revision, as a rollback makes, without a
  * pin); the commit tracker, promotions and users' updates then refuse that content, so only a change of the folder
- * runs again.
+ * runs again. The rejection and every move back are one transaction: a crash between them never leaves a rejection
+ * whose services still run what it rejects.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.ts';
 import { addRejection, type Rejection, rejectedDigests, rejectionsFor, listRejections } from '../store/rejections.ts';
 import { listRevisions, rollbackService } from '../store/revisions.ts';
 import { listServices, type Service } from '../store/services.ts';
+import { inTransaction } from '../store/database.ts';
 import { HttpError } from '../http/errors.ts';
 
 /** What a rejection did: the services moved back (from → to revision number), those with no good revision to go to. */
@@ -36,26 +38,28 @@ export async function rejectRevision(
   const { repositoryId, git } = revision.spec;
   if (!repositoryId || !git || !revision.commit || !revision.digest)
     throw new HttpError(400, `revision ${number} has no repository folder to reject (a Helm chart's revision)`, 'params.number');
-  const rejection = await addRejection(db, {
-    repositoryId,
-    folder: git.folder ?? '',
-    digest: revision.digest,
-    commit: revision.commit,
-    serviceId: options.fleetWide ? null : service.id,
-    reason: options.reason,
-    by: options.by,
+  return await inTransaction(db, async (trx) => {
+    const rejection = await addRejection(trx, {
+      repositoryId,
+      folder: git.folder ?? '',
+      digest: revision.digest!,
+      commit: revision.commit!,
+      serviceId: options.fleetWide ? null : service.id,
+      reason: options.reason,
+      by: options.by,
+    });
+    const affected = options.fleetWide
+      ? (await listServices(trx, { repositoryId })).filter((candidate) => rejectionsFor([rejection], candidate).length > 0)
+      : [service];
+    const outcome: RejectionOutcome = { rejection, moved: [], stuck: [] };
+    for (const target of affected) {
+      if (target.deletedAt !== null || target.revision.digest !== rejection.digest) continue;
+      const moved = await moveBack(trx, target, rejection);
+      if (moved) outcome.moved.push({ service: moved, from: target.revision.number, to: moved.revision.number });
+      else outcome.stuck.push(target);
+    }
+    return outcome;
   });
-  const affected = options.fleetWide
-    ? (await listServices(db, { repositoryId })).filter((candidate) => rejectionsFor([rejection], candidate).length > 0)
-    : [service];
-  const outcome: RejectionOutcome = { rejection, moved: [], stuck: [] };
-  for (const target of affected) {
-    if (target.deletedAt !== null || target.revision.digest !== rejection.digest) continue;
-    const moved = await moveBack(db, target, rejection);
-    if (moved) outcome.moved.push({ service: moved, from: target.revision.number, to: moved.revision.number });
-    else outcome.stuck.push(target);
-  }
-  return outcome;
 }
 
 /** Moves the service back to its newest earlier revision that is not rejected. @returns it, or undefined when none. */

@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.ts';
 import type { Database } from './schema.ts';
@@ -101,4 +101,12 @@ async function migrate(db: Kysely<Database>): Promise<void> {
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * Runs `work` in `db`'s transaction when `db` is one, else in a new transaction: Kysely does not nest them, and a
+ * store function called inside a caller's transaction must join it, so that both commit or neither does.
+ */
+export function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db as Transaction<Database>) : db.transaction().execute(work);
 }

@@ -7,6 +7,7 @@
  * per service.
  */
 import type { Kysely, Selectable } from 'kysely';
+import { inTransaction } from './database.ts';
 import { NotFoundError } from './errors.ts';
 import { rejectedDigests } from './rejections.ts';
 import type { Database, RevisionTable } from './schema.ts';
@@ -56,7 +57,7 @@ export async function rollbackService(
   options: { pin: boolean } = { pin: true },
 ): Promise<Service> {
   const time = now.toISOString();
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     const old = await trx
       .selectFrom('revisions')
       .selectAll()
