@@ -495,6 +495,9 @@ describe('progressive rollouts on three workload clusters', () => {
     expect(badStage).toMatchObject({ status: 400, body: { field: 'body.stages[1].rollout.soak' } });
     const reader = await userToken({ url: server.url, adminToken: admin }, 'rosa', 'reader', 'all');
     expect((await apiCall(server, 'POST', '/v1/pipelines/release/stages/prod/rollout/abort', reader)).status).toBe(403);
+    // An approver of another pipeline may not steer this one's rollout.
+    const neighbour = await userToken({ url: server.url, adminToken: admin }, 'otto', 'approver', { pipelines: ['other'] });
+    expect((await apiCall(server, 'POST', '/v1/pipelines/release/stages/prod/rollout/resume', neighbour)).status).toBe(403);
     expect((await apiCall(server, 'GET', '/v1/pipelines/release/stages/prod/rollout', reader)).body).toMatchObject({ state: 'FAILED' });
     expect((await apiCall(server, 'GET', '/v1/pipelines/release/stages/nowhere/rollout', admin)).status).toBe(404);
   });
