@@ -18,7 +18,7 @@
  *
  * It also writes what the Helm chart charts/gantry must share with install/: Chart.yaml (version and appVersion are
  * the package version, the image tag) and crds/ (the same CRDs). The chart's templates are hand-written; a test
- * holds their default rendering equal to install/'s.
+ * holds their default rendering equal to install/'s. Last, the field tables of docs/operator.md (operator-fields.ts).
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -35,6 +35,7 @@ import { TARGET_LOCK_NAMESPACE } from '../src/deploy/target-lock.ts';
 import { GANTRY_IMAGE_REPOSITORY } from '../src/version.ts';
 import { toYaml } from '../src/yaml.ts';
 import { REPO_ROOT } from './examples.ts';
+import { fieldTables, OPERATOR_DOC, withFieldTables } from './operator-fields.ts';
 
 export const INSTALL_DIR = path.join(REPO_ROOT, 'install');
 export const CHART_DIR = path.join(REPO_ROOT, 'charts', 'gantry');
@@ -371,6 +372,9 @@ async function main(): Promise<void> {
   await writeFiles(INSTALL_DIR, ['.'], installFiles(version));
   // The chart's templates, values and README are hand-written; only crds/ is the generator's alone.
   await writeFiles(CHART_DIR, ['crds'], chartFiles(version));
+  const doc = await readFile(OPERATOR_DOC, 'utf8');
+  await writeFile(OPERATOR_DOC, withFieldTables(doc, await fieldTables()));
+  console.error(`wrote the field tables of ${path.relative(process.cwd(), OPERATOR_DOC)}`);
 }
 
 if (import.meta.main) await main();

@@ -1,6 +1,7 @@
 /**
  * One service's sync from the poll loop, when it is due: its revision changed, it is being deleted, a drift repair
- * is due (repair.ts), its resync interval passed (the safety net of drift repair; neither with `selfHeal: false`),
+ * is due (repair.ts), its resync interval passed (the safety net of drift repair: the service's
+ * `syncConfig.resyncInterval`, at least a minute, else the agent's; neither with `selfHeal: false`),
  * or a failed revision's backoff is over (5 s, doubling, at most 5 min; a failing revision is not tried on every
  * poll). A service waiting for its dependencies to be healthy is not synced. The outcome is recorded in the service's
  * state with what its objects should look like from now on (observe.ts), its report queued (reports.ts), and the
@@ -12,6 +13,7 @@ import { expectationsOf } from './observe.ts';
 import { queueReport } from './reports.ts';
 import { deleteService, type SyncOutcome, syncService } from './sync.ts';
 import { messageOf } from '../problems.ts';
+import { parseDuration } from '../duration.ts';
 
 /** Syncs (or deletes) `service` when due; never throws (a failed sync is logged, one cut short by the stop is not). */
 export async function syncWhenDue(state: AgentState, service: AgentService): Promise<void> {
@@ -22,7 +24,7 @@ export async function syncWhenDue(state: AgentState, service: AgentService): Pro
   const retryDue = failing && now >= (serviceState.retryAt ?? 0);
   const changed = serviceState.appliedRevisionId !== service.revision.id && !failing;
   const repairDue = serviceState.repairAt !== undefined && now >= serviceState.repairAt;
-  const resyncDue = service.syncConfig?.selfHeal !== false && now - serviceState.syncedAt >= resyncIntervalMs;
+  const resyncDue = service.syncConfig?.selfHeal !== false && now - serviceState.syncedAt >= resyncIntervalOf(service, resyncIntervalMs);
   if (!(service.deleting || changed || retryDue || repairDue || resyncDue)) return;
   if (service.waitingFor.length > 0 && !service.deleting) {
     agentLog.info({ service: service.name, waitingFor: service.waitingFor }, 'waiting for dependencies to be healthy');
@@ -76,6 +78,12 @@ async function syncSource(state: AgentState, service: AgentService): Promise<Syn
     }
   }
   return await syncService(service, dir, state.context);
+}
+
+/** The service's own resync interval, at least a minute (a shorter one would make its agent apply all the time); else `agentMs`. */
+function resyncIntervalOf(service: AgentService, agentMs: number): number {
+  const own = service.syncConfig?.resyncInterval;
+  return own ? Math.max(60_000, parseDuration(own)) : agentMs;
 }
 
 /** Backoff after failed syncs of one revision: 5 s, doubling, at most 5 min. */

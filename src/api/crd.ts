@@ -25,6 +25,28 @@ export interface CrdSchema {
   [keyword: string]: unknown;
 }
 
+/**
+ * The schema keyword marking a field Gantry accepts but does not act on (a field of another project's manifests, such
+ * as Plural's); its value is an UnsupportedMark. The CRD leaves it out and says so in the field's description.
+ */
+export const UNSUPPORTED = 'x-gantry-unsupported';
+
+/** Why a field is not acted on, and what that does to the resource. */
+export interface UnsupportedMark {
+  /** Says why, or what it would take; shown in the condition and the CRD's description. */
+  reason: string;
+  /**
+   * The field changes what is deployed or where (a render step, a narrower set of clusters): while it is set the
+   * resource is Synchronized=False and nothing is sent, since applying other objects or reaching other clusters than
+   * the manifest says is worse than applying nothing.
+   */
+  blocks: boolean;
+  /** Only these values are unsupported (others are what Gantry does anyway, e.g. `ignoreHooks: false`). */
+  when?: unknown[];
+  /** Every value but these is unsupported (an open list of names of which Gantry knows some). */
+  unless?: unknown[];
+}
+
 export interface PrinterColumn {
   name: string;
   type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
@@ -184,12 +206,23 @@ export function toCrdSchema(schema: TSchema | JsonSchema, path: string): CrdSche
     if (COPIED.includes(keyword)) result[keyword] = value;
     else if (keyword.startsWith('x-kubernetes-')) result[keyword] = value;
     else if (DROPPED.includes(keyword)) continue;
+    else if (keyword === UNSUPPORTED) continue;
     else if (!convertKeyword(node, keyword, value, result, path))
       throw new Error(`${path}: '${keyword}' cannot be expressed in a CRD schema`);
   }
+  describeUnsupported(node, result);
   if (result.enum && !result.type) result.type = typeOfValues(result.enum, path);
   requireType(result, path);
   return result;
+}
+
+/** A field Gantry does not act on (src/api/fleet.ts `unsupported`) says so in its description, for `kubectl explain`. */
+function describeUnsupported(node: JsonSchema, result: CrdSchema): void {
+  const mark = node[UNSUPPORTED] as UnsupportedMark | undefined;
+  if (!mark) return;
+  const values = mark.when ? ` (${mark.when.join(', ')})` : mark.unless ? ` (other than ${mark.unless.join(', ')})` : '';
+  const note = `Not supported by Gantry${values}: ${mark.reason}${mark.blocks ? '; nothing is sent while it is set' : ''}.`;
+  result.description = result.description ? `${result.description} ${note}` : note;
 }
 
 /** Handles the keywords that change shape; false for a keyword it does not know. */
@@ -261,7 +294,13 @@ const UNION_OUTER = ['description', 'default', 'title', 'example'];
 function convertUnion(node: JsonSchema, path: string): CrdSchema {
   const members = ((node['anyOf'] ?? node['oneOf']) as JsonSchema[]).map((member, index) => ({ member, path: `${path}<${index}>` }));
   for (const keyword of Object.keys(node)) {
-    if (keyword !== 'anyOf' && keyword !== 'oneOf' && !UNION_OUTER.includes(keyword) && !keyword.startsWith('x-kubernetes-')) {
+    if (
+      keyword !== 'anyOf' &&
+      keyword !== 'oneOf' &&
+      keyword !== UNSUPPORTED &&
+      !UNION_OUTER.includes(keyword) &&
+      !keyword.startsWith('x-kubernetes-')
+    ) {
       throw new Error(`${path}: '${keyword}' beside a union cannot be expressed in a CRD schema`);
     }
   }
@@ -280,7 +319,9 @@ function convertUnion(node: JsonSchema, path: string): CrdSchema {
     throw new Error(
       `${path}: a union of ${nonNull.map(({ member }) => String(member['type'] ?? 'untyped')).join(', ')} cannot be expressed in a CRD schema`,
     );
-  for (const keyword of Object.keys(node)) if (keyword !== 'anyOf' && keyword !== 'oneOf') merged[keyword] = node[keyword];
+  for (const keyword of Object.keys(node))
+    if (keyword !== 'anyOf' && keyword !== 'oneOf' && keyword !== UNSUPPORTED) merged[keyword] = node[keyword];
+  describeUnsupported(node, merged);
   if (nonNull.length < members.length) merged.nullable = true;
   return merged;
 }

@@ -2,15 +2,21 @@
  * The fleet's resources (deployments.gantry.dev/v1alpha1), the GitOps front end of `gantry server`: each is
  * reconciled by `gantry operator run` into the server's API. Field names and shapes are Plural's
  * (pluralsh/console go/controller/api/v1alpha1: gitrepository_types.go, cluster_types.go,
- * servicedeployment_types.go, globalservice_types.go, servicecontext_types.go), so a Plural manifest works after changing only its apiVersion; fields Gantry does
- * not act on yet are accepted and dropped by the API server's pruning, as any unknown field. One extension:
- * ServiceDeployment's `renderer` names Gantry's Kluctl renderer with target and args.
+ * servicedeployment_types.go, globalservice_types.go, servicecontext_types.go, helmrepository_types.go, pipeline_types.go,
+ * notificationsink_types.go, notificationrouter_types.go, reconciliation.go, binding_types.go), so a Plural manifest
+ * applies after changing only its apiVersion. Every Plural field is declared and the schemas stay strict (a typo is
+ * refused with its field path). A field Gantry does not act on is marked with `unsupported` below: the CRD's
+ * description says so, and the operator names it in the resource's Supported condition; one that would change what is
+ * deployed, or where, also stops the resource from being sent at all. The field table is docs/operator.md's.
+ * Extensions are Gantry's own fields (ServiceDeployment's `renderer`, rollouts, HEALTH gates, WEBHOOK sinks).
  *
  * These schemas are the single source of the CRDs' openAPIV3Schema (src/install/fleet-crds.ts) and of the types.
  */
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
+import { DURATION_PATTERN } from '../duration.ts';
+import { UNSUPPORTED, type UnsupportedMark } from './crd.ts';
 import type { NamespacedObjectMeta, ObjectMeta } from '../kube/object.ts';
-import { RoutedEventSchema } from './events.ts';
+import { FLEET_EVENTS } from './events.ts';
 import { Condition } from './kluctl-deployment.ts';
 import { COMPONENT_STATES, DRIFT_STATES } from './services.ts';
 import { RolloutSpecSchema } from './rollouts.ts';
@@ -21,10 +27,27 @@ export const FLEET_API_VERSION = `${FLEET_GROUP}/${FLEET_VERSION}`;
 /** Held by resources whose server object the operator created, until that object is deleted (or detached). */
 export const FLEET_FINALIZER = 'deployments.gantry.dev/finalizer';
 
-/** Condition types every fleet resource carries, as Plural's do. */
-export const CONDITIONS = { ready: 'Ready', synchronized: 'Synchronized', readonly: 'Readonly' } as const;
+/**
+ * Condition types every fleet resource carries: Plural's three, and Supported, False while the spec sets a field Gantry
+ * does not act on (its message names each, with why).
+ */
+export const CONDITIONS = { ready: 'Ready', synchronized: 'Synchronized', readonly: 'Readonly', supported: 'Supported' } as const;
+
+/** Marks `schema` as a field (or values of one) Gantry accepts but does not act on (see UnsupportedMark). */
+export function markUnsupported<T extends TSchema>(schema: T, reason: string, options: Omit<UnsupportedMark, 'reason'>): T {
+  const mark: UnsupportedMark = { reason, ...options };
+  return { ...schema, [UNSUPPORTED]: mark };
+}
+
+/** An optional field Gantry accepts but does not act on (see UnsupportedMark). */
+const unsupported = <T extends TSchema>(schema: T, reason: string, options: Omit<UnsupportedMark, 'reason'>) =>
+  Type.Optional(markUnsupported(schema, reason, options));
 
 const Name = (description: string) => Type.String({ minLength: 1, description });
+const ROUTABLE_EVENTS = [...FLEET_EVENTS, '*'];
+const REPORTED = { blocks: false } as const;
+const BLOCKS = { blocks: true } as const;
+const NO_PROJECTS = 'Gantry has no projects: every cluster, service and pipeline is in the one fleet, guarded by role bindings';
 
 export const ObjectReferenceSchema = Type.Object(
   {
@@ -34,10 +57,43 @@ export const ObjectReferenceSchema = Type.Object(
     kind: Type.Optional(Type.String({ description: 'Of the referent (Cluster, GitRepository).' })),
     name: Name('Name of the referent.'),
     namespace: Type.Optional(Type.String({ description: "Namespace of the referent; default the referring resource's." })),
+    uid: Type.Optional(Type.String({ description: 'Ignored: the referent is found by name (corev1.ObjectReference field).' })),
+    resourceVersion: Type.Optional(Type.String({ description: 'Ignored (corev1.ObjectReference field).' })),
+    fieldPath: Type.Optional(Type.String({ description: 'Ignored (corev1.ObjectReference field).' })),
   },
   { description: 'A reference to another resource, as corev1.ObjectReference.' },
 );
 export type ObjectReference = Static<typeof ObjectReferenceSchema>;
+
+/** Plural's Reconciliation (reconciliation.go); `subject` says what its drift detection is on this kind. */
+const Reconciliation = (subject: string) =>
+  Type.Object(
+    {
+      driftDetection: Type.Optional(Type.Boolean({ description: `Detect and repair drift of ${subject} (default true).` })),
+      interval: Type.Optional(
+        Type.String({ pattern: DURATION_PATTERN, description: 'How often drift is looked for, e.g. 5m30s (Go duration).' }),
+      ),
+    },
+    { description: `Drift detection of ${subject} (Plural's reconciliation).` },
+  );
+
+/** Plural's Binding (binding_types.go): a user or group, by id, email or name. */
+const BindingSchema = Type.Object({
+  id: Type.Optional(Type.String()),
+  UserID: Type.Optional(Type.String()),
+  userEmail: Type.Optional(Type.String()),
+  groupID: Type.Optional(Type.String()),
+  groupName: Type.Optional(Type.String()),
+});
+const Bindings = unsupported(
+  Type.Object(
+    { read: Type.Optional(Type.Array(BindingSchema)), write: Type.Optional(Type.Array(BindingSchema)) },
+    { description: "Read and write policies (Plural's bindings)." },
+  ),
+  "not mapped onto Gantry's role bindings yet: grant rights with `gantry rolebinding set`",
+  REPORTED,
+);
+const Deprecated = (schema: TSchema, what: string) => unsupported(schema, `deprecated in Plural and not acted on (${what})`, REPORTED);
 
 export const SecretReferenceSchema = Type.Object(
   {
@@ -66,6 +122,12 @@ export const GitRepositorySpecSchema = Type.Object({
       },
     ),
   ),
+  connectionRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'An ScmConnection whose credentials it uses (Plural).' }),
+    'Gantry has no ScmConnections: give the credentials in credentialsRef',
+    REPORTED,
+  ),
+  reconciliation: Type.Optional(Reconciliation('the server repository: interval is how often the operator checks it again')),
 });
 export type GitRepositorySpec = Static<typeof GitRepositorySpecSchema>;
 
@@ -85,6 +147,67 @@ export const ClusterSpecSchema = Type.Object({
   ),
   tags: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Cluster tags, which global services select on.' })),
   distro: Type.Optional(Type.String({ description: 'Kubernetes distribution (global services may select on it).' })),
+  version: Deprecated(Type.String({ description: 'Kubernetes version (Plural, deprecated).' }), 'the agent reports the version it finds'),
+  providerRef: Deprecated(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Cloud provider (Plural, deprecated).' }),
+    'Gantry registers clusters made elsewhere',
+  ),
+  projectRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Project (Plural).' }),
+    NO_PROJECTS,
+    REPORTED,
+  ),
+  cloud: unsupported(
+    Type.Union([Type.Literal('aws'), Type.Literal('azure'), Type.Literal('gcp'), Type.Literal('byok')], {
+      description: 'Cloud provider (Plural, deprecated); byok is what Gantry does.',
+    }),
+    'deprecated in Plural; Gantry registers clusters made elsewhere (byok)',
+    { blocks: false, unless: ['byok'] },
+  ),
+  protect: Deprecated(Type.Boolean({ description: 'Prevent deletion (Plural, deprecated).' }), 'deleting the resource deletes the cluster'),
+  metadata: unsupported(
+    Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'Any JSON metadata (Plural).' }),
+    "Gantry's clusters carry tags only",
+    REPORTED,
+  ),
+  bindings: Bindings,
+  cloudSettings: Deprecated(
+    Type.Object(
+      {
+        aws: Type.Optional(Type.Object({ region: Type.String() })),
+        azure: Type.Optional(
+          Type.Object({ resourceGroup: Type.String(), network: Type.String(), subscriptionId: Type.String(), location: Type.String() }),
+        ),
+        gcp: Type.Optional(Type.Object({ project: Type.String(), network: Type.String(), region: Type.String() })),
+      },
+      { description: 'Cloud settings (Plural, deprecated).' },
+    ),
+    'Gantry registers clusters made elsewhere',
+  ),
+  nodePools: Deprecated(
+    Type.Array(
+      Type.Object({
+        name: Type.String(),
+        instanceType: Type.String(),
+        minSize: Type.Integer({ minimum: 1 }),
+        maxSize: Type.Integer({ minimum: 1 }),
+        labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+        taints: Type.Optional(
+          Type.Array(
+            Type.Object({
+              key: Type.String(),
+              value: Type.String(),
+              effect: Type.String(),
+            }),
+          ),
+        ),
+        cloudSettings: Type.Optional(Type.Object({ aws: Type.Optional(Type.Object({ launchTemplateId: Type.Optional(Type.String()) })) })),
+      }),
+      { description: 'Node pools (Plural, deprecated).' },
+    ),
+    'Gantry registers clusters made elsewhere',
+  ),
+  reconciliation: Type.Optional(Reconciliation('the server cluster: interval is how often the operator checks it again')),
 });
 export type ClusterSpec = Static<typeof ClusterSpecSchema>;
 
@@ -92,6 +215,7 @@ export const ClusterStatusSchema = Type.Object({
   ...commonStatus,
   currentVersion: Type.Optional(Type.String({ description: 'Kubernetes version, as its agent reported it.' })),
   pingedAt: Type.Optional(Type.String({ description: 'Last ping of its agent.' })),
+  kasURL: Type.Optional(Type.String({ description: "Its API server's URL (Plural); not reported by Gantry's agents." })),
   health: Type.Optional(Type.String({ description: 'HEALTHY, UNHEALTHY or UNKNOWN.' })),
 });
 export type ClusterStatus = Static<typeof ClusterStatusSchema>;
@@ -110,7 +234,9 @@ const RendererSpec = Type.Object(
 /** What a service runs (a ServiceDeployment without its cluster; a GlobalService's template, as Plural's ServiceTemplate). */
 const ServiceTemplateFields = {
   name: Type.Optional(Type.String({ description: 'The service name on its cluster; default metadata.name.' })),
-  namespace: Type.String({ minLength: 1, description: 'Namespace the service deploys into.' }),
+  namespace: Type.Optional(
+    Type.String({ minLength: 1, description: "Namespace the service deploys into; default the resource's own (as Plural)." }),
+  ),
   repositoryRef: Type.Optional(
     Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The GitRepository (Gantry or Flux) holding the source.' }),
   ),
@@ -124,6 +250,11 @@ const ServiceTemplateFields = {
           }),
         ),
         folder: Type.String({ description: 'Folder of the repository holding the service.' }),
+        files: unsupported(
+          Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
+          "files from outside the folder are not added to a service's source yet",
+          BLOCKS,
+        ),
       },
       { description: 'Where in the repository the service is.' },
     ),
@@ -144,7 +275,7 @@ const ServiceTemplateFields = {
             },
           ),
         ),
-        chart: Type.Optional(Type.String()),
+        chart: Type.Optional(Type.String({ description: 'The chart of the repository.' })),
         version: Type.Optional(Type.String({ description: 'Exact version or semver range.' })),
         values: Type.Optional(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'Helm values.' })),
         valuesFiles: Type.Optional(Type.Array(Type.String(), { description: 'Values files in the git folder.' })),
@@ -159,18 +290,66 @@ const ServiceTemplateFields = {
         ),
         valuesConfigMapRef: Type.Optional(
           Type.Object(
-            { name: Name('Name of the ConfigMap.'), key: Type.String({ description: 'Its key holding a YAML values file.' }) },
+            {
+              name: Name('Name of the ConfigMap.'),
+              key: Type.String({ description: 'Its key holding a YAML values file.' }),
+              optional: Type.Optional(Type.Boolean({ description: 'A missing ConfigMap or key adds no values, rather than waiting.' })),
+            },
             { description: "A ConfigMap key holding values, merged under valuesFrom and `values` (Plural's valuesConfigMapRef)." },
           ),
         ),
         release: Type.Optional(Type.String({ description: 'Release name; default the service name.' })),
+        repositoryRef: unsupported(
+          Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'A GitRepository holding the chart (Plural).' }),
+          'a chart is taken from a Helm repository or OCI registry (helm.url), not from git yet',
+          BLOCKS,
+        ),
+        git: unsupported(
+          Type.Object(
+            {
+              folder: Type.String(),
+              ref: Type.String(),
+              files: Type.Optional(Type.Array(Type.String())),
+            },
+            { description: "The chart's folder and ref in helm.repositoryRef (Plural)." },
+          ),
+          'a chart is taken from a Helm repository or OCI registry (helm.url), not from git yet',
+          BLOCKS,
+        ),
+        ignoreHooks: unsupported(
+          Type.Boolean({ description: "Leave out the chart's hooks (Plural)." }),
+          "the chart's hooks are applied as Helm orders them; leaving them out is not supported",
+          { blocks: true, when: [true] },
+        ),
+        ignoreCrds: unsupported(
+          Type.Boolean({ description: "Leave out the chart's crds/ folder (Plural)." }),
+          "the chart's CRDs are always applied",
+          { blocks: true, when: [true] },
+        ),
+        luaScript: unsupported(
+          Type.String({ description: 'A Lua script returning values and valuesFiles (Plural).' }),
+          'Gantry runs no Lua: give the values in helm.values or helm.valuesFiles',
+          BLOCKS,
+        ),
+        luaFile: unsupported(
+          Type.String({ description: 'A Lua file returning values and valuesFiles (Plural).' }),
+          'Gantry runs no Lua: give the values in helm.values or helm.valuesFiles',
+          BLOCKS,
+        ),
       },
       { description: 'A Helm chart as source (Plural helm spec).' },
     ),
   ),
   kustomize: Type.Optional(
     Type.Object(
-      { path: Type.String({ description: 'Folder of the kustomization, below git.folder.' }) },
+      {
+        path: Type.String({ description: 'Folder of the kustomization, below git.folder.' }),
+        enableHelm: unsupported(
+          Type.Boolean({ description: 'Inflate helmCharts of the kustomization (Plural).' }),
+          'kustomize runs without --enable-helm: give the chart as a Helm source',
+          { blocks: true, when: [true] },
+        ),
+      },
       { description: 'Render with kustomize.' },
     ),
   ),
@@ -194,6 +373,11 @@ const ServiceTemplateFields = {
     Type.Object(
       {
         createNamespace: Type.Optional(Type.Boolean({ description: "Make the service's namespace when missing (default true)." })),
+        deleteNamespace: unsupported(
+          Type.Boolean({ description: "Delete the service's namespace with the service (Plural)." }),
+          'a namespace is deleted only when it is one of the objects the service applied',
+          { blocks: false, when: [true] },
+        ),
         enforceNamespace: Type.Optional(
           Type.Boolean({ description: "Put every namespaced object into the service's namespace (default false)." }),
         ),
@@ -228,9 +412,93 @@ const ServiceTemplateFields = {
 export const ServiceTemplateSchema = Type.Object(ServiceTemplateFields, { description: 'The service each selected cluster gets.' });
 export type ServiceTemplate = Static<typeof ServiceTemplateSchema>;
 
+/** Plural's ServiceTemplate (managednamespace_types.go): the service fields, with dependencies as references. */
+const GlobalServiceTemplateSchema = Type.Object(
+  {
+    ...ServiceTemplateFields,
+    dependencies: unsupported(
+      Type.Array(Type.Object({ ...ObjectReferenceSchema.properties }), { description: 'Services the copies depend on (Plural).' }),
+      "a global service's copies do not wait for other services yet",
+      REPORTED,
+    ),
+  },
+  { description: 'The service each selected cluster gets.' },
+);
+
+/** What would change the rendered objects of a service; Gantry renders one source with one renderer. */
+const NOT_MULTI_SOURCE = 'a service has one source and one renderer (git or helm, renderer): several are not supported yet';
+
+/** Drift detection of a service is its agent's (syncConfig.selfHeal and the resync interval). */
+const ServiceReconciliation = Reconciliation(
+  "the service's objects in its cluster: false reports drift without repairing it (syncConfig.selfHeal false); interval is the agent's full resync of the service",
+);
+
 export const ServiceDeploymentSpecSchema = Type.Object({
   ...ServiceTemplateFields,
-  clusterRef: Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The Cluster resource the service runs on.' }),
+  cluster: Type.Optional(
+    Type.String({ minLength: 1, description: "The handle of the server's cluster the service runs on; instead of clusterRef (Plural)." }),
+  ),
+  clusterRef: Type.Optional(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The Cluster resource the service runs on; or cluster.' }),
+  ),
+  docsPath: unsupported(
+    Type.String({ description: "A folder of the source holding the service's docs (Plural)." }),
+    "the UI does not show a service's docs yet",
+    REPORTED,
+  ),
+  version: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: "What the service's owners call its current state, e.g. 1.4.2; recorded on each of its revisions.",
+    }),
+  ),
+  flowRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'A Flow the service belongs to (Plural).' }),
+    "Gantry has no Flows (Plural's grouping of services, pipelines and previews for its UI)",
+    REPORTED,
+  ),
+  bindings: Bindings,
+  imports: unsupported(
+    Type.Array(
+      Type.Object({ stackRef: Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'An InfrastructureStack.' }) }),
+      { description: "Outputs of InfrastructureStacks bound into the service's templates (Plural)." },
+    ),
+    'Gantry has no InfrastructureStacks, so there are no outputs to import',
+    BLOCKS,
+  ),
+  sources: unsupported(
+    Type.Array(
+      Type.Object({
+        path: Type.Optional(Type.String({ description: 'Subfolder of the combined source it is put in.' })),
+        repositoryRef: Type.Optional(Type.Object({ ...ObjectReferenceSchema.properties })),
+        git: Type.Optional(Type.Object({ folder: Type.String(), ref: Type.String(), files: Type.Optional(Type.Array(Type.String())) })),
+      }),
+      { description: 'More git sources, combined into one folder (Plural).' },
+    ),
+    NOT_MULTI_SOURCE,
+    BLOCKS,
+  ),
+  renderers: unsupported(
+    Type.Array(
+      Type.Object({
+        path: Type.String(),
+        type: Type.Union([Type.Literal('AUTO'), Type.Literal('RAW'), Type.Literal('HELM'), Type.Literal('KUSTOMIZE')]),
+        helm: Type.Optional(
+          Type.Object({
+            values: Type.Optional(Type.String({ description: 'A values file (YAML text).' })),
+            valuesFiles: Type.Optional(Type.Array(Type.String())),
+            release: Type.Optional(Type.String()),
+          }),
+        ),
+      }),
+      { description: 'A renderer per folder of the source (Plural); Gantry has one, `renderer`.' },
+    ),
+    NOT_MULTI_SOURCE,
+    BLOCKS,
+  ),
+  agentId: Type.Optional(Type.String({ description: "Ignored: Plural's UI links the agent session that made the service with it." })),
+  reconciliation: Type.Optional(ServiceReconciliation),
   dependencies: Type.Optional(
     Type.Array(Type.Object({ name: Type.String({ description: 'A service on the same cluster.' }) }), {
       description: 'Services that must be healthy before this one is applied.',
@@ -288,10 +556,18 @@ export const ServiceContextSpecSchema = Type.Object({
       description: 'The context name on the server; default metadata.name.',
     }),
   ),
-  configuration: Type.Unknown({
-    'x-kubernetes-preserve-unknown-fields': true,
-    description: 'Any JSON object, bound into the templates of services naming the context as contexts.<name> (not secret).',
-  }),
+  configuration: Type.Optional(
+    Type.Unknown({
+      'x-kubernetes-preserve-unknown-fields': true,
+      description: 'Any JSON object, bound into the templates of services naming the context as contexts.<name> (not secret); default {}.',
+    }),
+  ),
+  projectRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Project (Plural).' }),
+    NO_PROJECTS,
+    REPORTED,
+  ),
+  reconciliation: Type.Optional(Reconciliation('the server context: interval is how often the operator checks it again')),
 });
 export type ServiceContextSpec = Static<typeof ServiceContextSpecSchema>;
 
@@ -313,7 +589,47 @@ export const GlobalServiceSpecSchema = Type.Object({
       { description: 'A ServiceDeployment whose service (less its cluster) every selected cluster gets.' },
     ),
   ),
-  template: Type.Optional(ServiceTemplateSchema),
+  template: Type.Optional(GlobalServiceTemplateSchema),
+  reparent: unsupported(
+    Type.Boolean({ description: 'Take over services of the same name made elsewhere (Plural).' }),
+    'a copy is never made over a service of the same name that the global service does not own',
+    { blocks: false, when: [true] },
+  ),
+  interval: Type.Optional(
+    Type.String({
+      pattern: DURATION_PATTERN,
+      description: 'How often the operator checks the global service again (Plural; default 30s).',
+    }),
+  ),
+  context: unsupported(
+    Type.Object(
+      { raw: Type.Optional(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true })) },
+      { description: "Data for templating the copies' service properties (Plural)." },
+    ),
+    "the copies' properties are not templated: each copy is the template",
+    BLOCKS,
+  ),
+  mgmt: unsupported(
+    Type.Boolean({ description: 'Include management clusters (Plural).' }),
+    'Gantry does not tell management clusters apart: a cluster whose tags match gets the service',
+    REPORTED,
+  ),
+  providerRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: "Only a provider's clusters (Plural, deprecated)." }),
+    'Gantry has no providers: select clusters by tags and distro',
+    BLOCKS,
+  ),
+  projectRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: "Only a project's clusters (Plural)." }),
+    `${NO_PROJECTS}; select clusters by tags`,
+    BLOCKS,
+  ),
+  ignoreClusters: unsupported(
+    Type.Array(Type.String(), { description: 'Handles of clusters left out (Plural).' }),
+    'leaving clusters out by handle is not supported yet: give the others a tag to select on',
+    BLOCKS,
+  ),
+  reconciliation: Type.Optional(ServiceReconciliation),
   rollout: Type.Optional(
     Type.Object(RolloutSpecSchema.properties, {
       additionalProperties: false,
@@ -340,26 +656,84 @@ export const GlobalServiceStatusSchema = Type.Object({
 });
 export type GlobalServiceStatus = Static<typeof GlobalServiceStatusSchema>;
 
+const SecretKeySelector = (description: string) =>
+  Type.Object(
+    {
+      name: Name('Name of the Secret.'),
+      key: Type.String({ minLength: 1, description: 'Its key.' }),
+      optional: Type.Optional(Type.Boolean({ description: 'A missing Secret or key is no error.' })),
+    },
+    { description: `${description} (corev1.SecretKeySelector).` },
+  );
+const CLOUD_AUTH = 'only basic auth is supported: the server pulls with a username and password';
+
 export const HelmRepositorySpecSchema = Type.Object({
   url: Type.String({
-    pattern: '^https?://.+',
-    description: 'The Helm repository (index.yaml below it); the server uses it for services whose helm.url is this URL.',
+    pattern: '^(https?|oci)://.+',
+    description:
+      'The Helm repository (index.yaml below it); the server uses it for services whose helm.url is this URL. oci:// is accepted but not registered yet.',
   }),
-  provider: Type.Optional(Type.Literal('BASIC', { description: "How to authenticate (Plural's provider); BASIC only so far." })),
+  provider: unsupported(
+    Type.Union([Type.Literal('BASIC'), Type.Literal('BEARER'), Type.Literal('GCP'), Type.Literal('AZURE'), Type.Literal('AWS')], {
+      description: "How to authenticate (Plural's provider).",
+    }),
+    CLOUD_AUTH,
+    { blocks: false, unless: ['BASIC'] },
+  ),
   auth: Type.Optional(
     Type.Object(
       {
         basic: Type.Optional(
           Type.Object({
             username: Type.String({ minLength: 1 }),
-            passwordSecretRef: Type.Object(
-              {
-                name: Name('Name of the Secret.'),
-                key: Type.Optional(Type.String({ description: 'Key of the password; default password.' })),
-              },
-              { description: 'The Secret holding the password (sent to the server, which seals it).' },
+            passwordSecretRef: Type.Optional(
+              Type.Object(
+                {
+                  ...SecretReferenceSchema.properties,
+                  key: Type.Optional(Type.String({ description: 'Key of the password; default password (Gantry extension).' })),
+                },
+                { description: 'The Secret holding the password (sent to the server, which seals it).' },
+              ),
             ),
+            secretKeyRef: Type.Optional(SecretKeySelector('The password; or passwordSecretRef')),
           }),
+        ),
+        bearer: unsupported(
+          Type.Object({
+            tokenSecretRef: Type.Optional(SecretReferenceSchema),
+            secretKeyRef: Type.Optional(SecretKeySelector('The token')),
+          }),
+          CLOUD_AUTH,
+          REPORTED,
+        ),
+        aws: unsupported(
+          Type.Object({
+            accessKey: Type.Optional(Type.String()),
+            secretAccessKeySecretRef: Type.Optional(SecretReferenceSchema),
+            secretKeyRef: Type.Optional(SecretKeySelector('The secret access key')),
+            assumeRoleArn: Type.Optional(Type.String()),
+          }),
+          CLOUD_AUTH,
+          REPORTED,
+        ),
+        azure: unsupported(
+          Type.Object({
+            clientId: Type.Optional(Type.String()),
+            clientSecretSecretRef: Type.Optional(SecretReferenceSchema),
+            secretKeyRef: Type.Optional(SecretKeySelector('The client secret')),
+            tenantId: Type.Optional(Type.String()),
+            subscriptionId: Type.Optional(Type.String()),
+          }),
+          CLOUD_AUTH,
+          REPORTED,
+        ),
+        gcp: unsupported(
+          Type.Object({
+            applicationCredentialsSecretRef: Type.Optional(SecretReferenceSchema),
+            secretKeyRef: Type.Optional(SecretKeySelector('The application credentials')),
+          }),
+          CLOUD_AUTH,
+          REPORTED,
         ),
       },
       { description: "Plural's HelmRepository auth." },
@@ -375,14 +749,28 @@ export const NotificationSinkSpecSchema = Type.Object({
   name: Type.Optional(
     Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'The sink name on the server; default metadata.name.' }),
   ),
-  type: Type.Union([Type.Literal('SLACK'), Type.Literal('WEBHOOK')], {
-    description: 'A Slack incoming webhook, or a generic JSON webhook.',
-  }),
+  type: markUnsupported(
+    Type.Union([Type.Literal('SLACK'), Type.Literal('TEAMS'), Type.Literal('PLURAL'), Type.Literal('WEBHOOK')], {
+      description: 'A Slack incoming webhook, a generic JSON webhook (Gantry extension), Teams or PLURAL (Plural; not supported).',
+    }),
+    "Gantry posts to Slack and to JSON webhooks: Teams is not supported yet, and PLURAL is the in-app inbox of Plural's console",
+    { blocks: true, when: ['TEAMS', 'PLURAL'] },
+  ),
   configuration: Type.Optional(
     Type.Object(
       {
         slack: Type.Optional(Type.Object({ url: Type.String({ description: 'The incoming webhook URL (Plural keeps it in the spec).' }) })),
         webhook: Type.Optional(Type.Object({ url: Type.String({ description: 'Where the JSON event is posted.' }) })),
+        teams: Type.Optional(Type.Object({ url: Type.String({ description: 'The Teams incoming webhook URL (type TEAMS).' }) })),
+        plural: Type.Optional(
+          Type.Object(
+            {
+              priority: Type.Optional(Type.Union([Type.Literal('LOW'), Type.Literal('MEDIUM'), Type.Literal('HIGH')])),
+              urgent: Type.Optional(Type.Boolean()),
+            },
+            { description: 'In-app notifications of Plural (type PLURAL).' },
+          ),
+        ),
       },
       { description: "Plural's sink configuration; secretRef's keys take precedence." },
     ),
@@ -393,6 +781,12 @@ export const NotificationSinkSpecSchema = Type.Object({
       { description: 'A Secret with `url` and, for a webhook, `hmacKey` (signs the body: X-Signature: sha256=<hex>).' },
     ),
   ),
+  bindings: unsupported(
+    Type.Array(BindingSchema, { description: 'Who gets the in-app notifications of a PLURAL sink (Plural).' }),
+    "Gantry has no in-app inbox: PLURAL sinks are Plural's console's",
+    REPORTED,
+  ),
+  reconciliation: Type.Optional(Reconciliation('the server sink: interval is how often the operator checks it again')),
 });
 export type NotificationSinkSpec = Static<typeof NotificationSinkSpecSchema>;
 
@@ -403,7 +797,15 @@ export const NotificationRouterSpecSchema = Type.Object({
   name: Type.Optional(
     Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'The router name on the server; default metadata.name.' }),
   ),
-  events: Type.Array(RoutedEventSchema, { minItems: 1, description: 'The fleet events routed (Plural names); * for all.' }),
+  events: Type.Optional(
+    Type.Array(
+      markUnsupported(Type.String({ minLength: 1 }), `Gantry's fleet sends only ${ROUTABLE_EVENTS.join(', ')}`, {
+        blocks: false,
+        unless: ROUTABLE_EVENTS,
+      }),
+      { description: `The fleet events routed (Plural names): ${ROUTABLE_EVENTS.join(', ')}; default *.` },
+    ),
+  ),
   filters: Type.Optional(
     Type.Array(
       Type.Object({
@@ -414,11 +816,17 @@ export const NotificationRouterSpecSchema = Type.Object({
         serviceRef: Type.Optional(
           Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Only events of this ServiceDeployment.' }),
         ),
+        pipelineRef: Type.Optional(
+          Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Only events of this Pipeline (with no other field).' }),
+        ),
       }),
       { description: 'None: every event; else an event passes when any filter matches it.' },
     ),
   ),
-  sinks: Type.Array(Type.Object({ ...ObjectReferenceSchema.properties }), { minItems: 1, description: 'NotificationSink resources.' }),
+  sinks: Type.Optional(
+    Type.Array(Type.Object({ ...ObjectReferenceSchema.properties }), { description: 'NotificationSink resources (at least one).' }),
+  ),
+  reconciliation: Type.Optional(Reconciliation('the server router: interval is how often the operator checks it again')),
 });
 export type NotificationRouterSpec = Static<typeof NotificationRouterSpecSchema>;
 
@@ -433,6 +841,13 @@ const Recurrences = (description: string) =>
     }),
     { description },
   );
+
+const ContainerResourceList = Type.Object({ cpu: Type.Optional(Type.String()), memory: Type.Optional(Type.String()) });
+const GateJobResourcesSchema = Type.Object(
+  { requests: Type.Optional(ContainerResourceList), limits: Type.Optional(ContainerResourceList) },
+  { description: 'Resources of every container that gives none.' },
+);
+export type GateJobResources = Static<typeof GateJobResourcesSchema>;
 
 const PipelineGateSchema = Type.Object({
   name: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'Unique on its edge.' }),
@@ -459,11 +874,28 @@ const PipelineGateSchema = Type.Object({
                 Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true, description: 'A batch/v1 JobSpec; or containers.' }),
               ),
               containers: Type.Optional(
-                Type.Array(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true }), { description: 'corev1.Containers.' }),
+                Type.Array(Type.Unknown({ 'x-kubernetes-preserve-unknown-fields': true }), {
+                  description:
+                    "Plural's containers ({image, args, env: [{name, value}], envFrom: [{secret, configMap}], resources}), named gate-0, gate-1, …; or corev1.Containers (with a name).",
+                }),
               ),
               labels: Type.Optional(Type.Record(Type.String(), Type.String())),
               annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+              nodeSelector: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "The Job's Pod's node selector." })),
+              tolerations: Type.Optional(
+                Type.Array(
+                  Type.Object({
+                    key: Type.Optional(Type.String()),
+                    operator: Type.Optional(Type.String()),
+                    value: Type.Optional(Type.String()),
+                    effect: Type.Optional(Type.String()),
+                    tolerationSeconds: Type.Optional(Type.Integer()),
+                  }),
+                  { description: "The Job's Pod's tolerations (corev1.Toleration)." },
+                ),
+              ),
               serviceAccount: Type.Optional(Type.String()),
+              resources: Type.Optional(GateJobResourcesSchema),
             },
             { description: "The JOB gate's Job (Plural's gate job spec)." },
           ),
@@ -521,8 +953,21 @@ export const PipelineSpecSchema = Type.Object({
           criteria: Type.Optional(
             Type.Object(
               {
-                serviceRef: PipelineServiceRef('The service of an upstream stage it is promoted from'),
+                serviceRef: Type.Optional(PipelineServiceRef('The service of an upstream stage it is promoted from')),
                 secrets: Type.Optional(Type.Array(Type.String(), { description: 'Configuration keys copied from that service.' })),
+                prAutomationRef: unsupported(
+                  Type.Object(
+                    { ...ObjectReferenceSchema.properties },
+                    { description: 'A PrAutomation promoting by pull request (Plural).' },
+                  ),
+                  'Gantry promotes by revision, not by pull request: it has no PrAutomations',
+                  BLOCKS,
+                ),
+                repository: unsupported(
+                  Type.String({ description: "The repository slug the PrAutomation's pull request is made on (Plural)." }),
+                  'Gantry has no PrAutomations',
+                  REPORTED,
+                ),
               },
               { description: 'What a promotion into this service takes.' },
             ),
@@ -543,12 +988,25 @@ export const PipelineSpecSchema = Type.Object({
   edges: Type.Optional(
     Type.Array(
       Type.Object({
-        from: Type.String({ description: 'The stage promoted from.' }),
-        to: Type.String({ description: 'The stage promoted into.' }),
+        from: Type.Optional(Type.String({ description: 'The stage promoted from; or fromId.' })),
+        to: Type.Optional(Type.String({ description: 'The stage promoted into; or toId.' })),
+        fromId: Type.Optional(Type.String({ description: 'The stage promoted from, by name (Plural also takes a console id).' })),
+        toId: Type.Optional(Type.String({ description: 'The stage promoted into, by name (Plural also takes a console id).' })),
         gates: Type.Optional(Type.Array(PipelineGateSchema)),
       }),
     ),
   ),
+  flowRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'A Flow the pipeline belongs to (Plural).' }),
+    "Gantry has no Flows (Plural's grouping of services, pipelines and previews for its UI)",
+    REPORTED,
+  ),
+  projectRef: unsupported(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'Project (Plural).' }),
+    NO_PROJECTS,
+    REPORTED,
+  ),
+  bindings: Bindings,
 });
 export type PipelineSpec = Static<typeof PipelineSpecSchema>;
 

@@ -74,6 +74,13 @@ const JobGateSchema = Type.Object(
         ),
         labels: Type.Optional(Type.Record(Type.String(), Type.String())),
         annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+        nodeSelector: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "the Job's Pod's node selector" })),
+        tolerations: Type.Optional(
+          Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+            maxItems: 50,
+            description: "the Job's Pod's tolerations (corev1.Toleration)",
+          }),
+        ),
         serviceAccount: Type.Optional(Type.String({ minLength: 1 })),
       },
       { additionalProperties: false },

@@ -7,6 +7,7 @@
 import { Type, type Static } from 'typebox';
 import { LiteralUnion, Name, Time } from './common.ts';
 import { ContextName } from './contexts.ts';
+import { DURATION_PATTERN } from '../duration.ts';
 
 export const RendererSchema = Type.Object(
   {
@@ -82,6 +83,13 @@ const DiffNormalizerSchema = Type.Object(
   },
 );
 
+/** Plural's service `version`: what its owners call this state of it; recorded on each revision. */
+const ServiceVersion = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description: "what the service's owners call its current state, e.g. 1.4.2 (Plural's version); recorded on each revision",
+});
+
 export const SyncConfigSchema = Type.Object(
   {
     createNamespace: Type.Optional(Type.Boolean({ description: "make the service's namespace when missing (default true)" })),
@@ -102,6 +110,13 @@ export const SyncConfigSchema = Type.Object(
       Type.Boolean({
         description:
           "repair drift (objects deleted or changed in the cluster) within seconds and on the periodic resync (default true, Argo CD's selfHeal); false: drift is only reported, until the next revision",
+      }),
+    ),
+    resyncInterval: Type.Optional(
+      Type.String({
+        pattern: DURATION_PATTERN,
+        description:
+          "how often the agent applies the service again though nothing changed (Go duration, at least 1m; default the agent's --resync-interval); Plural's reconciliation.interval",
       }),
     ),
   },
@@ -125,6 +140,7 @@ export const ServiceSourceFields = {
   templated: Type.Optional(
     Type.Boolean({ description: 'render *.liquid files with Liquid (default true, as Plural); false applies the folder as it is' }),
   ),
+  version: Type.Optional(ServiceVersion),
 };
 
 export const NewServiceSchema = Type.Object(
@@ -141,6 +157,7 @@ export type NewServiceBody = Static<typeof NewServiceSchema>;
 export const ServiceUpdateSchema = Type.Object(
   {
     namespace: Type.Optional(Name),
+    version: Type.Optional(Type.Union([ServiceVersion, Type.Null()], { description: 'null drops it' })),
     repository: Type.Optional(Type.String({ minLength: 1 })),
     git: Type.Optional(
       Type.Union(
@@ -234,6 +251,7 @@ export const RevisionSchema = Type.Object({
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,
   contexts: Type.Array(Type.String()),
+  version: Type.Union([Type.String(), Type.Null()], { description: "the service's version when the revision was made" }),
   message: Type.Union([Type.String(), Type.Null()]),
   createdBy: Type.Union([Type.String(), Type.Null()]),
   createdAt: Time,
@@ -255,6 +273,7 @@ export const ServiceSchema = Type.Object({
   repository: Type.Union([Type.Object({ id: Type.String(), url: Type.String() }), Type.Null()]),
   syncConfig: Type.Optional(SyncConfigSchema),
   templated: Type.Boolean({ description: 'whether *.liquid files are rendered' }),
+  version: Type.Optional(Type.String({ description: "Plural's version, as its owners last gave it" })),
   git: Type.Union([GitSourceSchema, Type.Null()]),
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,

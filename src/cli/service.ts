@@ -139,9 +139,10 @@ export function serviceCommand(): Command {
         const revisions = await client.listRevisions(flags.cluster, name);
         printFleet(flags.output, revisions, () =>
           formatTable(
-            ['REVISION', 'COMMIT', 'REF', 'CHART', 'CREATED', 'BY', 'MESSAGE'],
+            ['REVISION', 'VERSION', 'COMMIT', 'REF', 'CHART', 'CREATED', 'BY', 'MESSAGE'],
             revisions.map((r) => [
               String(r.number),
+              r.version ?? '',
               (r.commit ?? '').slice(0, 12),
               r.git?.ref ?? '',
               r.helm ? `${r.helm.chart} ${r.chartVersion ?? r.helm.version}` : '',
@@ -326,6 +327,7 @@ function formatService(service: ApiService): string {
     ['cluster', service.cluster],
     ['name', service.name],
     ['namespace', service.namespace],
+    ...(service.version ? [['version', service.version] as [string, string]] : []),
     ...sourceRows(service),
     ['renderer', [service.renderer.kind, service.renderer.target].filter(Boolean).join(' target ')],
     ['status', service.status + (service.deleting ? ' (deleting)' : '')],

@@ -6,7 +6,7 @@
  * Deployment to mount; the token is never logged or put in status.
  */
 import type { ApiCluster, FleetClient } from '../client/fleet-client.ts';
-import { FLEET_API_VERSION, type ClusterSpec, type ClusterStatus } from '../api/fleet.ts';
+import { ClusterSpecSchema, FLEET_API_VERSION, type ClusterSpec, type ClusterStatus } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { FleetKind } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
@@ -23,6 +23,7 @@ export function clusterKind(
 ): FleetKind<ClusterSpec, ClusterStatus, DesiredCluster, ApiCluster> {
   return {
     kind: 'Cluster',
+    schema: ClusterSpecSchema,
     desired: async (resource) => ({
       attributes: {
         name: resource.metadata.name,

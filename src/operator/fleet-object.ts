@@ -9,8 +9,15 @@
  *   status mirrored, never updated or deleted; deleting the resource leaves the server object as it is.
  * - A reference that is not synced yet, or input the server refuses, is Synchronized=False with the reason; nothing
  *   is sent. The status is written once, at the end, and only when it changed.
+ * - A field Gantry does not act on (the `unsupported` marks of src/api/fleet.ts) is named in Supported=False; one that
+ *   would change what is deployed or where makes the resource Synchronized=False with reason UnsupportedField, and
+ *   nothing is sent until it is removed.
+ * - A synced resource is reconciled again after its `reconciliation.interval` (jittered by ±50%, as Plural's Jitter),
+ *   or the operator's status interval; never by the clock with `reconciliation.driftDetection: false` (Plural's
+ *   reconciliation.go), only when it or a referent changes.
  */
 import { createHash } from 'node:crypto';
+import type { TSchema } from 'typebox';
 import { ApiError, type FleetClient } from '../client/fleet-client.ts';
 import { CONDITIONS, FLEET_FINALIZER, type FleetResource } from '../api/fleet.ts';
 import type { Condition } from '../api/kluctl-deployment.ts';
@@ -20,6 +27,8 @@ import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
 import type { Logger } from '../logger.ts';
 import { messageOf } from '../problems.ts';
+import { parseDuration } from '../duration.ts';
+import { describeFields, type UnsupportedField, unsupportedFields } from './unsupported-fields.ts';
 
 /** A reference that does not resolve yet (missing, or not synced): the resource waits, watching the referent. */
 export class Waiting extends Error {
@@ -37,6 +46,20 @@ export class InvalidSpec extends Error {
   }
 }
 
+/** A field set that Gantry does not act on and that would change what is deployed or where. */
+export class UnsupportedFieldSet extends Error {
+  constructor(fields: readonly UnsupportedField[]) {
+    super(`${describeFields(fields)}; nothing is sent until ${fields.length === 1 ? 'it is' : 'they are'} removed`);
+    this.name = 'UnsupportedFieldSet';
+  }
+}
+
+/** Plural's reconciliation settings of a resource (reconciliation.go). */
+export interface ReconciliationSettings {
+  driftDetection?: boolean | undefined;
+  interval?: string | undefined;
+}
+
 /** Whether the server object is ready, and why not. */
 export interface Readiness {
   ready: boolean;
@@ -47,6 +70,13 @@ export interface Readiness {
 /** What the operator does for one kind; `D` is its desired state, `R` its server object. */
 export interface FleetKind<Spec, Status, D extends { attributes: unknown }, R> {
   kind: string;
+  /** The spec's schema, whose `unsupported` marks name the fields Gantry does not act on. */
+  schema: TSchema;
+  /**
+   * When the operator looks at the resource again by the clock; default its `spec.reconciliation`. A kind whose
+   * drift detection is its agent's (a service's objects) leaves the operator at its status interval.
+   */
+  reconciliation?(resource: FleetResource<Spec, Status>): ReconciliationSettings | undefined;
   /** The desired state from the spec and its references. @throws Waiting, InvalidSpec */
   desired(resource: FleetResource<Spec, Status>): Promise<D>;
   /** The server object `desired` names, made by this resource or not. */
@@ -108,8 +138,14 @@ export async function reconcileFleetObject<Spec, Status extends AnyStatus, D ext
     return {};
   }
 
-  let result: ReconcileResult = { requeueAfterMs: deps.statusIntervalMs };
+  const unsupported = unsupportedFields(kind.schema, resource.spec);
+  if (unsupported.length === 0) condition(CONDITIONS.supported, true, 'AllFieldsSupported', 'Gantry acts on every field of the spec');
+  else condition(CONDITIONS.supported, false, 'UnsupportedFields', `not acted on: ${describeFields(unsupported)}`);
+
+  let result: ReconcileResult = requeueOf(kind, resource, deps.statusIntervalMs);
   try {
+    const blocking = unsupported.filter((field) => field.blocks);
+    if (blocking.length > 0) throw new UnsupportedFieldSet(blocking);
     const desired = await kind.desired(resource);
     let remote = await kind.find(desired);
     const adopt = !owned && (readonly || remote !== undefined);
@@ -138,7 +174,8 @@ export async function reconcileFleetObject<Spec, Status extends AnyStatus, D ext
     condition(CONDITIONS.synchronized, false, reason, message);
     condition(CONDITIONS.ready, false, reason, message);
     if (reason === 'Error') result = { requeueAfterMs: deps.statusIntervalMs, error };
-    else if (reason === 'InvalidSpec' || reason === 'Refused') result = {};
+    else if (reason === 'Waiting') result = { requeueAfterMs: deps.statusIntervalMs };
+    else result = {};
   }
   if (JSON.stringify(status) !== JSON.stringify(resource.status ?? {})) await writeStatus(resource, status, deps);
   return result;
@@ -148,10 +185,29 @@ export async function reconcileFleetObject<Spec, Status extends AnyStatus, D ext
 function failureOf(error: unknown): [string, string] {
   if (error instanceof Waiting) return ['Waiting', error.message];
   if (error instanceof InvalidSpec) return ['InvalidSpec', error.message];
+  if (error instanceof UnsupportedFieldSet) return ['UnsupportedField', error.message];
   if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 401 && error.status !== 403) {
     return ['Refused', `the server refused it: ${error.message}${error.field ? ` (${error.field})` : ''}`];
   }
   return ['Error', messageOf(error)];
+}
+
+/**
+ * The next look by the clock at a synced resource: its reconciliation interval, jittered to 50–150% so resources made
+ * together do not come back together (Plural's Jitter); none with drift detection off; else `defaultMs`.
+ */
+function requeueOf<Spec, Status>(
+  kind: Pick<FleetKind<Spec, Status, { attributes: unknown }, unknown>, 'reconciliation'>,
+  resource: FleetResource<Spec, Status>,
+  defaultMs: number,
+): ReconcileResult {
+  const settings = kind.reconciliation
+    ? kind.reconciliation(resource)
+    : (resource.spec as { reconciliation?: ReconciliationSettings } | undefined)?.reconciliation;
+  if (settings?.driftDetection === false) return {};
+  if (!settings?.interval) return { requeueAfterMs: defaultMs };
+  const intervalMs = parseDuration(settings.interval);
+  return { requeueAfterMs: Math.max(1_000, Math.round(intervalMs / 2 + Math.random() * intervalMs)) };
 }
 
 async function addFinalizer(resource: FleetResource<unknown, unknown>, deps: FleetReconcileDeps): Promise<void> {

@@ -6,7 +6,7 @@
  * re-create the resource).
  */
 import { ApiError, type ApiRepository, type FleetClient } from '../client/fleet-client.ts';
-import type { GitRepositorySpec, GitRepositoryStatus } from '../api/fleet.ts';
+import { GitRepositorySpecSchema, type GitRepositorySpec, type GitRepositoryStatus } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import { type FleetKind, InvalidSpec } from './fleet-object.ts';
 import { secretOf } from './references.ts';
@@ -22,6 +22,7 @@ export function gitRepositoryKind(
 ): FleetKind<GitRepositorySpec, GitRepositoryStatus, DesiredRepository, ApiRepository> {
   return {
     kind: 'GitRepository',
+    schema: GitRepositorySpecSchema,
     async desired(resource) {
       const ref = resource.spec.credentialsRef;
       if (!ref) return { attributes: { url: resource.spec.url } };

@@ -3,10 +3,18 @@
  * tags include `spec.tags` (and of `spec.distro`) gets, as Plural's GlobalService. The service is `spec.template`,
  * or the service of the ServiceDeployment `spec.serviceRef` names (less its cluster). A global service made
  * elsewhere (`gantry globalservice create`) is adopted read-only. Deleting the resource deletes the copies and their
- * objects, or with `cascade.detach` forgets them and leaves the objects.
+ * objects, or with `cascade.detach` forgets them and leaves the objects. `reconciliation` is the copies' agents'
+ * drift detection (as a ServiceDeployment's); `interval` how often the operator looks at the global service again.
  */
 import type { ApiGlobalService, FleetClient } from '../client/fleet-client.ts';
-import { FLEET_GROUP, FLEET_VERSION, type GlobalServiceSpec, type GlobalServiceStatus, type ServiceDeploymentSpec } from '../api/fleet.ts';
+import {
+  FLEET_GROUP,
+  FLEET_VERSION,
+  GlobalServiceSpecSchema,
+  type GlobalServiceSpec,
+  type GlobalServiceStatus,
+  type ServiceDeploymentSpec,
+} from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { NewGlobalServiceBody } from '../api/global-services.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
@@ -27,7 +35,7 @@ export function globalServiceKind(
   /** The template's body: spec.template, or the referenced ServiceDeployment's service. */
   async function templateOf(spec: GlobalServiceSpec, name: string, namespace: string): Promise<NewGlobalServiceBody['template']> {
     if (spec.template && spec.serviceRef) throw new InvalidSpec('give spec.template or spec.serviceRef, not both');
-    if (spec.template) return await resolveTemplate(spec.template, name, namespace);
+    if (spec.template) return await resolveTemplate(spec.template, name, namespace, spec.reconciliation);
     if (!spec.serviceRef) throw new InvalidSpec('spec.template or spec.serviceRef is required');
     const refNamespace = referencedNamespace(cluster, spec.serviceRef, namespace, 'spec.serviceRef');
     const referenced = await cluster.get({
@@ -38,11 +46,15 @@ export function globalServiceKind(
       name: spec.serviceRef.name,
     });
     if (!referenced) throw new Waiting(`ServiceDeployment ${refNamespace}/${spec.serviceRef.name} (spec.serviceRef) not found`);
-    return await resolveTemplate(referenced['spec'] as ServiceDeploymentSpec, spec.serviceRef.name, refNamespace);
+    const service = referenced['spec'] as ServiceDeploymentSpec;
+    return await resolveTemplate(service, spec.serviceRef.name, refNamespace, spec.reconciliation ?? service.reconciliation);
   }
 
   return {
     kind: 'GlobalService',
+    schema: GlobalServiceSpecSchema,
+    // spec.reconciliation is the copies' agents' (templateOf); Plural's GlobalService times its own look with interval.
+    reconciliation: (resource) => ({ interval: resource.spec.interval }),
     async desired(resource) {
       const { spec } = resource;
       const name = spec.name ?? resource.metadata.name;

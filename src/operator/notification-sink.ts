@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ApiSink, FleetClient } from '../client/fleet-client.ts';
-import type { NotificationSinkSpec, NotificationSinkStatus } from '../api/fleet.ts';
+import { NotificationSinkSpecSchema, type NotificationSinkSpec, type NotificationSinkStatus } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { SinkUpsertBody } from '../api/notifications.ts';
 import { type FleetKind, InvalidSpec } from './fleet-object.ts';
@@ -27,6 +27,7 @@ export function notificationSinkKind(
   const set = async ({ attributes, body }: DesiredSink) => await client.setSink(attributes.name, body);
   return {
     kind: 'NotificationSink',
+    schema: NotificationSinkSpecSchema,
     async desired(resource) {
       const { spec } = resource;
       const type = spec.type === 'SLACK' ? 'slack' : 'webhook';

@@ -6,7 +6,15 @@
  * states are mirrored into status.
  */
 import type { ApiPipeline, FleetClient } from '../client/fleet-client.ts';
-import { FLEET_GROUP, FLEET_VERSION, type ObjectReference, type PipelineSpec, type PipelineStatus } from '../api/fleet.ts';
+import {
+  FLEET_GROUP,
+  FLEET_VERSION,
+  type GateJobResources,
+  type ObjectReference,
+  PipelineSpecSchema,
+  type PipelineSpec,
+  type PipelineStatus,
+} from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { PipelineUpsertBody } from '../api/pipelines.ts';
 import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
@@ -55,7 +63,7 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
     }
     const job = gate.spec?.job;
     if (!job) throw new InvalidSpec(`${field}.spec.job is required for a JOB gate`);
-    const { raw, containers, ...rest } = job;
+    const { raw, containers, resources, ...rest } = job;
     return {
       name: gate.name,
       type: 'JOB',
@@ -64,7 +72,9 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
         ...rest,
         cluster: await clusterNameOf(gate.clusterRef, namespace, `${field}.clusterRef`),
         ...(raw === undefined ? {} : { raw: raw as Record<string, unknown> }),
-        ...(containers === undefined ? {} : { containers: containers as Array<Record<string, unknown>> }),
+        ...(containers === undefined
+          ? {}
+          : { containers: containers.map((container, index) => corev1Container(container, index, resources)) }),
       },
     } satisfies GateBody;
   }
@@ -72,6 +82,7 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
   const set = async ({ attributes }: DesiredPipeline) => await client.setPipeline(attributes.name, attributes.body);
   return {
     kind: 'Pipeline',
+    schema: PipelineSpecSchema,
     async desired(resource) {
       const { spec } = resource;
       const namespace = resource.metadata.namespace ?? 'default';
@@ -83,9 +94,10 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
             stage.services.map(async (service, index) => {
               const field = `spec.stages[${stageIndex}].services[${index}]`;
               const criteria = service.criteria;
+              if (criteria && !criteria.serviceRef) throw new InvalidSpec(`${field}.criteria.serviceRef is required`);
               return {
                 ...(await serviceOf(service.serviceRef, namespace, `${field}.serviceRef`)),
-                ...(criteria
+                ...(criteria?.serviceRef
                   ? {
                       criteria: {
                         ...(await serviceOf(criteria.serviceRef, namespace, `${field}.criteria.serviceRef`)),
@@ -100,8 +112,8 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
       );
       const edges = await Promise.all(
         (spec.edges ?? []).map(async (edge, edgeIndex) => ({
-          from: edge.from,
-          to: edge.to,
+          from: stageOf(edge.from, edge.fromId, `spec.edges[${edgeIndex}].from`),
+          to: stageOf(edge.to, edge.toId, `spec.edges[${edgeIndex}].to`),
           gates: await Promise.all(
             (edge.gates ?? []).map((gate, index) => gateBody(gate, namespace, `spec.edges[${edgeIndex}].gates[${index}]`)),
           ),
@@ -141,4 +153,31 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
       };
     },
   };
+}
+
+/**
+ * The stage an edge names with `name`, or with `id` as Plural allows (here a stage name too: Gantry's stages have no
+ * ids of their own). @throws InvalidSpec for neither, or two that differ.
+ */
+function stageOf(name: string | undefined, id: string | undefined, field: string): string {
+  if (name && id && name !== id) throw new InvalidSpec(`${field} and ${field}Id name different stages (${name}, ${id})`);
+  const stage = name ?? id;
+  if (!stage) throw new InvalidSpec(`${field} (or ${field}Id) is required`);
+  return stage;
+}
+
+/**
+ * A gate job's container as corev1 has it. One with a `name` is corev1's already; Plural's have none and name their
+ * env sources `{secret, configMap}`: they become `gate-<index>` with `envFrom: [{secretRef}, {configMapRef}]`.
+ * `resources` (the job's) go to a container that gives none (Plural's implicit container resources).
+ */
+export function corev1Container(container: unknown, index: number, resources: GateJobResources | undefined): Record<string, unknown> {
+  const given = container as Record<string, unknown>;
+  const withResources = given['resources'] === undefined && resources ? { ...given, resources } : given;
+  if (typeof given['name'] === 'string') return withResources;
+  const envFrom = (given['envFrom'] as Array<{ secret?: string; configMap?: string }> | undefined)?.flatMap((source) => [
+    ...(source.secret ? [{ secretRef: { name: source.secret } }] : []),
+    ...(source.configMap ? [{ configMapRef: { name: source.configMap } }] : []),
+  ]);
+  return { ...withResources, name: `gate-${index}`, ...(envFrom ? { envFrom } : {}) };
 }

@@ -49,19 +49,44 @@ export async function secretOf(cluster: Cluster, ref: SecretReference, namespace
 }
 
 /**
- * The text under `ref.key` of the ConfigMap (in the referring resource's namespace).
+ * The text under `ref.key` of the ConfigMap (in the referring resource's namespace); undefined for a missing
+ * ConfigMap or key when the reference is `optional` (corev1 ConfigMapKeySelector's meaning).
  * @throws Waiting when the ConfigMap does not exist (yet); InvalidSpec when it lacks the key.
  */
 export async function configMapKeyOf(
   cluster: Cluster,
-  ref: { name: string; key: string },
+  ref: { name: string; key: string; optional?: boolean | undefined },
   namespace: string,
   field: string,
-): Promise<string> {
+): Promise<string | undefined> {
   const configMap = await cluster.get({ group: '', version: 'v1', kind: 'ConfigMap', namespace, name: ref.name });
+  if (!configMap && ref.optional) return undefined;
   if (!configMap) throw new Waiting(`ConfigMap ${namespace}/${ref.name} (${field}) not found`);
   const value = (configMap['data'] as Record<string, string> | undefined)?.[ref.key];
-  if (value === undefined) throw new InvalidSpec(`ConfigMap ${namespace}/${ref.name} (${field}) has no key ${ref.key}`);
+  if (value === undefined && !ref.optional) throw new InvalidSpec(`ConfigMap ${namespace}/${ref.name} (${field}) has no key ${ref.key}`);
+  return value;
+}
+
+/**
+ * The text under `ref.key` of the Secret, as secretOf reads it; undefined for a missing Secret or key when the
+ * reference is `optional` (corev1 SecretKeySelector's meaning).
+ * @throws Waiting when the Secret does not exist (yet); InvalidSpec when it lacks the key or its namespace is refused.
+ */
+export async function secretKeyOf(
+  cluster: Cluster,
+  ref: { name: string; key: string; optional?: boolean | undefined },
+  namespace: string,
+  field: string,
+): Promise<string | undefined> {
+  let data: Record<string, string>;
+  try {
+    data = await secretOf(cluster, ref, namespace, field);
+  } catch (error) {
+    if (error instanceof Waiting && ref.optional) return undefined;
+    throw error;
+  }
+  const value = data[ref.key];
+  if (value === undefined && !ref.optional) throw new InvalidSpec(`Secret ${ref.name} (${field}) has no key ${ref.key}`);
   return value;
 }
 

@@ -5,7 +5,7 @@
  * deletes the context; the server refuses while services still bind it, and the resource waits.
  */
 import type { ApiServiceContext, FleetClient } from '../client/fleet-client.ts';
-import type { ServiceContextSpec, ServiceContextStatus } from '../api/fleet.ts';
+import { ServiceContextSpecSchema, type ServiceContextSpec, type ServiceContextStatus } from '../api/fleet.ts';
 import { type FleetKind, InvalidSpec } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 
@@ -18,8 +18,9 @@ export function serviceContextKind(
 ): FleetKind<ServiceContextSpec, ServiceContextStatus, DesiredContext, ApiServiceContext> {
   return {
     kind: 'ServiceContext',
+    schema: ServiceContextSpecSchema,
     async desired(resource) {
-      const { configuration } = resource.spec;
+      const { configuration = {} } = resource.spec;
       if (typeof configuration !== 'object' || configuration === null || Array.isArray(configuration))
         throw new InvalidSpec('spec.configuration must be an object');
       return {

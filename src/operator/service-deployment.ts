@@ -1,7 +1,9 @@
 /**
- * ServiceDeployment → a service on the cluster its clusterRef names (Plural's servicedeployment_controller.go): the
- * service `spec.name` (default metadata.name) of that cluster, sourced from the repositoryRef's folder or a Helm
- * chart, with `configuration` and the keys of the `configurationRef` Secret over it. A service of that name made
+ * ServiceDeployment → a service on the cluster its clusterRef (a Cluster resource) or `cluster` (a server cluster's
+ * handle) names (Plural's servicedeployment_controller.go): the service `spec.name` (default metadata.name) of that
+ * cluster in `spec.namespace` (default the resource's), sourced from the repositoryRef's folder or a Helm chart, with
+ * `configuration` and the keys of the `configurationRef` Secret over it. `reconciliation` is its agent's drift
+ * detection: `driftDetection: false` is `syncConfig.selfHeal: false`, `interval` its resync interval. A service of that name made
  * elsewhere is adopted read-only. Its revision, applied revision, errors and components are mirrored into status.
  * Deleting the resource deletes the service, whose agent removes its objects; with `detach` or `protect` the service
  * is forgotten and its objects stay.
@@ -11,13 +13,14 @@ import type { ApiService, FleetClient } from '../client/fleet-client.ts';
 import {
   FLEET_GROUP,
   FLEET_VERSION,
+  ServiceDeploymentSpecSchema,
   type ServiceDeploymentSpec,
   type ServiceDeploymentStatus,
   type ServiceTemplate,
 } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { NewServiceBody } from '../api/services.ts';
-import { type FleetKind, InvalidSpec, Waiting } from './fleet-object.ts';
+import { type FleetKind, InvalidSpec, type ReconciliationSettings, Waiting } from './fleet-object.ts';
 import { fluxHelmRepositoryUrl, fluxRepository, isFluxRef } from './flux-source.ts';
 import { notFound } from './git-repository.ts';
 import { deepMerge, isPlainObject, type Values } from '../values.ts';
@@ -69,10 +72,10 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
     if (helm.valuesConfigMapRef) {
       const field = 'spec.helm.valuesConfigMapRef';
       const text = await configMapKeyOf(cluster, helm.valuesConfigMapRef, namespace, field);
-      merged = deepMerge(
-        merged,
-        valuesIn(text, `ConfigMap ${namespace}/${helm.valuesConfigMapRef.name} key ${helm.valuesConfigMapRef.key} (${field})`),
-      );
+      if (text !== undefined) {
+        const where = `ConfigMap ${namespace}/${helm.valuesConfigMapRef.name} key ${helm.valuesConfigMapRef.key} (${field})`;
+        merged = deepMerge(merged, valuesIn(text, where));
+      }
     }
     if (helm.valuesFrom) {
       const field = 'spec.helm.valuesFrom';
@@ -82,13 +85,19 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
     }
     return deepMerge(merged, (helm.values as Values | undefined) ?? {});
   }
-  return async (template: ServiceTemplate, defaultName: string, namespace: string): Promise<TemplateBody> => {
+  return async (
+    template: ServiceTemplate,
+    defaultName: string,
+    namespace: string,
+    reconciliation?: ReconciliationSettings,
+  ): Promise<TemplateBody> => {
     const source = await sourceOf(template, namespace);
     const configuration = {
       ...template.configuration,
       ...(template.configurationRef ? await secretOf(cluster, template.configurationRef, namespace, 'spec.configurationRef') : {}),
     };
-    const body = serviceBody(template, defaultName, source, configuration, await helmUrlOf(template.helm, namespace));
+    const helmUrl = await helmUrlOf(template.helm, namespace);
+    const body = serviceBody(template, { name: defaultName, namespace }, source, configuration, helmUrl, reconciliation);
     const secretValues = await referencedValuesOf(template.helm, namespace);
     return secretValues ? { ...body, secretValues } : body;
   };
@@ -99,31 +108,51 @@ export function serviceDeploymentKind(
   cluster: Cluster,
 ): FleetKind<ServiceDeploymentSpec, ServiceDeploymentStatus, DesiredService, ApiService> {
   const resolveTemplate = serviceTemplateResolver(client, cluster);
+  /**
+   * The server's name of the cluster the service runs on: `cluster` is a server cluster's handle (Plural's), clusterRef
+   * a Cluster resource. @throws InvalidSpec for both or neither; Waiting until the cluster is in the server.
+   */
+  async function clusterNameOf(spec: ServiceDeploymentSpec, namespace: string): Promise<string> {
+    if (spec.cluster && spec.clusterRef) throw new InvalidSpec('give spec.cluster (a handle) or spec.clusterRef, not both');
+    if (spec.cluster) {
+      const found = (await client.listClusters()).find((candidate) => candidate.handle === spec.cluster);
+      if (!found) throw new Waiting(`the server has no cluster with handle ${spec.cluster} (spec.cluster)`);
+      return found.name;
+    }
+    if (!spec.clusterRef) throw new InvalidSpec('spec.clusterRef (a Cluster resource) or spec.cluster (a handle) is required');
+    const clusterId = await referencedId(cluster, spec.clusterRef, CLUSTER, namespace, 'spec.clusterRef');
+    const clusterName = (await client.listClusters()).find((c) => c.id === clusterId)?.name;
+    if (!clusterName) throw new Waiting(`the server has no cluster ${clusterId} (spec.clusterRef ${spec.clusterRef.name})`);
+    return clusterName;
+  }
   return {
     kind: 'ServiceDeployment',
+    schema: ServiceDeploymentSpecSchema,
+    // The agent's drift detection (selfHeal, resync interval), not the operator's: it keeps mirroring status.
+    reconciliation: () => undefined,
     async desired(resource) {
       const { spec } = resource;
       const namespace = resource.metadata.namespace ?? 'default';
-      const clusterId = await referencedId(cluster, spec.clusterRef, CLUSTER, namespace, 'spec.clusterRef');
-      const clusterName = (await client.listClusters()).find((c) => c.id === clusterId)?.name;
-      if (!clusterName) throw new Waiting(`the server has no cluster ${clusterId} (spec.clusterRef ${spec.clusterRef.name})`);
+      const clusterName = await clusterNameOf(spec, namespace);
       const body: NewServiceBody = {
-        ...(await resolveTemplate(spec, resource.metadata.name, namespace)),
+        ...(await resolveTemplate(spec, resource.metadata.name, namespace, spec.reconciliation)),
         dependencies: (spec.dependencies ?? []).map((dependency) => dependency.name),
         protect: spec.protect ?? false,
+        ...(spec.version ? { version: spec.version } : {}),
       };
       return { attributes: { cluster: clusterName, body } };
     },
     find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
     create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
     async update(remote, { attributes }) {
-      const { name: _name, git, helm, syncConfig, secretValues, ...changes } = attributes.body;
+      const { name: _name, git, helm, syncConfig, secretValues, version, ...changes } = attributes.body;
       return await client.updateService(attributes.cluster, remote.name, {
         ...changes,
         git: git ?? null,
         helm: helm ?? null,
         syncConfig: syncConfig ?? null,
         secretValues: secretValues ?? {},
+        version: version ?? null,
       });
     },
     async remove(resource) {
@@ -158,13 +187,17 @@ export function serviceDeploymentKind(
   };
 }
 
-/** The API body of the spec. @throws InvalidSpec for combinations no server accepts. */
+/**
+ * The API body of the spec; `defaults` are the name and namespace it takes when it gives none (the resource's).
+ * @throws InvalidSpec for combinations no server accepts.
+ */
 function serviceBody(
   spec: ServiceTemplate,
-  resourceName: string,
+  defaults: { name: string; namespace: string },
   source: Source | undefined,
   configuration: Record<string, string>,
   helmUrl: string | undefined,
+  reconciliation: ReconciliationSettings | undefined,
 ): TemplateBody {
   if (spec.git && !source) throw new InvalidSpec('spec.git needs spec.repositoryRef');
   if (spec.kustomize && !spec.git)
@@ -182,16 +215,17 @@ function serviceBody(
     ...(spec.helm.valuesFiles ? { valuesFiles: spec.helm.valuesFiles } : {}),
     ...(spec.helm.release ? { release: spec.helm.release } : {}),
   };
+  const syncConfig = syncConfigOf(spec.syncConfig, reconciliation);
   return {
-    name: spec.name ?? resourceName,
-    namespace: spec.namespace,
+    name: spec.name ?? defaults.name,
+    namespace: spec.namespace ?? defaults.namespace,
     ...(source && git ? { repository: source.repository, git } : {}),
     ...(helm ? { helm } : {}),
     ...(renderer ? { renderer: renderer as NewServiceBody['renderer'] } : {}),
     configuration,
     contexts: spec.contexts ?? [],
     templated: spec.templated !== false,
-    ...(spec.syncConfig ? { syncConfig: syncConfigOf(spec.syncConfig) } : {}),
+    ...(syncConfig ? { syncConfig } : {}),
   };
 }
 
@@ -207,13 +241,29 @@ function valuesIn(text: string, where: string): Values {
   return values;
 }
 
-/** The CRD's syncConfig as the server takes it: labels and annotations are the namespace's metadata. */
-function syncConfigOf(config: NonNullable<ServiceTemplate['syncConfig']>): NonNullable<TemplateBody['syncConfig']> {
-  const { labels, annotations, ...flags } = config;
-  return {
+/**
+ * The CRD's syncConfig as the server takes it: labels and annotations are the namespace's metadata; Plural's
+ * reconciliation is the agent's drift detection (driftDetection: selfHeal; interval: resyncInterval).
+ * deleteNamespace is left out (not supported: the Supported condition names it). Undefined when there is neither.
+ * @throws InvalidSpec when syncConfig.selfHeal and reconciliation.driftDetection disagree.
+ */
+function syncConfigOf(
+  config: ServiceTemplate['syncConfig'],
+  reconciliation: ReconciliationSettings | undefined,
+): TemplateBody['syncConfig'] {
+  const { labels, annotations, deleteNamespace: _unsupported, ...flags } = config ?? {};
+  const { driftDetection, interval } = reconciliation ?? {};
+  if (driftDetection !== undefined && flags.selfHeal !== undefined && driftDetection !== flags.selfHeal) {
+    throw new InvalidSpec('spec.syncConfig.selfHeal and spec.reconciliation.driftDetection disagree: give one');
+  }
+  const selfHeal = flags.selfHeal ?? driftDetection;
+  const merged = {
     ...flags,
+    ...(selfHeal === undefined ? {} : { selfHeal }),
+    ...(interval ? { resyncInterval: interval } : {}),
     ...(labels || annotations ? { namespaceMetadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } } : {}),
   };
+  return config || Object.keys(merged).length > 0 ? merged : undefined;
 }
 
 function gitRef(ref: string | undefined): string {

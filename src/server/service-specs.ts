@@ -19,6 +19,7 @@ export interface SourceInput {
   contexts?: string[];
   syncConfig?: SyncConfig;
   templated?: boolean;
+  version?: string | undefined;
 }
 
 /**
@@ -50,6 +51,7 @@ export async function checkedSpec(sources: ServiceSources, input: SourceInput, n
   if (input.contexts?.length) spec.contexts = input.contexts;
   if (input.syncConfig && Object.keys(input.syncConfig).length > 0) spec.syncConfig = input.syncConfig;
   if (input.templated === false) spec.templated = false;
+  if (input.version) spec.version = input.version;
   return spec;
 }
 

@@ -59,6 +59,8 @@ export interface ServiceSpec {
   syncConfig?: SyncConfig;
   /** False: `*.liquid` files are not rendered (Plural's templated); absent for the default, true. */
   templated?: false;
+  /** What its owners call this state of the service (Plural's version); absent when not given. */
+  version?: string;
 }
 
 /** Plural's syncConfig, as its agent reads it. */
@@ -71,6 +73,10 @@ export interface SyncConfig {
   namespaceMetadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   /** Fields of matching objects the agent leaves to the cluster (agent/diff-normalizers.ts). */
   diffNormalizers?: Array<{ kind?: string; name?: string; namespace?: string; backfill?: boolean; jsonPointers: string[] }>;
+  /** False: drift is reported, not repaired (default true). */
+  selfHeal?: boolean;
+  /** The agent's full resync of the service, a Go duration (Plural's reconciliation.interval); absent: the agent's. */
+  resyncInterval?: string;
 }
 
 export interface Component {

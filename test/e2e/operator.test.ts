@@ -103,7 +103,8 @@ describe('the deployment operator', () => {
       ),
     );
     client = new FleetClient({ server: server.url, token: server.adminToken! });
-    engine = new Engine(testConfig());
+    // As an agent's engine runs: the watched cache of its objects finds drift within seconds.
+    engine = new Engine(testConfig({ watchDiscriminated: true }));
     operator = await startOperator({
       kubeConfig: loadKubeConfig({}),
       client,
@@ -135,7 +136,7 @@ describe('the deployment operator', () => {
     await kubectl(['delete', 'gitrepositories.deployments.gantry.dev', `console-${suffix}`, '--ignore-not-found', '--wait=false']);
     for (const agent of agents) await agent.stop();
     for (const cluster of WORKLOAD_CLUSTERS)
-      await kubectlOn(cluster, ['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=false']);
+      await kubectlOn(cluster, ['delete', 'namespace', APP_NS, NS, '--ignore-not-found', '--wait=false']);
     await engine?.close();
     await server?.close();
     await repo?.remove();
@@ -693,6 +694,98 @@ describe('the deployment operator', () => {
       '--timeout=90s',
     ]);
     await kubectlOn(DEV, ['delete', 'namespace', placed, '--wait=false']);
+  });
+
+  test("Plural's fields: cluster by handle, the resource's namespace, version on the revisions, reconciliation as the agent's drift detection; unsupported ones named, and one that changes what is deployed sends nothing", async () => {
+    // Plural's shape: no clusterRef but the handle, no namespace (the resource's), and fields Gantry does not act on.
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceDeployment',
+        metadata: { name: 'by-handle', namespace: NS },
+        spec: {
+          cluster: 'k3s-test',
+          repositoryRef: { name: `console-${suffix}` },
+          git: { ref: 'main', folder: 'test-apps/k3s' },
+          version: '1.4.2',
+          docsPath: 'docs/',
+          bindings: { read: [{ groupName: 'developers' }] },
+          reconciliation: { driftDetection: false, interval: '45m' },
+        },
+      },
+    ]);
+    await waitFor('by-handle Ready', async () => (await conditionOf('servicedeployment', 'by-handle', 'Ready'))?.status === 'True', 90_000);
+    const service = await client.getService('k3s-test', 'by-handle');
+    expect(service).toMatchObject({ namespace: NS, version: '1.4.2', syncConfig: { selfHeal: false, resyncInterval: '45m' } });
+    expect((await client.listRevisions('k3s-test', 'by-handle')).map((revision) => revision.version)).toEqual(['1.4.2']);
+    expect(await conditionOf('servicedeployment', 'by-handle', 'Synchronized')).toMatchObject({ status: 'True' });
+    const supported = await conditionOf('servicedeployment', 'by-handle', 'Supported');
+    expect(supported).toMatchObject({ status: 'False', reason: 'UnsupportedFields' });
+    expect(supported?.message).toContain("spec.docsPath: the UI does not show a service's docs yet");
+    expect(supported?.message).toContain('spec.bindings: ');
+    expect(await conditionOf('cluster', 'k3s-test', 'Supported')).toMatchObject({ status: 'True', reason: 'AllFieldsSupported' });
+
+    // driftDetection false: a deleted object is reported as drift and left deleted.
+    await kubectlOn(DEV, ['delete', 'configmap', 'upgrade-plan', '-n', NS]);
+    await waitFor('the drift reported', async () =>
+      (await get('servicedeployment', 'by-handle')).status?.components?.some(
+        (c) => c.name === 'upgrade-plan' && (c as { drift?: { state: string } }).drift?.state === 'MISSING',
+      ),
+    );
+    expect(await kubectlOn(DEV, ['get', 'configmap', 'upgrade-plan', '-n', NS, '--ignore-not-found', '-o', 'name'])).toBe('');
+
+    // A new version is a new revision; the drift stays unrepaired until then, and that revision applies it again.
+    await kubectl([
+      'patch',
+      'servicedeployment.deployments.gantry.dev',
+      'by-handle',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      '{"spec":{"version":"1.4.3"}}',
+    ]);
+    await waitFor('revision 2 applied', async () => (await client.getService('k3s-test', 'by-handle')).appliedRevision === 2, 90_000);
+    expect((await client.listRevisions('k3s-test', 'by-handle')).map((revision) => revision.version)).toEqual(['1.4.3', '1.4.2']);
+    expect(await kubectlOn(DEV, ['get', 'configmap', 'upgrade-plan', '-n', NS, '-o', 'name'])).toBe('configmap/upgrade-plan');
+
+    // A Lua values script would change the chart's values: nothing is sent, the condition says why.
+    await apply([
+      {
+        apiVersion: 'deployments.gantry.dev/v1alpha1',
+        kind: 'ServiceDeployment',
+        metadata: { name: 'lua-values', namespace: NS },
+        spec: {
+          cluster: 'k3s-test',
+          namespace: APP_NS,
+          helm: { url: 'https://charts.invalid', chart: 'app', version: '1.0.0', luaScript: 'values = {replicas = 3}' },
+        },
+      },
+    ]);
+    const blocked = await notSynchronized('servicedeployment', 'lua-values');
+    expect(blocked).toMatchObject({ reason: 'UnsupportedField' });
+    expect(blocked.message).toBe(
+      'spec.helm.luaScript: Gantry runs no Lua: give the values in helm.values or helm.valuesFiles; nothing is sent until it is removed',
+    );
+    await expect(client.getService('k3s-test', 'lua-values')).rejects.toThrow();
+    expect((await get('servicedeployment', 'lua-values')).metadata.finalizers ?? []).toEqual([]);
+
+    // Both a handle and a clusterRef: which one is meant is not guessed.
+    await apply([
+      serviceDeployment('two-clusters', {
+        cluster: 'k3s-test',
+        repositoryRef: { name: `console-${suffix}` },
+        git: { ref: 'main', folder: 'test-apps/k3s' },
+      }),
+    ]);
+    expect(await notSynchronized('servicedeployment', 'two-clusters')).toMatchObject({
+      reason: 'InvalidSpec',
+      message: 'give spec.cluster (a handle) or spec.clusterRef, not both',
+    });
+
+    for (const name of ['by-handle', 'lua-values', 'two-clusters'])
+      await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', name, '-n', NS, '--wait=true', '--timeout=90s']);
+    await expect(client.getService('k3s-test', 'by-handle')).rejects.toThrow();
   });
 
   test('serves metrics of every kind and probes that are ready once the watches listed', async () => {

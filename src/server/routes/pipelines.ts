@@ -306,7 +306,7 @@ async function resolvedSpec(db: Kysely<Database>, body: PipelineUpsertBody): Pro
 
 /**
  * A JOB gate's JobSpec: `raw` as given, or one Pod of `containers` that is not restarted and not retried (as
- * Plural's gate job spec builds it), with the labels, annotations and service account.
+ * Plural's gate job spec builds it), with the labels, annotations, service account, node selector and tolerations.
  */
 function jobSpecOf(job: JobGateBody, field: string): Record<string, unknown> {
   if (job.raw && job.containers) throw new HttpError(400, 'give raw or containers, not both', field);
@@ -321,6 +321,8 @@ function jobSpecOf(job: JobGateBody, field: string): Record<string, unknown> {
         containers: job.containers,
         restartPolicy: 'Never',
         ...(job.serviceAccount ? { serviceAccountName: job.serviceAccount } : {}),
+        ...(job.nodeSelector ? { nodeSelector: job.nodeSelector } : {}),
+        ...(job.tolerations ? { tolerations: job.tolerations } : {}),
       },
     },
   };

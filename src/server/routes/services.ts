@@ -310,6 +310,7 @@ function mergedSource(current: ServiceSpec, body: ServiceUpdateBody): SourceInpu
     contexts: body.contexts ?? current.contexts,
     syncConfig: body.syncConfig === null ? undefined : (body.syncConfig ?? current.syncConfig),
     templated: body.templated ?? current.templated,
+    version: body.version === null ? undefined : (body.version ?? current.version),
   };
 }
 
@@ -344,6 +345,7 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     renderer: service.spec.renderer,
     ...(service.spec.syncConfig ? { syncConfig: service.spec.syncConfig } : {}),
     templated: service.spec.templated !== false,
+    ...(service.spec.version ? { version: service.spec.version } : {}),
     configuration: Object.keys(secrets.get(service.id)?.configuration ?? {}).sort(),
     secretValues: Object.keys(secrets.get(service.id)?.secretValues ?? {}).sort(),
     contexts: service.spec.contexts ?? [],
@@ -373,6 +375,7 @@ function toApiRevision(revision: Revision): Static<typeof RevisionSchema> {
     helm: revision.spec.helm ?? null,
     renderer: revision.spec.renderer,
     contexts: revision.spec.contexts ?? [],
+    version: revision.spec.version ?? null,
     message: revision.message,
     createdBy: revision.createdBy,
     createdAt: revision.createdAt,

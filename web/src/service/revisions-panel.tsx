@@ -25,6 +25,7 @@ export function RevisionsPanel({ service }: { service: Service }) {
               <thead>
                 <tr>
                   <th>Revision</th>
+                  <th>Version</th>
                   <th>Made</th>
                   <th>By</th>
                   <th>Why</th>
@@ -38,6 +39,7 @@ export function RevisionsPanel({ service }: { service: Service }) {
                     <td>
                       #{revision.number} <RevisionMarks service={service} revision={revision} />
                     </td>
+                    <td>{revision.version ?? <span className="muted">—</span>}</td>
                     <td>
                       <TimeAgo time={revision.createdAt} />
                     </td>
