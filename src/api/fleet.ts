@@ -85,14 +85,22 @@ const BindingSchema = Type.Object({
   groupID: Type.Optional(Type.String()),
   groupName: Type.Optional(Type.String()),
 });
-const Bindings = unsupported(
-  Type.Object(
-    { read: Type.Optional(Type.Array(BindingSchema)), write: Type.Optional(Type.Array(BindingSchema)) },
-    { description: "Read and write policies (Plural's bindings)." },
-  ),
-  "not mapped onto Gantry's role bindings yet: grant rights with `gantry rolebinding set`",
-  REPORTED,
-);
+/**
+ * Plural's read and write bindings, as the server's role bindings on the resource's server object
+ * (src/operator/bindings.ts); `write` is the role `writeRole`.
+ */
+const Bindings = (object: string, writeRole: string) =>
+  Type.Optional(
+    Type.Object(
+      {
+        read: Type.Optional(Type.Array(BindingSchema, { description: `Users (userEmail) and groups (groupName) that read ${object}.` })),
+        write: Type.Optional(Type.Array(BindingSchema, { description: `Users and groups that get the ${writeRole} role on ${object}.` })),
+      },
+      {
+        description: `Read and write policies (Plural's bindings): role bindings named operator.<kind>.<namespace>.<name>.read|write, on ${object} only; not applied to an adopted resource.`,
+      },
+    ),
+  );
 const Deprecated = (schema: TSchema, what: string) => unsupported(schema, `deprecated in Plural and not acted on (${what})`, REPORTED);
 
 export const SecretReferenceSchema = Type.Object(
@@ -170,7 +178,7 @@ export const ClusterSpecSchema = Type.Object({
     "Gantry's clusters carry tags only",
     REPORTED,
   ),
-  bindings: Bindings,
+  bindings: Bindings('the cluster and every service on it', 'writer'),
   cloudSettings: Deprecated(
     Type.Object(
       {
@@ -316,16 +324,8 @@ const ServiceTemplateFields = {
           'a chart is taken from a Helm repository or OCI registry (helm.url), not from git yet',
           BLOCKS,
         ),
-        ignoreHooks: unsupported(
-          Type.Boolean({ description: "Leave out the chart's hooks (Plural)." }),
-          "the chart's hooks are applied as Helm orders them; leaving them out is not supported",
-          { blocks: true, when: [true] },
-        ),
-        ignoreCrds: unsupported(
-          Type.Boolean({ description: "Leave out the chart's crds/ folder (Plural)." }),
-          "the chart's CRDs are always applied",
-          { blocks: true, when: [true] },
-        ),
+        ignoreHooks: Type.Optional(Type.Boolean({ description: "Leave out the chart's hooks (helm template --no-hooks); default false." })),
+        ignoreCrds: Type.Optional(Type.Boolean({ description: "Leave out the chart's crds/ folder (--skip-crds); default false." })),
         luaScript: unsupported(
           Type.String({ description: 'A Lua script returning values and valuesFiles (Plural).' }),
           'Gantry runs no Lua: give the values in helm.values or helm.valuesFiles',
@@ -441,10 +441,12 @@ export const ServiceDeploymentSpecSchema = Type.Object({
   clusterRef: Type.Optional(
     Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The Cluster resource the service runs on; or cluster.' }),
   ),
-  docsPath: unsupported(
-    Type.String({ description: "A folder of the source holding the service's docs (Plural)." }),
-    "the UI does not show a service's docs yet",
-    REPORTED,
+  docsPath: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "A folder of the service's source holding its docs: its Markdown files are shown on the service's Docs tab and by `gantry service docs`.",
+    }),
   ),
   version: Type.Optional(
     Type.String({
@@ -458,7 +460,7 @@ export const ServiceDeploymentSpecSchema = Type.Object({
     "Gantry has no Flows (Plural's grouping of services, pipelines and previews for its UI)",
     REPORTED,
   ),
-  bindings: Bindings,
+  bindings: Bindings('the service (on its cluster)', 'writer'),
   imports: unsupported(
     Type.Array(
       Type.Object({ stackRef: Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'An InfrastructureStack.' }) }),
@@ -751,17 +753,19 @@ export const NotificationSinkSpecSchema = Type.Object({
   ),
   type: markUnsupported(
     Type.Union([Type.Literal('SLACK'), Type.Literal('TEAMS'), Type.Literal('PLURAL'), Type.Literal('WEBHOOK')], {
-      description: 'A Slack incoming webhook, a generic JSON webhook (Gantry extension), Teams or PLURAL (Plural; not supported).',
+      description: 'A Slack or Teams incoming webhook, a generic JSON webhook (Gantry extension), or PLURAL (not supported).',
     }),
-    "Gantry posts to Slack and to JSON webhooks: Teams is not supported yet, and PLURAL is the in-app inbox of Plural's console",
-    { blocks: true, when: ['TEAMS', 'PLURAL'] },
+    "PLURAL is the in-app inbox of Plural's console; Gantry posts to Slack, Teams and JSON webhooks",
+    { blocks: true, when: ['PLURAL'] },
   ),
   configuration: Type.Optional(
     Type.Object(
       {
         slack: Type.Optional(Type.Object({ url: Type.String({ description: 'The incoming webhook URL (Plural keeps it in the spec).' }) })),
         webhook: Type.Optional(Type.Object({ url: Type.String({ description: 'Where the JSON event is posted.' }) })),
-        teams: Type.Optional(Type.Object({ url: Type.String({ description: 'The Teams incoming webhook URL (type TEAMS).' }) })),
+        teams: Type.Optional(
+          Type.Object({ url: Type.String({ description: 'The Teams incoming webhook URL (Plural keeps it in the spec).' }) }),
+        ),
         plural: Type.Optional(
           Type.Object(
             {
@@ -1006,7 +1010,7 @@ export const PipelineSpecSchema = Type.Object({
     NO_PROJECTS,
     REPORTED,
   ),
-  bindings: Bindings,
+  bindings: Bindings('the pipeline (its gates)', 'approver'),
 });
 export type PipelineSpec = Static<typeof PipelineSpecSchema>;
 

@@ -1,6 +1,6 @@
 /**
- * Notifications (Plural's notification sinks and routers): sinks are where messages are posted (a Slack incoming
- * webhook or a signed JSON webhook; their addresses and keys are sealed, never returned), routers send the fleet
+ * Notifications (Plural's notification sinks and routers): sinks are where messages are posted (a Slack or Teams
+ * incoming webhook, or a signed JSON webhook; their addresses and keys are sealed, never returned), routers send the fleet
  * events they name (events.ts), filtered by cluster, service or a regular expression, to sinks.
  */
 import { Type, type Static } from 'typebox';
@@ -9,8 +9,8 @@ import { RoutedEventSchema } from './events.ts';
 
 export const SinkUpsertSchema = Type.Object(
   {
-    type: Type.Union([Type.Literal('slack'), Type.Literal('webhook')], {
-      description: 'Slack incoming webhook, or a generic JSON webhook',
+    type: Type.Union([Type.Literal('slack'), Type.Literal('teams'), Type.Literal('webhook')], {
+      description: 'Slack incoming webhook, Microsoft Teams incoming webhook (an Adaptive Card), or a generic JSON webhook',
     }),
     url: Type.String({ pattern: '^https?://.+', description: 'where messages are posted; sealed, never returned' }),
     hmacKey: Type.Optional(Type.String({ minLength: 16, description: 'webhook: signs the body (X-Signature: sha256=<hex>); sealed' })),

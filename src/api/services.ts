@@ -47,6 +47,12 @@ export const HelmSourceSchema = Type.Object(
       Type.Array(Type.String({ minLength: 1 }), { description: 'values files in the git folder, merged in order; needs git' }),
     ),
     release: Type.Optional(Name),
+    ignoreHooks: Type.Optional(
+      Type.Boolean({ description: "leave out the chart's hooks (helm template --no-hooks; Plural's ignoreHooks); default false" }),
+    ),
+    ignoreCrds: Type.Optional(
+      Type.Boolean({ description: "leave out the chart's crds/ folder (--skip-crds; Plural's ignoreCrds); default false" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -82,6 +88,15 @@ const DiffNormalizerSchema = Type.Object(
     description: "fields of the matching objects (kind, name, namespace; absent: any) left to the cluster (Plural's diffNormalizers)",
   },
 );
+
+/** Plural's docsPath: a folder of the service's source holding its docs (Markdown), inside it. */
+const DocsPath = Type.String({
+  minLength: 1,
+  maxLength: 256,
+  pattern: '^(?!/)(?!(.*/)?[.][.](/|$)).+$',
+  description:
+    "a folder of the service's source (below git.folder) whose Markdown files are its docs (Plural's docsPath); no .. and not absolute",
+});
 
 /** Plural's service `version`: what its owners call this state of it; recorded on each revision. */
 const ServiceVersion = Type.String({
@@ -141,6 +156,7 @@ export const ServiceSourceFields = {
     Type.Boolean({ description: 'render *.liquid files with Liquid (default true, as Plural); false applies the folder as it is' }),
   ),
   version: Type.Optional(ServiceVersion),
+  docsPath: Type.Optional(DocsPath),
 };
 
 export const NewServiceSchema = Type.Object(
@@ -158,6 +174,7 @@ export const ServiceUpdateSchema = Type.Object(
   {
     namespace: Type.Optional(Name),
     version: Type.Optional(Type.Union([ServiceVersion, Type.Null()], { description: 'null drops it' })),
+    docsPath: Type.Optional(Type.Union([DocsPath, Type.Null()], { description: 'null drops it' })),
     repository: Type.Optional(Type.String({ minLength: 1 })),
     git: Type.Optional(
       Type.Union(
@@ -274,6 +291,7 @@ export const ServiceSchema = Type.Object({
   syncConfig: Type.Optional(SyncConfigSchema),
   templated: Type.Boolean({ description: 'whether *.liquid files are rendered' }),
   version: Type.Optional(Type.String({ description: "Plural's version, as its owners last gave it" })),
+  docsPath: Type.Optional(Type.String({ description: 'the folder of its source holding its docs (GET …/docs)' })),
   git: Type.Union([GitSourceSchema, Type.Null()]),
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,
@@ -314,6 +332,16 @@ export const RevisionDiffSchema = Type.Object({
     }),
   ),
 });
+export const ServiceDocsSchema = Type.Object({
+  docsPath: Type.Union([Type.String(), Type.Null()], { description: "the service's docsPath; null: it has no docs" }),
+  revision: Type.Integer({ description: 'the revision whose source the docs are read from (the current one)' }),
+  files: Type.Array(
+    Type.Object({ path: Type.String({ description: 'below docsPath' }), content: Type.String({ description: 'Markdown' }) }),
+    { description: 'the Markdown files below docsPath, by path' },
+  ),
+  truncated: Type.Boolean({ description: 'more files than the 100 (or 1 MiB) returned' }),
+});
+
 export const RollbackSchema = Type.Object({ revision: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 export const RevisionParams = Type.Object({

@@ -4,7 +4,8 @@
  * timeout, says why not (status, errors, components not running).
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { type ApiRejectOutcome, type ApiService, type FleetClient } from '../client/fleet-client.ts';
+import { type ApiRejectOutcome, type ApiService, type ApiServiceDocs, type FleetClient } from '../client/fleet-client.ts';
+import path from 'node:path';
 import { parseDuration } from '../duration.ts';
 import { sleep } from '../sleep.ts';
 import { awaitPreviews, formatPreview, previewExitCode } from './preview-output.ts';
@@ -124,6 +125,20 @@ export function serviceCommand(): Command {
       withFleetClient(async (client) => {
         const found = await client.getService(flags.cluster, name);
         printFleet(flags.output, found, () => formatService(found));
+      }),
+    ),
+  );
+
+  service.addCommand(
+    addFleetOutputFlag(
+      new Command('docs')
+        .description("print a service's docs: the Markdown files below its docsPath, at its current revision")
+        .argument('<name>')
+        .requiredOption('--cluster <name>'),
+    ).action((name: string, flags: { cluster: string; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const docs = await client.serviceDocs(flags.cluster, name);
+        printFleet(flags.output, docs, () => formatDocs(name, docs));
       }),
     ),
   );
@@ -349,6 +364,14 @@ function formatService(service: ApiService): string {
           service.components.map((c) => [c.kind, c.namespace, c.name, c.state, c.synced ? 'yes' : 'no', driftText(c)]),
         )}`;
   return head + errors + components;
+}
+
+/** Each Markdown file under a header naming it, or why there are none. */
+function formatDocs(name: string, docs: ApiServiceDocs): string {
+  if (docs.docsPath === null) return `service ${name} has no docsPath\n`;
+  if (docs.files.length === 0) return `no Markdown files below ${docs.docsPath} at revision ${docs.revision}\n`;
+  const files = docs.files.map((file) => `==> ${path.posix.join(docs.docsPath!, file.path)} <==\n${file.content.replace(/\n?$/, '\n')}`);
+  return files.join('\n') + (docs.truncated ? '\n(more files left out: at most 100 files and 1 MiB are read)\n' : '');
 }
 
 /** Where the service comes from: the repository's folder, the chart and its resolved version, or both. */

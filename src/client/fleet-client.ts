@@ -24,6 +24,7 @@ import type {
   RejectOutcomeSchema,
   RevisionDiffSchema,
   RevisionSchema,
+  ServiceDocsSchema,
   ServiceSchema,
   ServiceUpdateBody,
 } from '../api/services.ts';
@@ -48,6 +49,7 @@ export type RoleBindingBody = Static<typeof RoleBindingUpsertSchema>;
 export type ApiAuditEvent = Static<typeof AuditEventSchema>;
 export type ApiIdentity = Static<typeof IdentitySchema>;
 export type ApiRevisionDiff = Static<typeof RevisionDiffSchema>;
+export type ApiServiceDocs = Static<typeof ServiceDocsSchema>;
 export type ApiRejection = Static<typeof RejectionSchema>;
 export type ApiPreview = Static<typeof PreviewSchema>;
 export type { ApiRollout };
@@ -330,6 +332,11 @@ export class FleetClient {
 
   async deleteRouter(name: string): Promise<void> {
     await this.#call('DELETE', `/v1/notifications/routers/${encodeURIComponent(name)}`);
+  }
+
+  /** The Markdown files below the service's docsPath in its current revision's source. */
+  serviceDocs(cluster: string, name: string): Promise<ApiServiceDocs> {
+    return this.#call('GET', `${servicePath(cluster, name)}/docs`);
   }
 
   /** The files that differ between two revisions' sources, a unified diff each. */

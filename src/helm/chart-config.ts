@@ -44,6 +44,9 @@ const HelmChartFileSchema = Type.Object(
         namespace: Type.Optional(Type.String()),
         output: Type.Optional(Type.String()),
         skipCRDs: Type.Optional(Type.Boolean()),
+        // Gantry's extension (Kluctl has none): the chart's hooks are left out (helm template --no-hooks), as Plural's
+        // ignoreHooks asks; the server writes it for such helm services.
+        skipHooks: Type.Optional(Type.Boolean()),
         skipUpdate: Type.Optional(Type.Boolean()),
         skipPrePull: Type.Optional(Type.Boolean()),
         credentialsId: Type.Optional(Type.String()),

@@ -61,6 +61,7 @@ export function clusterKind(
       return true;
     },
     id: (remote) => remote.id,
+    bindings: (remote) => ({ scope: { clusters: [remote.name] }, writeRole: 'writer' }),
     observe: (remote) => ({
       status: {
         ...(remote.kubernetesVersion ? { currentVersion: remote.kubernetesVersion } : {}),

@@ -12,6 +12,8 @@
  * - A field Gantry does not act on (the `unsupported` marks of src/api/fleet.ts) is named in Supported=False; one that
  *   would change what is deployed or where makes the resource Synchronized=False with reason UnsupportedField, and
  *   nothing is sent until it is removed.
+ * - Plural's `bindings` of an owned resource become the server's role bindings on its server object (bindings.ts),
+ *   deleted with it; an adopted resource's are named as not applied.
  * - A synced resource is reconciled again after its `reconciliation.interval` (jittered by ±50%, as Plural's Jitter),
  *   or the operator's status interval; never by the clock with `reconciliation.driftDetection: false` (Plural's
  *   reconciliation.go), only when it or a referent changes.
@@ -29,6 +31,15 @@ import type { Logger } from '../logger.ts';
 import { messageOf } from '../problems.ts';
 import { parseDuration } from '../duration.ts';
 import { describeFields, type UnsupportedField, unsupportedFields } from './unsupported-fields.ts';
+import {
+  type BindingTarget,
+  bindingName,
+  deleteBindings,
+  type DesiredBindings,
+  desiredBindings,
+  type PluralBindings,
+  syncBindings,
+} from './bindings.ts';
 
 /** A reference that does not resolve yet (missing, or not synced): the resource waits, watching the referent. */
 export class Waiting extends Error {
@@ -77,6 +88,8 @@ export interface FleetKind<Spec, Status, D extends { attributes: unknown }, R> {
    * drift detection is its agent's (a service's objects) leaves the operator at its status interval.
    */
   reconciliation?(resource: FleetResource<Spec, Status>): ReconciliationSettings | undefined;
+  /** Where Plural's `bindings` of the kind grant rights: the scope of its server object (bindings.ts). */
+  bindings?(remote: R): BindingTarget;
   /** The desired state from the spec and its references. @throws Waiting, InvalidSpec */
   desired(resource: FleetResource<Spec, Status>): Promise<D>;
   /** The server object `desired` names, made by this resource or not. */
@@ -131,16 +144,21 @@ export async function reconcileFleetObject<Spec, Status extends AnyStatus, D ext
   const owned = (resource.metadata.finalizers ?? []).includes(FLEET_FINALIZER);
   const readonly = status.conditions?.some((c) => c.type === CONDITIONS.readonly && c.status === 'True') ?? false;
 
+  const bindingNames = (access: 'read' | 'write') =>
+    bindingName(kind.kind, resource.metadata.namespace ?? '', resource.metadata.name, access);
+
   if (resource.metadata.deletionTimestamp) {
     if (!owned) return {};
+    if (kind.bindings) await deleteBindings(deps.client, bindingNames);
     if (!(await kind.remove(resource))) return { requeueAfterMs: Math.min(deps.statusIntervalMs, 2_000) };
     await removeFinalizer(resource, deps);
     return {};
   }
 
+  // Named in the Supported condition once the reconcile knows all of them (bindings of an adopted resource too).
   const unsupported = unsupportedFields(kind.schema, resource.spec);
-  if (unsupported.length === 0) condition(CONDITIONS.supported, true, 'AllFieldsSupported', 'Gantry acts on every field of the spec');
-  else condition(CONDITIONS.supported, false, 'UnsupportedFields', `not acted on: ${describeFields(unsupported)}`);
+  const bindings = kind.bindings ? desiredBindings((resource.spec as { bindings?: PluralBindings }).bindings) : undefined;
+  unsupported.push(...(bindings?.unmapped ?? []));
 
   let result: ReconcileResult = requeueOf(kind, resource, deps.statusIntervalMs);
   try {
@@ -154,13 +172,23 @@ export async function reconcileFleetObject<Spec, Status extends AnyStatus, D ext
       condition(CONDITIONS.readonly, true, 'Adopted', `${kind.kind} exists in the server and was not made by this resource: read-only`);
       if (!remote) throw new Waiting(`the adopted ${kind.kind.toLowerCase()} ${status.id ?? ''} is gone from the server`);
       condition(CONDITIONS.synchronized, true, 'ReadOnly', 'mirrored from the server, never changed');
+      if (bindings && hasSubjects(bindings)) {
+        unsupported.push({
+          path: 'spec.bindings',
+          reason: 'not applied: the server object is adopted, not made by this resource',
+          blocks: false,
+        });
+      }
     } else {
       if (!owned) await addFinalizer(resource, deps);
       condition(CONDITIONS.readonly, false, 'Owned', 'made and kept by this resource');
       status.readonly = false;
-      const sha = attributesSha(desired.attributes);
+      // The bindings are part of what is sent: a change of them alone syncs again (none: the sha of before bindings).
+      const bound = bindings && hasSubjects(bindings) ? { attributes: desired.attributes, bindings: bindings.subjects } : undefined;
+      const sha = attributesSha(bound ?? desired.attributes);
       if (!remote) remote = await kind.create(desired, resource);
       else if (status.sha !== sha) remote = await kind.update(remote, desired);
+      if (bindings && kind.bindings && status.sha !== sha) await syncBindings(deps.client, bindingNames, bindings, kind.bindings(remote));
       status.sha = sha;
       condition(CONDITIONS.synchronized, true, 'Synchronized', 'the server has this spec');
     }
@@ -177,8 +205,14 @@ export async function reconcileFleetObject<Spec, Status extends AnyStatus, D ext
     else if (reason === 'Waiting') result = { requeueAfterMs: deps.statusIntervalMs };
     else result = {};
   }
+  if (unsupported.length === 0) condition(CONDITIONS.supported, true, 'AllFieldsSupported', 'Gantry acts on every field of the spec');
+  else condition(CONDITIONS.supported, false, 'UnsupportedFields', `not acted on: ${describeFields(unsupported)}`);
   if (JSON.stringify(status) !== JSON.stringify(resource.status ?? {})) await writeStatus(resource, status, deps);
   return result;
+}
+
+function hasSubjects(bindings: DesiredBindings): boolean {
+  return bindings.subjects.read.length + bindings.subjects.write.length > 0;
 }
 
 /** The condition reason and message of a failed reconcile. */

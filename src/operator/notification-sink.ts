@@ -1,7 +1,8 @@
 /**
- * NotificationSink → the server's notification sink `spec.name` (default metadata.name), as Plural's: a Slack
- * incoming webhook or a generic JSON webhook. The address comes from the `secretRef` Secret's `url` (and `hmacKey`
- * signing a webhook's body), or from `configuration.slack.url` / `configuration.webhook.url` as Plural keeps it; the
+ * NotificationSink → the server's notification sink `spec.name` (default metadata.name), as Plural's: a Slack or
+ * Teams incoming webhook, or a generic JSON webhook. The address comes from the `secretRef` Secret's `url` (and
+ * `hmacKey` signing a webhook's body), or from `configuration.slack.url` / `.teams.url` / `.webhook.url` as Plural
+ * keeps it; the
  * server seals both and never returns them, and they never appear in status (only the sha of what was sent). A
  * change of the Secret resyncs. A sink made elsewhere is adopted read-only.
  */
@@ -13,6 +14,9 @@ import type { SinkUpsertBody } from '../api/notifications.ts';
 import { type FleetKind, InvalidSpec } from './fleet-object.ts';
 import { notFound } from './git-repository.ts';
 import { secretOf } from './references.ts';
+
+/** The server's sink type of each resource type (PLURAL blocks before this: the Supported condition says why). */
+const SINK_TYPES = { SLACK: 'slack', TEAMS: 'teams', WEBHOOK: 'webhook' } as const;
 
 interface DesiredSink {
   /** What the status sha covers: the sink's name, type and a digest of its address and key. */
@@ -30,11 +34,11 @@ export function notificationSinkKind(
     schema: NotificationSinkSpecSchema,
     async desired(resource) {
       const { spec } = resource;
-      const type = spec.type === 'SLACK' ? 'slack' : 'webhook';
+      const type = SINK_TYPES[spec.type as keyof typeof SINK_TYPES];
       const secret = spec.secretRef
         ? await secretOf(cluster, spec.secretRef, resource.metadata.namespace ?? 'default', 'spec.secretRef')
         : {};
-      const url = secret['url'] ?? (type === 'slack' ? spec.configuration?.slack?.url : spec.configuration?.webhook?.url);
+      const url = secret['url'] ?? spec.configuration?.[type]?.url;
       if (!url)
         throw new InvalidSpec(
           spec.secretRef

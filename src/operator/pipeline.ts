@@ -130,6 +130,7 @@ export function pipelineKind(client: FleetClient, cluster: Cluster): FleetKind<P
       return true;
     },
     id: (remote) => remote.id,
+    bindings: (remote) => ({ scope: { pipelines: [remote.name] }, writeRole: 'approver' }),
     observe: (remote) => {
       const gates = remote.edges.flatMap((edge) =>
         edge.gates.map((gate) => ({

@@ -8,9 +8,10 @@
  * same lock (`--no-cross-namespace-refs`, https://fluxcd.io/flux/installation/configuration/multitenancy/), off by
  * default there and recommended for multi-tenancy; here it is on by default (issue 39 §4: refused unless allowed).
  */
-import type { ObjectReference, SecretReference } from '../api/fleet.ts';
+import { FLEET_GROUP, FLEET_VERSION, type ObjectReference, type SecretReference } from '../api/fleet.ts';
 import type { Cluster } from '../kube/cluster.ts';
 import type { KubeObject } from '../kube/object.ts';
+import type { ApiResource } from '../kube/discovery.ts';
 import { InvalidSpec, Waiting } from './fleet-object.ts';
 
 /** The operators' Clusters that may follow references into other namespaces (startOperator sets it). */
@@ -34,6 +35,33 @@ export function referencedNamespace(cluster: Cluster, ref: { namespace?: string 
     );
   }
   return ns;
+}
+
+/** Cluster resources, listed to find one by handle. */
+const CLUSTERS: ApiResource = {
+  group: FLEET_GROUP,
+  version: FLEET_VERSION,
+  kind: 'Cluster',
+  resource: 'clusters',
+  namespaced: true,
+  verbs: ['list'],
+  preferred: true,
+};
+
+/**
+ * Checks that a server cluster's handle (a ServiceDeployment's `cluster`, Plural's) names no more than a clusterRef
+ * could: without --allow-cross-namespace-refs, a Cluster resource of the referring resource's namespace must have
+ * that handle (its spec.handle, default its name), so a tenant's handle reaches only the tenant's clusters.
+ * @throws InvalidSpec when only another namespace has a Cluster of that handle; Waiting when none has.
+ */
+export async function checkHandleInNamespace(cluster: Cluster, handle: string, namespace: string, field: string): Promise<void> {
+  if (crossNamespaceAllowed.has(cluster)) return;
+  const handleOf = (resource: KubeObject) => (resource['spec'] as { handle?: string } | undefined)?.handle ?? resource.metadata.name;
+  const withHandle = (await cluster.list(CLUSTERS, '')).filter((resource) => handleOf(resource) === handle);
+  if (withHandle.some((resource) => resource.metadata.namespace === namespace)) return;
+  const confinement = `a handle names a Cluster resource of this resource's namespace ${namespace} (the operator runs without --allow-cross-namespace-refs)`;
+  if (withHandle.length > 0) throw new InvalidSpec(`${field} ${handle} is a Cluster of another namespace: ${confinement}`);
+  throw new Waiting(`no Cluster resource with handle ${handle} (${field}): ${confinement}`);
 }
 
 /**

@@ -25,7 +25,7 @@ import { fluxHelmRepositoryUrl, fluxRepository, isFluxRef } from './flux-source.
 import { notFound } from './git-repository.ts';
 import { deepMerge, isPlainObject, type Values } from '../values.ts';
 import { parseYaml } from '../yaml.ts';
-import { configMapKeyOf, referencedId, secretOf } from './references.ts';
+import { checkHandleInNamespace, configMapKeyOf, referencedId, secretOf } from './references.ts';
 
 const CLUSTER = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'Cluster', namespaced: true };
 const GIT_REPOSITORY = { group: FLEET_GROUP, version: FLEET_VERSION, kind: 'GitRepository', namespaced: false };
@@ -109,12 +109,14 @@ export function serviceDeploymentKind(
 ): FleetKind<ServiceDeploymentSpec, ServiceDeploymentStatus, DesiredService, ApiService> {
   const resolveTemplate = serviceTemplateResolver(client, cluster);
   /**
-   * The server's name of the cluster the service runs on: `cluster` is a server cluster's handle (Plural's), clusterRef
-   * a Cluster resource. @throws InvalidSpec for both or neither; Waiting until the cluster is in the server.
+   * The server's name of the cluster the service runs on: `cluster` is a server cluster's handle (Plural's), confined
+   * as a clusterRef is (checkHandleInNamespace), clusterRef a Cluster resource.
+   * @throws InvalidSpec for both or neither, or a handle of another namespace; Waiting until the cluster is in the server.
    */
   async function clusterNameOf(spec: ServiceDeploymentSpec, namespace: string): Promise<string> {
     if (spec.cluster && spec.clusterRef) throw new InvalidSpec('give spec.cluster (a handle) or spec.clusterRef, not both');
     if (spec.cluster) {
+      await checkHandleInNamespace(cluster, spec.cluster, namespace, 'spec.cluster');
       const found = (await client.listClusters()).find((candidate) => candidate.handle === spec.cluster);
       if (!found) throw new Waiting(`the server has no cluster with handle ${spec.cluster} (spec.cluster)`);
       return found.name;
@@ -139,13 +141,14 @@ export function serviceDeploymentKind(
         dependencies: (spec.dependencies ?? []).map((dependency) => dependency.name),
         protect: spec.protect ?? false,
         ...(spec.version ? { version: spec.version } : {}),
+        ...(spec.docsPath ? { docsPath: spec.docsPath } : {}),
       };
       return { attributes: { cluster: clusterName, body } };
     },
     find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
     create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
     async update(remote, { attributes }) {
-      const { name: _name, git, helm, syncConfig, secretValues, version, ...changes } = attributes.body;
+      const { name: _name, git, helm, syncConfig, secretValues, version, docsPath, ...changes } = attributes.body;
       return await client.updateService(attributes.cluster, remote.name, {
         ...changes,
         git: git ?? null,
@@ -153,6 +156,7 @@ export function serviceDeploymentKind(
         syncConfig: syncConfig ?? null,
         secretValues: secretValues ?? {},
         version: version ?? null,
+        docsPath: docsPath ?? null,
       });
     },
     async remove(resource) {
@@ -163,6 +167,7 @@ export function serviceDeploymentKind(
       return detach;
     },
     id: (remote) => remote.id,
+    bindings: (remote) => ({ scope: { clusters: [remote.cluster], services: [remote.name] }, writeRole: 'writer' }),
     observe: (remote) => ({
       status: {
         revision: remote.revision.number,
@@ -214,6 +219,8 @@ function serviceBody(
     ...(spec.helm.values === undefined ? {} : { values: spec.helm.values as Record<string, unknown> }),
     ...(spec.helm.valuesFiles ? { valuesFiles: spec.helm.valuesFiles } : {}),
     ...(spec.helm.release ? { release: spec.helm.release } : {}),
+    ...(spec.helm.ignoreHooks ? { ignoreHooks: true } : {}),
+    ...(spec.helm.ignoreCrds ? { ignoreCrds: true } : {}),
   };
   const syncConfig = syncConfigOf(spec.syncConfig, reconciliation);
   return {

@@ -17,6 +17,7 @@ import {
 import { ServiceDeploymentSpecSchema } from '../api/fleet.ts';
 import { corev1Container } from './pipeline.ts';
 import { unsupportedFields } from './unsupported-fields.ts';
+import { desiredBindings } from './bindings.ts';
 
 const schemaOf = (kind: string) => FLEET_SPECS.find(([name]) => name === kind)![1];
 
@@ -39,7 +40,6 @@ describe("Plural's manifests", () => {
           'spec.projectRef',
           'spec.protect',
           'spec.metadata',
-          'spec.bindings',
           'spec.cloudSettings',
           'spec.nodePools',
         ],
@@ -47,7 +47,7 @@ describe("Plural's manifests", () => {
       },
       'GitRepository/every-field': { reported: ['spec.connectionRef'], blocks: [] },
       'GlobalService/every-field': {
-        // ignoreHooks, ignoreCrds, enableHelm and deleteNamespace are false here: what Gantry does anyway.
+        // enableHelm and deleteNamespace are false here: what Gantry does anyway.
         reported: ['spec.template.dependencies', 'spec.reparent', 'spec.mgmt'],
         blocks: [
           'spec.template.git.files',
@@ -65,20 +65,19 @@ describe("Plural's manifests", () => {
       'HelmRepository/oci-registry': { reported: ['spec.provider'], blocks: [] },
       'NotificationRouter/every-field': { reported: ['spec.events[2]'], blocks: [] },
       'NotificationSink/every-field': { reported: ['spec.bindings'], blocks: [] },
-      'NotificationSink/teams': { reported: [], blocks: ['spec.type'] },
+      'NotificationSink/in-app': { reported: [], blocks: ['spec.type'] },
+      'NotificationSink/teams': { reported: [], blocks: [] },
       'Pipeline/every-field': {
-        reported: ['spec.stages[1].services[0].criteria.repository', 'spec.flowRef', 'spec.projectRef', 'spec.bindings'],
+        reported: ['spec.stages[1].services[0].criteria.repository', 'spec.flowRef', 'spec.projectRef'],
         blocks: ['spec.stages[1].services[0].criteria.prAutomationRef'],
       },
       'ServiceContext/every-field': { reported: ['spec.projectRef'], blocks: [] },
       'ServiceDeployment/every-field': {
-        reported: ['spec.syncConfig.deleteNamespace', 'spec.docsPath', 'spec.flowRef', 'spec.bindings'],
+        reported: ['spec.syncConfig.deleteNamespace', 'spec.flowRef'],
         blocks: [
           'spec.git.files',
           'spec.helm.repositoryRef',
           'spec.helm.git',
-          'spec.helm.ignoreHooks',
-          'spec.helm.ignoreCrds',
           'spec.helm.luaScript',
           'spec.helm.luaFile',
           'spec.kustomize.enableHelm',
@@ -135,10 +134,38 @@ describe("Plural's manifests", () => {
 describe('unsupportedFields', () => {
   it('reports a value-level mark only for its values, and nothing for an absent or null field', () => {
     const schema = ServiceDeploymentSpecSchema;
-    expect(unsupportedFields(schema, { helm: { ignoreHooks: false, ignoreCrds: true }, docsPath: null })).toEqual([
-      { path: 'spec.helm.ignoreCrds', reason: "the chart's CRDs are always applied", blocks: true },
+    expect(unsupportedFields(schema, { kustomize: { path: 'a', enableHelm: false }, docsPath: null })).toEqual([]);
+    expect(unsupportedFields(schema, { kustomize: { path: 'a', enableHelm: true } })).toEqual([
+      { path: 'spec.kustomize.enableHelm', reason: 'kustomize runs without --enable-helm: give the chart as a Helm source', blocks: true },
     ]);
     expect(unsupportedFields(schema, { namespace: 'x', renderer: { kind: 'kluctl' } })).toEqual([]);
+  });
+});
+
+describe("Plural's bindings", () => {
+  it('name users by userEmail and groups by groupName; an entry with console ids only is named as not acted on', () => {
+    expect(
+      desiredBindings({
+        read: [{ userEmail: 'ann@example.com', groupName: 'devs' }, { UserID: 'u-1' }],
+        write: [{ groupName: 'platform', groupID: 'g-1' }],
+      }),
+    ).toEqual({
+      subjects: {
+        read: [
+          { kind: 'user', name: 'ann@example.com' },
+          { kind: 'group', name: 'devs' },
+        ],
+        write: [{ kind: 'group', name: 'platform' }],
+      },
+      unmapped: [
+        {
+          path: 'spec.bindings.read[1]',
+          reason: "names no user (userEmail) or group (groupName): ids of Plural's console name nobody here",
+          blocks: false,
+        },
+      ],
+    });
+    expect(desiredBindings(undefined)).toEqual({ subjects: { read: [], write: [] }, unmapped: [] });
   });
 });
 

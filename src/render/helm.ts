@@ -89,7 +89,8 @@ export async function renderHelmChart(
 }
 
 /**
- * `helm template` as Kluctl's render calls Helm's install action: CRDs included unless skipCRDs, no test hooks, and
+ * `helm template` as Kluctl's render calls Helm's install action: CRDs included unless skipCRDs, no test hooks (no
+ * hooks at all with Gantry's skipHooks), and
  * taking ownership of existing objects (with a cluster, Helm 4's server dry run would otherwise refuse objects
  * Gantry applied, which carry no Helm release metadata).
  */
@@ -123,6 +124,7 @@ async function templateArgs(
     '--take-ownership',
   ];
   args.push(config.skipCRDs ? '--skip-crds' : '--include-crds');
+  if (config.skipHooks) args.push('--no-hooks');
   const valuesFile = await findProjectFile(renderedDir, 'helm-values');
   if (valuesFile) args.push('--values', valuesFile);
   for (const apiVersion of environment.apiVersions) args.push('--api-versions', apiVersion);

@@ -149,6 +149,22 @@ describe.each(DATABASE_KINDS)('helm services on %s', (kind) => {
     );
   });
 
+  test("ignoreHooks and ignoreCrds (Plural's) reach the chart's helm-chart.yaml as skipHooks and skipCRDs; false is no change", async () => {
+    const created = await create({ name: 'bare', helm: { ...helm(), ignoreHooks: true, ignoreCrds: true } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ helm: { ignoreHooks: true, ignoreCrds: true } });
+    const dir = await tarballFiles('bare');
+    expect(parseYaml(await readFile(path.join(dir, 'bare/helm-chart.yaml'), 'utf8'), 'c')).toMatchObject({
+      helmChart: { releaseName: 'bare', skipCRDs: true, skipHooks: true },
+    });
+    // Both false are the defaults: stored as absent, as specs made before these fields are.
+    const plain = await create({ name: 'plain', helm: { ...helm(), ignoreHooks: false, ignoreCrds: false } });
+    expect(plain.body.helm).not.toHaveProperty('ignoreHooks');
+    expect(plain.body.helm).not.toHaveProperty('ignoreCrds');
+    for (const name of ['bare', 'plain'])
+      expect((await call('DELETE', `/v1/clusters/dev/services/${name}?detach=true`, admin)).status).toBe(204);
+  });
+
   test('a chart repository behind basic auth: refused without credentials, pulled with those registered for its URL', async () => {
     const guarded = await startChartRepository({ username: 'charts', password: 'hunter2-secret' });
     onTestFinished(() => guarded.close());

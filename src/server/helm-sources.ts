@@ -114,7 +114,7 @@ export async function packHelmProject(input: HelmProjectInput, charts: ChartTool
 
 /**
  * deployment.yaml (one item, the service's namespace for objects without one, as the agent's wrappers do), the
- * item's helm-chart.yaml (Kluctl's fields) and helm-values.yaml. The values are excluded from Jinja2 templating
+ * item's helm-chart.yaml (Kluctl's fields, and Gantry's skipHooks for ignoreHooks) and helm-values.yaml. The values are excluded from Jinja2 templating
  * (`.templateignore`): they reach Helm as given, `{{ }}` in them included, as Plural passes helm values.
  */
 async function writeHelmProject(projectDir: string, input: HelmProjectInput, values: Values): Promise<void> {
@@ -127,6 +127,8 @@ async function writeHelmProject(projectDir: string, input: HelmProjectInput, val
       chartVersion: input.chartVersion,
       releaseName: input.helm.release,
       namespace: input.namespace,
+      ...(input.helm.ignoreCrds ? { skipCRDs: true } : {}),
+      ...(input.helm.ignoreHooks ? { skipHooks: true } : {}),
     },
   };
   await writeFile(

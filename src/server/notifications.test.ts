@@ -78,12 +78,13 @@ describe.each(DATABASE_KINDS)('notifications on %s', (kind) => {
     });
   });
 
-  test('events reach the sinks of the routers that take them: signed JSON to a webhook, a message to Slack', async () => {
+  test('events reach the sinks of the routers that take them: signed JSON to a webhook, a message to Slack and to Teams', async () => {
+    await call('PUT', '/v1/notifications/sinks/teams', admin, { type: 'teams', url: `${receiver.url}/teams` });
     await call('PUT', '/v1/notifications/routers/clusters', admin, { events: ['cluster.create', 'cluster.delete'], sinks: ['hook'] });
     await call('PUT', '/v1/notifications/routers/web-only', admin, {
       events: ['service.update'],
       filters: [{ regex: '^dev/web$' }],
-      sinks: ['slack', 'hook'],
+      sinks: ['slack', 'hook', 'teams'],
     });
     const created = await call('POST', '/v1/clusters', admin, { name: 'dev' });
     const token = created.body.deployToken;
@@ -111,6 +112,29 @@ describe.each(DATABASE_KINDS)('notifications on %s', (kind) => {
     }
     const [slack] = await waitFor('service.update to Slack', () => (delivered('/slack').length > 0 ? delivered('/slack') : undefined));
     expect(JSON.parse(slack!.body)).toMatchObject({ text: ':large_green_circle: service dev/web: service.update' });
+    const [teams] = await waitFor('service.update to Teams', () => (delivered('/teams').length > 0 ? delivered('/teams') : undefined));
+    expect(JSON.parse(teams!.body)).toMatchObject({
+      type: 'message',
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          content: {
+            type: 'AdaptiveCard',
+            body: [
+              { type: 'TextBlock', text: 'service dev/web: service.update', color: 'Good' },
+              { type: 'TextBlock' },
+              {
+                type: 'FactSet',
+                facts: [
+                  { title: 'Status', value: 'healthy' },
+                  { title: 'Revision', value: '1' },
+                ],
+              },
+            ],
+          },
+        },
+      ],
+    });
     await waitFor('service.update to the webhook', () => delivered('/hook').length === 2);
     expect(JSON.parse(delivered('/hook')[1]!.body)).toMatchObject({ type: 'service.update', service: { name: 'web', status: 'healthy' } });
 

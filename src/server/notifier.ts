@@ -119,14 +119,52 @@ function subjectOf(event: FleetEvent): string {
 
 /** The POST for one sink. */
 export function sinkRequest(type: SinkType, configuration: SinkConfiguration, event: FleetEvent, now: Date): WebhookRequest {
-  const body = JSON.stringify(type === 'slack' ? slackMessage(event) : { ...event, timestamp: now.toISOString() });
+  const message =
+    type === 'slack' ? slackMessage(event) : type === 'teams' ? teamsMessage(event) : { ...event, timestamp: now.toISOString() };
+  const body = JSON.stringify(message);
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'gantry-server' };
   if (type === 'webhook' && configuration.hmacKey) headers['x-signature'] = hmacSignature(body, configuration.hmacKey);
   return { address: configuration.url, headers, body };
 }
 
+/** What the message is about, for people: `service dev/web`, `cluster dev`, `pipeline/release`. */
+function headlineSubject(event: FleetEvent): string {
+  return event.pipeline || event.rollout ? subjectOf(event) : `${event.service ? 'service' : 'cluster'} ${subjectOf(event)}`;
+}
+
+/**
+ * A Teams incoming webhook's message: one Adaptive Card (the format Microsoft's "Create Incoming Webhooks" docs post,
+ * taken by both the Office 365 connector and the Workflows webhooks), plain text only, so nothing in the event is read
+ * as markup.
+ */
+function teamsMessage(event: FleetEvent): Record<string, unknown> {
+  const facts = event.service
+    ? [
+        { title: 'Status', value: event.service.status },
+        { title: 'Revision', value: String(event.service.revision) },
+      ]
+    : [];
+  const card = {
+    type: 'AdaptiveCard',
+    $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+    version: '1.4',
+    body: [
+      {
+        type: 'TextBlock',
+        text: `${headlineSubject(event)}: ${event.type}`,
+        weight: 'Bolder',
+        color: event.severity === 'error' ? 'Attention' : 'Good',
+        wrap: true,
+      },
+      { type: 'TextBlock', text: event.message, wrap: true },
+      ...(facts.length > 0 ? [{ type: 'FactSet', facts }] : []),
+    ],
+  };
+  return { type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', content: card }] };
+}
+
 function slackMessage(event: FleetEvent): Record<string, unknown> {
-  const subject = event.pipeline || event.rollout ? subjectOf(event) : `${event.service ? 'service' : 'cluster'} ${subjectOf(event)}`;
+  const subject = headlineSubject(event);
   return {
     text: `${event.severity === 'error' ? ':red_circle:' : ':large_green_circle:'} ${slackEscape(subject)}: ${slackEscape(event.type)}`,
     attachments: [

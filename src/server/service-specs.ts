@@ -20,6 +20,7 @@ export interface SourceInput {
   syncConfig?: SyncConfig;
   templated?: boolean;
   version?: string | undefined;
+  docsPath?: string | undefined;
 }
 
 /**
@@ -52,6 +53,7 @@ export async function checkedSpec(sources: ServiceSources, input: SourceInput, n
   if (input.syncConfig && Object.keys(input.syncConfig).length > 0) spec.syncConfig = input.syncConfig;
   if (input.templated === false) spec.templated = false;
   if (input.version) spec.version = input.version;
+  if (input.docsPath) spec.docsPath = input.docsPath;
   return spec;
 }
 
@@ -74,6 +76,8 @@ function completeHelm(helm: Partial<HelmSpec>, name: string, prefix: string): He
     ...(helm.values ? { values: helm.values } : {}),
     ...(helm.valuesFiles?.length ? { valuesFiles: helm.valuesFiles } : {}),
     release: helm.release ?? name,
+    ...(helm.ignoreHooks ? { ignoreHooks: true } : {}),
+    ...(helm.ignoreCrds ? { ignoreCrds: true } : {}),
   };
 }
 

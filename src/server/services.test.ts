@@ -3,7 +3,7 @@
  * repository as the source.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -123,6 +123,46 @@ describe.each(DATABASE_KINDS)('services on %s', (kind) => {
       const created = await call('POST', '/v1/clusters/dev/services', admin, service);
       expect(created.status).toBe(201);
       expect((await call('DELETE', '/v1/clusters/dev/services/leak-inside?detach=true', admin)).status).toBe(204);
+    } finally {
+      await clone.remove();
+    }
+  });
+
+  test("docsPath: the folder's Markdown at the current revision, to readers; a path out of the source refused; a linked folder read once", async () => {
+    const clone = await linkingClone();
+    try {
+      await mkdir(path.join(clone.work, 'apps/web/docs/runbook'), { recursive: true });
+      await writeFile(path.join(clone.work, 'apps/web/docs/README.md'), '# Web\n');
+      await writeFile(path.join(clone.work, 'apps/web/docs/runbook/restart.md'), 'restart it\n');
+      await writeFile(path.join(clone.work, 'apps/web/docs/notes.txt'), 'not Markdown\n');
+      // A link to a folder inside: packed as a link, its files read where they are, no error.
+      await symlink('runbook', path.join(clone.work, 'apps/web/docs/latest'));
+      await clone.push('documented', 'docs');
+      const service = { ...web, name: 'documented', repository: repo.url, git: { ref: 'documented', folder: 'apps/web' } };
+      for (const docsPath of ['../api', 'docs/../../api', '/etc']) {
+        const refused = await call('POST', '/v1/clusters/dev/services', admin, { ...service, docsPath });
+        expect(refused, docsPath).toMatchObject({ status: 400, body: { field: 'body.docsPath' } });
+      }
+      expect((await call('POST', '/v1/clusters/dev/services', admin, { ...service, docsPath: 'docs' })).status).toBe(201);
+      expect((await call('GET', '/v1/clusters/dev/services/documented/docs', admin)).body).toEqual({
+        docsPath: 'docs',
+        revision: 1,
+        files: [
+          { path: 'README.md', content: '# Web\n' },
+          { path: 'runbook/restart.md', content: 'restart it\n' },
+        ],
+        truncated: false,
+      });
+      // Without one, no docs; null drops it (a new revision).
+      const dropped = await call('PATCH', '/v1/clusters/dev/services/documented', admin, { docsPath: null });
+      expect(dropped.body).not.toHaveProperty('docsPath');
+      expect((await call('GET', '/v1/clusters/dev/services/documented/docs', admin)).body).toEqual({
+        docsPath: null,
+        revision: 2,
+        files: [],
+        truncated: false,
+      });
+      expect((await call('DELETE', '/v1/clusters/dev/services/documented?detach=true', admin)).status).toBe(204);
     } finally {
       await clone.remove();
     }

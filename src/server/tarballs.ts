@@ -65,8 +65,15 @@ export class TarballStore {
     const temp = await mkdtemp(path.join(this.dir, 'read-'));
     try {
       await extract({ file, cwd: temp });
+      // A symlink to a folder (inside: pack checked) is no file of its own; its files are listed where they are.
       const names = await sortedFiles(temp);
-      return new Map(await Promise.all(names.map(async (name) => [name, await readFile(path.join(temp, name), 'utf8')] as const)));
+      const files = await Promise.all(
+        names.map(async (name) => {
+          const file = path.join(temp, name);
+          return (await stat(file)).isDirectory() ? [] : [[name, await readFile(file, 'utf8')] as const];
+        }),
+      );
+      return new Map(files.flat());
     } finally {
       await rm(temp, { recursive: true, force: true });
     }

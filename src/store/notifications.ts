@@ -10,7 +10,7 @@ import { NotFoundError } from './errors.ts';
 import type { Database, NotificationRouterTable, NotificationSinkTable } from './schema.ts';
 import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
 
-export type SinkType = 'slack' | 'webhook';
+export type SinkType = 'slack' | 'teams' | 'webhook';
 
 /** Where a sink posts; sealed in the database. */
 export interface SinkConfiguration {

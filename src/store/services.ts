@@ -38,6 +38,10 @@ export interface HelmSpec {
   valuesFiles?: string[];
   /** The Helm release name (the API defaults it to the service's name). */
   release: string;
+  /** Leave out the chart's hooks (Plural's ignoreHooks); stored only when true, so older specs compare equal. */
+  ignoreHooks?: boolean;
+  /** Leave out the chart's crds/ (Plural's ignoreCrds); stored only when true. */
+  ignoreCrds?: boolean;
 }
 
 /**
@@ -61,6 +65,8 @@ export interface ServiceSpec {
   templated?: false;
   /** What its owners call this state of the service (Plural's version); absent when not given. */
   version?: string;
+  /** A folder of its source holding its docs (Plural's docsPath); absent when not given. */
+  docsPath?: string;
 }
 
 /** Plural's syncConfig, as its agent reads it. */

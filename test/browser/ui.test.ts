@@ -39,6 +39,9 @@ const PIPELINE = 'web-release';
 const app = (round: number) => ({
   'apps/web/configmap.yaml.liquid': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  round: "${round}"\n  greeting: "{{ configuration.greeting }}"\n`,
   'apps/web/serviceaccount.yaml': 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: web\n',
+  // docsPath's Markdown, with what a hostile repository would put in it: HTML that runs script, a javascript: link.
+  'apps/web/docs/README.md': `# Web service\n\nRestart it with \`kubectl rollout restart deployment/web\`.\n\n<img src="x" onerror="window.pwned = true">\n\n[Run it](javascript:window.pwned=true)\n`,
+  'apps/web/docs/runbook.md': '# Runbook\n\n1. Look at the Components tab.\n2. Roll back from the Revisions tab.\n',
 });
 
 describe('the web UI', () => {
@@ -102,6 +105,7 @@ describe('the web UI', () => {
       name: 'web',
       ...source,
       git: { ref: 'main', folder: 'apps/web' },
+      docsPath: 'docs',
       configuration: { greeting: 'hello from dev' },
     });
     // prod at a fixed commit, as promotions leave it.
@@ -196,6 +200,18 @@ describe('the web UI', () => {
     await page.getByRole('cell', { name: 'greeting (hidden)' }).waitFor();
     expect(await page.locator('body').textContent()).not.toContain('hello from dev');
     await screenshot(page, 'service-configuration');
+
+    // docsPath: its Markdown rendered, and nothing the repository wrote runs.
+    await page.getByRole('tab', { name: 'Docs' }).click();
+    const doc = page.getByRole('article', { name: 'Doc README.md' });
+    await doc.getByRole('heading', { name: 'Web service' }).waitFor();
+    expect(await doc.locator('code').textContent()).toBe('kubectl rollout restart deployment/web');
+    expect(await doc.locator('img').count()).toBe(0);
+    expect(await doc.getByRole('link', { name: 'Run it' }).getAttribute('href')).not.toMatch(/^javascript:/i);
+    expect(await page.evaluate('window.pwned')).toBeUndefined();
+    await page.getByRole('navigation', { name: 'Docs files' }).getByRole('button', { name: 'runbook.md' }).click();
+    await page.getByRole('article', { name: 'Doc runbook.md' }).getByRole('listitem').first().waitFor();
+    await screenshot(page, 'service-docs');
   });
 
   test('a reader sees the pending gate and the revisions, but no approve and no rollback button', async () => {

@@ -118,6 +118,8 @@ describe('gantry server and the cluster commands', () => {
       const list = await gantry(['service', 'list', '--cluster', 'svc-cluster'], { env });
       expect(list.stdout).toMatch(/^CLUSTER\s+NAME\s+NAMESPACE\s+STATUS\s+REVISION\s+APPLIED\s+COMPONENTS\n/);
       expect(list.stdout).toMatch(/^svc-cluster\s+web\s+web\s+stale\s+2\s+-\s+0\/0$/m);
+      const noDocs = await gantry(['service', 'docs', 'web', '--cluster', 'svc-cluster'], { env });
+      expect(noDocs).toMatchObject({ code: 0, stdout: 'service web has no docsPath\n' });
       const revisions = await gantry(['service', 'revisions', 'web', '--cluster', 'svc-cluster', '-o', 'json'], { env });
       expect((JSON.parse(revisions.stdout) as Array<{ number: number }>).map((r) => r.number)).toEqual([2, 1]);
       const rolledBack = await gantry(['service', 'rollback', 'web', '--cluster', 'svc-cluster', '--revision', '1'], { env });

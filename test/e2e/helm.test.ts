@@ -330,6 +330,29 @@ describe('chart features', { timeout: 300_000 }, () => {
     expect(kinds('without')).toEqual(['ConfigMap']);
   });
 
+  it("skipHooks (Gantry's, Plural's ignoreHooks) leaves the chart's hooks out; by default they are rendered", async () => {
+    const chartItem = (skip: boolean) => `helmChart:\n  path: ../chart\n  releaseName: h-${skip}\n  skipHooks: ${skip}\n`;
+    const hook =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook-{{ .Release.Name }}\n  annotations:\n    helm.sh/hook: pre-install\ndata: {}\n';
+    const dir = await project({
+      '.kluctl.yaml': kluctl('hooks'),
+      'deployment.yaml': 'deployments:\n  - path: with\n  - path: without\n',
+      'with/helm-chart.yaml': chartItem(false),
+      'without/helm-chart.yaml': chartItem(true),
+      'chart/Chart.yaml': 'apiVersion: v2\nname: e2e-hooks\nversion: 0.1.0\n',
+      'chart/templates/hook.yaml': hook,
+      'chart/templates/cm.yaml': configMapTemplate('hooks-{{ .Release.Name }}'),
+    });
+    const objects = await render(dir, true);
+    const named = (item: string) =>
+      objects
+        .filter((object) => object.metadata.annotations['kluctl.io/deployment-item-dir'] === item)
+        .map((object) => object.metadata.name)
+        .sort();
+    expect(named('with')).toEqual(['hook-h-false', 'hooks-h-false']);
+    expect(named('without')).toEqual(['hooks-h-true']);
+  });
+
   it("lookup reads the cluster's ConfigMap when connected; offline rendering still works", async () => {
     const source =
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-source\n  namespace: gantry-e2e-helm-lookup\ndata:\n  color: blue\n';

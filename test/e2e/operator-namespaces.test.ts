@@ -151,6 +151,25 @@ describe('operator references across namespaces', () => {
     expect(await client.listServices()).toEqual([]);
   });
 
+  test("a cluster handle (Plural's `cluster`) reaches only the namespace's own Clusters, as a clusterRef does", async () => {
+    const spec = { helm: { url: 'https://charts.invalid', chart: 'c', version: '1.0.0' } };
+    await apply([
+      serviceDeployment('borrow-handle', { cluster: `victim-cluster-${suffix}`, ...spec }),
+      serviceDeployment('no-such-handle', { cluster: `nowhere-${suffix}`, ...spec }),
+    ]);
+    const through = new Cluster(new KubeClient(loadKubeConfig({})));
+    const borrowed = await reconcileOnce('borrow-handle', through);
+    expect(borrowed).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    expect(borrowed!.message).toBe(
+      `spec.cluster victim-cluster-${suffix} is a Cluster of another namespace: a handle names a Cluster resource of this resource's namespace ${TENANT} (the operator runs without --allow-cross-namespace-refs)`,
+    );
+    expect(await reconcileOnce('no-such-handle', through)).toMatchObject({ status: 'False', reason: 'Waiting' });
+    expect(await client.listServices()).toEqual([]);
+    // The tenant's own cluster, by its handle: past the check (the chart URL is what the server refuses then).
+    await apply([serviceDeployment('own-handle', { cluster: `tenant-cluster-${suffix}`, ...spec })]);
+    expect((await reconcileOnce('own-handle', through))?.message ?? '').not.toContain('handle');
+  });
+
   test('with --allow-cross-namespace-refs the same references are followed', async () => {
     const allowed = new Cluster(new KubeClient(loadKubeConfig({})));
     allowCrossNamespaceRefs(allowed);
@@ -158,5 +177,8 @@ describe('operator references across namespaces', () => {
     // Past both references: what stops it now is the chart URL the server cannot reach, no namespace.
     expect(condition?.message ?? '').not.toContain('cross-namespace');
     expect(condition?.reason).not.toBe('Waiting');
+    const handle = await reconcileOnce('borrow-handle', allowed);
+    expect(handle?.message ?? '').not.toContain('namespace');
+    expect(handle?.reason).not.toBe('Waiting');
   });
 });

@@ -20,7 +20,7 @@ import { parseYamlDocuments, toYaml } from '../../src/yaml.ts';
 import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { sharedFixture } from '../../scripts/examples.ts';
 import { testConfig } from '../support/engine.ts';
-import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { apiCall, pushedAgentOptions, testServerOptions, userToken } from '../support/fleet.ts';
 import { installGitRepositoryCrd, installHelmRepositoryCrd } from '../support/flux.ts';
 import { configMapTemplate, startChartRepository } from '../support/chart-server.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
@@ -34,6 +34,8 @@ const suffix = randomBytes(3).toString('hex');
 const NS = `fleet-operator-${suffix}`;
 const APP_NS = `upgrade-plan-${suffix}`;
 const [DEV, PROD] = WORKLOAD_CLUSTERS;
+/** A user a ServiceDeployment's read binding names (Gantry's user names may be e-mail addresses, as Plural's userEmail). */
+const READER = `reader-${suffix}@example.com`;
 
 interface Condition {
   type: string;
@@ -78,6 +80,9 @@ describe('the deployment operator', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-operator-'));
     repo = await createRepo({
       'test-apps/k3s/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upgrade-plan\ndata:\n  version: "1"\n',
+      // Plural's docsPath: Markdown beside the manifests, never applied.
+      'test-apps/k3s/docs/README.md': '# Upgrade plan\n\nOne ConfigMap.\n',
+      'test-apps/k3s/docs/runbook/restart.md': '# Restart\n\n`kubectl rollout restart`\n',
       'test-apps/kluctl-elsewhere/deployment.yaml': 'deployments:\n  - path: cm\n',
       'test-apps/kluctl-elsewhere/cm/configmap.yaml':
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: placed\n  namespace: somewhere-else\ndata:\n  x: "1"\n',
@@ -709,7 +714,7 @@ describe('the deployment operator', () => {
           git: { ref: 'main', folder: 'test-apps/k3s' },
           version: '1.4.2',
           docsPath: 'docs/',
-          bindings: { read: [{ groupName: 'developers' }] },
+          bindings: { read: [{ userEmail: READER }], write: [{ id: 'a-console-id' }] },
           reconciliation: { driftDetection: false, interval: '45m' },
         },
       },
@@ -721,9 +726,48 @@ describe('the deployment operator', () => {
     expect(await conditionOf('servicedeployment', 'by-handle', 'Synchronized')).toMatchObject({ status: 'True' });
     const supported = await conditionOf('servicedeployment', 'by-handle', 'Supported');
     expect(supported).toMatchObject({ status: 'False', reason: 'UnsupportedFields' });
-    expect(supported?.message).toContain("spec.docsPath: the UI does not show a service's docs yet");
-    expect(supported?.message).toContain('spec.bindings: ');
+    expect(supported?.message).toBe(
+      "not acted on: spec.bindings.write[0]: names no user (userEmail) or group (groupName): ids of Plural's console name nobody here",
+    );
+    // The read binding: a reader of this service on its cluster, and of nothing else.
+    const bindings = await client.listRoleBindings();
+    expect(bindings.find((binding) => binding.name === `operator.servicedeployment.${NS}.by-handle.read`)).toMatchObject({
+      role: 'reader',
+      subjects: [{ kind: 'user', name: READER }],
+      scope: { clusters: ['k3s-test'], services: ['by-handle'] },
+    });
+    const readerToken = await userToken(server, READER, 'reader', { pipelines: ['none'] });
+    expect((await apiCall(server, 'GET', '/v1/clusters/k3s-test/services/by-handle', readerToken)).status).toBe(200);
+    // docsPath: the Markdown below it, at the current revision, for whoever reads the service.
+    expect((await apiCall(server, 'GET', '/v1/clusters/k3s-test/services/by-handle/docs', readerToken)).body).toEqual({
+      docsPath: 'docs/',
+      revision: 1,
+      files: [
+        { path: 'README.md', content: '# Upgrade plan\n\nOne ConfigMap.\n' },
+        { path: 'runbook/restart.md', content: '# Restart\n\n`kubectl rollout restart`\n' },
+      ],
+      truncated: false,
+    });
+    expect((await apiCall(server, 'PATCH', '/v1/clusters/k3s-test/services/by-handle', readerToken, { version: '9' })).status).toBe(403);
+    expect((await apiCall(server, 'GET', `/v1/clusters/k3s-prod-${suffix}`, readerToken)).status).toBe(403);
     expect(await conditionOf('cluster', 'k3s-test', 'Supported')).toMatchObject({ status: 'True', reason: 'AllFieldsSupported' });
+    // Bindings on an adopted Cluster grant nothing: whoever wrote the resource did not make the cluster.
+    await kubectl([
+      'patch',
+      'cluster.deployments.gantry.dev',
+      'k3s-prod',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { bindings: { write: [{ userEmail: READER }] } } }),
+    ]);
+    const adopted = await waitFor('the adopted cluster names its bindings', async () => {
+      const condition = await conditionOf('cluster', 'k3s-prod', 'Supported');
+      return condition?.status === 'False' ? condition : undefined;
+    });
+    expect(adopted.message).toBe('not acted on: spec.bindings: not applied: the server object is adopted, not made by this resource');
+    expect((await client.listRoleBindings()).map((binding) => binding.name)).not.toContain(`operator.cluster.${NS}.k3s-prod.write`);
 
     // driftDetection false: a deleted object is reported as drift and left deleted.
     await kubectlOn(DEV, ['delete', 'configmap', 'upgrade-plan', '-n', NS]);
@@ -786,6 +830,8 @@ describe('the deployment operator', () => {
     for (const name of ['by-handle', 'lua-values', 'two-clusters'])
       await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', name, '-n', NS, '--wait=true', '--timeout=90s']);
     await expect(client.getService('k3s-test', 'by-handle')).rejects.toThrow();
+    // Its role bindings went with it.
+    expect((await client.listRoleBindings()).map((binding) => binding.name).filter((name) => name.startsWith('operator.'))).toEqual([]);
   });
 
   test('serves metrics of every kind and probes that are ready once the watches listed', async () => {

@@ -34,6 +34,7 @@ import {
 import { authorize, mayDo, requestUser, userAccess } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import { revisionDiff } from '../revision-diff.ts';
+import { serviceDocs } from '../service-docs.ts';
 import type { TarballStore } from '../tarballs.ts';
 import { ErrorResponses } from '../../api/common.ts';
 import {
@@ -47,6 +48,7 @@ import {
   RejectSchema,
   RevisionParams,
   RollbackSchema,
+  ServiceDocsSchema,
   ServiceParams,
   ServiceSchema,
   type ServiceUpdateBody,
@@ -257,6 +259,19 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
     },
   );
 
+  api.get(
+    `${path}/docs`,
+    { ...readers, schema: { tags, params: ServiceParams, response: { 200: ServiceDocsSchema, ...errors } } },
+    async (request) => {
+      const service = await authorizedService(db, request, 'read');
+      const { revision } = service;
+      const docsPath = service.spec.docsPath ?? null;
+      if (!docsPath || !revision.digest) return { docsPath, revision: revision.number, files: [], truncated: false };
+      const ensure = async () => void (await sources.resolveSpec(pinnedSpec(revision.spec, revision)));
+      return { docsPath, revision: revision.number, ...(await serviceDocs(deps.tarballs, revision, docsPath, ensure)) };
+    },
+  );
+
   api.post(
     `${path}/rollback`,
     { ...readers, schema: { tags, params: ServiceParams, body: RollbackSchema, response: { 200: ServiceSchema, ...errors } } },
@@ -311,6 +326,7 @@ function mergedSource(current: ServiceSpec, body: ServiceUpdateBody): SourceInpu
     syncConfig: body.syncConfig === null ? undefined : (body.syncConfig ?? current.syncConfig),
     templated: body.templated ?? current.templated,
     version: body.version === null ? undefined : (body.version ?? current.version),
+    docsPath: body.docsPath === null ? undefined : (body.docsPath ?? current.docsPath),
   };
 }
 
@@ -346,6 +362,7 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     ...(service.spec.syncConfig ? { syncConfig: service.spec.syncConfig } : {}),
     templated: service.spec.templated !== false,
     ...(service.spec.version ? { version: service.spec.version } : {}),
+    ...(service.spec.docsPath ? { docsPath: service.spec.docsPath } : {}),
     configuration: Object.keys(secrets.get(service.id)?.configuration ?? {}).sort(),
     secretValues: Object.keys(secrets.get(service.id)?.secretValues ?? {}).sort(),
     contexts: service.spec.contexts ?? [],

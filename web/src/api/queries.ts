@@ -23,6 +23,11 @@ export function useService(cluster: string, name: string) {
   return useQuery({ queryKey: ['services', cluster, name], queryFn: () => fleet.getService(cluster, name), refetchInterval });
 }
 
+/** The service's docs at its current revision; read again when the service changes (its revision's key). */
+export function useServiceDocs(cluster: string, name: string) {
+  return useQuery({ queryKey: ['services', cluster, name, 'docs'], queryFn: () => fleet.serviceDocs(cluster, name) });
+}
+
 export function useRevisions(cluster: string, name: string) {
   const refetchInterval = usePollingFallback();
   return useQuery({
