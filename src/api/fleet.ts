@@ -626,10 +626,8 @@ export const GlobalServiceSpecSchema = Type.Object({
     `${NO_PROJECTS}; select clusters by tags`,
     BLOCKS,
   ),
-  ignoreClusters: unsupported(
-    Type.Array(Type.String(), { description: 'Handles of clusters left out (Plural).' }),
-    'leaving clusters out by handle is not supported yet: give the others a tag to select on',
-    BLOCKS,
+  ignoreClusters: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), { description: 'Handles of clusters that get no copy, whatever their tags.' }),
   ),
   reconciliation: Type.Optional(ServiceReconciliation),
   rollout: Type.Optional(

@@ -15,6 +15,12 @@ const TemplateSchema = Type.Object(
   },
 );
 
+const IgnoreClusters = Type.Array(Type.String({ minLength: 1, maxLength: 63 }), {
+  maxItems: 1000,
+  uniqueItems: true,
+  description: "handles of clusters that get no copy, whatever their tags (Plural's ignoreClusters)",
+});
+
 export const NewGlobalServiceSchema = Type.Object(
   {
     name: Name,
@@ -24,6 +30,7 @@ export const NewGlobalServiceSchema = Type.Object(
     distro: Type.Optional(Type.String({ maxLength: 63 })),
     template: TemplateSchema,
     rollout: Type.Optional(RolloutSpecSchema),
+    ignoreClusters: Type.Optional(IgnoreClusters),
   },
   { additionalProperties: false },
 );
@@ -35,6 +42,7 @@ export const GlobalServiceUpdateSchema = Type.Object(
     distro: Type.Optional(Type.Union([Type.String({ maxLength: 63 }), Type.Null()])),
     template: Type.Optional(TemplateSchema),
     rollout: Type.Optional(Type.Union([RolloutSpecSchema, Type.Null()], { description: 'null: new revisions go to every copy at once' })),
+    ignoreClusters: Type.Optional(IgnoreClusters),
   },
   { additionalProperties: false },
 );
@@ -50,6 +58,7 @@ export const GlobalServiceSchema = Type.Object({
   name: Type.String(),
   tags: Type.Record(Type.String(), Type.String()),
   distro: Type.Union([Type.String(), Type.Null()]),
+  ignoreClusters: Type.Array(Type.String()),
   template: Type.Object({
     name: Type.String(),
     namespace: Type.String(),

@@ -19,6 +19,7 @@ interface CreateFlags extends SourceFlags {
   tag: Record<string, string>;
   rolloutFile?: string;
   distro?: string;
+  ignoreCluster: string[];
   serviceName?: string;
   output: FleetOutput;
 }
@@ -34,6 +35,12 @@ export function globalServiceCommand(): Command {
           .argument('<name>')
           .option('--tag <key=value>', 'select clusters with this tag (repeatable; all must match)', keyValueArg, {})
           .option('--distro <distro>', 'select only clusters of this distro')
+          .option(
+            '--ignore-cluster <handle>',
+            'leave out this cluster, whatever its tags (repeatable)',
+            (value: string, previous: string[]) => [...previous, value],
+            [],
+          )
           .option('--service-name <name>', 'name of the copies (default: the global service name)')
           .option(
             '--rollout-file <file>',
@@ -46,6 +53,7 @@ export function globalServiceCommand(): Command {
           name,
           tags: flags.tag,
           distro: flags.distro,
+          ...(flags.ignoreCluster.length > 0 ? { ignoreClusters: flags.ignoreCluster } : {}),
           template: {
             name: flags.serviceName ?? name,
             ...(await requiredSource(flags)),
@@ -182,7 +190,8 @@ async function readRollout(file: string): Promise<RolloutSpec> {
 
 function selector(global: ApiGlobalService): string {
   const tags = Object.entries(global.tags).map(([key, value]) => `${key}=${value}`);
-  return [...tags, ...(global.distro ? [`distro=${global.distro}`] : [])].join(',');
+  const ignored = global.ignoreClusters.map((handle) => `not ${handle}`);
+  return [...tags, ...(global.distro ? [`distro=${global.distro}`] : []), ...ignored].join(',');
 }
 
 function formatGlobalService(global: ApiGlobalService): string {

@@ -63,6 +63,7 @@ export function globalServiceKind(
           name,
           tags: spec.tags ?? {},
           ...(spec.distro ? { distro: spec.distro } : {}),
+          ...(spec.ignoreClusters?.length ? { ignoreClusters: [...new Set(spec.ignoreClusters)] } : {}),
           template: await templateOf(spec, name, resource.metadata.namespace ?? 'default'),
           ...(spec.rollout ? { rollout: spec.rollout } : {}),
         },
@@ -75,7 +76,13 @@ export function globalServiceKind(
     update: async (remote, { attributes }) =>
       await client.updateGlobalService(
         remote.name,
-        { tags: attributes.tags, distro: attributes.distro ?? null, template: attributes.template, rollout: attributes.rollout ?? null },
+        {
+          tags: attributes.tags,
+          distro: attributes.distro ?? null,
+          template: attributes.template,
+          rollout: attributes.rollout ?? null,
+          ignoreClusters: attributes.ignoreClusters ?? [],
+        },
         false,
       ),
     async remove(resource) {

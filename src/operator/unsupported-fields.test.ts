@@ -58,7 +58,6 @@ describe("Plural's manifests", () => {
           'spec.context',
           'spec.providerRef',
           'spec.projectRef',
-          'spec.ignoreClusters',
         ],
       },
       'HelmRepository/every-field': { reported: ['spec.auth.bearer', 'spec.auth.aws', 'spec.auth.azure', 'spec.auth.gcp'], blocks: [] },

@@ -113,4 +113,23 @@ describe.each(DATABASE_KINDS)('global services on %s', (kind) => {
     });
     expect(bad).toMatchObject({ status: 400, body: { field: 'body.template.git.folder' } });
   });
+
+  test("ignoreClusters (Plural's) leaves clusters out by handle, whatever their tags, and those registered later", async () => {
+    const copiesOf = async (name: string) =>
+      ((await call('GET', `/v1/globalservices/${name}`)).body as { services: Array<{ cluster: string }> }).services
+        .map((s) => s.cluster)
+        .sort();
+    const template = { name: 'api', namespace: 'api', repository: repo.url, git: { ref: 'main', folder: 'web' } };
+    const created = await call('POST', '/v1/globalservices', { name: 'api-tier', tags: { tier: 'web' }, ignoreClusters: ['d'], template });
+    expect(created).toMatchObject({ status: 201, body: { ignoreClusters: ['d'] } });
+    expect(await copiesOf('api-tier')).toEqual(['a', 'b']);
+    expect((await call('PATCH', '/v1/globalservices/api-tier', { ignoreClusters: ['d', 'f'] })).status).toBe(200);
+    await call('POST', '/v1/clusters', { name: 'f', tags: { tier: 'web' } });
+    expect(await copiesOf('api-tier')).toEqual(['a', 'b']);
+    expect((await call('PATCH', '/v1/globalservices/api-tier', { ignoreClusters: ['f', 'f'] })).status).toBe(400);
+    // Dropping a handle from the list brings that cluster its copy.
+    expect((await call('PATCH', '/v1/globalservices/api-tier', { ignoreClusters: ['d'] })).status).toBe(200);
+    expect(await copiesOf('api-tier')).toEqual(['a', 'b', 'f']);
+    expect((await call('DELETE', '/v1/globalservices/api-tier?detach=true&confirm=true')).status).toBe(204);
+  });
 });

@@ -79,6 +79,7 @@ export class GlobalServices {
     distro?: string;
     template: ServiceTemplate;
     rollout?: RolloutSpec | null;
+    ignoreClusters?: string[];
   }): Promise<GlobalService> {
     await this.#deps.sources.resolveSpec(templateSpec(input.template), {
       fresh: true,
@@ -97,7 +98,7 @@ export class GlobalServices {
   /** Changes selector or template; the copies follow (template changes make new revisions). */
   async update(
     name: string,
-    changes: Partial<Pick<GlobalService, 'tags' | 'distro' | 'template' | 'rollout'>>,
+    changes: Partial<Pick<GlobalService, 'tags' | 'distro' | 'template' | 'rollout' | 'ignoreClusters'>>,
     confirm: boolean,
   ): Promise<GlobalService> {
     const current = await getGlobalService(this.#deps.db, this.#deps.box, name);

@@ -1,6 +1,6 @@
 /**
  * Global services (Plural's GlobalService): a service template kept on every cluster whose tags include the
- * global service's tags (and whose distro matches, when one is set). The services it makes carry its id as owner;
+ * global service's tags (and whose distro matches, when one is set), but those whose handle it ignores. The services it makes carry its id as owner;
  * fleet-planning.ts decides what a change adds and removes, and the server applies that plan.
  */
 import { randomUUID } from 'node:crypto';
@@ -35,6 +35,8 @@ export interface GlobalService {
   template: ServiceTemplate;
   /** How new revisions reach the copies: wave by wave; null: all at once. */
   rollout: RolloutSpec | null;
+  /** Handles of clusters that get no copy, whatever their tags (Plural's ignoreClusters). */
+  ignoreClusters: string[];
   createdAt: string;
 }
 
@@ -47,7 +49,14 @@ interface StoredTemplate extends Omit<ServiceTemplate, 'configuration' | 'secret
 export async function createGlobalService(
   db: Kysely<Database>,
   box: SecretBox,
-  input: { name: string; tags: Record<string, string>; distro?: string; template: ServiceTemplate; rollout?: RolloutSpec | null },
+  input: {
+    name: string;
+    tags: Record<string, string>;
+    distro?: string;
+    template: ServiceTemplate;
+    rollout?: RolloutSpec | null;
+    ignoreClusters?: string[];
+  },
   now = new Date(),
 ): Promise<GlobalService> {
   const time = now.toISOString();
@@ -59,6 +68,7 @@ export async function createGlobalService(
     distro: input.distro ?? null,
     template: JSON.stringify(storedTemplate(box, id, input.template)),
     rollout: input.rollout ? JSON.stringify(input.rollout) : null,
+    ignore_clusters: JSON.stringify(input.ignoreClusters ?? []),
     created_at: time,
     updated_at: time,
   };
@@ -102,6 +112,7 @@ export async function updateGlobalService(
       distro: global.distro,
       template: JSON.stringify(storedTemplate(box, global.id, global.template)),
       rollout: global.rollout ? JSON.stringify(global.rollout) : null,
+      ignore_clusters: JSON.stringify(global.ignoreClusters),
       updated_at: now.toISOString(),
     })
     .where('id', '=', global.id)
@@ -113,11 +124,12 @@ export async function deleteGlobalService(db: Kysely<Database>, id: string): Pro
   await db.deleteFrom('global_services').where('id', '=', id).execute();
 }
 
-/** Whether a cluster with these tags and distro gets the global service. */
+/** Whether a cluster with these tags, distro and handle gets the global service. */
 export function selects(
-  global: Pick<GlobalService, 'tags' | 'distro'>,
-  cluster: { tags: Record<string, string>; distro: string | null },
+  global: Pick<GlobalService, 'tags' | 'distro' | 'ignoreClusters'>,
+  cluster: { tags: Record<string, string>; distro: string | null; handle: string },
 ): boolean {
+  if (global.ignoreClusters.includes(cluster.handle)) return false;
   if (global.distro !== null && global.distro !== cluster.distro) return false;
   return Object.entries(global.tags).every(([key, value]) => cluster.tags[key] === value);
 }
@@ -154,6 +166,7 @@ function toGlobalService(box: SecretBox, row: Selectable<GlobalServiceTable>): G
     distro: row.distro,
     template,
     rollout: row.rollout === null ? null : (JSON.parse(row.rollout) as RolloutSpec),
+    ignoreClusters: JSON.parse(row.ignore_clusters) as string[],
     createdAt: row.created_at,
   };
 }

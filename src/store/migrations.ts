@@ -401,6 +401,14 @@ async function rollouts(db: AnyDatabase): Promise<void> {
   await db.schema.createIndex('rollouts_state').on('rollouts').column('state').execute();
 }
 
+/** A global service's clusters left out by handle (Plural's ignoreClusters): a JSON array, `[]` for none. */
+async function globalServiceIgnoreClusters(db: AnyDatabase): Promise<void> {
+  await db.schema
+    .alterTable('global_services')
+    .addColumn('ignore_clusters', 'text', (c) => c.notNull().defaultTo('[]'))
+    .execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -421,4 +429,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0016-previews': { up: previews },
   '0017-preview-origins': { up: previewOrigins },
   '0018-rollouts': { up: rollouts },
+  '0019-global-service-ignore-clusters': { up: globalServiceIgnoreClusters },
 };

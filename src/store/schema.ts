@@ -166,6 +166,8 @@ export interface GlobalServiceTable {
   template: string;
   /** JSON RolloutSpec (src/api/rollouts.ts): new revisions go wave by wave; null: to every copy at once. */
   rollout: string | null;
+  /** JSON array of cluster handles that get no copy, whatever their tags (Plural's ignoreClusters). */
+  ignore_clusters: string;
   created_at: string;
   updated_at: string;
 }

@@ -359,6 +359,8 @@ describe('the deployment operator', () => {
         spec: {
           tags: { env: 'dev' },
           serviceRef: { name: 'regional-template' },
+          // Plural's ignoreClusters: prod's handle, which env=dev leaves out anyway.
+          ignoreClusters: [`k3s-prod-${suffix}`],
           rollout: { waves: [{ name: 'canary', clusters: ['k3s-test'] }], soak: '0', onFailure: 'pause' },
         },
       },
@@ -393,6 +395,7 @@ describe('the deployment operator', () => {
     // Only k3s-test has env=dev; the template's context binding came along.
     expect(global.services.map((service) => service.cluster)).toEqual(['k3s-test']);
     expect(global.template.contexts).toEqual(['shared']);
+    expect(global.ignoreClusters).toEqual([`k3s-prod-${suffix}`]);
     // Gantry's rollout extension reaches the server as written; a misspelt field of it is refused by the schema.
     expect(global.rollout).toEqual({ waves: [{ name: 'canary', clusters: ['k3s-test'] }], soak: '0', onFailure: 'pause' });
     const typo = await kubectl(

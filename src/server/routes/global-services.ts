@@ -78,9 +78,16 @@ export function globalServiceRoutes(
     '/v1/globalservices',
     { ...admins, schema: { tags, body: NewGlobalServiceSchema, response: { 201: GlobalServiceSchema, ...errors } } },
     async (request, reply) => {
-      const { name, tags: selector, distro, template: body, rollout } = request.body;
+      const { name, tags: selector, distro, template: body, rollout, ignoreClusters } = request.body;
       checkRollout(rollout);
-      const created = await globals.create({ name, tags: selector, distro, template: await template(body), rollout: rollout ?? null });
+      const created = await globals.create({
+        name,
+        tags: selector,
+        distro,
+        template: await template(body),
+        rollout: rollout ?? null,
+        ignoreClusters: ignoreClusters ?? [],
+      });
       return reply.code(201).send(await show(created, request));
     },
   );
@@ -124,6 +131,7 @@ export function globalServiceRoutes(
           ...(body.distro !== undefined ? { distro: body.distro } : {}),
           ...(body.template ? { template: await template(body.template) } : {}),
           ...(body.rollout !== undefined ? { rollout: body.rollout } : {}),
+          ...(body.ignoreClusters ? { ignoreClusters: body.ignoreClusters } : {}),
         },
         request.query.confirm === 'true',
       );
@@ -197,6 +205,7 @@ async function toApi(db: Kysely<Database>, global: GlobalService, request: Fasti
     name: global.name,
     tags: global.tags,
     distro: global.distro,
+    ignoreClusters: global.ignoreClusters,
     template: {
       ...template,
       repository: repositoryId ?? null,

@@ -1,10 +1,11 @@
 import type { GlobalService } from '../api/types.ts';
 
-/** `env=prod, distro=k3s`, or `every cluster` for an empty selector. */
-export function selectorText(global: Pick<GlobalService, 'tags' | 'distro'>): string {
+/** `env=prod, distro=k3s, not legacy`, or `every cluster` for an empty selector (`every cluster, not legacy`). */
+export function selectorText(global: Pick<GlobalService, 'tags' | 'distro' | 'ignoreClusters'>): string {
   const parts = [
     ...Object.entries(global.tags).map(([key, value]) => `${key}=${value}`),
     ...(global.distro ? [`distro=${global.distro}`] : []),
   ];
-  return parts.join(', ') || 'every cluster';
+  const ignored = global.ignoreClusters.map((handle) => `not ${handle}`);
+  return [parts.join(', ') || 'every cluster', ...ignored].join(', ');
 }
