@@ -81,7 +81,7 @@ async function syncSource(state: AgentState, service: AgentService): Promise<Syn
 }
 
 /** The service's own resync interval, at least a minute (a shorter one would make its agent apply all the time); else `agentMs`. */
-function resyncIntervalOf(service: AgentService, agentMs: number): number {
+export function resyncIntervalOf(service: Pick<AgentService, 'syncConfig'>, agentMs: number): number {
   const own = service.syncConfig?.resyncInterval;
   return own ? Math.max(60_000, parseDuration(own)) : agentMs;
 }

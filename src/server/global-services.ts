@@ -15,6 +15,7 @@ import {
   getGlobalService,
   type GlobalService,
   listGlobalServices,
+  type NewGlobalService,
   selects,
   type ServiceTemplate,
   templateSpec,
@@ -73,14 +74,7 @@ export class GlobalServices {
   }
 
   /** Creates the global service and its copies. @throws HttpError 400 naming the field of a bad template source. */
-  async create(input: {
-    name: string;
-    tags: Record<string, string>;
-    distro?: string;
-    template: ServiceTemplate;
-    rollout?: RolloutSpec | null;
-    ignoreClusters?: string[];
-  }): Promise<GlobalService> {
+  async create(input: NewGlobalService): Promise<GlobalService> {
     await this.#deps.sources.resolveSpec(templateSpec(input.template), {
       fresh: true,
       fields: {

@@ -45,18 +45,21 @@ interface StoredTemplate extends Omit<ServiceTemplate, 'configuration' | 'secret
   sealedSecretValues?: string;
 }
 
+/** What a new global service is made of (GlobalService's fields; distro, rollout and ignoreClusters may be left out). */
+export interface NewGlobalService {
+  name: string;
+  tags: Record<string, string>;
+  distro?: string;
+  template: ServiceTemplate;
+  rollout?: RolloutSpec | null;
+  ignoreClusters?: string[];
+}
+
 /** @throws ConflictError when the name is taken. */
 export async function createGlobalService(
   db: Kysely<Database>,
   box: SecretBox,
-  input: {
-    name: string;
-    tags: Record<string, string>;
-    distro?: string;
-    template: ServiceTemplate;
-    rollout?: RolloutSpec | null;
-    ignoreClusters?: string[];
-  },
+  input: NewGlobalService,
   now = new Date(),
 ): Promise<GlobalService> {
   const time = now.toISOString();
