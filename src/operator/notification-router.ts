@@ -41,7 +41,8 @@ export function notificationRouterKind(
   }
 
   /**
-   * A pipelineRef filter as the server filters pipeline events: a regular expression over `pipeline/<name>`.
+   * A pipelineRef filter as the server filters pipeline events: a regular expression over `pipeline/<name>`, and
+   * `pipeline/<name>/<stage>` for the rollouts of its stages.
    * @throws InvalidSpec beside a regex (one filter holds one regex); Waiting until the Pipeline is synced.
    */
   async function pipelineRegex(filter: NonNullable<NotificationRouterSpec['filters']>[number], namespace: string, field: string) {
@@ -52,7 +53,7 @@ export function notificationRouterKind(
     const pipeline = await cluster.get({ group: FLEET_GROUP, version: FLEET_VERSION, kind: 'Pipeline', namespace: ns, name: ref.name });
     if (!pipeline) throw new Waiting(`Pipeline ${ns}/${ref.name} (${field}.pipelineRef) not found`);
     const name = (pipeline['spec'] as { name?: string }).name ?? ref.name;
-    return `^pipeline/${name}$`;
+    return `^pipeline/${name}(/|$)`;
   }
 
   const set = async ({ attributes }: DesiredRouter) => await client.setRouter(attributes.name, attributes.body);
@@ -116,7 +117,7 @@ export function notificationRouterKind(
  * condition), `*` when none is given (Plural's default).
  * @throws InvalidSpec when every name given is one Gantry's fleet never sends (the router would route nothing).
  */
-function routedEvents(names: readonly string[] | undefined): RouterUpsertBody['events'] {
+export function routedEvents(names: readonly string[] | undefined): RouterUpsertBody['events'] {
   if (!names?.length) return ['*'];
   const known = names.filter(
     (name): name is RouterUpsertBody['events'][number] => name === '*' || (FLEET_EVENTS as readonly string[]).includes(name),
