@@ -95,9 +95,10 @@ describe('the web UI', () => {
     for (const cluster of WORKLOAD_CLUSTERS) {
       const { deployToken } = await client.createCluster({ name: cluster, tags: { env: cluster.replace('test-', '') } });
       const options = { server: server.url, token: deployToken, engine, kubeConfig: workloadKubeConfig(cluster) };
-      agents.push(
-        startAgent(pushedAgentOptions({ ...options, dataDir: path.join(dir, `agent-${cluster}`), log: log.child({ agent: cluster }) })),
-      );
+      // A poll every 10 s under the push channel: these tests are about pages, and the push channel has its own
+      // (test/e2e/fleet-clusters.test.ts, without a poll); a page must not wait 10 minutes on a kick it missed.
+      const agentOptions = { ...options, dataDir: path.join(dir, `agent-${cluster}`), log: log.child({ agent: cluster }) };
+      agents.push(startAgent(pushedAgentOptions(agentOptions, { pollIntervalMs: 10_000 })));
     }
     await client.createRepository({ url: repo.url });
     const source = { namespace: NS, repository: repo.url, renderer: { kind: 'raw' as const } };
@@ -295,6 +296,9 @@ describe('the web UI', () => {
       configuration: { greeting: 'hello from drifty' },
       syncConfig: { selfHeal: false },
     });
+    // Healthy first, as the server has it (a clear failure if the agent never applies it); then the page, which
+    // shows what it read and what the event stream brings after.
+    await waitFor('drifty healthy', async () => (await admin.getService(PROD, 'drifty')).status === 'healthy', 30_000);
     await page.goto(`/fleet/${PROD}/drifty`);
     await page.locator('.page-header .badge-healthy').waitFor();
     await kubectlOn(PROD, ['patch', 'configmap', 'web', '-n', DRIFT_NS, '-p', '{"data":{"round":"edited"}}']);
