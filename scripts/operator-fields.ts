@@ -126,7 +126,7 @@ export async function pluralFields(): Promise<Map<string, Set<string>>> {
 function gantryCell(node: Node): string {
   const mark = node[UNSUPPORTED] as UnsupportedMark | undefined;
   const description = String(node['description'] ?? '');
-  if (isReference(node))
+  if (isReference(node) && !mark)
     return `implemented: ${description} By name; apiVersion, kind and namespace as corev1.ObjectReference's, uid, resourceVersion and fieldPath ignored.`;
   if (!mark) return description.startsWith('Ignored') ? description : `implemented${description ? `: ${description}` : '.'}`;
   const values = mark.when ? ` (${mark.when.join(', ')})` : mark.unless ? ` (other than ${mark.unless.join(', ')})` : '';

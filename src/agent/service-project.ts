@@ -12,10 +12,12 @@ import type { AgentService } from '../api/agent.ts';
 import type { TargetRequest } from '../target/request.ts';
 import { NO_SELECTION } from '../project/inclusion.ts';
 import { renderLiquidTemplates, templateBindings } from './liquid-templates.ts';
-import { deepMerge, type Values } from '../values.ts';
+import { deepMerge, isPlainObject, type Values } from '../values.ts';
+import { isDirectory, relativeSlashPath, resolveInside } from '../files.ts';
 import { parseYaml, toYaml } from '../yaml.ts';
 
-export type RendererKind = 'kluctl' | 'kustomize' | 'raw';
+/** How the agent renders a service's folder; `renderers`: several folders, each its own way (Plural's renderers). */
+export type RendererKind = 'kluctl' | 'kustomize' | 'raw' | 'renderers';
 
 const KLUCTL_PROJECT_FILES = ['.kluctl.yaml', '.kluctl.yml'];
 const KLUCTL_DEPLOYMENT_FILES = ['deployment.yaml', 'deployment.yml'];
@@ -40,6 +42,7 @@ const DISCRIMINATOR_PREFIX = 'gantry-svc-';
  * tarball is a Kluctl project the server built around the pre-pulled chart (server/helm-sources.ts): no target.
  */
 export async function rendererFor(service: AgentService, sourceDir: string): Promise<RendererKind> {
+  if (service.renderers?.length) return 'renderers';
   if (service.renderer.kind === 'helm') return 'kluctl';
   if (service.renderer.kind !== 'auto') return service.renderer.kind;
   if ((await anyExists(sourceDir, KLUCTL_PROJECT_FILES)) || (await hasKluctlDeployment(sourceDir))) return 'kluctl';
@@ -75,15 +78,72 @@ export async function serviceRequest(
   const copy = path.join(workDir, 'source');
   await cp(sourceDir, copy, { recursive: true });
   await renderLiquidTemplates(copy, templateBindings(service), {
-    manifestNames: renderer === 'raw',
+    manifestNames: renderer !== 'kustomize',
     verbatim: service.templated === false,
   });
-  const deployment = { deployments: [{ path: 'source' }], overrideNamespace: service.namespace };
+  const items = renderer === 'renderers' ? await rendererItems(service, workDir) : [{ path: 'source' }];
+  const deployment = { deployments: items, overrideNamespace: service.namespace };
   await writeFile(path.join(workDir, 'deployment.yaml'), toYaml(deployment));
   // Jinja2 is the templating of Kluctl projects only: a raw or kustomize folder reaches the engine as Liquid left
   // it, `{{ }}` meant for others (Prometheus rules, Helm values in a ConfigMap) included.
   await writeFile(path.join(workDir, '.templateignore'), '*\n');
   return { ...common, projectDir: workDir, args: {} };
+}
+
+type ChartSettings = NonNullable<NonNullable<AgentService['renderers']>[number]['helm']>;
+
+/**
+ * One deployment item per renderer of the service, in their order (Plural's renderers): a raw or kustomize folder is
+ * an item of its own, as the single renderer's folder is; a chart (kind helm, or auto with a Chart.yaml) gets an item
+ * whose helm-chart.yaml names the folder as a local chart, with its valuesFiles (inside the chart folder) and values
+ * merged into helm-values.yaml.
+ * @throws PathEscapeError for a renderer folder or values file that leads outside the source; Error for a missing
+ *   folder or values file (a render error: nothing is applied).
+ */
+async function rendererItems(service: AgentService, workDir: string): Promise<Array<{ path: string }>> {
+  const source = path.join(workDir, 'source');
+  const items: Array<{ path: string }> = [];
+  for (const [index, renderer] of (service.renderers ?? []).entries()) {
+    const where = `renderers[${index}] (${renderer.path})`;
+    const folder = await resolveInside(source, renderer.path, { label: where, root: 'the source' });
+    if (!(await isDirectory(folder))) throw new Error(`${where}: the folder does not exist in the source`);
+    const isChart = renderer.kind === 'helm' || (renderer.kind === 'auto' && (await anyExists(folder, ['Chart.yaml'])));
+    if (!isChart) {
+      items.push({ path: relativeSlashPath(workDir, folder) });
+      continue;
+    }
+    const itemDir = path.join(workDir, `.renderers`, String(index));
+    await mkdir(itemDir, { recursive: true });
+    const chart = {
+      helmChart: {
+        path: path.relative(itemDir, folder).split(path.sep).join('/'),
+        releaseName: renderer.helm?.release ?? service.name,
+        namespace: service.namespace,
+      },
+    };
+    await writeFile(path.join(itemDir, 'helm-chart.yaml'), toYaml(chart));
+    await writeFile(path.join(itemDir, HELM_VALUES_FILE), toYaml(await chartValues(source, folder, renderer.helm, where)));
+    items.push({ path: relativeSlashPath(workDir, itemDir) });
+  }
+  return items;
+}
+
+/**
+ * A chart renderer's valuesFiles in order, then its values over them, as Helm merges -f and --set. A values file is
+ * relative to the chart folder and may be anywhere in the source (a chart from git reads the service's own folder).
+ */
+async function chartValues(source: string, folder: string, helm: ChartSettings | undefined, where: string): Promise<Values> {
+  let values: Values = {};
+  for (const name of helm?.valuesFiles ?? []) {
+    const file = await resolveInside(source, name, { base: folder, label: `${where}: values file`, root: 'the source' });
+    const text = await readFile(file, 'utf8').catch(() => {
+      throw new Error(`${where}: values file ${JSON.stringify(name)} does not exist in the source`);
+    });
+    const parsed = parseYaml(text, name) ?? {};
+    if (!isPlainObject(parsed)) throw new Error(`${where}: values file ${JSON.stringify(name)} is not a YAML mapping`);
+    values = deepMerge(values, parsed);
+  }
+  return deepMerge(values, helm?.values ?? {});
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { ContextConfiguration } from './contexts.ts';
-import { ComponentSchema, RendererSchema, ServiceErrorSchema, SyncConfigSchema } from './services.ts';
+import { ComponentSchema, PathRendererSchema, RendererSchema, ServiceErrorSchema, SyncConfigSchema } from './services.ts';
 
 export const PingSchema = Type.Object(
   {
@@ -43,6 +43,8 @@ export const AgentServiceSchema = Type.Object({
   }),
   folder: Type.String(),
   renderer: RendererSchema,
+  /** Folders of the tarball each rendered on its own (Plural's renderers); instead of `renderer` when present. */
+  renderers: Type.Optional(Type.Array(PathRendererSchema)),
   configuration: Type.Record(Type.String(), Type.String()),
   /** Helm values merged over the wrapper project's helm-values.yaml. */
   secretValues: Type.Record(Type.String(), Type.Unknown()),

@@ -239,35 +239,17 @@ const RendererSpec = Type.Object(
   { description: 'Gantry extension: the renderer, e.g. {kind: kluctl, target: prod}.' },
 );
 
-/** What a service runs (a ServiceDeployment without its cluster; a GlobalService's template, as Plural's ServiceTemplate). */
-const ServiceTemplateFields = {
-  name: Type.Optional(Type.String({ description: 'The service name on its cluster; default metadata.name.' })),
-  namespace: Type.Optional(
-    Type.String({ minLength: 1, description: "Namespace the service deploys into; default the resource's own (as Plural)." }),
-  ),
-  repositoryRef: Type.Optional(
-    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The GitRepository (Gantry or Flux) holding the source.' }),
-  ),
-  git: Type.Optional(
-    Type.Object(
-      {
-        ref: Type.Optional(
-          Type.String({
-            minLength: 1,
-            description: 'Branch, tag or commit; may be left out when repositoryRef names a Flux GitRepository (its spec.ref is used).',
-          }),
-        ),
-        folder: Type.String({ description: 'Folder of the repository holding the service.' }),
-        files: unsupported(
-          Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
-          "files from outside the folder are not added to a service's source yet",
-          BLOCKS,
-        ),
-      },
-      { description: 'Where in the repository the service is.' },
-    ),
-  ),
-  helm: Type.Optional(
+/**
+ * A service's helm source. A chart from git (helm.repositoryRef + helm.git) is a ServiceDeployment's: its folder is
+ * the service's source (or an extra source beside its own git folder), rendered as a local chart; a GlobalService's
+ * template marks the two fields unsupported.
+ */
+function HelmSpec(chartFromGit: boolean) {
+  const fromGit = <T extends TSchema>(schema: T) =>
+    chartFromGit
+      ? Type.Optional(schema)
+      : unsupported(schema, "a global service's chart is taken from a Helm repository or OCI registry (helm.url), not from git", BLOCKS);
+  return Type.Optional(
     Type.Object(
       {
         url: Type.Optional(Type.String({ description: 'Helm repository (https://) or OCI registry path (oci://).' })),
@@ -307,22 +289,25 @@ const ServiceTemplateFields = {
           ),
         ),
         release: Type.Optional(Type.String({ description: 'Release name; default the service name.' })),
-        repositoryRef: unsupported(
-          Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'A GitRepository holding the chart (Plural).' }),
-          'a chart is taken from a Helm repository or OCI registry (helm.url), not from git yet',
-          BLOCKS,
+        repositoryRef: fromGit(
+          Type.Object(
+            { ...ObjectReferenceSchema.properties },
+            { description: 'A GitRepository holding the chart, instead of url (Plural); with helm.git.' },
+          ),
         ),
-        git: unsupported(
+        git: fromGit(
           Type.Object(
             {
-              folder: Type.String(),
-              ref: Type.String(),
-              files: Type.Optional(Type.Array(Type.String())),
+              folder: Type.String({ description: "The chart's folder in helm.repositoryRef." }),
+              ref: Type.String({ description: 'Branch, tag or commit.' }),
+              files: unsupported(
+                Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
+                "files from outside the folder are not added to a service's source yet",
+                BLOCKS,
+              ),
             },
             { description: "The chart's folder and ref in helm.repositoryRef (Plural)." },
           ),
-          'a chart is taken from a Helm repository or OCI registry (helm.url), not from git yet',
-          BLOCKS,
         ),
         ignoreHooks: Type.Optional(Type.Boolean({ description: "Leave out the chart's hooks (helm template --no-hooks); default false." })),
         ignoreCrds: Type.Optional(Type.Boolean({ description: "Leave out the chart's crds/ folder (--skip-crds); default false." })),
@@ -339,7 +324,38 @@ const ServiceTemplateFields = {
       },
       { description: 'A Helm chart as source (Plural helm spec).' },
     ),
+  );
+}
+
+/** What a service runs (a ServiceDeployment without its cluster; a GlobalService's template, as Plural's ServiceTemplate). */
+const ServiceTemplateFields = {
+  name: Type.Optional(Type.String({ description: 'The service name on its cluster; default metadata.name.' })),
+  namespace: Type.Optional(
+    Type.String({ minLength: 1, description: "Namespace the service deploys into; default the resource's own (as Plural)." }),
   ),
+  repositoryRef: Type.Optional(
+    Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The GitRepository (Gantry or Flux) holding the source.' }),
+  ),
+  git: Type.Optional(
+    Type.Object(
+      {
+        ref: Type.Optional(
+          Type.String({
+            minLength: 1,
+            description: 'Branch, tag or commit; may be left out when repositoryRef names a Flux GitRepository (its spec.ref is used).',
+          }),
+        ),
+        folder: Type.String({ description: 'Folder of the repository holding the service.' }),
+        files: unsupported(
+          Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
+          "files from outside the folder are not added to a service's source yet",
+          BLOCKS,
+        ),
+      },
+      { description: 'Where in the repository the service is.' },
+    ),
+  ),
+  helm: HelmSpec(false),
   kustomize: Type.Optional(
     Type.Object(
       {
@@ -425,9 +441,6 @@ const GlobalServiceTemplateSchema = Type.Object(
   { description: 'The service each selected cluster gets.' },
 );
 
-/** What would change the rendered objects of a service; Gantry renders one source with one renderer. */
-const NOT_MULTI_SOURCE = 'a service has one source and one renderer (git or helm, renderer): several are not supported yet';
-
 /** Drift detection of a service is its agent's (syncConfig.selfHeal and the resync interval). */
 const ServiceReconciliation = Reconciliation(
   "the service's objects in its cluster: false reports drift without repairing it (syncConfig.selfHeal false); interval is the agent's full resync of the service",
@@ -435,6 +448,7 @@ const ServiceReconciliation = Reconciliation(
 
 export const ServiceDeploymentSpecSchema = Type.Object({
   ...ServiceTemplateFields,
+  helm: HelmSpec(true),
   cluster: Type.Optional(
     Type.String({ minLength: 1, description: "The handle of the server's cluster the service runs on; instead of clusterRef (Plural)." }),
   ),
@@ -469,35 +483,47 @@ export const ServiceDeploymentSpecSchema = Type.Object({
     'Gantry has no InfrastructureStacks, so there are no outputs to import',
     BLOCKS,
   ),
-  sources: unsupported(
+  sources: Type.Optional(
     Type.Array(
       Type.Object({
-        path: Type.Optional(Type.String({ description: 'Subfolder of the combined source it is put in.' })),
-        repositoryRef: Type.Optional(Type.Object({ ...ObjectReferenceSchema.properties })),
-        git: Type.Optional(Type.Object({ folder: Type.String(), ref: Type.String(), files: Type.Optional(Type.Array(Type.String())) })),
-      }),
-      { description: 'More git sources, combined into one folder (Plural).' },
-    ),
-    NOT_MULTI_SOURCE,
-    BLOCKS,
-  ),
-  renderers: unsupported(
-    Type.Array(
-      Type.Object({
-        path: Type.String(),
-        type: Type.Union([Type.Literal('AUTO'), Type.Literal('RAW'), Type.Literal('HELM'), Type.Literal('KUSTOMIZE')]),
-        helm: Type.Optional(
+        path: Type.Optional(
+          Type.String({ description: 'Folder of the combined source it is packed at (required by Gantry; the root holds git.folder).' }),
+        ),
+        repositoryRef: Type.Optional(
+          Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The GitRepository (Gantry or Flux) of the source.' }),
+        ),
+        git: Type.Optional(
           Type.Object({
-            values: Type.Optional(Type.String({ description: 'A values file (YAML text).' })),
-            valuesFiles: Type.Optional(Type.Array(Type.String())),
-            release: Type.Optional(Type.String()),
+            folder: Type.String({ description: 'Folder of the repository.' }),
+            ref: Type.String({ description: 'Branch, tag or commit.' }),
+            files: unsupported(
+              Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
+              "files from outside the folder are not added to a service's source yet",
+              BLOCKS,
+            ),
           }),
         ),
       }),
-      { description: 'A renderer per folder of the source (Plural); Gantry has one, `renderer`.' },
+      { description: "More git folders packed into the service's source at their paths, beside git.folder at the root." },
     ),
-    NOT_MULTI_SOURCE,
-    BLOCKS,
+  ),
+  renderers: Type.Optional(
+    Type.Array(
+      Type.Object({
+        path: Type.String({ description: 'Folder of the combined source; . for the root.' }),
+        type: Type.Union([Type.Literal('AUTO'), Type.Literal('RAW'), Type.Literal('HELM'), Type.Literal('KUSTOMIZE')], {
+          description: 'HELM: a chart in the folder; AUTO: HELM with a Chart.yaml, KUSTOMIZE with a kustomization, else RAW.',
+        }),
+        helm: Type.Optional(
+          Type.Object({
+            values: Type.Optional(Type.String({ description: 'Values, a YAML mapping as text, over valuesFiles.' })),
+            valuesFiles: Type.Optional(Type.Array(Type.String(), { description: 'Values files, relative to the chart folder.' })),
+            release: Type.Optional(Type.String({ description: 'Release name; default the service name.' })),
+          }),
+        ),
+      }),
+      { description: 'Folders of the source each rendered on its own, their objects applied together; instead of renderer.' },
+    ),
   ),
   agentId: Type.Optional(Type.String({ description: "Ignored: Plural's UI links the agent session that made the service with it." })),
   reconciliation: Type.Optional(ServiceReconciliation),

@@ -98,6 +98,64 @@ const DocsPath = Type.String({
     "a folder of the service's source (below git.folder) whose Markdown files are its docs (Plural's docsPath); no .. and not absolute",
 });
 
+/** A folder below the root of a service's combined source: relative, no `..`. */
+const RELATIVE_PATH = '^(?!/)(?!(.*/)?[.][.](/|$)).+$';
+
+/** One of a service's extra git sources (Plural's sources[]): a folder of a repository, packed at `path`. */
+export const ExtraSourceSchema = Type.Object(
+  {
+    path: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: RELATIVE_PATH,
+      description:
+        "the folder of the combined source it is packed at (the root holds the service's own git folder); no .. and not absolute",
+    }),
+    repository: Type.String({ minLength: 1, description: 'repository id or URL' }),
+    git: GitSourceSchema,
+  },
+  { additionalProperties: false },
+);
+
+/** A folder of the combined source rendered on its own (Plural's renderers[]). */
+export const PathRendererSchema = Type.Object(
+  {
+    path: Type.String({
+      maxLength: 256,
+      pattern: '^(?!/)(?!(.*/)?[.][.](/|$)).*$',
+      description: 'a folder of the combined source, "" for the root; no .. and not absolute',
+    }),
+    kind: Type.Union([Type.Literal('auto'), Type.Literal('raw'), Type.Literal('kustomize'), Type.Literal('helm')], {
+      description: 'helm: a chart in the folder (Chart.yaml); auto: helm with a Chart.yaml, kustomize with a kustomization, else raw YAML',
+    }),
+    helm: Type.Optional(
+      Type.Object(
+        {
+          values: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'values, merged over valuesFiles' })),
+          valuesFiles: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), { maxItems: 20, description: 'values files, relative to the chart folder' }),
+          ),
+          release: Type.Optional(Name),
+        },
+        { additionalProperties: false, description: "the chart's values and release name (default the service's name); kind helm or auto" },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ExtraSources = Type.Array(ExtraSourceSchema, {
+  maxItems: 10,
+  description: "more git folders packed into the service's source at their paths (Plural's sources); needs git",
+});
+
+const PathRenderers = Type.Array(PathRendererSchema, {
+  minItems: 1,
+  maxItems: 20,
+  description:
+    "folders of the source each rendered on its own, their objects applied together (Plural's renderers); instead of renderer; needs git",
+});
+
 /** Plural's service `version`: what its owners call this state of it; recorded on each revision. */
 const ServiceVersion = Type.String({
   minLength: 1,
@@ -162,6 +220,8 @@ export const ServiceSourceFields = {
 export const NewServiceSchema = Type.Object(
   {
     ...ServiceSourceFields,
+    sources: Type.Optional(ExtraSources),
+    renderers: Type.Optional(PathRenderers),
     secretValues: Type.Optional(SecretValues),
     dependencies: Type.Optional(Type.Array(Name, { description: 'services of the same cluster that must be healthy first' })),
     protect: Type.Optional(Type.Boolean({ description: 'refuse deletion' })),
@@ -194,6 +254,8 @@ export const ServiceUpdateSchema = Type.Object(
       }),
     ),
     renderer: Type.Optional(RendererSchema),
+    sources: Type.Optional(Type.Union([ExtraSources, Type.Null()], { description: 'replace the current ones; null drops them' })),
+    renderers: Type.Optional(Type.Union([PathRenderers, Type.Null()], { description: 'replace the current ones; null drops them' })),
     syncConfig: Type.Optional(Type.Union([SyncConfigSchema, Type.Null()], { description: 'replaces the current one; null: the defaults' })),
     templated: Type.Optional(Type.Boolean()),
     configuration: Type.Optional(Configuration),
@@ -263,6 +325,9 @@ export const RevisionSchema = Type.Object({
   commit: Type.Union([Type.String(), Type.Null()]),
   digest: Type.Union([Type.String(), Type.Null()], { description: 'sha256 of the source tarball' }),
   chartVersion: Type.Union([Type.String(), Type.Null()], { description: "the chart version a helm source's version resolved to" }),
+  sourceCommits: Type.Optional(
+    Type.Array(Type.String(), { description: "the commit each of the service's extra sources resolved to, in their order" }),
+  ),
   namespace: Type.String(),
   git: Type.Union([GitSourceSchema, Type.Null()]),
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
@@ -295,6 +360,13 @@ export const ServiceSchema = Type.Object({
   git: Type.Union([GitSourceSchema, Type.Null()]),
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
   renderer: RendererSchema,
+  sources: Type.Optional(
+    Type.Array(
+      Type.Object({ path: Type.String(), repository: Type.Object({ id: Type.String(), url: Type.String() }), git: GitSourceSchema }),
+      { description: 'its extra git sources, when it has them' },
+    ),
+  ),
+  renderers: Type.Optional(Type.Array(PathRendererSchema, { description: 'its renderers per folder, when it has them' })),
   configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
   secretValues: Type.Array(Type.String(), { description: 'top-level keys of the secret helm values; values are never returned' }),
   contexts: Type.Array(Type.String(), { description: 'bound service contexts' }),

@@ -36,6 +36,20 @@ interface Source {
   ref?: string;
 }
 
+type RepositoryRef = NonNullable<ServiceTemplate['repositoryRef']>;
+type PathRenderer = NonNullable<NewServiceBody['renderers']>[number];
+type ExtraSource = NonNullable<NewServiceBody['sources']>[number];
+
+/** Where a chart from git goes beside the service's own git folder (Plural's helm.git with git). */
+const CHART_PATH = '.chart';
+
+/** A chart from git: the service's own source, or an extra one; and the helm renderer of its folder. */
+interface ChartFromGit {
+  own?: { repository: string; git: { ref: string; folder: string } };
+  source?: ExtraSource;
+  renderer: PathRenderer & { helm: { release?: string | undefined } };
+}
+
 /** A service's body without what only a ServiceDeployment has (dependencies, protect). */
 export type TemplateBody = Omit<NewServiceBody, 'dependencies' | 'protect'>;
 
@@ -45,15 +59,57 @@ interface DesiredService {
 }
 
 /**
+ * The server's repository a GitRepository reference (Gantry's or Flux's) names.
+ * @throws Waiting for a referent that is missing or not synced.
+ */
+async function repositoryOfRef(
+  client: FleetClient,
+  cluster: Cluster,
+  ref: RepositoryRef,
+  namespace: string,
+  field: string,
+): Promise<Source> {
+  if (isFluxRef(ref)) return await fluxRepository(cluster, client, ref, namespace);
+  return { repository: await referencedId(cluster, ref, GIT_REPOSITORY, namespace, field) };
+}
+
+/**
  * Resolves a service template (a ServiceDeployment's spec, a GlobalService's template) into the server's body: its
  * repositoryRef (Gantry's or Flux's) and configurationRef read, `namespace` the referring resource's.
  * @throws Waiting for a referent that is missing or not synced; InvalidSpec for combinations no server accepts.
  */
 export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
   async function sourceOf(template: ServiceTemplate, namespace: string): Promise<Source | undefined> {
-    if (!template.repositoryRef) return undefined;
-    if (isFluxRef(template.repositoryRef)) return await fluxRepository(cluster, client, template.repositoryRef, namespace);
-    return { repository: await referencedId(cluster, template.repositoryRef, GIT_REPOSITORY, namespace, 'spec.repositoryRef') };
+    return template.repositoryRef && (await repositoryOf(template.repositoryRef, namespace, 'spec.repositoryRef'));
+  }
+  const repositoryOf = (ref: RepositoryRef, namespace: string, field: string) => repositoryOfRef(client, cluster, ref, namespace, field);
+  /**
+   * A chart from git (Plural's helm.repositoryRef + helm.git) as the server takes it: the chart's folder is the
+   * service's source, or, beside the service's own git folder, an extra source at CHART_PATH; a helm renderer renders
+   * it with the values (the ConfigMap's under `values`) and valuesFiles (in the service's git folder, as Plural reads them).
+   * @throws InvalidSpec for half a chart from git, one with url or repository too, or with valuesFrom (a Secret's values
+   *   would be stored in clear in the service's spec).
+   */
+  async function chartFromGit(template: ServiceTemplate, namespace: string, ownGit: boolean): Promise<ChartFromGit | undefined> {
+    const helm = template.helm;
+    if (!helm?.git && !helm?.repositoryRef) return undefined;
+    if (!helm.git || !helm.repositoryRef) throw new InvalidSpec('a chart from git needs both spec.helm.repositoryRef and spec.helm.git');
+    if (helm.url || helm.repository)
+      throw new InvalidSpec('give spec.helm.url, spec.helm.repository or spec.helm.git (a chart from git), not several');
+    if (helm.valuesFrom)
+      throw new InvalidSpec(
+        'spec.helm.valuesFrom with a chart from git is not supported yet: give values, valuesFiles or valuesConfigMapRef',
+      );
+    const { repository } = await repositoryOf(helm.repositoryRef, namespace, 'spec.helm.repositoryRef');
+    const git = { ref: helm.git.ref, folder: helm.git.folder };
+    const values = (await referencedValuesOf({ ...helm, valuesFrom: undefined }, namespace)) ?? (helm.values as Values | undefined);
+    const valuesFiles = helm.valuesFiles?.map((file) => (ownGit ? path.posix.join('..', file) : file));
+    const renderer = {
+      path: ownGit ? CHART_PATH : '.',
+      kind: 'helm' as const,
+      helm: { ...(values ? { values } : {}), ...(valuesFiles?.length ? { valuesFiles } : {}), release: helm.release ?? template.name },
+    };
+    return ownGit ? { source: { path: CHART_PATH, repository, git }, renderer } : { own: { repository, git }, renderer };
   }
   /** The chart repository URL: helm.url, or the Flux HelmRepository helm.repository names. */
   async function helmUrlOf(helm: ServiceTemplate['helm'], namespace: string): Promise<string | undefined> {
@@ -96,6 +152,25 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
       ...template.configuration,
       ...(template.configurationRef ? await secretOf(cluster, template.configurationRef, namespace, 'spec.configurationRef') : {}),
     };
+    const fromGit = await chartFromGit(template, namespace, template.git !== undefined);
+    if (fromGit) {
+      const { helm: _chart, ...rest } = template;
+      const own = fromGit.own;
+      const body = serviceBody(
+        own ? { ...rest, git: own.git } : rest,
+        { name: defaultName, namespace },
+        own ?? source,
+        configuration,
+        undefined,
+        reconciliation,
+      );
+      const { release, ...settings } = fromGit.renderer.helm;
+      return {
+        ...body,
+        ...(fromGit.source ? { sources: [fromGit.source] } : {}),
+        renderers: [{ ...fromGit.renderer, helm: { ...settings, release: release ?? body.name } }],
+      };
+    }
     const helmUrl = await helmUrlOf(template.helm, namespace);
     const body = serviceBody(template, { name: defaultName, namespace }, source, configuration, helmUrl, reconciliation);
     const secretValues = await referencedValuesOf(template.helm, namespace);
@@ -127,6 +202,21 @@ export function serviceDeploymentKind(
     if (!clusterName) throw new Waiting(`the server has no cluster ${clusterId} (spec.clusterRef ${spec.clusterRef.name})`);
     return clusterName;
   }
+  /**
+   * spec.sources as the server takes them, each repositoryRef (Gantry's or Flux's) resolved.
+   * @throws InvalidSpec naming the source without a path, repositoryRef or git; Waiting for a repository not synced yet.
+   */
+  async function extraSourcesOf(spec: ServiceDeploymentSpec, namespace: string): Promise<ExtraSource[]> {
+    const sources: ExtraSource[] = [];
+    for (const [index, source] of (spec.sources ?? []).entries()) {
+      const field = `spec.sources[${index}]`;
+      if (!source.path) throw new InvalidSpec(`${field}.path is required: each source is packed in a folder of its own`);
+      if (!source.repositoryRef || !source.git) throw new InvalidSpec(`${field} needs repositoryRef and git`);
+      const { repository } = await repositoryOfRef(client, cluster, source.repositoryRef, namespace, `${field}.repositoryRef`);
+      sources.push({ path: source.path, repository, git: { ref: source.git.ref, folder: source.git.folder } });
+    }
+    return sources;
+  }
   return {
     kind: 'ServiceDeployment',
     schema: ServiceDeploymentSpecSchema,
@@ -136,8 +226,13 @@ export function serviceDeploymentKind(
       const { spec } = resource;
       const namespace = resource.metadata.namespace ?? 'default';
       const clusterName = await clusterNameOf(spec, namespace);
+      const template = await resolveTemplate(spec, resource.metadata.name, namespace, spec.reconciliation);
+      const sources = [...(template.sources ?? []), ...(await extraSourcesOf(spec, namespace))];
+      const renderers = [...(template.renderers ?? []), ...renderersOf(spec)];
       const body: NewServiceBody = {
-        ...(await resolveTemplate(spec, resource.metadata.name, namespace, spec.reconciliation)),
+        ...template,
+        ...(sources.length > 0 ? { sources } : {}),
+        ...(renderers.length > 0 ? { renderers } : {}),
         dependencies: (spec.dependencies ?? []).map((dependency) => dependency.name),
         protect: spec.protect ?? false,
         ...(spec.version ? { version: spec.version } : {}),
@@ -148,11 +243,13 @@ export function serviceDeploymentKind(
     find: async ({ attributes }) => await client.getService(attributes.cluster, attributes.body.name).catch(notFound),
     create: async ({ attributes }) => await client.createService(attributes.cluster, attributes.body),
     async update(remote, { attributes }) {
-      const { name: _name, git, helm, syncConfig, secretValues, version, docsPath, ...changes } = attributes.body;
+      const { name: _name, git, helm, syncConfig, secretValues, version, docsPath, sources, renderers, ...changes } = attributes.body;
       return await client.updateService(attributes.cluster, remote.name, {
         ...changes,
         git: git ?? null,
         helm: helm ?? null,
+        sources: sources ?? null,
+        renderers: renderers ?? null,
         syncConfig: syncConfig ?? null,
         secretValues: secretValues ?? {},
         version: version ?? null,
@@ -234,6 +331,26 @@ function serviceBody(
     templated: spec.templated !== false,
     ...(syncConfig ? { syncConfig } : {}),
   };
+}
+
+/**
+ * spec.renderers as the server takes them: Plural's type in lower case, helm.values (YAML text) as a mapping.
+ * @throws InvalidSpec naming the renderer whose values are not a YAML mapping.
+ */
+function renderersOf(spec: ServiceDeploymentSpec): PathRenderer[] {
+  return (spec.renderers ?? []).map((renderer, index) => {
+    const { values, valuesFiles, release } = renderer.helm ?? {};
+    const helm = {
+      ...(values === undefined ? {} : { values: valuesIn(values, `spec.renderers[${index}].helm.values`) }),
+      ...(valuesFiles?.length ? { valuesFiles } : {}),
+      ...(release ? { release } : {}),
+    };
+    return {
+      path: renderer.path,
+      kind: renderer.type.toLowerCase() as PathRenderer['kind'],
+      ...(Object.keys(helm).length > 0 ? { helm } : {}),
+    };
+  });
 }
 
 /** A YAML values file's mapping. @throws InvalidSpec naming `where` when it is not YAML or not a mapping. */

@@ -75,14 +75,12 @@ describe("Plural's manifests", () => {
         reported: ['spec.syncConfig.deleteNamespace', 'spec.flowRef'],
         blocks: [
           'spec.git.files',
-          'spec.helm.repositoryRef',
-          'spec.helm.git',
+          'spec.helm.git.files',
           'spec.helm.luaScript',
           'spec.helm.luaFile',
           'spec.kustomize.enableHelm',
           'spec.imports',
-          'spec.sources',
-          'spec.renderers',
+          'spec.sources[0].git.files',
         ],
       },
     });

@@ -46,6 +46,7 @@ export async function agentServices(db: Kysely<Database>, box: SecretBox, cluste
     // A helm service's tarball is the wrapper project, whatever folder its valuesFiles came from.
     folder: service.revision.spec.helm ? '' : (service.revision.spec.git?.folder ?? ''),
     renderer: service.revision.spec.renderer,
+    ...(service.revision.spec.renderers ? { renderers: service.revision.spec.renderers } : {}),
     configuration: secrets.get(service.id)?.configuration ?? {},
     secretValues: secrets.get(service.id)?.secretValues ?? {},
     contexts: pick(contexts, service.revision.spec.contexts ?? []),

@@ -1,6 +1,6 @@
 /**
- * New commits become revisions: after each fetch of a repository, every service sourced from it resolves its ref
- * again; when the folder's tarball changed, a revision by `git` is added, which its agent then applies.
+ * New commits become revisions: after each fetch of a repository, every service sourced from it (its own folder or
+ * one of its extra `sources`) resolves its refs again; when the folder's tarball changed, a revision by `git` is added, which its agent then applies.
  * A service pinned to a commit does not move, and content rejected for a service (server/rejections.ts) makes no
  * revision. A helm service whose valuesFiles come from the
  * repository gets its wrapper project rebuilt with the new values.
@@ -32,7 +32,9 @@ export interface CommitTrackerOptions {
  */
 export async function trackCommits(options: CommitTrackerOptions, repositoryId: string): Promise<void> {
   const services = await listServices(options.db, { repositoryId });
-  const rejections = await listRejections(options.db, { repositoryId });
+  // Rejections are of a service's own folder, whichever of its repositories moved (its extra sources too).
+  const repositoryIds = [...new Set(services.flatMap((service) => service.spec.repositoryId ?? []))];
+  const rejections = await listRejections(options.db, { repositoryIds });
   const resolve = resolverForOnePass(options.sources);
   const waiting = await waitingRevisions(options.db, services);
   const updates: ServiceUpdate[] = [];

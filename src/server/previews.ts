@@ -85,7 +85,11 @@ export class Previews {
   ): Promise<Preview> {
     await expirePreviews(this.#deps.db);
     const source = await this.#deps.sources.resolveSpec(change.spec, { fresh: true, ...(fields ? { fields } : {}) });
-    const spec = pinnedSpec(change.spec, { commit: source.commit, chartVersion: source.chartVersion ?? null });
+    const spec = pinnedSpec(change.spec, {
+      commit: source.commit,
+      chartVersion: source.chartVersion ?? null,
+      sourceCommits: source.sourceCommits ?? null,
+    });
     const { preview, created } = await createPreview(this.#deps.db, this.#deps.box, {
       serviceId: service.id,
       clusterId: service.clusterId,
@@ -131,13 +135,14 @@ export class Previews {
     const { spec } = preview;
     const values = preview.hasValues ? await previewValues(this.#deps.db, this.#deps.box, preview.id) : undefined;
     const contexts = spec.contexts ?? [];
-    const { syncConfig: _current, ...rest } = service;
+    const { syncConfig: _current, renderers: _renderers, ...rest } = service;
     return {
       ...rest,
       revision: { id: preview.id, number: 0, commit: preview.commit, digest: preview.digest },
       // A helm service's tarball is the wrapper project, whatever folder its valuesFiles came from.
       folder: spec.helm ? '' : (spec.git?.folder ?? ''),
       renderer: spec.renderer,
+      ...(spec.renderers ? { renderers: spec.renderers } : {}),
       templated: spec.templated !== false,
       contexts: await contextConfigurations(this.#deps.db, contexts),
       ...(values ? { configuration: values.configuration, secretValues: values.secretValues } : {}),

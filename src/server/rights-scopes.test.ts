@@ -113,6 +113,43 @@ describe('rights across scopes', () => {
     expect(bound.body.message).not.toContain('special address');
   });
 
+  test("an extra source's repository needs a right of its own, on create and on update", async () => {
+    const other = await createRepo({ 'base/configmap.yaml': CONFIGMAP.replace('name: web', 'name: base') });
+    try {
+      expect((await apiCall(server, 'POST', '/v1/repositories', admin, { url: other.url })).status).toBe(201);
+      const multi = {
+        ...service('multi'),
+        sources: [{ path: 'base', repository: other.url, git: { ref: 'main', folder: 'base' } }],
+        renderer: undefined,
+        renderers: [
+          { path: '.', kind: 'raw' },
+          { path: 'base', kind: 'raw' },
+        ],
+      };
+      // Bound to the service's own repository only: the neighbouring one is refused, on create and on update.
+      expect(await apiCall(server, 'POST', '/v1/clusters/dev/services', tokens.devRepo!, multi)).toMatchObject({
+        status: 403,
+        body: { message: expect.stringContaining(`may not use repository ${other.url}`) },
+      });
+      const sneaked = await apiCall(server, 'PATCH', '/v1/clusters/dev/services/web', tokens.devRepo!, {
+        sources: multi.sources,
+        renderer: { kind: 'auto' },
+        renderers: multi.renderers,
+      });
+      expect(sneaked).toMatchObject({ status: 403, body: { message: expect.stringContaining(`may not use repository ${other.url}`) } });
+      expect((await apiCall(server, 'GET', '/v1/clusters/dev/services/web', admin)).body.sources).toBeUndefined();
+      // An admin's extra source stays when the writer changes something else.
+      expect((await apiCall(server, 'POST', '/v1/clusters/dev/services', admin, multi)).status).toBe(201);
+      expect((await apiCall(server, 'PATCH', '/v1/clusters/dev/services/multi', tokens.devRepo!, { protect: false })).status).toBe(200);
+      // A repository in use as an extra source is not forgotten.
+      expect((await apiCall(server, 'DELETE', `/v1/repositories/${encodeURIComponent(other.url)}`, admin)).status).toBe(409);
+      expect((await apiCall(server, 'DELETE', '/v1/clusters/dev/services/multi?detach=true', admin)).status).toBe(204);
+      expect((await apiCall(server, 'DELETE', `/v1/repositories/${encodeURIComponent(other.url)}`, admin)).status).toBe(204);
+    } finally {
+      await other.remove();
+    }
+  });
+
   test('readers see pipelines, their promotions and global services only within their scope (403 outside, as services)', async () => {
     const stages = (name: string) => ({
       stages: [

@@ -4,6 +4,9 @@
  * tag, or a full commit sha); for a Helm chart the version it resolves to and the digest of the Kluctl project
  * built around it (helm-sources.ts), with valuesFiles read from the git folder when the service has one.
  */
+import { cp, lstat, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { ChartTools } from '../helm/helm-cli.ts';
 import { type GitCache, type GitRef } from '../source/git-cache.ts';
@@ -13,7 +16,7 @@ import { helmCredentialsFor } from '../store/helm-repositories.ts';
 import { getRepository, type Repository, repositoryCredentials } from '../store/repositories.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import type { HelmSpec, ResolvedSource, ServiceSpec } from '../store/services.ts';
+import type { ExtraSource, HelmSpec, ResolvedSource, ServiceSpec } from '../store/services.ts';
 import { PathEscapeError, resolveInside } from '../files.ts';
 import { HttpError } from '../http/errors.ts';
 import { packHelmProject, resolveChartVersion } from './helm-sources.ts';
@@ -35,9 +38,17 @@ export interface SourceFields {
   folder: string;
   /** The helm source; its parts are `<helm>.url`, `<helm>.version`, … */
   helm: string;
+  /** The extra sources; source i's parts are `<sources>.<i>.path`, `<sources>.<i>.git.ref`, … (default body.sources). */
+  sources?: string;
 }
 
-const DEFAULT_FIELDS: SourceFields = { repository: 'body.repository', ref: 'body.git.ref', folder: 'body.git.folder', helm: 'body.helm' };
+const DEFAULT_FIELDS: SourceFields = {
+  repository: 'body.repository',
+  ref: 'body.git.ref',
+  folder: 'body.git.folder',
+  helm: 'body.helm',
+  sources: 'body.sources',
+};
 
 /** How a source is resolved (see ServiceSources.resolve). */
 export interface ResolveOptions {
@@ -84,6 +95,7 @@ export class ServiceSources {
     const { helm, git, repositoryId } = spec;
     if (!helm) {
       if (!git || repositoryId === undefined) throw new Error('a service spec needs git (with a repository) or helm');
+      if (spec.sources?.length) return await this.#resolveCombined(repositoryId, git, spec.sources, options);
       return await this.resolve(repositoryId, git, options);
     }
     const chartVersion = await this.chartVersion(helm, options.fields);
@@ -132,6 +144,51 @@ export class ServiceSources {
       });
       return { commit, digest };
     });
+  }
+
+  /**
+   * Plural's multi-source services: the service's folder at the root of one folder, each extra source's folder at its
+   * `path` (a folder of its own: nothing is merged, so no file of one source lands on or through another's), packed
+   * as one tarball. The commit is the service's own; each source's is in sourceCommits.
+   * @throws HttpError 400 as resolve does, for the service's folder and each source's (`<sources>.<i>.git.folder`, …),
+   *   and naming `<sources>.<i>.path` when the path leaves the combined folder or is taken already.
+   */
+  async #resolveCombined(
+    repositoryId: string,
+    git: { ref: string; folder: string },
+    sources: readonly ExtraSource[],
+    options: ResolveOptions,
+  ): Promise<ResolvedSource> {
+    const fields = options.fields ?? DEFAULT_FIELDS;
+    const temp = await mkdtemp(path.join(os.tmpdir(), 'gantry-sources-'));
+    const combined = path.join(temp, 'combined');
+    try {
+      const commit = await this.#withFolder(repositoryId, git, options, async (folder, commit) => {
+        await copyFolder(folder, combined, { folder: git.folder, commit, field: fields.folder });
+        return commit;
+      });
+      const sourceCommits: string[] = [];
+      for (const [index, source] of sources.entries()) {
+        const field = `${fields.sources ?? 'body.sources'}.${index}`;
+        const target = await freeFolder(combined, source.path, `${field}.path`);
+        const sourceFields = { ...fields, repository: `${field}.repository`, ref: `${field}.git.ref`, folder: `${field}.git.folder` };
+        sourceCommits.push(
+          await this.#withFolder(source.repositoryId, source.git, { ...options, fields: sourceFields }, async (folder, commit) => {
+            await copyFolder(folder, target, { folder: source.git.folder, commit, field: sourceFields.folder });
+            return commit;
+          }),
+        );
+      }
+      const digest = await this.#options.tarballs.pack(combined).catch((error: unknown) => {
+        // Links were checked in each checkout's folder; one leading out of its own source, or to nothing, lands here.
+        if (error instanceof PathEscapeError)
+          throw new HttpError(400, `the combined source: ${error.message}`, fields.sources ?? 'body.sources');
+        throw error;
+      });
+      return { commit, digest, sourceCommits };
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
   }
 
   /** Fetches (or not, see ResolveOptions.fresh), checks the ref out and hands `use` the folder in the checkout. */
@@ -185,6 +242,41 @@ export class ServiceSources {
 }
 
 /**
+ * Copies a checkout's folder with its symlinks as they are (pack checks where they lead).
+ * @throws HttpError 400 naming `where.field` when the folder does not exist at the commit.
+ */
+async function copyFolder(from: string, to: string, where: { folder: string; commit: string; field: string }): Promise<void> {
+  const found = await stat(from).catch(() => undefined);
+  if (!found?.isDirectory())
+    throw new HttpError(400, `folder ${JSON.stringify(where.folder)} does not exist at ${where.commit.slice(0, 12)}`, where.field);
+  await cp(from, to, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+}
+
+/**
+ * The folder `name` (relative) of the combined source, which must not exist yet; its parents are made, resolved with
+ * their symlinks inside `root`, so a link from the service's folder cannot carry a source out of the tarball.
+ * @throws HttpError 400 naming `field` when the path leaves `root` or is taken.
+ */
+async function freeFolder(root: string, name: string, field: string): Promise<string> {
+  if (name === '' || name === '.')
+    throw new HttpError(400, "the root holds the service's own folder: give the source a path of its own", field);
+  const parent = await resolveInside(root, path.posix.dirname(name), { label: 'path', root: 'the combined source' }).catch(
+    (error: unknown) => {
+      throw error instanceof PathEscapeError ? new HttpError(400, error.message, field) : error;
+    },
+  );
+  await mkdir(parent, { recursive: true });
+  const target = path.join(parent, path.posix.basename(name));
+  if (await lstat(target).catch(() => undefined))
+    throw new HttpError(
+      400,
+      `path ${JSON.stringify(name)} is taken by the service's folder or an earlier source: give each source a folder of its own`,
+      field,
+    );
+  return target;
+}
+
+/**
  * `resolveSpec` for one pass of a tracker: specs with the same source (a global service's copies, one per cluster)
  * are resolved, checked out and packed once, not once per service (10,000 copies were 10,000 checkouts a fetch).
  */
@@ -192,7 +284,7 @@ export function resolverForOnePass(sources: ServiceSources): (spec: ServiceSpec)
   const resolved = new Map<string, Promise<ResolvedSource>>();
   return (spec) => {
     // The namespace is in a helm wrapper project, not in a git folder's tarball.
-    const key = JSON.stringify([spec.repositoryId, spec.git, spec.helm, spec.helm ? spec.namespace : undefined]);
+    const key = JSON.stringify([spec.repositoryId, spec.git, spec.helm, spec.helm ? spec.namespace : undefined, spec.sources]);
     const source = resolved.get(key) ?? sources.resolveSpec(spec);
     resolved.set(key, source);
     return source;

@@ -4,7 +4,7 @@
  * (`repository` + `git`), a Helm chart (`helm`), or a chart whose valuesFiles come from a git folder (all three,
  * as Plural's helm+git services). Errors are 400s naming the request's field.
  */
-import type { HelmSpec, Renderer, ServiceSpec, SyncConfig } from '../store/services.ts';
+import type { ExtraSource, HelmSpec, PathRenderer, Renderer, ServiceSpec, SyncConfig } from '../store/services.ts';
 import { HttpError } from '../http/errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
@@ -21,6 +21,9 @@ export interface SourceInput {
   templated?: boolean;
   version?: string | undefined;
   docsPath?: string | undefined;
+  /** Extra git sources, each repository by id or URL (Plural's sources). */
+  sources?: Array<{ path: string; repository: string; git: { ref: string; folder: string } }> | undefined;
+  renderers?: PathRenderer[] | undefined;
 }
 
 /**
@@ -54,7 +57,64 @@ export async function checkedSpec(sources: ServiceSources, input: SourceInput, n
   if (input.templated === false) spec.templated = false;
   if (input.version) spec.version = input.version;
   if (input.docsPath) spec.docsPath = input.docsPath;
+  if (input.sources?.length) spec.sources = await checkedSources(sources, input, prefix);
+  if (input.renderers?.length) spec.renderers = checkedRenderers(input, prefix);
   return spec;
+}
+
+/**
+ * Extra sources go with the service's own git folder, at the root of the combined source, each at a folder of its own.
+ * @throws HttpError 400 naming `<prefix>.sources…` for a helm service, two sources at one path, or an unregistered repository.
+ */
+async function checkedSources(sources: ServiceSources, input: SourceInput, prefix: string): Promise<ExtraSource[]> {
+  const given = input.sources ?? [];
+  if (!input.git || input.helm)
+    throw new HttpError(
+      400,
+      "sources are packed beside the service's own git folder: give repository and git, not helm",
+      `${prefix}.sources`,
+    );
+  const checked: ExtraSource[] = [];
+  for (const [index, source] of given.entries()) {
+    const path = source.path.replace(/\/+$/, '');
+    const clash = checked.findIndex((other) => isWithin(other.path, path) || isWithin(path, other.path));
+    if (clash >= 0)
+      throw new HttpError(
+        400,
+        `path ${JSON.stringify(path)} overlaps sources[${clash}]'s ${JSON.stringify(checked[clash]!.path)}`,
+        `${prefix}.sources.${index}.path`,
+      );
+    const repository = await sources.registeredRepository(source.repository, `${prefix}.sources.${index}.repository`);
+    checked.push({ path, repositoryId: repository.id, git: { ref: source.git.ref, folder: source.git.folder } });
+  }
+  return checked;
+}
+
+/**
+ * Renderers take the place of the single renderer, for a git source (a chart in one of its folders is a helm renderer).
+ * @throws HttpError 400 naming `<prefix>.renderers…` for a helm service, a renderer besides them, or helm settings
+ *   on a raw or kustomize renderer.
+ */
+function checkedRenderers(input: SourceInput, prefix: string): PathRenderer[] {
+  if (!input.git || input.helm)
+    throw new HttpError(400, 'renderers render folders of a git source: give repository and git, not helm', `${prefix}.renderers`);
+  if (input.renderer && input.renderer.kind !== 'auto')
+    throw new HttpError(400, `give renderers or renderer ${input.renderer.kind}, not both`, `${prefix}.renderer`);
+  return (input.renderers ?? []).map((renderer, index) => {
+    if (renderer.helm && (renderer.kind === 'raw' || renderer.kind === 'kustomize'))
+      throw new HttpError(
+        400,
+        `helm settings are for a chart: kind helm or auto, not ${renderer.kind}`,
+        `${prefix}.renderers.${index}.helm`,
+      );
+    const path = renderer.path.replace(/\/+$/, '') || '.';
+    return { ...renderer, path };
+  });
+}
+
+/** Whether folder `inner` is `outer` or below it (both relative, `/`-separated). */
+function isWithin(outer: string, inner: string): boolean {
+  return inner === outer || inner.startsWith(`${outer}/`);
 }
 
 /** @throws HttpError 400 naming `<prefix>.secretValues` when they are given to a service without a chart. */

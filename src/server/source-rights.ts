@@ -35,6 +35,13 @@ export async function checkSourceRights(
     const repository = await getRepository(deps.db, deps.box, spec.repositoryId);
     if (!mayUseSource(user.grants, repository)) throw refuse(`repository ${repository.url}`);
   }
+  // Each extra source's repository too: a writer adding one must have a right on it, as on the service's own.
+  const known = new Set(current?.sources?.map((source) => source.repositoryId));
+  for (const repositoryId of new Set(spec.sources?.map((source) => source.repositoryId))) {
+    if (known.has(repositoryId)) continue;
+    const repository = await getRepository(deps.db, deps.box, repositoryId);
+    if (!mayUseSource(user.grants, repository)) throw refuse(`repository ${repository.url}`);
+  }
   if (spec.helm && spec.helm.url !== current?.helm?.url) {
     if (!mayUseSource(user.grants, { url: spec.helm.url })) throw refuse(`chart URL ${spec.helm.url}`);
     await checkOutboundUrl(spec.helm.url, deps.outbound, `${field}.helm.url`);

@@ -409,6 +409,21 @@ async function globalServiceIgnoreClusters(db: AnyDatabase): Promise<void> {
     .execute();
 }
 
+/**
+ * Plural's multi-source services: the commits of a revision's extra sources, and which repositories each service's
+ * extra sources come from (a repository in use is not deleted; a commit to it moves the service).
+ */
+async function serviceSources(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('revisions').addColumn('source_commits', 'text').execute();
+  await db.schema
+    .createTable('service_sources')
+    .addColumn('service_id', 'text', (c) => c.notNull().references('services.id').onDelete('cascade'))
+    .addColumn('repository_id', 'text', (c) => c.notNull().references('git_repositories.id'))
+    .addPrimaryKeyConstraint('service_sources_pk', ['service_id', 'repository_id'])
+    .execute();
+  await db.schema.createIndex('service_sources_repository').on('service_sources').column('repository_id').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -430,4 +445,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017-preview-origins': { up: previewOrigins },
   '0018-rollouts': { up: rollouts },
   '0019-global-service-ignore-clusters': { up: globalServiceIgnoreClusters },
+  '0020-service-sources': { up: serviceSources },
 };

@@ -45,10 +45,17 @@ export async function addRejection(db: Kysely<Database>, rejection: NewRejection
   return toRejection(row);
 }
 
-/** Every rejection, newest first; of one repository when given. */
-export async function listRejections(db: Kysely<Database>, filter: { repositoryId?: string } = {}): Promise<Rejection[]> {
+/** Every rejection, newest first; of one repository, or of some, when given. */
+export async function listRejections(
+  db: Kysely<Database>,
+  filter: { repositoryId?: string; repositoryIds?: readonly string[] } = {},
+): Promise<Rejection[]> {
   let query = db.selectFrom('rejections').selectAll().orderBy('created_at', 'desc');
   if (filter.repositoryId !== undefined) query = query.where('repository_id', '=', filter.repositoryId);
+  if (filter.repositoryIds !== undefined) {
+    if (filter.repositoryIds.length === 0) return [];
+    query = query.where('repository_id', 'in', filter.repositoryIds);
+  }
   return (await query.execute()).map(toRejection);
 }
 

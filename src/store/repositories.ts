@@ -78,7 +78,8 @@ export async function repositoryCredentials(db: Kysely<Database>, box: SecretBox
 export async function deleteRepository(db: Kysely<Database>, idOrUrl: string): Promise<void> {
   const row = await findRow(db, idOrUrl);
   const used = await db.selectFrom('services').select('name').where('repository_id', '=', row.id).limit(1).executeTakeFirst();
-  if (used) throw new ConflictError('service', 'repository', row.url);
+  const extra = await db.selectFrom('service_sources').select('service_id').where('repository_id', '=', row.id).limit(1).executeTakeFirst();
+  if (used || extra) throw new ConflictError('service', 'repository', row.url);
   await db.deleteFrom('git_repositories').where('id', '=', row.id).execute();
 }
 

@@ -19,6 +19,8 @@ import {
   type Revision,
   type Service,
   type ServiceSpec,
+  recordSourceRepositories,
+  resolvedSourceOf,
   serviceRow,
   toRevision,
 } from './services.ts';
@@ -30,13 +32,7 @@ import {
 export async function reviseService(db: Kysely<Database>, serviceId: string, author: Author, now = new Date()): Promise<Service> {
   await db.transaction().execute(async (trx) => {
     const current = await revisionRow(trx, (await serviceRow(trx, serviceId)).revision_id);
-    await addRevision(
-      trx,
-      serviceId,
-      { commit: current.commit_sha ?? '', digest: current.digest ?? '', chartVersion: current.chart_version ?? undefined },
-      author,
-      now.toISOString(),
-    );
+    await addRevision(trx, serviceId, resolvedSourceOf(current), author, now.toISOString());
   });
   return await getServiceById(db, serviceId);
 }
@@ -84,7 +80,7 @@ export async function rollbackService(
     await addRevision(
       trx,
       serviceId,
-      { commit: old.commit_sha ?? '', digest: old.digest ?? '', chartVersion: old.chart_version ?? undefined },
+      resolvedSourceOf(old),
       { by: author.by, message: author.message ?? `rollback to revision ${number}` },
       time,
       {
@@ -93,6 +89,7 @@ export async function rollbackService(
         secretValues: old.secret_values,
       },
     );
+    await recordSourceRepositories(trx, [{ id: serviceId, spec }]);
     // A move back from a rejected revision (pin false) leaves a pin as it was.
     await trx
       .updateTable('services')
@@ -139,14 +136,22 @@ export async function releaseService(
 }
 
 /**
- * `spec` fixed to what `revision` resolved: the git ref to its commit, a helm version (range) to its chart version,
- * so that the source no longer moves (rollback) and its tarball can be built again byte for byte.
+ * `spec` fixed to what `revision` resolved: the git ref to its commit, each extra source's ref to its commit, a helm
+ * version (range) to its chart version, so that the source no longer moves (rollback) and its tarball can be built
+ * again byte for byte.
  */
-export function pinnedSpec(spec: ServiceSpec, revision: Pick<Revision, 'commit' | 'chartVersion'>): ServiceSpec {
+export function pinnedSpec(
+  spec: ServiceSpec,
+  revision: Pick<Revision, 'commit' | 'chartVersion'> & { sourceCommits?: string[] | null },
+): ServiceSpec {
+  const commits = revision.sourceCommits;
   return {
     ...spec,
     ...(spec.git && revision.commit ? { git: { ...spec.git, ref: revision.commit } } : {}),
     ...(spec.helm && revision.chartVersion ? { helm: { ...spec.helm, version: revision.chartVersion } } : {}),
+    ...(spec.sources && commits?.length === spec.sources.length
+      ? { sources: spec.sources.map((source, index) => ({ ...source, git: { ...source.git, ref: commits[index]! } })) }
+      : {}),
   };
 }
 

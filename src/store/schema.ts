@@ -81,6 +81,12 @@ export interface ServiceTable {
   updated_at: string;
 }
 
+/** The repositories a service's extra sources (spec.sources) come from: the commit tracker finds it by any of them. */
+export interface ServiceSourceTable {
+  service_id: string;
+  repository_id: string;
+}
+
 /** A folder's content (tarball digest) that must never run: for one service, or for the folder fleet-wide. */
 export interface RejectionTable {
   id: string;
@@ -133,6 +139,8 @@ export interface RevisionTable {
   digest: string | null;
   /** The version a helm source's chart version (or range) resolved to; null for git sources. */
   chart_version: string | null;
+  /** JSON array of the commits the spec's extra `sources` resolved to, in their order; null without them. */
+  source_commits: string | null;
   spec: string;
   configuration: string | null;
   secret_values: string | null;
@@ -375,6 +383,7 @@ export interface Database {
   deploy_tokens: DeployTokenTable;
   git_repositories: GitRepositoryTable;
   services: ServiceTable;
+  service_sources: ServiceSourceTable;
   revisions: RevisionTable;
   service_components: ServiceComponentTable;
   global_services: GlobalServiceTable;

@@ -67,6 +67,32 @@ export interface ServiceSpec {
   version?: string;
   /** A folder of its source holding its docs (Plural's docsPath); absent when not given. */
   docsPath?: string;
+  /**
+   * More git folders packed into its source at `path` (Plural's sources), after the service's own folder at the root;
+   * only with `git`. Absent rather than empty, as contexts.
+   */
+  sources?: ExtraSource[];
+  /** Folders of the combined source each rendered on its own, their objects applied together (Plural's renderers). */
+  renderers?: PathRenderer[];
+}
+
+/** One of a service's extra git sources: `git.folder` of the repository at `git.ref`, packed at `path`. */
+export interface ExtraSource {
+  /** Folder of the combined source it is put in, relative, without `..`; '' for the root. */
+  path: string;
+  repositoryId: string;
+  git: { ref: string; folder: string };
+}
+
+/**
+ * A folder of the service's combined source and how the agent renders it (Plural's renderers: AUTO, RAW, KUSTOMIZE,
+ * HELM for a chart in the folder). `helm` is for a chart: values over its valuesFiles (relative to the chart folder)
+ * and the release name (default the service's name).
+ */
+export interface PathRenderer {
+  path: string;
+  kind: 'auto' | 'raw' | 'kustomize' | 'helm';
+  helm?: { values?: Record<string, unknown>; valuesFiles?: string[]; release?: string };
 }
 
 /** Plural's syncConfig, as its agent reads it. */
@@ -109,6 +135,8 @@ export interface Revision {
   digest: string | null;
   /** The chart version a helm service's version resolved to. */
   chartVersion: string | null;
+  /** The commit each of `spec.sources` resolved to, in their order; null without sources. */
+  sourceCommits: string[] | null;
   spec: ServiceSpec;
   message: string | null;
   createdBy: string | null;
@@ -160,6 +188,8 @@ export interface ResolvedSource {
   commit: string;
   digest: string;
   chartVersion?: string;
+  /** The commit each of the spec's `sources` resolved to, in their order; absent without sources. */
+  sourceCommits?: string[];
 }
 
 export interface Author {
@@ -204,6 +234,7 @@ export async function createService(
           updated_at: time,
         })
         .execute();
+      await recordSourceRepositories(trx, [{ id, spec: input.spec }]);
       await addRevision(trx, id, source, author, time);
     });
   } catch (error) {
@@ -301,6 +332,7 @@ async function changeServices(
   const newest = await newestRevisions(trx, [...rows.values()]);
   const writes = new Map<string, { fields: Updateable<ServiceTable>; ids: string[] }>();
   const revisions: Array<Insertable<RevisionTable>> = [];
+  const multiSource: Array<{ id: string; spec: ServiceSpec }> = [];
   for (const { serviceId, changes, source, author } of updates) {
     const row = rows.get(serviceId);
     if (!row) continue;
@@ -312,7 +344,9 @@ async function changeServices(
       changes.configuration !== undefined && !sameSealed(box, row.configuration, changes.configuration, row.id, 'configuration');
     const secretValuesChanged =
       changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues, row.id, 'secret_values');
-    const { namespace, repositoryId } = JSON.parse(spec) as ServiceSpec;
+    const parsed = JSON.parse(spec) as ServiceSpec;
+    const { namespace, repositoryId } = parsed;
+    if (parsed.sources || spec !== row.spec) multiSource.push({ id: serviceId, spec: parsed });
     const fields: Updateable<ServiceTable> = {
       spec,
       namespace,
@@ -332,7 +366,8 @@ async function changeServices(
       current.spec !== spec ||
       current.commit_sha !== (source.commit || null) ||
       current.digest !== source.digest ||
-      current.chart_version !== (source.chartVersion ?? null);
+      current.chart_version !== (source.chartVersion ?? null) ||
+      current.source_commits !== (source.sourceCommits ? JSON.stringify(source.sourceCommits) : null);
     if (!changed) continue;
     revisions.push(
       newRevision(serviceId, source, author, time, {
@@ -348,6 +383,7 @@ async function changeServices(
       .set({ ...fields, updated_at: time })
       .where('id', 'in', same)
       .execute();
+  await recordSourceRepositories(trx, multiSource);
   if (revisions.length === 0) return [];
   await addRevisions(trx, revisions);
   return revisions.map((revision) => ({ id: revision.service_id, clusterId: rows.get(revision.service_id)!.cluster_id }));
@@ -416,11 +452,44 @@ async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray
     .execute();
 }
 
-/** Services by name, of one cluster or repository when given. */
+/**
+ * Keeps service_sources equal to the repositories of each service's extra sources (spec.sources), for services
+ * whose spec was just written.
+ */
+export async function recordSourceRepositories(
+  trx: Transaction<Database>,
+  services: ReadonlyArray<{ id: string; spec: ServiceSpec }>,
+): Promise<void> {
+  if (services.length === 0) return;
+  await trx
+    .deleteFrom('service_sources')
+    .where(
+      'service_id',
+      'in',
+      services.map((service) => service.id),
+    )
+    .execute();
+  const rows = services.flatMap(({ id, spec }) =>
+    [...new Set((spec.sources ?? []).map((source) => source.repositoryId))].map((repositoryId) => ({
+      service_id: id,
+      repository_id: repositoryId,
+    })),
+  );
+  if (rows.length > 0) await trx.insertInto('service_sources').values(rows).execute();
+}
+
+/** Services by name, of one cluster when given, and sourced from a repository (its own or an extra source) when given. */
 export async function listServices(db: Kysely<Database>, filter: { clusterId?: string; repositoryId?: string } = {}): Promise<Service[]> {
   let query = db.selectFrom('services').selectAll().orderBy('name');
   if (filter.clusterId) query = query.where('cluster_id', '=', filter.clusterId);
-  if (filter.repositoryId) query = query.where('repository_id', '=', filter.repositoryId);
+  const { repositoryId } = filter;
+  if (repositoryId)
+    query = query.where((eb) =>
+      eb.or([
+        eb('repository_id', '=', repositoryId),
+        eb('id', 'in', eb.selectFrom('service_sources').select('service_id').where('service_sources.repository_id', '=', repositoryId)),
+      ]),
+    );
   return await servicesOf(db, await query.execute());
 }
 
@@ -640,6 +709,7 @@ function newRevision(
     commit_sha: source.commit || null,
     digest: source.digest || null,
     chart_version: source.chartVersion ?? null,
+    source_commits: source.sourceCommits ? JSON.stringify(source.sourceCommits) : null,
     spec: content.spec,
     configuration: content.configuration,
     secret_values: content.secretValues,
@@ -656,6 +726,16 @@ export async function serviceRow(db: Kysely<Database>, id: string): Promise<Sele
   return row;
 }
 
+/** What a stored revision resolved its source to, as addRevision takes it. */
+export function resolvedSourceOf(row: Selectable<RevisionTable>): ResolvedSource {
+  return {
+    commit: row.commit_sha ?? '',
+    digest: row.digest ?? '',
+    chartVersion: row.chart_version ?? undefined,
+    ...(row.source_commits === null ? {} : { sourceCommits: JSON.parse(row.source_commits) as string[] }),
+  };
+}
+
 /** A revision row as the API's Revision (its sealed values left out). */
 export function toRevision(row: Selectable<RevisionTable>): Revision {
   return {
@@ -664,6 +744,7 @@ export function toRevision(row: Selectable<RevisionTable>): Revision {
     commit: row.commit_sha,
     digest: row.digest,
     chartVersion: row.chart_version,
+    sourceCommits: row.source_commits === null ? null : (JSON.parse(row.source_commits) as string[]),
     spec: JSON.parse(row.spec) as ServiceSpec,
     message: row.message,
     createdBy: row.created_by,

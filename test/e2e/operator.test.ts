@@ -91,6 +91,14 @@ describe('the deployment operator', () => {
       'test-apps/normalized/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: normalized\ndata:\n  a: "1"\n  b: "2"\n',
       'test-apps/normalized/rule.yaml.liquid':
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rule\ndata:\n  text: "{{ $labels.instance }}"\n',
+      // Plural's sources and renderers, and charts from git.
+      'test-apps/multi/root.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: multi-root\ndata:\n  x: "1"\n',
+      'test-apps/multi/values/prod.yaml': 'value: prod\n',
+      'test-apps/shared/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\ndata:\n  x: "1"\n',
+      'charts/hello/Chart.yaml': 'apiVersion: v2\nname: hello\nversion: 0.1.0\n',
+      'charts/hello/values.yaml': 'value: default\n',
+      'charts/hello/templates/cm.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hello\ndata:\n  value: {{ .Values.value | quote }}\n',
       'test-apps/regional/configmap.yaml.liquid':
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: regional\ndata:\n  region: "{{ contexts.shared.region }}"\n  cluster: "{{ cluster.handle }}"\n',
     });
@@ -651,6 +659,49 @@ describe('the deployment operator', () => {
     expect(JSON.stringify(await client.listSinks())).not.toContain(receiver.url);
     expect(JSON.stringify(await get('notificationsink', 'hook'))).not.toContain(receiver.url);
     await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', 'notified', '-n', NS, '--wait=true', '--timeout=90s']);
+  });
+
+  test("Plural's sources and renderers, and charts from git (alone, or beside the service's folder holding valuesFiles), deploy", async () => {
+    const source = { repositoryRef: { name: `console-${suffix}` } };
+    await apply([
+      serviceDeployment('multi', {
+        ...source,
+        git: { ref: 'main', folder: 'test-apps/multi' },
+        sources: [{ path: 'shared', ...source, git: { ref: 'main', folder: 'test-apps/shared' } }],
+        renderers: [
+          { path: '.', type: 'RAW' },
+          { path: 'shared', type: 'AUTO' },
+        ],
+      }),
+      serviceDeployment('gitchart', {
+        helm: { ...source, git: { ref: 'main', folder: 'charts/hello' }, values: { value: 'given' }, release: 'greeter' },
+      }),
+      serviceDeployment('gitchart-values', {
+        ...source,
+        git: { ref: 'main', folder: 'test-apps/multi' },
+        helm: { ...source, git: { ref: 'main', folder: 'charts/hello' }, valuesFiles: ['values/prod.yaml'] },
+      }),
+    ]);
+    for (const name of ['multi', 'gitchart', 'gitchart-values']) {
+      await waitFor(
+        `${name} healthy`,
+        async () => (await client.getService('k3s-test', name).catch(() => undefined))?.status === 'healthy',
+      );
+      expect(await conditionOf('ServiceDeployment', name, 'Supported')).toMatchObject({ status: 'True', reason: 'AllFieldsSupported' });
+    }
+    const data = async (name: string) =>
+      (await kubectlJsonOn<{ data: Record<string, string> }>(DEV, ['get', 'configmap', name, '-n', APP_NS])).data;
+    expect(await data('multi-root')).toEqual({ x: '1' });
+    expect(await data('shared')).toEqual({ x: '1' });
+    expect(await data('greeter-hello')).toEqual({ value: 'given' });
+    // The service's own folder holds the values files; its manifests are not rendered (Plural's helm+git).
+    expect(await data('gitchart-values-hello')).toEqual({ value: 'prod' });
+    const withValues = await client.getService('k3s-test', 'gitchart-values');
+    expect(withValues.components.map((c) => c.name)).toEqual(['gitchart-values-hello']);
+    expect(withValues.sources?.map((s) => `${s.path} ${s.git.folder}`)).toEqual(['.chart charts/hello']);
+    for (const name of ['multi', 'gitchart', 'gitchart-values'])
+      await kubectl(['delete', 'servicedeployment.deployments.gantry.dev', name, '-n', NS, '--wait=true', '--timeout=90s']);
+    expect(await kubectlOn(DEV, ['get', 'configmap', 'shared', '-n', APP_NS, '--ignore-not-found', '-o', 'name'])).toBe('');
   });
 
   test("syncConfig: the service's namespace made with its labels, every object enforced into it; no namespace made when told not to", async () => {

@@ -327,6 +327,11 @@ function mergedSource(current: ServiceSpec, body: ServiceUpdateBody): SourceInpu
     templated: body.templated ?? current.templated,
     version: body.version === null ? undefined : (body.version ?? current.version),
     docsPath: body.docsPath === null ? undefined : (body.docsPath ?? current.docsPath),
+    sources:
+      body.sources === null
+        ? undefined
+        : (body.sources ?? current.sources?.map(({ path, repositoryId, git }) => ({ path, repository: repositoryId, git }))),
+    renderers: body.renderers === null ? undefined : (body.renderers ?? current.renderers),
   };
 }
 
@@ -363,6 +368,16 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     templated: service.spec.templated !== false,
     ...(service.spec.version ? { version: service.spec.version } : {}),
     ...(service.spec.docsPath ? { docsPath: service.spec.docsPath } : {}),
+    ...(service.spec.sources
+      ? {
+          sources: service.spec.sources.map(({ path, repositoryId, git }) => ({
+            path,
+            repository: { id: repositoryId, url: repositoryUrls.get(repositoryId) ?? '' },
+            git,
+          })),
+        }
+      : {}),
+    ...(service.spec.renderers ? { renderers: service.spec.renderers } : {}),
     configuration: Object.keys(secrets.get(service.id)?.configuration ?? {}).sort(),
     secretValues: Object.keys(secrets.get(service.id)?.secretValues ?? {}).sort(),
     contexts: service.spec.contexts ?? [],
@@ -387,6 +402,7 @@ function toApiRevision(revision: Revision): Static<typeof RevisionSchema> {
     commit: revision.commit,
     digest: revision.digest,
     chartVersion: revision.chartVersion,
+    ...(revision.sourceCommits ? { sourceCommits: revision.sourceCommits } : {}),
     namespace: revision.spec.namespace,
     git: revision.spec.git ?? null,
     helm: revision.spec.helm ?? null,
