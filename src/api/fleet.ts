@@ -239,6 +239,17 @@ const RendererSpec = Type.Object(
   { description: 'Gantry extension: the renderer, e.g. {kind: kluctl, target: prod}.' },
 );
 
+/** Plural's GitRef with its ref required: a folder at a branch, tag or commit (a chart's, an extra source's). */
+const GitRefFields = {
+  folder: Type.String({ description: 'Folder of the repository.' }),
+  ref: Type.String({ description: 'Branch, tag or commit.' }),
+  files: unsupported(
+    Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
+    "files from outside the folder are not added to a service's source yet",
+    BLOCKS,
+  ),
+};
+
 /**
  * A service's helm source. A chart from git (helm.repositoryRef + helm.git) is a ServiceDeployment's: its folder is
  * the service's source (or an extra source beside its own git folder), rendered as a local chart; a GlobalService's
@@ -295,20 +306,7 @@ function HelmSpec(chartFromGit: boolean) {
             { description: 'A GitRepository holding the chart, instead of url (Plural); with helm.git.' },
           ),
         ),
-        git: fromGit(
-          Type.Object(
-            {
-              folder: Type.String({ description: "The chart's folder in helm.repositoryRef." }),
-              ref: Type.String({ description: 'Branch, tag or commit.' }),
-              files: unsupported(
-                Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
-                "files from outside the folder are not added to a service's source yet",
-                BLOCKS,
-              ),
-            },
-            { description: "The chart's folder and ref in helm.repositoryRef (Plural)." },
-          ),
-        ),
+        git: fromGit(Type.Object(GitRefFields, { description: "The chart's folder and ref in helm.repositoryRef (Plural)." })),
         ignoreHooks: Type.Optional(Type.Boolean({ description: "Leave out the chart's hooks (helm template --no-hooks); default false." })),
         ignoreCrds: Type.Optional(Type.Boolean({ description: "Leave out the chart's crds/ folder (--skip-crds); default false." })),
         luaScript: unsupported(
@@ -492,17 +490,7 @@ export const ServiceDeploymentSpecSchema = Type.Object({
         repositoryRef: Type.Optional(
           Type.Object({ ...ObjectReferenceSchema.properties }, { description: 'The GitRepository (Gantry or Flux) of the source.' }),
         ),
-        git: Type.Optional(
-          Type.Object({
-            folder: Type.String({ description: 'Folder of the repository.' }),
-            ref: Type.String({ description: 'Branch, tag or commit.' }),
-            files: unsupported(
-              Type.Array(Type.String(), { description: 'Files added to the folder (Plural).' }),
-              "files from outside the folder are not added to a service's source yet",
-              BLOCKS,
-            ),
-          }),
-        ),
+        git: Type.Optional(Type.Object(GitRefFields, { description: 'Where in the repository the source is.' })),
       }),
       { description: "More git folders packed into the service's source at their paths, beside git.folder at the root." },
     ),

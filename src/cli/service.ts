@@ -332,6 +332,13 @@ function driftText(component: ApiService['components'][number]): string {
   return [drift.state, drift.fields.join(',')].filter(Boolean).join(' ') + by;
 }
 
+/** The renderer, or each folder's (`path kind`, a chart's release) when the service has renderers. */
+function rendererRow(service: ApiService): [string, string] {
+  if (!service.renderers) return ['renderer', [service.renderer.kind, service.renderer.target].filter(Boolean).join(' target ')];
+  const release = (renderer: { helm?: { release?: string } }) => (renderer.helm?.release ? ` (release ${renderer.helm.release})` : '');
+  return ['renderers', service.renderers.map((renderer) => `${renderer.path} ${renderer.kind}${release(renderer)}`).join(', ')];
+}
+
 function componentSummary(service: ApiService): string {
   const running = service.components.filter((c) => c.state === 'RUNNING').length;
   return `${running}/${service.components.length}`;
@@ -344,7 +351,7 @@ function formatService(service: ApiService): string {
     ['namespace', service.namespace],
     ...(service.version ? [['version', service.version] as [string, string]] : []),
     ...sourceRows(service),
-    ['renderer', [service.renderer.kind, service.renderer.target].filter(Boolean).join(' target ')],
+    rendererRow(service),
     ['status', service.status + (service.deleting ? ' (deleting)' : '')],
     [
       'revision',
@@ -374,11 +381,18 @@ function formatDocs(name: string, docs: ApiServiceDocs): string {
   return files.join('\n') + (docs.truncated ? '\n(more files left out: at most 100 files and 1 MiB are read)\n' : '');
 }
 
-/** Where the service comes from: the repository's folder, the chart and its resolved version, or both. */
+/** Where the service comes from: the repository's folder (and its extra sources, at their paths), the chart and its resolved version, or both. */
 function sourceRows(service: ApiService): Array<[string, string]> {
   const rows: Array<[string, string]> = [];
   const { repository, git, helm } = service;
   if (repository && git) rows.push(['source', `${repository.url} ${git.ref}${git.folder ? ` ${git.folder}` : ''}`]);
+  for (const [index, source] of (service.sources ?? []).entries()) {
+    const commit = service.revision.sourceCommits?.[index]?.slice(0, 12);
+    rows.push([
+      'source',
+      `${source.repository.url} ${source.git.ref} ${source.git.folder || '.'} at ${source.path}${commit ? ` (${commit})` : ''}`,
+    ]);
+  }
   if (helm) {
     const version = service.revision.chartVersion ?? helm.version;
     const range = version === helm.version ? '' : ` (${helm.version})`;

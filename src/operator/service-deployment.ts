@@ -47,7 +47,7 @@ const CHART_PATH = '.chart';
 interface ChartFromGit {
   own?: { repository: string; git: { ref: string; folder: string } };
   source?: ExtraSource;
-  renderer: PathRenderer & { helm: { release?: string | undefined } };
+  renderer: PathRenderer;
 }
 
 /** A service's body without what only a ServiceDeployment has (dependencies, protect). */
@@ -80,9 +80,8 @@ async function repositoryOfRef(
  */
 export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
   async function sourceOf(template: ServiceTemplate, namespace: string): Promise<Source | undefined> {
-    return template.repositoryRef && (await repositoryOf(template.repositoryRef, namespace, 'spec.repositoryRef'));
+    return template.repositoryRef && (await repositoryOfRef(client, cluster, template.repositoryRef, namespace, 'spec.repositoryRef'));
   }
-  const repositoryOf = (ref: RepositoryRef, namespace: string, field: string) => repositoryOfRef(client, cluster, ref, namespace, field);
   /**
    * A chart from git (Plural's helm.repositoryRef + helm.git) as the server takes it: the chart's folder is the
    * service's source, or, beside the service's own git folder, an extra source at CHART_PATH; a helm renderer renders
@@ -90,7 +89,7 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
    * @throws InvalidSpec for half a chart from git, one with url or repository too, or with valuesFrom (a Secret's values
    *   would be stored in clear in the service's spec).
    */
-  async function chartFromGit(template: ServiceTemplate, namespace: string, ownGit: boolean): Promise<ChartFromGit | undefined> {
+  async function chartFromGit(template: ServiceTemplate, namespace: string, release: string): Promise<ChartFromGit | undefined> {
     const helm = template.helm;
     if (!helm?.git && !helm?.repositoryRef) return undefined;
     if (!helm.git || !helm.repositoryRef) throw new InvalidSpec('a chart from git needs both spec.helm.repositoryRef and spec.helm.git');
@@ -100,14 +99,15 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
       throw new InvalidSpec(
         'spec.helm.valuesFrom with a chart from git is not supported yet: give values, valuesFiles or valuesConfigMapRef',
       );
-    const { repository } = await repositoryOf(helm.repositoryRef, namespace, 'spec.helm.repositoryRef');
+    const { repository } = await repositoryOfRef(client, cluster, helm.repositoryRef, namespace, 'spec.helm.repositoryRef');
     const git = { ref: helm.git.ref, folder: helm.git.folder };
+    const ownGit = template.git !== undefined;
     const values = (await referencedValuesOf({ ...helm, valuesFrom: undefined }, namespace)) ?? (helm.values as Values | undefined);
     const valuesFiles = helm.valuesFiles?.map((file) => (ownGit ? path.posix.join('..', file) : file));
     const renderer = {
       path: ownGit ? CHART_PATH : '.',
       kind: 'helm' as const,
-      helm: { ...(values ? { values } : {}), ...(valuesFiles?.length ? { valuesFiles } : {}), release: helm.release ?? template.name },
+      helm: { ...(values ? { values } : {}), ...(valuesFiles?.length ? { valuesFiles } : {}), release: helm.release ?? release },
     };
     return ownGit ? { source: { path: CHART_PATH, repository, git }, renderer } : { own: { repository, git }, renderer };
   }
@@ -152,7 +152,7 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
       ...template.configuration,
       ...(template.configurationRef ? await secretOf(cluster, template.configurationRef, namespace, 'spec.configurationRef') : {}),
     };
-    const fromGit = await chartFromGit(template, namespace, template.git !== undefined);
+    const fromGit = await chartFromGit(template, namespace, template.name ?? defaultName);
     if (fromGit) {
       const { helm: _chart, ...rest } = template;
       const own = fromGit.own;
@@ -164,12 +164,7 @@ export function serviceTemplateResolver(client: FleetClient, cluster: Cluster) {
         undefined,
         reconciliation,
       );
-      const { release, ...settings } = fromGit.renderer.helm;
-      return {
-        ...body,
-        ...(fromGit.source ? { sources: [fromGit.source] } : {}),
-        renderers: [{ ...fromGit.renderer, helm: { ...settings, release: release ?? body.name } }],
-      };
+      return { ...body, ...(fromGit.source ? { sources: [fromGit.source] } : {}), renderers: [fromGit.renderer] };
     }
     const helmUrl = await helmUrlOf(template.helm, namespace);
     const body = serviceBody(template, { name: defaultName, namespace }, source, configuration, helmUrl, reconciliation);

@@ -2,9 +2,12 @@
  * A service's spec from what a request gives (a service, a service update merged over the current spec, or a
  * global service's template), checked for the combinations the API allows: a repository's folder
  * (`repository` + `git`), a Helm chart (`helm`), or a chart whose valuesFiles come from a git folder (all three,
- * as Plural's helm+git services). Errors are 400s naming the request's field.
+ * as Plural's helm+git services), with more git folders (`sources`) and a renderer per folder (`renderers`) beside a
+ * repository's folder. Errors are 400s naming the request's field.
  */
+import { posix } from 'node:path';
 import type { ExtraSource, HelmSpec, PathRenderer, Renderer, ServiceSpec, SyncConfig } from '../store/services.ts';
+import { isInside } from '../files.ts';
 import { HttpError } from '../http/errors.ts';
 import type { ServiceSources } from './service-sources.ts';
 
@@ -76,8 +79,8 @@ async function checkedSources(sources: ServiceSources, input: SourceInput, prefi
     );
   const checked: ExtraSource[] = [];
   for (const [index, source] of given.entries()) {
-    const path = source.path.replace(/\/+$/, '');
-    const clash = checked.findIndex((other) => isWithin(other.path, path) || isWithin(path, other.path));
+    const path = posix.normalize(source.path).replace(/\/+$/, '');
+    const clash = checked.findIndex((other) => isInside(other.path, path) || isInside(path, other.path));
     if (clash >= 0)
       throw new HttpError(
         400,
@@ -107,14 +110,8 @@ function checkedRenderers(input: SourceInput, prefix: string): PathRenderer[] {
         `helm settings are for a chart: kind helm or auto, not ${renderer.kind}`,
         `${prefix}.renderers.${index}.helm`,
       );
-    const path = renderer.path.replace(/\/+$/, '') || '.';
-    return { ...renderer, path };
+    return { ...renderer, path: posix.normalize(renderer.path || '.').replace(/(.)\/+$/, '$1') };
   });
-}
-
-/** Whether folder `inner` is `outer` or below it (both relative, `/`-separated). */
-function isWithin(outer: string, inner: string): boolean {
-  return inner === outer || inner.startsWith(`${outer}/`);
 }
 
 /** @throws HttpError 400 naming `<prefix>.secretValues` when they are given to a service without a chart. */

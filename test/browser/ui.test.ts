@@ -213,6 +213,27 @@ describe('the web UI', () => {
     await page.getByRole('navigation', { name: 'Docs files' }).getByRole('button', { name: 'runbook.md' }).click();
     await page.getByRole('article', { name: 'Doc runbook.md' }).getByRole('listitem').first().waitFor();
     await screenshot(page, 'service-docs');
+
+    // A service of several sources (Plural's sources and renderers) shows each source and each folder's renderer.
+    const admin = new FleetClient({ server: server.url, token: server.adminToken! });
+    await admin.createService(DEV, {
+      name: 'multi',
+      namespace: NS,
+      repository: repo.url,
+      git: { ref: 'main', folder: 'apps/web' },
+      sources: [{ path: 'more', repository: repo.url, git: { ref: 'main', folder: 'apps/web/docs' } }],
+      renderers: [{ path: 'docs', kind: 'raw' }],
+    });
+    try {
+      await page.goto(`/fleet/${DEV}/multi`);
+      await page.getByRole('tab', { name: 'Configuration' }).click();
+      const source = page.getByRole('region', { name: 'Source' });
+      await source.getByText('Source at more').waitFor();
+      expect(await source.textContent()).toContain(`${repo.url} main apps/web/docs`);
+      expect(await source.textContent()).toContain('docs raw');
+    } finally {
+      await admin.deleteService(DEV, 'multi', true);
+    }
   });
 
   test('a reader sees the pending gate and the revisions, but no approve and no rollback button', async () => {

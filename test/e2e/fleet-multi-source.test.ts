@@ -16,7 +16,7 @@ import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
-import { kubectl, kubectlJson } from '../support/cli.ts';
+import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
 import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
@@ -135,6 +135,12 @@ describe('a service of several sources, each folder rendered its own way', () =>
     // valuesFiles in order (the chart's, then the service's own folder's, reached from the chart), values over them,
     // `{{ }}` reaching Helm as data.
     expect(await data('hi-greet')).toEqual({ value: 'from-app', extra: '{{ kept }}' });
+
+    const env = { GANTRY_SERVER: server.url, GANTRY_TOKEN: server.adminToken!, XDG_CONFIG_HOME: path.join(dir, 'config') };
+    const shown = await gantry(['service', 'get', 'multi', '--cluster', 'local'], { env });
+    expect(shown, shown.stderr).toMatchObject({ code: 0 });
+    expect(shown.stdout).toMatch(/^source: +file:\/\/\S+ main base at base \([0-9a-f]{12}\)$/m);
+    expect(shown.stdout).toMatch(/^renderers: +\. raw, base kustomize, charts\/greet helm \(release hi\)$/m);
   });
 
   test("a commit to an extra source's repository moves the service; rollback pins every source's commit", async () => {

@@ -607,6 +607,12 @@ describe('the deployment operator', () => {
   });
 
   test('a NotificationRouter sends the events of its ServiceDeployment to a NotificationSink, signed; a sink without its url is refused', async () => {
+    const notified = (configuration: Record<string, string>) =>
+      serviceDeployment('notified', {
+        repositoryRef: { name: `console-${suffix}` },
+        git: { ref: 'main', folder: 'test-apps/k3s' },
+        configuration,
+      });
     const receiver = await startHttpServer({ '/hook': { body: 'ok' } });
     onTestFinished(() => receiver.close());
     await kubectl([
@@ -635,19 +641,18 @@ describe('the deployment operator', () => {
       },
       sink('hook', 'hook'),
       sink('broken', 'no-url'),
-      serviceDeployment('notified', {
-        repositoryRef: { name: `console-${suffix}` },
-        git: { ref: 'main', folder: 'test-apps/k3s' },
-      }),
+      notified({}),
     ]);
     const broken = await notSynchronized('notificationsink', 'broken');
     expect(broken).toMatchObject({ reason: 'InvalidSpec', message: 'Secret no-url (spec.secretRef) needs the key url' });
+    // The router syncs once the service it filters on has an id: the service's first events may come before that and
+    // go nowhere. A change once the router is in makes the events this test waits for.
     await waitFor('the router synced', async () => (await conditionOf('notificationrouter', 'deploys', 'Synchronized'))?.status === 'True');
-
+    await apply([notified({ touch: '1' })]);
     const healthy = await waitFor(
       'service.update (healthy) delivered',
       () => receiver.received.find((request) => JSON.parse(request.body).service?.status === 'healthy'),
-      90_000,
+      45_000,
     );
     expect(JSON.parse(healthy.body)).toMatchObject({
       type: 'service.update',
@@ -918,8 +923,28 @@ describe('the deployment operator', () => {
       service('no-cluster', { clusterRef: { name: 'nowhere' } }),
       service('bad-ref', { git: { ref: 'no-such-branch', folder: 'test-apps/k3s' } }),
       service('no-secret', { configurationRef: { name: 'missing' } }),
+      service('secret-chart', {
+        helm: { repositoryRef: { name: `console-${suffix}` }, git: { ref: 'main', folder: 'charts/hello' }, valuesFrom: { name: 'x' } },
+      }),
+      service('pathless', {
+        sources: [{ repositoryRef: { name: `console-${suffix}` }, git: { ref: 'main', folder: 'test-apps/shared' } }],
+      }),
+      service('bad-values', { renderers: [{ path: '.', type: 'HELM', helm: { values: '- a list' } }] }),
     ]);
     const synchronized = (name: string) => notSynchronized('servicedeployment', name);
+    // A Secret's values would be stored in clear in a chart from git's renderer: refused, never sent.
+    expect(await synchronized('secret-chart')).toMatchObject({
+      reason: 'InvalidSpec',
+      message: expect.stringContaining('spec.helm.valuesFrom'),
+    });
+    expect(await synchronized('pathless')).toMatchObject({
+      reason: 'InvalidSpec',
+      message: expect.stringContaining('spec.sources[0].path'),
+    });
+    expect(await synchronized('bad-values')).toMatchObject({
+      reason: 'InvalidSpec',
+      message: expect.stringContaining('spec.renderers[0].helm.values'),
+    });
     expect(await synchronized('no-cluster')).toMatchObject({
       reason: 'Waiting',
       message: `Cluster ${NS}/nowhere (spec.clusterRef) not found`,

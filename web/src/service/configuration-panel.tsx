@@ -1,7 +1,8 @@
 /**
- * How a service is configured: its source, renderer, sync settings and relations, and the names of its
+ * How a service is configured: its source (with its extra sources), renderer or renderers, sync settings and relations, and the names of its
  * configuration and secret values. The values themselves are sealed on the server and never reach the browser.
  */
+import { Fragment } from 'react';
 import { stringify } from 'yaml';
 import type { Service } from '../api/types.ts';
 import { MASK } from './mask.ts';
@@ -34,11 +35,34 @@ export function ConfigurationPanel({ service }: { service: Service }) {
               </dd>
             </>
           )}
-          <dt>Renderer</dt>
-          <dd>
-            {service.renderer.kind}
-            {service.renderer.target && ` (target ${service.renderer.target})`}
-          </dd>
+          {service.sources?.map((source) => (
+            <Fragment key={source.path}>
+              <dt>Source at {source.path}</dt>
+              <dd className="source">
+                {source.repository.url} {source.git.ref} {source.git.folder || '/'}
+              </dd>
+            </Fragment>
+          ))}
+          {service.renderers ? (
+            <>
+              <dt>Renderers</dt>
+              <dd>
+                {service.renderers
+                  .map(
+                    (renderer) => `${renderer.path} ${renderer.kind}${renderer.helm?.release ? ` (release ${renderer.helm.release})` : ''}`,
+                  )
+                  .join(', ')}
+              </dd>
+            </>
+          ) : (
+            <>
+              <dt>Renderer</dt>
+              <dd>
+                {service.renderer.kind}
+                {service.renderer.target && ` (target ${service.renderer.target})`}
+              </dd>
+            </>
+          )}
           <dt>Templated</dt>
           <dd>{service.templated ? 'yes (*.liquid files rendered)' : 'no'}</dd>
           <dt>Contexts</dt>
