@@ -87,6 +87,43 @@ describe('server replicas on PostgreSQL', () => {
     );
   });
 
+  test("a global service's copies on many clusters kick every agent once, through the other replica, in packed messages", async () => {
+    const client = new FleetClient({ server: second.url, token: adminToken });
+    // More kicks than one NOTIFY payload holds (8,000 bytes): the bus packs them into several messages.
+    const clusters = Array.from({ length: 120 }, (_, index) => `many-${index}`);
+    const received = new Map<string, string[]>();
+    const sockets: WebSocket[] = [];
+    try {
+      for (const name of clusters) {
+        const { deployToken } = await client.createCluster({ name, tags: { group: 'many' } });
+        const agent = new WebSocket(`${first.url.replace('http:', 'ws:')}/v1/agent/socket`, {
+          headers: { authorization: `Bearer ${deployToken}` },
+        });
+        agent.on('message', (data) =>
+          received.set(name, [...(received.get(name) ?? []), (JSON.parse(String(data)) as { kick: string }).kick]),
+        );
+        sockets.push(agent);
+      }
+      await waitFor('every push channel on the first replica', () => first.channels.connected() === clusters.length + 1);
+      await client.createGlobalService({
+        name: 'many',
+        tags: { group: 'many' },
+        template: { name: 'many', namespace: 'many', repository: repo.url, git: { ref: 'main', folder: 'web' } },
+      });
+      await waitFor('a kick on every cluster', () => clusters.every((name) => received.has(name)), 30_000);
+      const copies = await client.listServices();
+      for (const name of clusters) {
+        const copy = copies.find((service) => service.cluster === name && service.name === 'many');
+        expect(new Set(received.get(name))).toEqual(new Set([copy!.id]));
+      }
+      const logged = JSON.stringify([logs.first.lines, logs.second.lines]);
+      expect(logged).not.toContain('kicks not sent');
+      expect(logged).not.toContain('malformed kick');
+    } finally {
+      for (const agent of sockets) agent.close();
+    }
+  });
+
   test('each git repository is fetched on the interval by one live replica', async () => {
     const client = new FleetClient({ server: first.url, token: adminToken });
     for (const url of unreachable) await client.createRepository({ url });

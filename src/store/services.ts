@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { ComponentDrift, ComponentState, ServiceStatus } from '../api/services.ts';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
@@ -317,7 +317,8 @@ export async function updateServices(
 /**
  * The work of updateService for each of `updates` (at most IN_CHUNK, each service once) inside `trx`: every service
  * takes its changes, and one whose spec, configuration, secret values or source differ from its current revision
- * gets a new revision holding its new content. Services with the same new fields are written by one UPDATE.
+ * gets a new revision holding its new content. Services with the same new fields are written by one UPDATE, their
+ * sealed values (each sealed for its own service) chosen by id inside it (perService).
  * @returns the services that got a revision.
  */
 async function changeServices(
@@ -330,7 +331,7 @@ async function changeServices(
   const rows = new Map((await trx.selectFrom('services').selectAll().where('id', 'in', ids).execute()).map((row) => [row.id, row]));
   if (rows.size === 0) return [];
   const newest = await newestRevisions(trx, [...rows.values()]);
-  const writes = new Map<string, { fields: Updateable<ServiceTable>; ids: string[] }>();
+  const writes = new Map<string, { fields: Updateable<ServiceTable>; sealed: Map<string, SealedWrites> }>();
   const revisions: Array<Insertable<RevisionTable>> = [];
   const multiSource: Array<{ id: string; spec: ServiceSpec }> = [];
   for (const { serviceId, changes, source, author } of updates) {
@@ -351,15 +352,17 @@ async function changeServices(
       spec,
       namespace,
       repository_id: repositoryId ?? null,
-      // Sealed for each service (a global service's copies each get their own): a sealed value is bound to its service.
-      ...(configurationChanged ? { configuration: sealObject(box, changes.configuration, row.id, 'configuration') } : {}),
-      ...(secretValuesChanged ? { secret_values: sealObject(box, changes.secretValues, row.id, 'secret_values') } : {}),
       ...(changes.dependencies ? { dependencies: JSON.stringify(changes.dependencies) } : {}),
       ...(changes.protect === undefined ? {} : { protect: changes.protect ? 1 : 0 }),
     };
-    const key = JSON.stringify(fields);
-    const write = writes.get(key) ?? writes.set(key, { fields, ids: [] }).get(key)!;
-    write.ids.push(serviceId);
+    // Sealed for each service (a global service's copies each get their own): a sealed value is bound to its service.
+    const sealed: SealedWrites = {
+      ...(configurationChanged ? { configuration: sealObject(box, changes.configuration, row.id, 'configuration') } : {}),
+      ...(secretValuesChanged ? { secret_values: sealObject(box, changes.secretValues, row.id, 'secret_values') } : {}),
+    };
+    const key = JSON.stringify([fields, Object.keys(sealed)]);
+    const write = writes.get(key) ?? writes.set(key, { fields, sealed: new Map() }).get(key)!;
+    write.sealed.set(serviceId, sealed);
     const changed =
       configurationChanged ||
       secretValuesChanged ||
@@ -372,16 +375,16 @@ async function changeServices(
     revisions.push(
       newRevision(serviceId, source, author, time, {
         spec,
-        configuration: configurationChanged ? (fields.configuration as string | null) : row.configuration,
-        secretValues: secretValuesChanged ? (fields.secret_values as string | null) : row.secret_values,
+        configuration: configurationChanged ? (sealed.configuration ?? null) : row.configuration,
+        secretValues: secretValuesChanged ? (sealed.secret_values ?? null) : row.secret_values,
       }),
     );
   }
-  for (const { fields, ids: same } of writes.values())
+  for (const { fields, sealed } of writes.values())
     await trx
       .updateTable('services')
-      .set({ ...fields, updated_at: time })
-      .where('id', 'in', same)
+      .set({ ...fields, ...perService(sealed), updated_at: time })
+      .where('id', 'in', [...sealed.keys()])
       .execute();
   await recordSourceRepositories(trx, multiSource);
   if (revisions.length === 0) return [];
@@ -425,31 +428,51 @@ async function newestRevisions(
  */
 async function addRevisions(trx: Transaction<Database>, revisions: ReadonlyArray<Insertable<RevisionTable>>): Promise<void> {
   const serviceIds = revisions.map((revision) => revision.service_id);
+  // Each service's newest number, whichever revision is current (a move back from a rejected one makes an older one).
+  const last = await lastRevisionNumbers(trx, serviceIds);
+  await trx
+    .insertInto('revisions')
+    .values(revisions.map((revision) => ({ ...revision, number: (last.get(revision.service_id) ?? 0) + 1 })))
+    .execute();
+  // The new revisions' ids are known: no lookup of each service's newest revision.
+  const current = byId(revisions.map((revision) => [revision.service_id, revision.id as string]));
+  await trx
+    .updateTable('services')
+    .set({ revision_id: current, status: 'stale' })
+    .where('id', 'in', serviceIds)
+    .where('pinned', 'is', null)
+    .execute();
+}
+
+/** The number of each service's newest revision (absent for a service without one). */
+async function lastRevisionNumbers(trx: Transaction<Database>, serviceIds: readonly string[]): Promise<Map<string, number>> {
   const numbers = await trx
     .selectFrom('revisions')
     .select((eb) => ['service_id', eb.fn.max('number').as('last')])
     .where('service_id', 'in', serviceIds)
     .groupBy('service_id')
     .execute();
-  const last = new Map(numbers.map((row) => [row.service_id, Number(row.last ?? 0)]));
-  await trx
-    .insertInto('revisions')
-    .values(revisions.map((revision) => ({ ...revision, number: (last.get(revision.service_id) ?? 0) + 1 })))
-    .execute();
-  await trx
-    .updateTable('services')
-    .set((eb) => ({
-      revision_id: eb
-        .selectFrom('revisions')
-        .select('revisions.id')
-        .whereRef('revisions.service_id', '=', 'services.id')
-        .orderBy('revisions.number', 'desc')
-        .limit(1),
-      status: 'stale',
-    }))
-    .where('id', 'in', serviceIds)
-    .where('pinned', 'is', null)
-    .execute();
+  return new Map(numbers.map((row) => [row.service_id, Number(row.last ?? 0)]));
+}
+
+/** The sealed columns a change writes for one service. */
+type SealedWrites = Partial<Record<SealedColumn, string | null>>;
+
+/**
+ * Each sealed column of `sealed` chosen by service id (byId): their values differ, each sealed for its own service,
+ * and one statement for all of them is one round trip to PostgreSQL, not one per service.
+ */
+function perService(sealed: ReadonlyMap<string, SealedWrites>): Partial<Record<SealedColumn, RawBuilder<string | null>>> {
+  const columns = new Set([...sealed.values()].flatMap((writes) => Object.keys(writes) as SealedColumn[]));
+  return Object.fromEntries(
+    [...columns].map((column) => [column, byId([...sealed].map(([id, writes]) => [id, writes[column] ?? null] as const))]),
+  );
+}
+
+/** `CASE id WHEN … THEN … END`: a text value per row of an UPDATE of services, by their ids. */
+function byId(values: ReadonlyArray<readonly [string, string | null]>): RawBuilder<string | null> {
+  const branches = values.map(([id, value]) => sql`WHEN ${id} THEN CAST(${value} AS TEXT)`);
+  return sql<string | null>`CASE id ${sql.join(branches, sql` `)} END`;
 }
 
 /**
