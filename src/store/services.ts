@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import pLimit from 'p-limit';
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { ComponentDrift, ComponentState, ServiceStatus } from '../api/services.ts';
 import { isUniqueViolation } from './database.ts';
@@ -290,10 +291,16 @@ export interface ServiceUpdate {
 const UPDATES_PER_TRANSACTION = 200;
 
 /**
+ * Transactions of updateServices at once: on PostgreSQL one batch's round trips overlap another's (the batches hold
+ * different services, so they take no lock the other waits for); SQLite runs them one after the other anyway.
+ */
+const CONCURRENT_TRANSACTIONS = 3;
+
+/**
  * updateService for many services (a global service's copies, the services a commit moves), each at most once,
- * UPDATES_PER_TRANSACTION to a transaction of a few set-based queries: a query per service would wait for its turn
- * on a database and an event loop that thousands of agents' polls keep busy. A service deleted since the caller
- * listed it is left out.
+ * UPDATES_PER_TRANSACTION to a transaction of a few set-based queries, CONCURRENT_TRANSACTIONS of them at once: a
+ * query per service would wait for its turn on a database and an event loop that thousands of agents' polls keep
+ * busy. A service deleted since the caller listed it is left out.
  * @param onRevised called with each service that got a revision, once its batch is committed.
  * @returns how many services got a revision.
  */
@@ -304,14 +311,23 @@ export async function updateServices(
   onRevised: (service: ServiceRef) => void,
   now = new Date(),
 ): Promise<number> {
-  let count = 0;
-  for (let start = 0; start < updates.length; start += UPDATES_PER_TRANSACTION) {
-    const batch = updates.slice(start, start + UPDATES_PER_TRANSACTION);
-    const revised = await db.transaction().execute((trx) => changeServices(trx, box, batch, now.toISOString()));
-    for (const service of revised) onRevised(service);
-    count += revised.length;
-  }
-  return count;
+  const limit = pLimit(CONCURRENT_TRANSACTIONS);
+  const batches: Array<readonly ServiceUpdate[]> = [];
+  for (let start = 0; start < updates.length; start += UPDATES_PER_TRANSACTION)
+    batches.push(updates.slice(start, start + UPDATES_PER_TRANSACTION));
+  // Settled, not raced: a failed batch's error is thrown once every other batch has committed or failed too.
+  const outcomes = await Promise.allSettled(
+    batches.map((batch) =>
+      limit(async () => {
+        const revised = await db.transaction().execute((trx) => changeServices(trx, box, batch, now.toISOString()));
+        for (const service of revised) onRevised(service);
+        return revised.length;
+      }),
+    ),
+  );
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return outcomes.reduce((sum, outcome) => sum + (outcome.status === 'fulfilled' ? outcome.value : 0), 0);
 }
 
 /**
