@@ -349,7 +349,8 @@ async function changeServices(
   const newest = await newestRevisions(trx, [...rows.values()]);
   const writes = new Map<string, { fields: Updateable<ServiceTable>; sealed: Map<string, SealedWrites> }>();
   const revisions: Array<Insertable<RevisionTable>> = [];
-  const multiSource: Array<{ id: string; spec: ServiceSpec }> = [];
+  // Services whose spec is written (or has extra sources): their service_sources rows are written again.
+  const respecified: Array<{ id: string; spec: ServiceSpec }> = [];
   for (const { serviceId, changes, source, author } of updates) {
     const row = rows.get(serviceId);
     if (!row) continue;
@@ -363,7 +364,7 @@ async function changeServices(
       changes.secretValues !== undefined && !sameSealed(box, row.secret_values, changes.secretValues, row.id, 'secret_values');
     const parsed = JSON.parse(spec) as ServiceSpec;
     const { namespace, repositoryId } = parsed;
-    if (parsed.sources || spec !== row.spec) multiSource.push({ id: serviceId, spec: parsed });
+    if (parsed.sources || spec !== row.spec) respecified.push({ id: serviceId, spec: parsed });
     const fields: Updateable<ServiceTable> = {
       spec,
       namespace,
@@ -402,7 +403,7 @@ async function changeServices(
       .set({ ...fields, ...perService(sealed), updated_at: time })
       .where('id', 'in', [...sealed.keys()])
       .execute();
-  await recordSourceRepositories(trx, multiSource);
+  await recordSourceRepositories(trx, respecified);
   if (revisions.length === 0) return [];
   await addRevisions(trx, revisions);
   return revisions.map((revision) => ({ id: revision.service_id, clusterId: rows.get(revision.service_id)!.cluster_id }));

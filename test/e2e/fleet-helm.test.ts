@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { AgentOptions } from '../../src/agent/agent-state.ts';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
-import { type ApiService, FleetClient } from '../../src/client/fleet-client.ts';
+import { FleetClient } from '../../src/client/fleet-client.ts';
 import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
 import { Engine } from '../../src/engine.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
@@ -19,7 +19,7 @@ import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
 import { configMapTemplate, startChartRepository, type ChartRepository, type TestChart } from '../support/chart-server.ts';
 import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
-import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { pushedAgentOptions, serviceSettled, testServerOptions } from '../support/fleet.ts';
 
 const NAMESPACE = `fleet-helm-${randomBytes(3).toString('hex')}`;
 const chart = (version: string): TestChart => ({
@@ -72,21 +72,7 @@ describe('a helm service applied by the fleet agent', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function healthyAt(revision: number): Promise<ApiService> {
-    let last: ApiService | undefined;
-    try {
-      return await waitFor(
-        `service hello healthy at revision ${revision}`,
-        async () => {
-          last = await client.getService('local', 'hello');
-          return last.status === 'healthy' && last.appliedRevision === revision ? last : undefined;
-        },
-        40_000,
-      );
-    } catch (error) {
-      throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
-    }
-  }
+  const healthyAt = (revision: number) => serviceSettled(client, 'local', 'hello', revision);
 
   const configMapData = async () =>
     (await kubectlJson<{ data: Record<string, string> }>(['get', 'configmap', 'hello-greeting', '-n', NAMESPACE])).data;

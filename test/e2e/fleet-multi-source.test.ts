@@ -18,7 +18,7 @@ import { loadKubeConfig } from '../../src/kube/client.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
 import { gantry, kubectl, kubectlJson } from '../support/cli.ts';
 import { testConfig } from '../support/engine.ts';
-import { pushedAgentOptions, testServerOptions } from '../support/fleet.ts';
+import { pushedAgentOptions, serviceSettled, testServerOptions } from '../support/fleet.ts';
 import { createRepo, type TestRepo } from '../support/git-repo.ts';
 
 const NAMESPACE = `fleet-multi-${randomBytes(3).toString('hex')}`;
@@ -80,21 +80,8 @@ describe('a service of several sources, each folder rendered its own way', () =>
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function settled(name: string, revision: number, status: ApiService['status'] = 'healthy'): Promise<ApiService> {
-    let last: ApiService | undefined;
-    try {
-      return await waitFor(
-        `service ${name} ${status} at revision ${revision}`,
-        async () => {
-          last = await client.getService('local', name);
-          return last.status === status && last.appliedRevision === revision ? last : undefined;
-        },
-        40_000,
-      );
-    } catch (error) {
-      throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
-    }
-  }
+  const settled = (name: string, revision: number, status: ApiService['status'] = 'healthy') =>
+    serviceSettled(client, 'local', name, revision, status);
 
   const data = async (name: string) =>
     (await kubectlJson<{ data: Record<string, string> }>(['get', 'configmap', name, '-n', NAMESPACE])).data;

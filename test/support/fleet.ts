@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AgentOptions } from '../../src/agent/agent-state.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
+import type { ApiService, FleetClient } from '../../src/client/fleet-client.ts';
+import { waitFor } from '../../src/controller/test-support.ts';
 import type { FleetServerOptions } from '../../src/server/server.ts';
 import { SecretBox } from '../../src/crypto/secret-box.ts';
 
@@ -102,4 +104,30 @@ export function pushedAgentOptions(
     ...rest,
     ...overrides,
   };
+}
+
+/**
+ * The service once its agent applied `revision` and it has `status` (default healthy), as the server has it.
+ * @throws Error after 40 s, with the service as last seen.
+ */
+export async function serviceSettled(
+  client: FleetClient,
+  cluster: string,
+  name: string,
+  revision: number,
+  status: ApiService['status'] = 'healthy',
+): Promise<ApiService> {
+  let last: ApiService | undefined;
+  try {
+    return await waitFor(
+      `service ${name} ${status} at revision ${revision}`,
+      async () => {
+        last = await client.getService(cluster, name);
+        return last.status === status && last.appliedRevision === revision ? last : undefined;
+      },
+      40_000,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
+  }
 }
