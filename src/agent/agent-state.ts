@@ -19,14 +19,16 @@ import type { Expected } from './drift.ts';
 import { GateJobs } from './gate-jobs.ts';
 import { SourceCache } from './source-cache.ts';
 import type { SyncContext, SyncOutcome } from './sync.ts';
+import type { TokenStore } from './token-store.ts';
 import { Wakeup } from './wakeup.ts';
 
 export const AGENT_FIELD_MANAGER = 'gantry-agent';
 
 export interface AgentOptions {
+  /** Holds the deploy token, which a rotation replaces (AgentState.useToken). */
   client: AgentClient;
-  /** The deploy token again, for the push channel (the client keeps its own). */
-  token: string;
+  /** Where the deploy token is kept across restarts; without one the agent does not rotate it (token-rotation.ts). */
+  tokenStore?: TokenStore | undefined;
   /** False: poll only, no push channel. */
   pushChannel: boolean;
   engine: Engine;
@@ -101,12 +103,14 @@ export class AgentState {
   readonly driftWakeup = new Wakeup();
   /** The service the poll is syncing now: its objects change under the agent's own hand, which is no drift. */
   syncing: string | undefined;
+  /** Fires when the deploy token is replaced: the push channel opened with it reconnects with the new one. */
+  #tokenReplaced = new AbortController();
 
   constructor(options: AgentOptions, signal: AbortSignal) {
     this.options = options;
     this.signal = signal;
     this.sources = new SourceCache(path.join(options.dataDir, 'sources'));
-    this.desired = new DesiredState(path.join(options.dataDir, 'services.sealed'), options.token);
+    this.desired = new DesiredState(path.join(options.dataDir, 'services.sealed'), options.client.token);
     this.cluster = options.engine.clusters.get(options.kubeConfig, options.kubeConfig.getCurrentContext());
     this.context = {
       engine: options.engine,
@@ -125,5 +129,22 @@ export class AgentState {
 
   get log(): Logger {
     return this.options.log;
+  }
+
+  /** Fires when the deploy token in use now is replaced. */
+  get tokenReplaced(): AbortSignal {
+    return this.#tokenReplaced.signal;
+  }
+
+  /**
+   * Switches to a rotated deploy token: requests are sent with it, the desired state on disk is sealed again with it,
+   * and the push channel reconnects with it.
+   */
+  async useToken(token: string): Promise<void> {
+    this.options.client.useToken(token);
+    await this.desired.rekey(token);
+    const replaced = this.#tokenReplaced;
+    this.#tokenReplaced = new AbortController();
+    replaced.abort(new Error('deploy token rotated'));
   }
 }

@@ -11,7 +11,10 @@ import { TunnelMux, type TunnelRequest, type TunnelStream } from '../tunnel/mux.
 
 export interface PushChannelOptions {
   server: string;
-  token: string;
+  /** The deploy token to connect with, asked at each connection. */
+  token: () => string;
+  /** Fires when that token is replaced: the channel closes and reconnects with the new one. */
+  tokenReplaced: () => AbortSignal;
   onKick: (serviceId: string) => void;
   /** Each time the channel (re)connects: kicks sent while it was down were lost, so the agent polls. */
   onOpen: () => void;
@@ -37,10 +40,13 @@ export async function runPushChannel(options: PushChannelOptions): Promise<void>
 function connectOnce(url: URL, options: PushChannelOptions): Promise<boolean> {
   return new Promise((resolve) => {
     let opened = false;
-    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${options.token}` }, handshakeTimeout: 10_000 });
+    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${options.token()}` }, handshakeTimeout: 10_000 });
     new TunnelMux(socket, options.onProxyStream);
     const stop = () => socket.close(1001, 'agent stopping');
+    const replaced = options.tokenReplaced();
+    const reconnect = () => socket.close(1000, 'deploy token rotated');
     options.signal.addEventListener('abort', stop, { once: true });
+    replaced.addEventListener('abort', reconnect, { once: true });
     socket.on('open', () => {
       opened = true;
       options.log.info('push channel connected');
@@ -56,6 +62,7 @@ function connectOnce(url: URL, options: PushChannelOptions): Promise<boolean> {
     });
     socket.on('close', () => {
       options.signal.removeEventListener('abort', stop);
+      replaced.removeEventListener('abort', reconnect);
       if (opened && !options.signal.aborted) options.log.warn('push channel closed; reconnecting');
       resolve(opened);
     });

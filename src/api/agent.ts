@@ -4,6 +4,7 @@
  * what it applied, and the JOB gates it runs for pipelines and their outcome.
  */
 import { Type, type Static } from 'typebox';
+import { ClusterSchema } from './clusters.ts';
 import { ContextConfiguration } from './contexts.ts';
 import { ComponentSchema, PathRendererSchema, RendererSchema, ServiceErrorSchema, SyncConfigSchema } from './services.ts';
 
@@ -15,6 +16,19 @@ export const PingSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The server's answer to a ping: the cluster, and whether the agent is to rotate its deploy token now. */
+export const PingAnswerSchema = Type.Intersect([
+  ClusterSchema,
+  Type.Object({
+    rotateToken: Type.Boolean({
+      description:
+        'The token this ping was sent with is due for rotation (older than the server allows, or an admin asked): ' +
+        'fetch a new one (POST /v1/agent/token), store it, then use it.',
+    }),
+  }),
+]);
+export type PingAnswer = Static<typeof PingAnswerSchema>;
 
 /**
  * The cluster as an agent's templates see it (`cluster` in Liquid), with Plural's names for the fields it binds;

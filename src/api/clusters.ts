@@ -18,6 +18,12 @@ export const ClusterSchema = Type.Object({
     description: 'HEALTHY when the agent pinged in the last 5 minutes, UNKNOWN before its first ping',
   }),
   createdAt: Time,
+  tokenRotationRequestedAt: Type.Union([Time, Type.Null()], {
+    description: 'when an admin last asked the agent to rotate its deploy token; done once deployTokenCreatedAt is later',
+  }),
+  deployTokenCreatedAt: Type.Union([Time, Type.Null()], {
+    description: 'when the newest deploy token the agent has made a request with was made; null before its first request',
+  }),
 });
 
 export const NewClusterSchema = Type.Object(
@@ -39,7 +45,14 @@ export const CreatedClusterSchema = Type.Object({
 export const DeployTokenSchema = Type.Object({ deployToken: Type.String({ description: 'Shown only here.' }) });
 
 export const RotateTokenSchema = Type.Object(
-  { revokeOthers: Type.Optional(Type.Boolean({ description: 'Revoke every earlier token of the cluster at once (default false).' })) },
+  {
+    revokeOthers: Type.Optional(
+      Type.Boolean({
+        description:
+          "Revoke every earlier token of the cluster at once (default false: they end the server's overlap after the new token's first use).",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -1,13 +1,14 @@
 /**
  * `gantry agent run`: the fleet's pull agent for the cluster of a kubeconfig context (in the cluster, or beside it
- * for development and tests). It dials out to the server with its cluster's deploy token, read from a file or the
- * environment (never argv, where process lists show it).
+ * for development and tests). It dials out to the server with its cluster's deploy token, read from a file, a Secret
+ * or the environment (never argv, where process lists show it); a token from a file or a Secret is rotated when the
+ * server asks, and the new one stored there (agent/token-store.ts).
  */
-import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { startAgent } from '../agent/index.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { AGENT_FIELD_MANAGER, fileTokenStore, secretTokenStore, startAgent, type TokenStore } from '../agent/index.ts';
 import { AgentClient } from '../client/agent-client.ts';
 import { Engine } from '../engine.ts';
 import { defaultCacheDir, serverEngineConfig } from '../engine-config.ts';
@@ -20,6 +21,7 @@ import { durationArg } from './options.ts';
 interface AgentRunFlags {
   server?: string;
   tokenFile?: string;
+  tokenSecret?: string;
   kubeconfig?: string;
   context?: string;
   dataDir: string;
@@ -44,6 +46,7 @@ function agentRunCommand(): Command {
     .description('run the agent until SIGTERM')
     .option('--server <url>', 'the Gantry server ($GANTRY_SERVER)')
     .option('--token-file <file>', "file holding the cluster's deploy token ($GANTRY_DEPLOY_TOKEN)")
+    .option('--token-secret <namespace/name>', "Secret (key token) in the cluster holding the cluster's deploy token")
     .option('--kubeconfig <file>', 'kubeconfig to use instead of the in-cluster config / $KUBECONFIG')
     .option('--context <name>', 'kubeconfig context of the cluster to manage')
     .option(
@@ -77,9 +80,8 @@ function agentRunCommand(): Command {
 async function runAgent(flags: AgentRunFlags): Promise<void> {
   const log = createLogger({ level: flags.logLevel });
   const server = flags.server ?? process.env['GANTRY_SERVER'];
-  const token = flags.tokenFile ? (await readFile(flags.tokenFile, 'utf8')).trim() : process.env['GANTRY_DEPLOY_TOKEN'];
-  if (!server || !token) {
-    process.stderr.write('error: the agent needs --server (or GANTRY_SERVER) and --token-file (or GANTRY_DEPLOY_TOKEN)\n');
+  if (flags.tokenFile && flags.tokenSecret) {
+    process.stderr.write('error: give --token-file or --token-secret, not both\n');
     process.exitCode = 1;
     return;
   }
@@ -92,6 +94,17 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
       onNotice: (line) => log.info({ component: 'python' }, line),
     }),
   );
+  const found = await agentToken(flags, engine, kubeConfig).catch((error: Error) => {
+    process.stderr.write(`error: ${error.message}\n`);
+    return undefined;
+  });
+  if (!server || !found) {
+    if (!server) process.stderr.write('error: the agent needs --server (or GANTRY_SERVER)\n');
+    process.exitCode = 1;
+    await engine.close();
+    return;
+  }
+  const { token, store: tokenStore } = found;
   const client = new AgentClient({ server, token });
   const identity = await client.cluster().catch((error: Error) => {
     process.stderr.write(`error: the server refused the deploy token or cannot be reached: ${error.message}\n`);
@@ -105,7 +118,7 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
   log.info({ server, cluster: identity.name, context: kubeConfig.getCurrentContext() }, 'agent started');
   const agent = startAgent({
     client,
-    token,
+    tokenStore,
     pushChannel: flags.pushChannel,
     engine,
     kubeConfig,
@@ -123,4 +136,24 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     await agent.stop();
     await engine.close();
   });
+}
+
+/**
+ * The deploy token and where it is kept: --token-file, --token-secret, else $GANTRY_DEPLOY_TOKEN (kept nowhere).
+ * @throws Error naming the file or Secret that cannot be read, or saying that no token was given.
+ */
+async function agentToken(
+  flags: AgentRunFlags,
+  engine: Engine,
+  kubeConfig: KubeConfig,
+): Promise<{ token: string; store: TokenStore | undefined }> {
+  const store = flags.tokenFile
+    ? fileTokenStore(flags.tokenFile)
+    : flags.tokenSecret
+      ? secretTokenStore(engine.clusters.get(kubeConfig, kubeConfig.getCurrentContext()), flags.tokenSecret, AGENT_FIELD_MANAGER)
+      : undefined;
+  if (store) return { token: await store.read(), store };
+  const token = process.env['GANTRY_DEPLOY_TOKEN'];
+  if (!token) throw new Error('the agent needs --token-file, --token-secret or GANTRY_DEPLOY_TOKEN');
+  return { token, store: undefined };
 }

@@ -1,13 +1,15 @@
 /**
- * `gantry cluster create|list|get|tag|delete|token|kubeconfig`: the fleet's clusters through the server's API, as
- * Plural's `plural cd clusters …`. Creating a cluster (or rotating its token) prints its agent's deploy token once;
- * `kubeconfig` writes one for the auth proxy.
+ * `gantry cluster create|list|get|tag|delete|token|rotate-token|kubeconfig`: the fleet's clusters through the server's
+ * API, as Plural's `plural cd clusters …`. Creating a cluster (or making a token) prints its agent's deploy token once;
+ * `rotate-token` has the agent rotate its token by itself; `kubeconfig` writes one for the auth proxy.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { toYaml } from '../yaml.ts';
 import { type Login, readLogin } from '../client/login.ts';
-import type { ApiCluster } from '../client/fleet-client.ts';
+import type { ApiCluster, FleetClient } from '../client/fleet-client.ts';
+import { sleep } from '../sleep.ts';
+import { durationArg } from './options.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
 
 interface CreateFlags {
@@ -111,9 +113,11 @@ export function clusterCommand(): Command {
   cluster.addCommand(
     addFleetOutputFlag(
       new Command('token')
-        .description("make a new deploy token for the cluster's agent (shown once); old ones stay valid unless --revoke-others")
+        .description(
+          "make a new deploy token for the cluster's agent (shown once); older ones end an overlap after its first use, at once with --revoke-others",
+        )
         .argument('<name>')
-        .option('--revoke-others', 'revoke every earlier token of the cluster now'),
+        .option('--revoke-others', 'revoke every earlier token of the cluster now (a leaked token); their push channels close'),
     ).action((name: string, flags: { revokeOthers?: boolean; output: FleetOutput }) =>
       withFleetClient(async (client) => {
         const rotated = await client.rotateDeployToken(name, flags.revokeOthers ?? false);
@@ -121,6 +125,29 @@ export function clusterCommand(): Command {
       }),
     ),
   );
+  cluster.addCommand(
+    addFleetOutputFlag(
+      new Command('rotate-token')
+        .description(
+          "have the cluster's agent rotate its deploy token by itself at its next ping (no token is shown): it stores " +
+            'the new one where it read the old one (--token-file, --token-secret), and the old one expires after the overlap',
+        )
+        .argument('<name>')
+        .option('--wait', "wait until the agent uses its new token (the agent's next ping)")
+        .option('--timeout <duration>', 'with --wait: give up after this long', durationArg, 5 * 60_000),
+    ).action((name: string, flags: { wait?: boolean; timeout: number; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        const requested = await client.requestTokenRotation(name);
+        const done = flags.wait ? await tokenRotated(client, requested, flags.timeout) : requested;
+        printFleet(flags.output, done, () =>
+          rotationDone(done)
+            ? `cluster ${name}: the agent uses a deploy token made ${done.deployTokenCreatedAt}\n`
+            : `cluster ${name}: rotation requested; the agent rotates its deploy token at its next ping\n`,
+        );
+      }),
+    ),
+  );
+
   cluster.addCommand(
     addFleetOutputFlag(
       new Command('kubeconfig')
@@ -166,6 +193,34 @@ function proxyKubeconfig(login: Login, cluster: string, ca: Buffer | undefined):
   };
 }
 
+/** The deploy token the agent uses, and a rotation under way. */
+function tokenState(cluster: ApiCluster): string {
+  const inUse = cluster.deployTokenCreatedAt ? `made ${cluster.deployTokenCreatedAt}` : 'not used yet';
+  const pending = cluster.tokenRotationRequestedAt !== null && !rotationDone(cluster);
+  return pending ? `${inUse}; rotation requested ${cluster.tokenRotationRequestedAt}` : inUse;
+}
+
+function rotationDone(cluster: ApiCluster): boolean {
+  return cluster.tokenRotationRequestedAt !== null && (cluster.deployTokenCreatedAt ?? '') > cluster.tokenRotationRequestedAt;
+}
+
+/**
+ * The cluster once its agent uses a token made after the rotation was requested, looked at every second.
+ * @throws Error after `timeoutMs`, naming the agent's last ping.
+ */
+async function tokenRotated(client: FleetClient, requested: ApiCluster, timeoutMs: number): Promise<ApiCluster> {
+  const deadline = Date.now() + timeoutMs;
+  process.stderr.write(`waiting for the agent of cluster ${requested.name} to rotate its deploy token at its next ping\n`);
+  for (let cluster = requested; ; cluster = await client.getCluster(requested.name)) {
+    if (rotationDone(cluster)) return cluster;
+    if (Date.now() > deadline)
+      throw new Error(
+        `the agent of cluster ${cluster.name} did not rotate its deploy token within ${timeoutMs / 1000} s (last ping: ${cluster.pingedAt ?? 'never'})`,
+      );
+    await sleep(1_000);
+  }
+}
+
 function formatTags(tags: Record<string, string>): string {
   return Object.entries(tags)
     .map(([key, value]) => `${key}=${value}`)
@@ -183,6 +238,7 @@ function formatCluster(cluster: ApiCluster): string {
     ['health', cluster.health],
     ['pinged', cluster.pingedAt ?? 'never'],
     ['created', cluster.createdAt],
+    ['token', tokenState(cluster)],
   ];
   return rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${value}\n`).join('');
 }

@@ -14,7 +14,7 @@ import { defaultCacheDir } from '../engine-config.ts';
 import { publicUrlArg, serverInstallCommand } from './server-install.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
-import { loadEncryptionKey, startFleetServer } from '../server/index.ts';
+import { DEFAULT_DEPLOY_TOKEN_POLICY, loadEncryptionKey, startFleetServer } from '../server/index.ts';
 import { isApiTokenForm } from '../crypto/tokens.ts';
 import { GANTRY_VERSION } from '../version.ts';
 
@@ -33,6 +33,8 @@ interface ServerFlags {
   trustProxy?: string;
   allowOutbound?: string;
   publicUrl?: URL;
+  deployTokenOverlap: number;
+  deployTokenMaxAge: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -88,6 +90,18 @@ export function serverCommand(): Command {
       '--admin-password-file <file>',
       "on a database without users, the first user `admin`'s password is the one in this file instead of a printed one ($GANTRY_ADMIN_PASSWORD_FILE)",
     )
+    .option(
+      '--deploy-token-overlap <duration>',
+      "how long a cluster's older deploy token still works after its agent's first request with a newer one",
+      durationArg,
+      DEFAULT_DEPLOY_TOKEN_POLICY.overlapMs,
+    )
+    .option(
+      '--deploy-token-max-age <duration>',
+      'agents rotate a deploy token this old by themselves (0: only when asked, gantry cluster rotate-token)',
+      durationArg,
+      DEFAULT_DEPLOY_TOKEN_POLICY.maxAgeMs,
+    )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addCommand(serverInstallCommand())
     .action((flags: ServerFlags) => runServer(flags));
@@ -123,6 +137,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
       .split(',')
       .map((cidr) => cidr.trim())
       .filter((cidr) => cidr !== ''),
+    deployTokens: { overlapMs: flags.deployTokenOverlap, maxAgeMs: flags.deployTokenMaxAge },
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
   if (server.adminToken && !adminTokenFile) {

@@ -1,7 +1,7 @@
 /**
  * The agent's side of the fleet API (/v1/agent), authenticated with its cluster's deploy token.
  */
-import type { AgentGate, AgentPing, AgentReport, AgentService, GateReport } from '../api/agent.ts';
+import type { AgentGate, AgentPing, AgentReport, AgentService, GateReport, PingAnswer } from '../api/agent.ts';
 import type { AgentPreview, PreviewReport } from '../api/previews.ts';
 import { type ApiCluster, ApiError } from './fleet-client.ts';
 
@@ -13,28 +13,46 @@ export interface AgentClientOptions {
 }
 
 /**
- * One method per /v1/agent endpoint, each one request sent with `Authorization: Bearer <deploy token>`; stateless,
- * so one instance may serve concurrent calls and needs no closing. Every request ends after `timeoutMs` or `signal`.
+ * One method per /v1/agent endpoint, each one request sent with `Authorization: Bearer <deploy token>`, the token
+ * being the one last given (useToken, after a rotation); one instance may serve concurrent calls and needs no closing. Every request ends after `timeoutMs` or `signal`.
  * @throws (each method) ApiError with the server's status and message when it answers with an error; Error saying
  *   the server cannot be reached on a network failure or timeout; the signal's reason when `signal` fired.
  */
 export class AgentClient {
   readonly #options: AgentClientOptions;
+  #token: string;
 
   constructor(options: AgentClientOptions) {
     this.#options = options;
+    this.#token = options.token;
   }
 
   get server(): string {
     return this.#options.server;
   }
 
+  /** The deploy token requests are sent with. */
+  get token(): string {
+    return this.#token;
+  }
+
+  /** Sends every later request with `token` (a rotated deploy token). */
+  useToken(token: string): void {
+    this.#token = token;
+  }
+
   async cluster(signal?: AbortSignal): Promise<ApiCluster> {
     return (await this.#json('GET', '/v1/agent/cluster', undefined, signal)) as ApiCluster;
   }
 
-  async ping(ping: AgentPing, signal?: AbortSignal): Promise<void> {
-    await this.#json('POST', '/v1/agent/ping', ping, signal);
+  /** @returns the cluster, and whether this token is due for rotation (`rotateToken`; older servers leave it out). */
+  async ping(ping: AgentPing, signal?: AbortSignal): Promise<Partial<PingAnswer>> {
+    return ((await this.#json('POST', '/v1/agent/ping', ping, signal)) ?? {}) as Partial<PingAnswer>;
+  }
+
+  /** A new deploy token for this cluster. @throws ApiError 409 when this token is not due for rotation. */
+  async newDeployToken(signal?: AbortSignal): Promise<string> {
+    return ((await this.#json('POST', '/v1/agent/token', undefined, signal)) as { deployToken: string }).deployToken;
   }
 
   async services(signal?: AbortSignal): Promise<AgentService[]> {
@@ -94,7 +112,7 @@ export class AgentClient {
     try {
       return await fetch(new URL(path, this.#options.server), {
         method,
-        headers: { authorization: `Bearer ${this.#options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });

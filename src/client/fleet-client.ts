@@ -117,6 +117,11 @@ export class FleetClient {
     return this.#call('POST', `/v1/clusters/${encodeURIComponent(name)}/token`, { revokeOthers });
   }
 
+  /** Asks the cluster's agent to rotate its deploy token by itself at its next ping. */
+  requestTokenRotation(name: string): Promise<ApiCluster> {
+    return this.#call('POST', `/v1/clusters/${encodeURIComponent(name)}/token-rotation`);
+  }
+
   listRepositories(): Promise<ApiRepository[]> {
     return this.#call('GET', '/v1/repositories');
   }

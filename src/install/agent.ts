@@ -1,7 +1,8 @@
 /**
  * What `gantry agent install` puts into a cluster: a namespace, a ServiceAccount bound to cluster-admin (an agent
- * applies whatever its services hold, as Plural's deployment-operator does), a Secret with the server URL and the
- * cluster's deploy token, and a one-replica Deployment running `gantry agent run` from Gantry's image. Objects as
+ * applies whatever its services hold, as Plural's deployment-operator does), a Secret with the cluster's deploy token
+ * (which the agent reads, and replaces when it rotates the token), and a one-replica Deployment running
+ * `gantry agent run` from Gantry's image. Objects as
  * data, deployed by the engine like any rendered project.
  */
 import type { KubeObject } from '../kube/object.ts';
@@ -10,7 +11,6 @@ export const AGENT_NAMESPACE = 'gantry-agent';
 export const AGENT_NAME = 'gantry-agent';
 /** Discriminator of the install's objects, so a re-install prunes what an older one made and nothing else. */
 export const AGENT_INSTALL_DISCRIMINATOR = 'gantry-agent-install';
-const TOKEN_DIR = '/etc/gantry/agent';
 
 /**
  * V8's limits for the agent's Node (its container's NODE_OPTIONS): semi-spaces of 2 MiB instead of V8's 16 MiB on
@@ -75,8 +75,9 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
                   'run',
                   '--server',
                   install.server,
-                  '--token-file',
-                  `${TOKEN_DIR}/token`,
+                  // Read through the API, not a mount the kubelet refreshes late: a rotated token is stored there.
+                  '--token-secret',
+                  `${namespace}/${tokenSecret}`,
                   '--data-dir',
                   '/var/lib/gantry/agent',
                 ],
@@ -89,7 +90,6 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
                 resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } },
                 securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
                 volumeMounts: [
-                  { name: 'token', mountPath: TOKEN_DIR, readOnly: true },
                   { name: 'data', mountPath: '/var/lib/gantry' },
                   { name: 'cache', mountPath: '/var/cache/gantry' },
                   { name: 'tmp', mountPath: '/tmp' },
@@ -97,7 +97,6 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
               },
             ],
             volumes: [
-              { name: 'token', secret: { secretName: tokenSecret } },
               { name: 'data', emptyDir: {} },
               { name: 'cache', emptyDir: {} },
               { name: 'tmp', emptyDir: {} },

@@ -35,10 +35,7 @@ export function helmRepositoryKind(
     if (basic.secretKeyRef) return await secretKeyOf(cluster, basic.secretKeyRef, namespace, 'spec.auth.basic.secretKeyRef');
     const ref = basic.passwordSecretRef;
     if (!ref) throw new InvalidSpec('spec.auth.basic needs passwordSecretRef or secretKeyRef');
-    const key = ref.key ?? 'password';
-    const password = (await secretOf(cluster, ref, namespace, 'spec.auth.basic.passwordSecretRef'))[key];
-    if (!password) throw new InvalidSpec(`Secret ${ref.name} (spec.auth.basic.passwordSecretRef) needs the key ${key}`);
-    return password;
+    return await secretKeyOf(cluster, { ...ref, key: ref.key ?? 'password' }, namespace, 'spec.auth.basic.passwordSecretRef');
   }
 
   const set = async ({ body }: DesiredHelmRepository) => await client.setHelmRepository(body);

@@ -102,7 +102,7 @@ export async function configMapKeyOf(
  */
 export async function secretKeyOf(
   cluster: Cluster,
-  ref: { name: string; key: string; optional?: boolean | undefined },
+  ref: SecretReference & { key: string; optional?: boolean | undefined },
   namespace: string,
   field: string,
 ): Promise<string | undefined> {

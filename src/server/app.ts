@@ -46,6 +46,7 @@ import { clusterProxyRoutes } from './routes/cluster-proxy.ts';
 import { registerAuditLog } from './audit-log.ts';
 import { registerOriginCheck } from './origin-check.ts';
 import { messageOf } from '../problems.ts';
+import type { DeployTokenPolicy } from '../store/deploy-tokens.ts';
 
 export interface AppOptions {
   store: Store;
@@ -91,6 +92,8 @@ export interface AppOptions {
   publicUrl?: URL | undefined;
   /** Special addresses (loopback, link-local, …) chart and repository URLs may still reach: outbound.ts. None by default. */
   outboundAllow?: readonly string[] | undefined;
+  /** Deploy tokens' overlap and maximum age. */
+  deployTokens: DeployTokenPolicy;
 }
 
 const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -131,7 +134,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     previews: options.previews,
     rollouts: options.rollouts,
   });
-  clusterRoutes(app, { db, globals, notifier: options.notifier, announce: options.announce });
+  clusterRoutes(app, { db, globals, notifier: options.notifier, announce: options.announce, channels: options.channels });
   const outbound = { allow: options.outboundAllow ?? [] };
   globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources, outbound, rollouts: options.rollouts });
   agentRoutes(app, {
@@ -139,6 +142,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     box: options.box,
     tarballs: options.tarballs,
     channels: options.channels,
+    tokens: options.deployTokens,
     replicaId: options.replicas.id,
     onServiceChange: options.onServiceChange,
     notifier: options.notifier,
@@ -157,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onChange: options.onServiceChange,
     outbound,
   });
-  previewRoutes(app, { db, previews: options.previews });
+  previewRoutes(app, { db, previews: options.previews, tokenOverlapMs: options.deployTokens.overlapMs });
   repositoryRoutes(app, { db: options.store.db, box: options.box, poller: options.poller, outbound });
   replicaRoutes(app, { db, box: options.box, replicas: options.replicas });
   contextRoutes(app, { db, onServiceChange: options.onServiceChange });

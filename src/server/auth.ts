@@ -8,6 +8,7 @@ import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Kysely } from 'kysely';
 import { identityForApiToken } from '../store/api-tokens.ts';
 import { type Cluster, clusterForDeployToken } from '../store/clusters.ts';
+import { type DeployTokenUse, recordFirstUse } from '../store/deploy-tokens.ts';
 import { grantsOf } from '../store/role-bindings.ts';
 import type { Database } from '../store/schema.ts';
 import { sessionUser } from '../store/sessions.ts';
@@ -33,6 +34,8 @@ declare module 'fastify' {
     user?: Identity;
     /** Set by requireAgent: the cluster whose deploy token was presented. */
     agentCluster?: Cluster;
+    /** Set by requireAgent: that deploy token's record. */
+    agentToken?: DeployTokenUse;
   }
 }
 
@@ -78,13 +81,24 @@ export function userAccess(db: Kysely<Database>): {
   };
 }
 
-/** Agents: the deploy token of a cluster. */
-export function requireAgent(db: Kysely<Database>): onRequestHookHandler {
+/**
+ * Agents: a valid deploy token of a cluster. A token's first request starts the expiry of its cluster's older tokens,
+ * `overlapMs` later (deploy-tokens.ts).
+ */
+export function requireAgent(db: Kysely<Database>, overlapMs: number): onRequestHookHandler {
   return async (request) => {
-    const cluster = await clusterForDeployToken(db, bearerToken(request));
-    if (!cluster) throw new HttpError(401, 'unknown or revoked deploy token');
-    request.agentCluster = cluster;
+    const found = await clusterForDeployToken(db, bearerToken(request));
+    if (!found) throw new HttpError(401, 'unknown, revoked or expired deploy token');
+    if (found.token.firstUsedAt === null) await recordFirstUse(db, found.cluster.id, found.token, overlapMs);
+    request.agentCluster = found.cluster;
+    request.agentToken = found.token;
   };
+}
+
+/** The deploy token requireAgent authenticated. @throws HttpError 401 on a route without requireAgent. */
+export function agentToken(request: FastifyRequest): DeployTokenUse {
+  if (!request.agentToken) throw new HttpError(401, 'this route needs a deploy token');
+  return request.agentToken;
 }
 
 /** The cluster requireAgent authenticated. @throws HttpError 401 on a route without requireAgent. */

@@ -29,6 +29,8 @@ import { Notifier } from './notifier.ts';
 import { Previews } from './previews.ts';
 import { PipelineRunner } from './pipelines.ts';
 import { RolloutRunner } from './rollouts.ts';
+import { messageOf } from '../problems.ts';
+import { type DeployTokenPolicy, validDeployTokens } from '../store/deploy-tokens.ts';
 
 export interface FleetServerOptions {
   /** A PostgreSQL URL or a SQLite file path (see openStore). */
@@ -67,7 +69,15 @@ export interface FleetServerOptions {
   now?: () => Date;
   /** CIDRs of special addresses services' chart URLs may reach (outbound.ts): `--allow-outbound`. */
   outboundAllow?: readonly string[];
+  /** See DeployTokenPolicy; default DEFAULT_DEPLOY_TOKEN_POLICY. */
+  deployTokens?: DeployTokenPolicy;
 }
+
+/**
+ * An older deploy token works 10 minutes after a newer one's first use (time for a second agent pod to go); an agent
+ * rotates its token when it is 30 days old.
+ */
+export const DEFAULT_DEPLOY_TOKEN_POLICY: DeployTokenPolicy = { overlapMs: 10 * 60_000, maxAgeMs: 30 * 24 * 3_600_000 };
 
 export interface FleetServer {
   /** http://host:port the server listens on. */
@@ -105,7 +115,10 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
   const egress = outboundDispatcher({ allow: options.outboundAllow ?? [] });
   const charts = { ...engine.charts, egress };
   const sources = new ServiceSources({ db: store.db, box: options.box, git: engine.git, charts, tarballs });
-  const channels = new PushChannels();
+  const channels = new PushChannels({
+    validTokens: (ids) => validDeployTokens(store.db, ids),
+    onCheckError: (error) => options.log.warn({ error: messageOf(error) }, "the push channels' deploy tokens were not checked"),
+  });
   const changes = new FleetChanges();
   const handlers = {
     onKick: (clusterId: string, serviceId: string) => {
@@ -223,6 +236,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       trustProxy: options.trustProxy,
       publicUrl: options.publicUrl,
       outboundAllow: options.outboundAllow,
+      deployTokens: options.deployTokens ?? DEFAULT_DEPLOY_TOKEN_POLICY,
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

@@ -3,16 +3,16 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
 import {
-  clusterForDeployToken,
+  clusterForDeployToken as authenticate,
   clusterHealth,
   createCluster,
   deleteCluster,
   getCluster,
   listClusters,
   recordPing,
-  rotateDeployToken,
   setClusterTags,
 } from './clusters.ts';
+import { rotateDeployToken } from './deploy-tokens.ts';
 import { openStore, type Store } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import { MIGRATIONS } from './migrations.ts';
@@ -68,16 +68,17 @@ describe.each(DATABASE_KINDS)('clusters on %s', (kind) => {
   test('a deploy token authenticates its own cluster only; rotation keeps or revokes the old one', async () => {
     const a = await createCluster(store.db, { name: 'token-a' });
     const b = await createCluster(store.db, { name: 'token-b' });
+    const clusterForDeployToken = async (db: typeof store.db, token: string) => (await authenticate(db, token))?.cluster;
     expect((await clusterForDeployToken(store.db, a.deployToken))?.name).toBe('token-a');
     expect((await clusterForDeployToken(store.db, b.deployToken))?.name).toBe('token-b');
     expect(await clusterForDeployToken(store.db, `${a.deployToken}x`)).toBeUndefined();
     expect(await clusterForDeployToken(store.db, 'not-a-token')).toBeUndefined();
 
-    const second = await rotateDeployToken(store.db, 'token-a', { revokeOthers: false });
+    const second = await rotateDeployToken(store.db, a.cluster.id, { revokeOthers: false });
     expect((await clusterForDeployToken(store.db, a.deployToken))?.name).toBe('token-a');
     expect((await clusterForDeployToken(store.db, second))?.name).toBe('token-a');
 
-    const third = await rotateDeployToken(store.db, 'token-a', { revokeOthers: true });
+    const third = await rotateDeployToken(store.db, a.cluster.id, { revokeOthers: true });
     expect(await clusterForDeployToken(store.db, a.deployToken)).toBeUndefined();
     expect(await clusterForDeployToken(store.db, second)).toBeUndefined();
     expect((await clusterForDeployToken(store.db, third))?.name).toBe('token-a');

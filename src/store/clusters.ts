@@ -1,14 +1,14 @@
 /**
- * Clusters and their deploy tokens. An agent authenticates with its cluster's deploy token (crypto/tokens.ts), shown
- * once when made; rotating keeps the old one valid until it is revoked, so an agent can be re-keyed without a gap
- * (Plural keeps an old deploy token for 7 days after rotation).
+ * Clusters, and which cluster a deploy token authenticates. An agent authenticates with its cluster's deploy token,
+ * shown once when made (deploy-tokens.ts: rotation and expiry).
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { ClusterTable, Database } from './schema.ts';
-import { hashToken, newToken } from '../crypto/tokens.ts';
+import { hashToken } from '../crypto/tokens.ts';
+import { DEPLOY_TOKEN_PREFIX, type DeployTokenUse, insertDeployToken } from './deploy-tokens.ts';
 
 export interface Cluster {
   id: string;
@@ -23,6 +23,10 @@ export interface Cluster {
   /** See clusterHealth. */
   health: ClusterHealth;
   createdAt: string;
+  /** When an admin last asked the agent to rotate its deploy token; done once deployTokenCreatedAt is later. */
+  tokenRotationRequestedAt: string | null;
+  /** When the newest deploy token the agent has used was made; null before its first request. */
+  deployTokenCreatedAt: string | null;
 }
 
 export type ClusterHealth = 'HEALTHY' | 'UNHEALTHY' | 'UNKNOWN';
@@ -60,8 +64,6 @@ export interface ClusterPing {
   distro?: string;
 }
 
-const TOKEN_PREFIX = 'gantry-deploy-';
-
 /**
  * @throws ConflictError when the name or handle is taken.
  */
@@ -78,12 +80,14 @@ export async function createCluster(db: Kysely<Database>, input: NewCluster, now
     pinged_at: null,
     created_at: time,
     updated_at: time,
+    token_rotation_requested_at: null,
+    deploy_token_created_at: null,
   };
-  const deployToken = newToken(TOKEN_PREFIX);
+  let deployToken: string;
   try {
-    await db.transaction().execute(async (trx) => {
+    deployToken = await db.transaction().execute(async (trx) => {
       await trx.insertInto('clusters').values(row).execute();
-      await insertToken(trx, row.id, deployToken, time);
+      return await insertDeployToken(trx, row.id, now);
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
@@ -123,43 +127,27 @@ export async function deleteCluster(db: Kysely<Database>, name: string): Promise
 }
 
 /**
- * Makes a new deploy token for the cluster; with `revokeOthers`, every earlier one stops working at once.
- * @returns the new token (its only copy). @throws NotFoundError
+ * The cluster a deploy token belongs to and the token's record, or undefined for an unknown, revoked or expired token
+ * (deploy-tokens.ts).
  */
-export async function rotateDeployToken(
+export async function clusterForDeployToken(
   db: Kysely<Database>,
-  name: string,
-  options: { revokeOthers: boolean },
+  token: string,
   now = new Date(),
-): Promise<string> {
-  const cluster = await getCluster(db, name);
-  const token = newToken(TOKEN_PREFIX);
-  const time = now.toISOString();
-  await db.transaction().execute(async (trx) => {
-    if (options.revokeOthers) {
-      await trx
-        .updateTable('deploy_tokens')
-        .set({ revoked_at: time })
-        .where('cluster_id', '=', cluster.id)
-        .where('revoked_at', 'is', null)
-        .execute();
-    }
-    await insertToken(trx, cluster.id, token, time);
-  });
-  return token;
-}
-
-/** The cluster a deploy token belongs to, or undefined for an unknown or revoked token. */
-export async function clusterForDeployToken(db: Kysely<Database>, token: string): Promise<Cluster | undefined> {
-  if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+): Promise<{ cluster: Cluster; token: DeployTokenUse } | undefined> {
+  if (!token.startsWith(DEPLOY_TOKEN_PREFIX)) return undefined;
   const row = await db
     .selectFrom('deploy_tokens')
     .innerJoin('clusters', 'clusters.id', 'deploy_tokens.cluster_id')
     .selectAll('clusters')
+    .select(['deploy_tokens.id as token_id', 'deploy_tokens.created_at as token_created_at', 'deploy_tokens.first_used_at'])
     .where('deploy_tokens.token_hash', '=', hashToken(token))
     .where('deploy_tokens.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('deploy_tokens.expires_at', 'is', null), eb('deploy_tokens.expires_at', '>', now.toISOString())]))
     .executeTakeFirst();
-  return row ? toCluster(row) : undefined;
+  if (!row) return undefined;
+  const { token_id, token_created_at, first_used_at, ...cluster } = row;
+  return { cluster: toCluster(cluster), token: { id: token_id, createdAt: token_created_at, firstUsedAt: first_used_at } };
 }
 
 /** Records an agent's ping. */
@@ -176,13 +164,6 @@ export async function recordPing(db: Kysely<Database>, clusterId: string, ping: 
     .execute();
 }
 
-async function insertToken(db: Kysely<Database>, clusterId: string, token: string, time: string): Promise<void> {
-  await db
-    .insertInto('deploy_tokens')
-    .values({ id: randomUUID(), cluster_id: clusterId, token_hash: hashToken(token), created_at: time, revoked_at: null })
-    .execute();
-}
-
 function toCluster(row: Selectable<ClusterTable>): Cluster {
   return {
     id: row.id,
@@ -195,6 +176,8 @@ function toCluster(row: Selectable<ClusterTable>): Cluster {
     pingedAt: row.pinged_at,
     health: clusterHealth(row.pinged_at),
     createdAt: row.created_at,
+    tokenRotationRequestedAt: row.token_rotation_requested_at,
+    deployTokenCreatedAt: row.deploy_token_created_at,
   };
 }
 

@@ -424,6 +424,17 @@ async function serviceSources(db: AnyDatabase): Promise<void> {
   await db.schema.createIndex('service_sources_repository').on('service_sources').column('repository_id').execute();
 }
 
+/**
+ * Deploy tokens an agent rotates by itself: a token's first use, which starts the expiry of its cluster's older
+ * tokens, and that expiry; a cluster's asked-for rotation and the token its agent uses.
+ */
+async function deployTokenRotation(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('deploy_tokens').addColumn('first_used_at', 'text').execute();
+  await db.schema.alterTable('deploy_tokens').addColumn('expires_at', 'text').execute();
+  await db.schema.alterTable('clusters').addColumn('token_rotation_requested_at', 'text').execute();
+  await db.schema.alterTable('clusters').addColumn('deploy_token_created_at', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -446,4 +457,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0018-rollouts': { up: rollouts },
   '0019-global-service-ignore-clusters': { up: globalServiceIgnoreClusters },
   '0020-service-sources': { up: serviceSources },
+  '0021-deploy-token-rotation': { up: deployTokenRotation },
 };

@@ -22,6 +22,10 @@ export interface ClusterTable {
   pinged_at: string | null;
   created_at: string;
   updated_at: string;
+  /** When an admin last asked the agent to rotate its deploy token (deploy-tokens.ts). */
+  token_rotation_requested_at: string | null;
+  /** created_at of the newest deploy token the agent has made a request with. */
+  deploy_token_created_at: string | null;
 }
 
 /** Per-cluster agent credentials: only a SHA-256 of the token is kept; a revoked token stays for the audit. */
@@ -31,6 +35,10 @@ export interface DeployTokenTable {
   token_hash: string;
   created_at: string;
   revoked_at: string | null;
+  /** The first request made with it; that request starts the expiry of the cluster's older tokens (deploy-tokens.ts). */
+  first_used_at: string | null;
+  /** It stops working at this time (an overlap after a newer token's first use); null while it has no end. */
+  expires_at: string | null;
 }
 
 export interface GitRepositoryTable {

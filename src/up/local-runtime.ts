@@ -71,22 +71,23 @@ export async function operatorUp(stateDir: string, server: string, cluster: { ku
   ]);
 }
 
-/** Starts the management cluster's agent with its deploy token unless it runs. */
+/**
+ * Starts the management cluster's agent unless it runs, with the deploy token of the Secret `tokenSecret`
+ * (namespace/name), where it also stores the token it rotates to.
+ */
 export async function agentUp(
   stateDir: string,
   server: string,
-  deployToken: string,
+  tokenSecret: string,
   cluster: { kubeconfig?: string; context: string },
 ): Promise<void> {
-  const token = path.join(stateDir, 'agent-token');
-  await writeFile(token, `${deployToken}\n`, { mode: 0o600 });
   await startUnlessRunning(stateDir, 'agent', [
     'agent',
     'run',
     '--server',
     server,
-    '--token-file',
-    token,
+    '--token-secret',
+    tokenSecret,
     '--data-dir',
     path.join(stateDir, 'agent'),
     ...kubeFlags(cluster),

@@ -82,8 +82,8 @@ export async function up(options: UpOptions): Promise<UpResult> {
   if (server) {
     const cluster = { context: options.context, ...(options.kubeconfigFile ? { kubeconfig: options.kubeconfigFile } : {}) };
     await operatorUp(options.stateDir, server.server, cluster);
-    const token = await deployToken(bootstrap.cluster, options);
-    await agentUp(options.stateDir, server.server, token, cluster);
+    const tokenSecret = await deployTokenSecret(bootstrap.cluster, options);
+    await agentUp(options.stateDir, server.server, tokenSecret, cluster);
   }
   return {
     repository: { dir: options.dir, url, branch, files, commit },
@@ -182,8 +182,8 @@ async function ensureAdminTokenSecretIn(options: UpOptions): Promise<void> {
   }
 }
 
-/** The management cluster's deploy token, from the Secret the operator writes beside its Cluster resource. */
-async function deployToken(cluster: Cluster, options: UpOptions): Promise<string> {
+/** The Secret (namespace/name) holding the management cluster's deploy token, once the operator has written it beside its Cluster resource. */
+async function deployTokenSecret(cluster: Cluster, options: UpOptions): Promise<string> {
   const name = `${options.managementCluster}-deploy-token`;
   options.progress.step('up', `waiting for Secret ${UP_NAMESPACE}/${name} (the operator registers the management cluster)`);
   const deadline = Date.now() + options.timeoutMs;
@@ -192,7 +192,7 @@ async function deployToken(cluster: Cluster, options: UpOptions): Promise<string
       (data) => data['token'],
       () => undefined,
     );
-    if (token) return token;
+    if (token) return `${UP_NAMESPACE}/${name}`;
     if (Date.now() > deadline)
       throw new Error(`Secret ${UP_NAMESPACE}/${name} did not appear; see the operator's log in ${options.stateDir}/logs`);
     await sleep(500);

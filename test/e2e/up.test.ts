@@ -211,7 +211,7 @@ describe('gantry up --runtime cluster', { timeout: 180_000 }, () => {
       items: Array<{
         metadata: { name: string };
         status: { availableReplicas?: number };
-        spec: { template: { spec: { volumes: Array<{ secret?: { secretName: string } }> } } };
+        spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
       }>;
     };
     expect(deployments.items.map((d) => [d.metadata.name, d.status.availableReplicas])).toEqual([
@@ -221,7 +221,7 @@ describe('gantry up --runtime cluster', { timeout: 180_000 }, () => {
     ]);
     // The management cluster's agent runs with the deploy token the operator writes beside the Cluster resource.
     const agent = deployments.items.find((d) => d.metadata.name === 'gantry-agent')!;
-    expect(agent.spec.template.spec.volumes.map((v) => v.secret?.secretName)).toContain('mgmt-deploy-token');
+    expect(agent.spec.template.spec.containers[0]!.args.join(' ')).toContain('--token-secret gantry-system/mgmt-deploy-token');
     const secret = await kubectl(['get', 'secret', 'gantry-admin-token', '-n', 'gantry-system', '-o', 'jsonpath={.data.token}']);
     const token = Buffer.from(secret, 'base64').toString();
     expect(token).toMatch(/^gantry-api-/);

@@ -92,7 +92,6 @@ export function pushedAgentOptions(
   const { server, token, ...rest } = required;
   return {
     client: new AgentClient({ server, token }),
-    token,
     pushChannel: true,
     pollIntervalMs: 600_000,
     jitterMs: 0,

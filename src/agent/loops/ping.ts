@@ -1,10 +1,12 @@
 /**
  * The ping loop: every `pingIntervalMs`, tells the server the cluster's Kubernetes version (without its `v`) and the
- * agent's version, which is also how the server knows the agent is alive.
+ * agent's version, which is also how the server knows the agent is alive; the answer may ask it to rotate its deploy
+ * token, which it does at once (token-rotation.ts).
  */
 import { sleep } from '../../sleep.ts';
 import { GANTRY_VERSION } from '../../version.ts';
 import type { AgentState } from '../agent-state.ts';
+import { rotateDeployToken } from '../token-rotation.ts';
 import type { Loop } from '../supervise.ts';
 
 export function pingLoop(state: AgentState): Loop {
@@ -12,7 +14,8 @@ export function pingLoop(state: AgentState): Loop {
     name: 'ping',
     work: async () => {
       const version = (await state.cluster.version()).replace(/^v/, '');
-      await state.options.client.ping({ kubernetesVersion: version, agentVersion: GANTRY_VERSION }, state.signal);
+      const answer = await state.options.client.ping({ kubernetesVersion: version, agentVersion: GANTRY_VERSION }, state.signal);
+      if (answer.rotateToken) await rotateDeployToken(state);
     },
     wait: (ms) => sleep(ms, state.signal).catch(() => undefined),
     interval: () => state.options.pingIntervalMs,

@@ -27,10 +27,11 @@ export function startApiProxy(state: AgentState): Promise<ApiProxy> {
 
 /** Runs the push channel until the agent stops (it reconnects by itself, so it is not supervised). */
 export function runPush(state: AgentState, proxy: Promise<ApiProxy>): Promise<void> {
-  const { client, token, log } = state.options;
+  const { client, log } = state.options;
   return runPushChannel({
     server: client.server,
-    token,
+    token: () => client.token,
+    tokenReplaced: () => state.tokenReplaced,
     onKick: () => state.pollWakeup.wake(),
     onOpen: () => state.pollWakeup.wake(),
     onProxyStream: (stream, request) =>

@@ -1,6 +1,7 @@
 /**
  * /v1/agent: what an agent may do with its cluster's deploy token, and nothing else: read its own cluster, ping
- * (Kubernetes and agent versions, as Plural's pingCluster), hold a push channel (push-channels.ts), list its
+ * (Kubernetes and agent versions, as Plural's pingCluster; the answer says when its token is due for rotation),
+ * fetch a new deploy token when one is due (deploy-tokens.ts), hold a push channel (push-channels.ts), list its
  * services with their configuration in clear and what their templates bind (the cluster, bound contexts),
  * download a service's tarball by digest, and report a service's components. A service of another cluster is a 403.
  */
@@ -10,21 +11,30 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { getCluster, recordPing } from '../../store/clusters.ts';
+import { type DeployTokenPolicy, insertDeployToken, rotationDue } from '../../store/deploy-tokens.ts';
 import { NotFoundError } from '../../store/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { getServiceById, type Service, type ServiceSpec } from '../../store/services.ts';
 import { pinnedSpec } from '../../store/revisions.ts';
 import { agentServices } from '../agent-services.ts';
-import { agentCluster, requireAgent } from '../auth.ts';
+import { agentCluster, agentToken, requireAgent } from '../auth.ts';
 import { HttpError } from '../../http/errors.ts';
 import type { FleetChange } from '../../api/events.ts';
 import { recordTunnel, removeTunnel } from '../../store/agent-tunnels.ts';
 import type { Notifier } from '../notifier.ts';
 import type { PipelineRunner } from '../pipelines.ts';
 import type { RolloutRunner } from '../rollouts.ts';
-import { AgentGateSchema, AgentServiceSchema, GateReportSchema, PingSchema, ReportSchema, TarballQuery } from '../../api/agent.ts';
-import { ClusterSchema } from '../../api/clusters.ts';
+import {
+  AgentGateSchema,
+  AgentServiceSchema,
+  GateReportSchema,
+  PingAnswerSchema,
+  PingSchema,
+  ReportSchema,
+  TarballQuery,
+} from '../../api/agent.ts';
+import { ClusterSchema, DeployTokenSchema } from '../../api/clusters.ts';
 import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
 import type { PushChannels } from '../push-channels.ts';
 import { recordReport } from '../service-reports.ts';
@@ -38,6 +48,8 @@ export interface AgentRouteDeps {
   /** Packs the tarball of a spec pinned to its commit again (it was packed on another replica). */
   rebuildTarball: (spec: ServiceSpec) => Promise<void>;
   channels: PushChannels;
+  /** How long an older deploy token lives on after a newer one's first use, and when a token is due for rotation. */
+  tokens: DeployTokenPolicy;
   /** This replica's id, recorded as the holder of the agents' sockets it accepts (the auth proxy's tunnels). */
   replicaId: string;
   /** Kicks the service's agent, on whichever replica holds its channel. */
@@ -55,7 +67,7 @@ export interface AgentRouteDeps {
 export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
   const { db, box, tarballs } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const agents = { onRequest: [requireAgent(db)] };
+  const agents = { onRequest: [requireAgent(db, deps.tokens.overlapMs)] };
   const errors = ErrorResponses;
   const tags = ['agent'];
 
@@ -65,7 +77,7 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
 
   api.get('/v1/agent/socket', { ...agents, websocket: true, schema: { tags } }, (socket, request) => {
     const cluster = agentCluster(request);
-    deps.channels.add(cluster.id, socket);
+    deps.channels.add(cluster.id, agentToken(request).id, socket);
     const warn = (error: unknown) => request.log.warn({ err: error, cluster: cluster.name }, 'tunnel holder not recorded');
     recordTunnel(db, cluster.id, deps.replicaId).catch(warn);
     socket.on('close', () => {
@@ -76,14 +88,25 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
 
   api.post(
     '/v1/agent/ping',
-    { ...agents, schema: { tags, body: PingSchema, response: { 200: ClusterSchema, ...errors } } },
+    { ...agents, schema: { tags, body: PingSchema, response: { 200: PingAnswerSchema, ...errors } } },
     async (request) => {
       const cluster = agentCluster(request);
       await recordPing(db, cluster.id, request.body);
       deps.announce({ kind: 'cluster', id: cluster.id });
-      return getCluster(db, cluster.name);
+      const pinged = await getCluster(db, cluster.name);
+      return { ...pinged, rotateToken: rotationDue(pinged, agentToken(request), deps.tokens.maxAgeMs) };
     },
   );
+
+  // Only a token due for rotation gets a successor, so a token cannot mint tokens at will.
+  api.post('/v1/agent/token', { ...agents, schema: { tags, response: { 201: DeployTokenSchema, ...errors } } }, async (request, reply) => {
+    const cluster = agentCluster(request);
+    if (!rotationDue(cluster, agentToken(request), deps.tokens.maxAgeMs))
+      throw new HttpError(409, `the deploy token of cluster ${cluster.name} is not due for rotation`);
+    const deployToken = await insertDeployToken(db, cluster.id);
+    request.log.info({ cluster: cluster.name }, 'deploy token issued to the agent for rotation');
+    return reply.code(201).send({ deployToken });
+  });
 
   api.get(
     '/v1/agent/services',

@@ -1,11 +1,14 @@
 /**
  * /v1/clusters: the fleet's clusters and their agents' deploy tokens. Each is read by those with a role on it;
- * creating, tagging, deleting and token rotation need an admin of the whole fleet.
+ * creating, tagging, deleting and token rotation need an admin of the whole fleet. A token revoked here, or a cluster
+ * deleted, closes this replica's push channels opened with its tokens at once (the other replicas' within 30 s).
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createCluster, deleteCluster, getCluster, listClusters, rotateDeployToken } from '../../store/clusters.ts';
+import { createCluster, deleteCluster, getCluster, listClusters } from '../../store/clusters.ts';
+import { requestTokenRotation, rotateDeployToken } from '../../store/deploy-tokens.ts';
+import type { PushChannels } from '../push-channels.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
@@ -25,7 +28,13 @@ import { ConfirmQuery, ErrorResponses } from '../../api/common.ts';
 
 export function clusterRoutes(
   app: FastifyInstance,
-  deps: { db: Kysely<Database>; globals: GlobalServices; notifier: Notifier; announce: (change: FleetChange) => void },
+  deps: {
+    db: Kysely<Database>;
+    globals: GlobalServices;
+    notifier: Notifier;
+    announce: (change: FleetChange) => void;
+    channels: PushChannels;
+  },
 ): void {
   const { db, globals } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -86,6 +95,7 @@ export function clusterRoutes(
     async (request, reply) => {
       const cluster = await getCluster(db, request.params.name);
       await deleteCluster(db, request.params.name);
+      await deps.channels.checkTokens();
       deps.notifier.notify(clusterEvent('cluster.delete', cluster));
       deps.announce({ kind: 'cluster', id: cluster.id });
       return reply.code(204).send(null);
@@ -104,8 +114,32 @@ export function clusterRoutes(
       },
     },
     async (request, reply) => {
-      const deployToken = await rotateDeployToken(db, request.params.name, { revokeOthers: request.body?.revokeOthers ?? false });
+      const cluster = await getCluster(db, request.params.name);
+      const revokeOthers = request.body?.revokeOthers ?? false;
+      const deployToken = await rotateDeployToken(db, cluster.id, { revokeOthers });
+      if (revokeOthers) await deps.channels.checkTokens();
       return reply.code(201).send({ deployToken });
+    },
+  );
+
+  api.post(
+    '/v1/clusters/:name/token-rotation',
+    {
+      ...admins,
+      schema: {
+        tags: ['clusters'],
+        description:
+          "Asks the cluster's agent to rotate its deploy token by itself at its next ping: it fetches a new token, " +
+          'stores it where it reads its token from, and switches; the old token expires an overlap after that.',
+        params: ClusterNameParams,
+        response: { 200: ClusterSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const cluster = await getCluster(db, request.params.name);
+      await requestTokenRotation(db, cluster.id);
+      deps.announce({ kind: 'cluster', id: cluster.id });
+      return await getCluster(db, cluster.name);
     },
   );
 }

@@ -25,13 +25,15 @@ import type { Previews } from '../previews.ts';
 export interface PreviewRouteDeps {
   db: Kysely<Database>;
   previews: Previews;
+  /** See DeployTokenPolicy.overlapMs. */
+  tokenOverlapMs: number;
 }
 
 export function previewRoutes(app: FastifyInstance, deps: PreviewRouteDeps): void {
   const { db, previews } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { readers } = userAccess(db);
-  const agents = { onRequest: [requireAgent(db)] };
+  const agents = { onRequest: [requireAgent(db, deps.tokenOverlapMs)] };
   const errors = ErrorResponses;
   const tags = ['services'];
   const path = '/v1/clusters/:cluster/services/:name/previews';
