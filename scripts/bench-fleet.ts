@@ -17,6 +17,13 @@
  * peak meanwhile (every agent polls at once when kicked). Anchors: Plural's
  * "1100 clusters with just over 3 CPU" (scaled per 1,000 clusters) and the goal of 1 GiB.
  *
+ * replicas: three `gantry server` processes on one PostgreSQL database, seeded as load is with `--replica-agents`
+ * clusters (default 30,000), whose simulated agents are spread over the three (each generator process of 5,000 on one
+ * replica), polling as in load. Measured over the same window: polls held, p50/p99 as the agents see them, errors,
+ * each replica's CPU and RSS peak and PostgreSQL's CPU; then a PATCH of the global service's template on the first
+ * replica until every agent's socket, on whichever replica, got its kick (PostgreSQL's NOTIFY carries the kicks
+ * between replicas: a lost one would leave the count short and the part failing after 10 minutes).
+ *
  * apply: the local clusters `dev` and `prod` (and `stage` for the rollout; scripts/cluster), a server on SQLite and one
  * `gantry agent run` per cluster; a raw-YAML service of one ConfigMap on each from one file:// repository.
  * Commit→applied on both clusters (until both ConfigMaps have the committed value), 10 samples, p50 and p95 (nearest
@@ -79,7 +86,9 @@ export interface FleetBenchOptions {
   intervalS: number;
   jitterS: number;
   windowS: number;
-  part: 'load' | 'apply' | undefined;
+  part: 'load' | 'replicas' | 'apply' | undefined;
+  /** Simulated agents of the replicas part, spread over its three servers. */
+  replicaAgents: number;
   /** For the controller's webhook baseline (the local cluster). */
   controller: ControllerBenchOptions;
   report: (line: string) => void;
@@ -130,14 +139,19 @@ export async function benchFleet(options: FleetBenchOptions): Promise<FleetBench
   const rows: BenchRow[] = [];
   const notes: string[] = [];
   try {
-    if (options.part !== 'apply') {
+    if (options.part === undefined || options.part === 'load') {
       for (const kind of ['sqlite', 'postgres'] as const) {
         const figures = await benchLoad(kind, options, path.join(scratch, kind), report);
         rows.push(...figures.rows);
         notes.push(...figures.notes);
       }
     }
-    if (options.part !== 'load') {
+    if (options.part === undefined || options.part === 'replicas') {
+      const figures = await benchReplicas(options, path.join(scratch, 'replicas'), report);
+      rows.push(...figures.rows);
+      notes.push(...figures.notes);
+    }
+    if (options.part === undefined || options.part === 'apply') {
       const figures = await benchApply(options, path.join(scratch, 'apply'), report);
       rows.push(...figures.rows);
       notes.push(...figures.notes);
@@ -467,6 +481,125 @@ class Generator {
     const killed = setTimeout(() => this.#child.kill('SIGKILL'), 10_000);
     await this.#exited;
     clearTimeout(killed);
+  }
+}
+
+// ---------------------------------------------------------------- replicas
+
+const REPLICAS = 3;
+
+async function benchReplicas(options: FleetBenchOptions, dir: string, report: (line: string) => void): Promise<Figures> {
+  const { replicaAgents: agents, intervalS, jitterS, windowS } = options;
+  await mkdir(path.join(dir, 'logs'), { recursive: true });
+  const database = await benchDatabase('postgres', dir);
+  const generators: Generator[] = [];
+  const servers: RunningServer[] = [];
+  try {
+    const repository = await loadRepository(path.join(dir, 'git'));
+    const key = SecretBox.generateKey();
+    const keyFile = path.join(dir, 'encryption.key');
+    await writeFile(keyFile, key, { mode: 0o600 });
+    report(`replicas: seeding ${agents} clusters with a deploy token and 3 services each`);
+    const seeded = await timedAsync(() =>
+      seed(database.url, SecretBox.fromBase64(key, 'bench'), repository, path.join(dir, 'replica-1', 'cache'), agents),
+    );
+    report(`replicas: seeded in ${seeded.seconds.toFixed(1)} s`);
+    // One after another: the first runs the migrations (the others would wait on its advisory lock anyway).
+    for (let index = 1; index <= REPLICAS; index++) {
+      servers.push(await startServer(`replica-${index}`, database, keyFile, path.join(dir, `replica-${index}`), []));
+    }
+    report(`replicas: servers ${servers.map((server) => `pid ${server.process.pid} at ${server.url}`).join(', ')}`);
+
+    const tokens = seeded.value.tokens;
+    for (let start = 0; start < tokens.length; start += AGENTS_PER_GENERATOR) generators.push(new Generator());
+    const started = performance.now();
+    const answers = await Promise.all(
+      generators.map((generator, index) =>
+        generator.ask({
+          type: 'start',
+          server: servers[index % REPLICAS]!.url,
+          tokens: tokens.slice(index * AGENTS_PER_GENERATOR, (index + 1) * AGENTS_PER_GENERATOR),
+          intervalMs: intervalS * 1000,
+          jitterMs: jitterS * 1000,
+          httpConnections: HTTP_CONNECTIONS_PER_GENERATOR,
+        }),
+      ),
+    );
+    const failed = answers.reduce((sum, answer) => sum + (answer.type === 'start' ? answer.failed : 0), 0);
+    const firstError = answers.find((answer) => answer.type === 'start' && answer.firstError);
+    if (failed > 0) throw new Error(`${failed} of ${agents} push channels not opened: ${JSON.stringify(firstError)}`);
+    report(`replicas: ${agents} push channels open after ${((performance.now() - started) / 1000).toFixed(1)} s; polling`);
+
+    await sleep(5_000);
+    const from = Date.now();
+    const pids = servers.map((server) => server.process.pid!);
+    const cpuBefore = pids.map(cpuSeconds);
+    const databaseCpuBefore = cpuSeconds(database.pid!);
+    const samplers = pids.map((pid) => new RssSampler(pid, 1_000));
+    for (let elapsed = 0; elapsed < windowS; elapsed += 15) {
+      await sleep(Math.min(15, windowS - elapsed) * 1000);
+      const rss = samplers.map((sampler) => mib(sampler.current.rss)).join(', ');
+      report(`replicas: window ${Math.min(windowS, elapsed + 15)}/${windowS} s, RSS ${rss} MiB`);
+    }
+    const to = Date.now();
+    const seconds = (to - from) / 1000;
+    const cores = pids.map((pid, index) => (cpuSeconds(pid) - cpuBefore[index]!) / seconds);
+    const databaseCores = (cpuSeconds(database.pid!) - databaseCpuBefore) / seconds;
+    const peaks = samplers.map((sampler) => sampler.stop());
+    const windows = await Promise.all(generators.map((generator) => generator.ask({ type: 'window', from, to })));
+    const latencies = windows.flatMap((answer) => (answer.type === 'window' ? answer.latenciesMs : []));
+    const errors = windows.reduce((sum, answer) => sum + (answer.type === 'window' ? answer.errors : 0), 0);
+    const windowError = windows.find((answer) => answer.type === 'window' && answer.firstError);
+    const pollRate = latencies.length / seconds;
+    const offered = agents / (intervalS + jitterS / 2);
+    report(
+      `replicas: ${pollRate.toFixed(0)} polls/s (offered ${offered.toFixed(0)}), p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ${errors} errors, cores ${cores.map((c) => c.toFixed(2)).join(' + ')}, PostgreSQL ${databaseCores.toFixed(2)}`,
+    );
+    if (errors > 0) report(`replicas: first poll error: ${JSON.stringify(windowError)}`);
+
+    const kickSamplers = pids.map((pid) => new RssSampler(pid, 200));
+    const kick = await timeKick(servers[0]!, seeded.value.adminToken, repository, generators, agents, report);
+    const kickPeaks = kickSamplers.map((sampler) => sampler.stop());
+    report(
+      `replicas: kicks reached the first agent ${kick.first.toFixed(2)} s and all ${agents} ${kick.last.toFixed(2)} s after the PATCH`,
+    );
+
+    const label = `${agents} agents, ${REPLICAS} replicas on PostgreSQL`;
+    const perReplica = (index: number): BenchRow[] => [
+      { measurement: `replica ${index + 1} CPU, ${label}`, value: cores[index]!, unit: 'cores' },
+      {
+        measurement: `replica ${index + 1} RSS peak, ${label}`,
+        value: Math.max(peaks[index]!.rss, kickPeaks[index]!.rss) / 1024 / 1024,
+        baseline: GOAL_RSS_MIB,
+        unit: 'MiB',
+        baselineIs: 'goal: 1 GiB',
+      },
+    ];
+    return {
+      rows: [
+        { measurement: `polls held, ${label}`, value: pollRate, baseline: offered, unit: '/s', baselineIs: 'polls offered' },
+        { measurement: `poll latency p50, ${label}`, value: percentile(latencies, 50), unit: 'ms' },
+        { measurement: `poll latency p99, ${label}`, value: percentile(latencies, 99), baseline: 50, unit: 'ms', baselineIs: 'goal' },
+        ...servers.flatMap((_, index) => perReplica(index)),
+        { measurement: `PostgreSQL CPU, ${label}`, value: databaseCores, unit: 'cores' },
+        {
+          measurement: `kick to all, ${label}`,
+          value: kick.last,
+          baseline: 5,
+          unit: 's',
+          baselineIs: 'goal',
+        },
+      ],
+      notes: [
+        `replicas: ${agents} agents on ${REPLICAS} servers (${AGENTS_PER_GENERATOR} per generator, generators dealt round the replicas), polling every ${intervalS} s + up to ${jitterS} s (${offered.toFixed(0)} polls/s offered, four times Plural's 2 min would be ${(agents / 30).toFixed(0)}/s); ${latencies.length} polls, ${errors} errors in the ${windowS} s window; seeding took ${seeded.seconds.toFixed(0)} s`,
+        `replicas: the PATCH went to replica 1; every one of the ${agents} sockets, two thirds of them on the other replicas, got its kick (the count is exact, or the part fails)`,
+        `replicas: all on this 2-core machine at once: the three servers, ${generators.length} generator processes and PostgreSQL share its cores`,
+      ],
+    };
+  } finally {
+    await Promise.all(generators.map((generator) => generator.stop()));
+    for (const server of servers) await stopComponent(server.process, 15_000);
+    await database.drop();
   }
 }
 

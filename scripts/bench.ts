@@ -31,7 +31,9 @@
  * commit→applied on the clusters dev and prod by push and by polling (p50, p95) against the controller's webhook
  * path measured in the same run, previews on 2 and on 10 clusters, a three-wave rollout against the sum of its soaks,
  * and the agent's RSS idle and applying the microservices demo against Plural's agent's 600 MiB request.
- * `--fleet-part load|apply` runs one part.
+ * replicas: three servers on one PostgreSQL with `--replica-agents` (default 30,000) simulated agents spread over
+ * them, the same window: polls held, p50/p99, each replica's CPU and RSS, PostgreSQL's CPU, and the kick to every
+ * agent through whichever replica holds its socket. `--fleet-part load|replicas|apply` runs one part.
  *
  * render: `gantry render --offline-kubernetes` of generated projects of 1,000, 5,000 and 20,000 templated ConfigMaps
  * (wall time, peak RSS) against Jinja2 alone and the goal; see bench-render.ts.
@@ -56,6 +58,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     only: { type: 'string' },
     agents: { type: 'string', default: '10000' },
+    'replica-agents': { type: 'string', default: '30000' },
     window: { type: 'string', default: '90' },
     interval: { type: 'string', default: '30' },
     jitter: { type: 'string', default: '5' },
@@ -69,8 +72,8 @@ const runs = positive('runs');
 const halves = ['cli', 'controller', 'fleet', 'render'];
 if (values.only !== undefined && !halves.includes(values.only)) throw new Error(`--only takes ${halves.join(', ')}, not '${values.only}'`);
 const fleetPart = values['fleet-part'];
-if (fleetPart !== undefined && fleetPart !== 'load' && fleetPart !== 'apply')
-  throw new Error(`--fleet-part takes load or apply, not '${fleetPart}'`);
+if (fleetPart !== undefined && fleetPart !== 'load' && fleetPart !== 'replicas' && fleetPart !== 'apply')
+  throw new Error(`--fleet-part takes load, replicas or apply, not '${fleetPart}'`);
 const wanted = (half: string) => values.only === undefined || values.only === half;
 const started = performance.now();
 
@@ -105,6 +108,7 @@ if (wanted('fleet'))
     formatTable(
       await benchFleet({
         agents: positive('agents'),
+        replicaAgents: positive('replica-agents'),
         windowS: positive('window'),
         intervalS: positive('interval'),
         jitterS: Number(values.jitter),
@@ -246,7 +250,7 @@ function formatTable(result: ControllerBenchResult | FleetBenchResult): string {
 }
 
 /** The value of flag `name` as a positive integer. */
-function positive(name: 'runs' | 'agents' | 'window' | 'interval' | 'deployments' | 'cycles'): number {
+function positive(name: 'runs' | 'agents' | 'replica-agents' | 'window' | 'interval' | 'deployments' | 'cycles'): number {
   const value = Number(values[name]);
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, not '${values[name]}'`);
   return value;

@@ -9,13 +9,13 @@ import type { Cluster } from '../store/clusters.ts';
 import type { Database } from '../store/schema.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { contextConfigurations } from '../store/service-contexts.ts';
-import { listServices, serviceSecrets } from '../store/services.ts';
+import { servicesForAgent } from '../store/services.ts';
 import type { AgentService } from '../api/agent.ts';
 
 /** The services of `cluster`, by name, as its agent applies them; sealed values are opened with `box`. */
 export async function agentServices(db: Kysely<Database>, box: SecretBox, cluster: Cluster): Promise<AgentService[]> {
-  const services = await listServices(db, { clusterId: cluster.id });
-  const healthy = new Set(services.filter((s) => s.status === 'healthy').map((s) => s.name));
+  const services = await servicesForAgent(db, box, cluster.id);
+  const healthy = new Set(services.filter(({ service }) => service.status === 'healthy').map(({ service }) => service.name));
   const templateCluster = {
     id: cluster.id,
     name: cluster.name,
@@ -24,15 +24,8 @@ export async function agentServices(db: Kysely<Database>, box: SecretBox, cluste
     distro: cluster.distro,
     version: cluster.kubernetesVersion,
   };
-  const [secrets, contexts] = await Promise.all([
-    serviceSecrets(
-      db,
-      box,
-      services.map((service) => service.id),
-    ),
-    contextConfigurations(db, [...new Set(services.flatMap((service) => service.revision.spec.contexts ?? []))]),
-  ]);
-  return services.map((service) => ({
+  const contexts = await contextConfigurations(db, [...new Set(services.flatMap(({ service }) => service.revision.spec.contexts ?? []))]);
+  return services.map(({ service, secrets }) => ({
     id: service.id,
     name: service.name,
     namespace: service.spec.namespace,
@@ -47,8 +40,8 @@ export async function agentServices(db: Kysely<Database>, box: SecretBox, cluste
     folder: service.revision.spec.helm ? '' : (service.revision.spec.git?.folder ?? ''),
     renderer: service.revision.spec.renderer,
     ...(service.revision.spec.renderers ? { renderers: service.revision.spec.renderers } : {}),
-    configuration: secrets.get(service.id)?.configuration ?? {},
-    secretValues: secrets.get(service.id)?.secretValues ?? {},
+    configuration: secrets.configuration,
+    secretValues: secrets.secretValues,
     contexts: pick(contexts, service.revision.spec.contexts ?? []),
     waitingFor: service.dependencies.filter((name) => !healthy.has(name)),
     ...(service.revision.spec.syncConfig ? { syncConfig: service.revision.spec.syncConfig } : {}),

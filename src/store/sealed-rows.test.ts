@@ -14,7 +14,7 @@ import { createGlobalService, getGlobalService } from './global-services.ts';
 import { createRepository, getRepository, repositoryCredentials } from './repositories.ts';
 import { resealLegacyValues } from './reseal.ts';
 import { SecretBox } from '../crypto/secret-box.ts';
-import { createService, type ServiceSpec, serviceSecrets, updateServices } from './services.ts';
+import { createService, type ServiceSpec, serviceSecrets, servicesForAgent, updateServices } from './services.ts';
 
 /** A value as Gantry sealed it before v2: AES-256-GCM without additional data. */
 function sealV1(key: Buffer, plaintext: string): string {
@@ -70,11 +70,18 @@ describe.each(DATABASE_KINDS)('sealed values on %s', (kind) => {
     const secrets = await serviceSecrets(store.db, box, [one.id, two.id]);
     expect(secrets.get(one.id)).toEqual({ configuration: shared, secretValues: { token: 'one-token' } });
     expect(secrets.get(two.id)).toEqual({ configuration: shared, secretValues: { token: 'two-token' } });
+    const polled = await servicesForAgent(store.db, box, clusterId);
+    expect(polled.map(({ service, secrets: opened }) => [service.name, opened, service.components])).toEqual([
+      ['one', secrets.get(one.id), []],
+      ['two', secrets.get(two.id), []],
+    ]);
 
     await sql`update services set configuration = (select configuration from services where id = ${one.id}) where id = ${two.id}`.execute(
       store.db,
     );
     await expect(serviceSecrets(store.db, box, [two.id])).rejects.toThrow(`secret services.configuration of ${two.id}: cannot decrypt`);
+    // The agents' poll opens the same rows, bound the same way.
+    await expect(servicesForAgent(store.db, box, clusterId)).rejects.toThrow(`secret services.configuration of ${two.id}: cannot decrypt`);
     await sql`update services set secret_values = configuration where id = ${one.id}`.execute(store.db);
     await expect(serviceSecrets(store.db, box, [one.id])).rejects.toThrow(`secret services.secret_values of ${one.id}: cannot decrypt`);
   });

@@ -534,6 +534,31 @@ export async function listServices(db: Kysely<Database>, filter: { clusterId?: s
 }
 
 /**
+ * A cluster's services as its agent polls them (server/agent-services.ts): as listServices, but without their
+ * components, which an agent is never sent, and each with its configuration and secret values opened from the same
+ * row. Every poll of every agent reads this, so it makes two round trips: the services, then their revisions.
+ * @throws Error when a sealed value cannot be opened with `box`.
+ */
+export async function servicesForAgent(
+  db: Kysely<Database>,
+  box: SecretBox,
+  clusterId: string,
+): Promise<Array<{ service: Service; secrets: ServiceSecrets }>> {
+  const rows = await db.selectFrom('services').selectAll().where('cluster_id', '=', clusterId).orderBy('name').execute();
+  const rowById = new Map(rows.map((row) => [row.id, row]));
+  return (await servicesOf(db, rows, { components: false })).map((service) => {
+    const row = rowById.get(service.id)!;
+    return {
+      service,
+      secrets: {
+        configuration: openObject(box, row.configuration, row.id, 'configuration'),
+        secretValues: openObject(box, row.secret_values, row.id, 'secret_values'),
+      },
+    };
+  });
+}
+
+/**
  * The live (not being deleted) services `ownerId` owns, as ids and clusters only: what planning a global service's
  * copies and kicking their agents needs, without the revisions and components listServices reads for each.
  */
@@ -563,24 +588,29 @@ export async function getServiceById(db: Kysely<Database>, id: string): Promise<
 /** Ids per `IN (…)` list: well under SQLite's 32,766 bound parameters and PostgreSQL's 65,535. */
 const IN_CHUNK = 1000;
 
-/** The services of `rows`, in their order, with their revisions and components read in a few queries. */
-async function servicesOf(db: Kysely<Database>, rows: ReadonlyArray<Selectable<ServiceTable>>): Promise<Service[]> {
+/**
+ * The services of `rows`, in their order, with their revisions and components read in a few queries (`components:
+ * false` leaves every service's list empty and skips that query).
+ */
+async function servicesOf(
+  db: Kysely<Database>,
+  rows: ReadonlyArray<Selectable<ServiceTable>>,
+  read: { components: boolean } = { components: true },
+): Promise<Service[]> {
   const revisionIds = [
     ...new Set(rows.flatMap((row) => [row.revision_id, row.applied_revision_id]).filter((id): id is string => id !== null)),
   ];
   const [revisions, components] = await Promise.all([
     inChunks(revisionIds, (ids) => db.selectFrom('revisions').selectAll().where('id', 'in', ids).execute()),
-    inChunks(
-      rows.map((row) => row.id),
-      (ids) =>
-        db
-          .selectFrom('service_components')
-          .selectAll()
-          .where('service_id', 'in', ids)
-          .orderBy('kind')
-          .orderBy('namespace')
-          .orderBy('name')
-          .execute(),
+    inChunks(read.components ? rows.map((row) => row.id) : [], (ids) =>
+      db
+        .selectFrom('service_components')
+        .selectAll()
+        .where('service_id', 'in', ids)
+        .orderBy('kind')
+        .orderBy('namespace')
+        .orderBy('name')
+        .execute(),
     ),
   ]);
   const revisionById = new Map(revisions.map((revision) => [revision.id, revision]));
