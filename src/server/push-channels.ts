@@ -63,8 +63,10 @@ export class PushChannels {
   /** Closes every socket whose deploy token is no longer valid (revoked, expired, or its cluster deleted). */
   async checkTokens(): Promise<void> {
     if (this.#tokens.size === 0) return;
-    const valid = await this.#options.validTokens([...new Set(this.#tokens.values())]);
-    for (const [socket, tokenId] of this.#tokens) {
+    // The sockets of now only: one added while the database answers was authenticated after this check began.
+    const checked = [...this.#tokens];
+    const valid = await this.#options.validTokens([...new Set(checked.map(([, tokenId]) => tokenId))]);
+    for (const [socket, tokenId] of checked) {
       if (!valid.has(tokenId)) socket.close(TOKEN_ENDED_CLOSE_CODE, 'deploy token revoked or expired');
     }
   }
