@@ -193,25 +193,8 @@ async function benchLoad(
     server = await startServer(kind, database, keyFile, dir, []);
     report(`${kind}: server pid ${server.process.pid} at ${server.url}; idle RSS ${mib(memoryOf(server.process.pid).rss)} MiB`);
 
-    const tokens = seeded.value.tokens;
-    for (let start = 0; start < tokens.length; start += AGENTS_PER_GENERATOR) generators.push(new Generator());
-    const started = performance.now();
-    const answers = await Promise.all(
-      generators.map((generator, index) =>
-        generator.ask({
-          type: 'start',
-          server: server!.url,
-          tokens: tokens.slice(index * AGENTS_PER_GENERATOR, (index + 1) * AGENTS_PER_GENERATOR),
-          intervalMs: intervalS * 1000,
-          jitterMs: jitterS * 1000,
-          httpConnections: HTTP_CONNECTIONS_PER_GENERATOR,
-        }),
-      ),
-    );
-    const failed = answers.reduce((sum, answer) => sum + (answer.type === 'start' ? answer.failed : 0), 0);
-    const firstError = answers.find((answer) => answer.type === 'start' && answer.firstError);
-    if (failed > 0) throw new Error(`${failed} of ${agents} push channels not opened: ${JSON.stringify(firstError)}`);
-    report(`${kind}: ${agents} push channels open after ${((performance.now() - started) / 1000).toFixed(1)} s; polling`);
+    const opened = await startGenerators(generators, seeded.value.tokens, () => server!.url, options);
+    report(`${kind}: ${agents} push channels open after ${opened.toFixed(1)} s; polling`);
 
     // The polls start spread over the first interval, so the load is steady at once; a few seconds let the
     // connection pools and the JIT settle.
@@ -229,10 +212,7 @@ async function benchLoad(
     const databaseCores = database.pid ? (cpuSeconds(database.pid) - databaseCpuBefore) / ((to - from) / 1000) : 0;
     const peak = rss.stop();
     const heap = `RSS ${mib(memoryOf(server.process.pid).rss)} MiB, ${await heapText(server.url)}`;
-    const windows = await Promise.all(generators.map((generator) => generator.ask({ type: 'window', from, to })));
-    const latencies = windows.flatMap((answer) => (answer.type === 'window' ? answer.latenciesMs : []));
-    const errors = windows.reduce((sum, answer) => sum + (answer.type === 'window' ? answer.errors : 0), 0);
-    const windowError = windows.find((answer) => answer.type === 'window' && answer.firstError);
+    const { latencies, errors, firstError: windowError } = await pollsIn(generators, from, to);
     const pollRate = latencies.length / ((to - from) / 1000);
     const offered = agents / (intervalS + jitterS / 2);
     report(
@@ -453,6 +433,52 @@ async function timeKick(
   }
 }
 
+/**
+ * Adds one generator per AGENTS_PER_GENERATOR tokens to `generators` (so the caller stops them, on failure too), the
+ * i-th against `serverOf(i)`, and starts its agents: each opens its push channel and polls as `options` say.
+ * @returns seconds until every channel was open. @throws Error naming how many were not and the first error.
+ */
+async function startGenerators(
+  generators: Generator[],
+  tokens: string[],
+  serverOf: (index: number) => string,
+  options: Pick<FleetBenchOptions, 'intervalS' | 'jitterS'>,
+): Promise<number> {
+  const first = generators.length;
+  for (let start = 0; start < tokens.length; start += AGENTS_PER_GENERATOR) generators.push(new Generator());
+  const started = performance.now();
+  const answers = await Promise.all(
+    generators.slice(first).map((generator, index) =>
+      generator.ask({
+        type: 'start',
+        server: serverOf(index),
+        tokens: tokens.slice(index * AGENTS_PER_GENERATOR, (index + 1) * AGENTS_PER_GENERATOR),
+        intervalMs: options.intervalS * 1000,
+        jitterMs: options.jitterS * 1000,
+        httpConnections: HTTP_CONNECTIONS_PER_GENERATOR,
+      }),
+    ),
+  );
+  const failed = answers.reduce((sum, answer) => sum + (answer.type === 'start' ? answer.failed : 0), 0);
+  const firstError = answers.find((answer) => answer.type === 'start' && answer.firstError);
+  if (failed > 0) throw new Error(`${failed} of ${tokens.length} push channels not opened: ${JSON.stringify(firstError)}`);
+  return (performance.now() - started) / 1000;
+}
+
+/** The polls every generator's agents sent between `from` and `to` (epoch ms): latencies, errors, the first error. */
+async function pollsIn(
+  generators: Generator[],
+  from: number,
+  to: number,
+): Promise<{ latencies: number[]; errors: number; firstError: unknown }> {
+  const windows = await Promise.all(generators.map((generator) => generator.ask({ type: 'window', from, to })));
+  return {
+    latencies: windows.flatMap((answer) => (answer.type === 'window' ? answer.latenciesMs : [])),
+    errors: windows.reduce((sum, answer) => sum + (answer.type === 'window' ? answer.errors : 0), 0),
+    firstError: windows.find((answer) => answer.type === 'window' && answer.firstError),
+  };
+}
+
 /** One load-generator child process (scripts/bench/agent-load.ts); commands are answered in order. */
 class Generator {
   readonly #child: ChildProcess;
@@ -510,25 +536,8 @@ async function benchReplicas(options: FleetBenchOptions, dir: string, report: (l
     }
     report(`replicas: servers ${servers.map((server) => `pid ${server.process.pid} at ${server.url}`).join(', ')}`);
 
-    const tokens = seeded.value.tokens;
-    for (let start = 0; start < tokens.length; start += AGENTS_PER_GENERATOR) generators.push(new Generator());
-    const started = performance.now();
-    const answers = await Promise.all(
-      generators.map((generator, index) =>
-        generator.ask({
-          type: 'start',
-          server: servers[index % REPLICAS]!.url,
-          tokens: tokens.slice(index * AGENTS_PER_GENERATOR, (index + 1) * AGENTS_PER_GENERATOR),
-          intervalMs: intervalS * 1000,
-          jitterMs: jitterS * 1000,
-          httpConnections: HTTP_CONNECTIONS_PER_GENERATOR,
-        }),
-      ),
-    );
-    const failed = answers.reduce((sum, answer) => sum + (answer.type === 'start' ? answer.failed : 0), 0);
-    const firstError = answers.find((answer) => answer.type === 'start' && answer.firstError);
-    if (failed > 0) throw new Error(`${failed} of ${agents} push channels not opened: ${JSON.stringify(firstError)}`);
-    report(`replicas: ${agents} push channels open after ${((performance.now() - started) / 1000).toFixed(1)} s; polling`);
+    const opened = await startGenerators(generators, seeded.value.tokens, (index) => servers[index % REPLICAS]!.url, options);
+    report(`replicas: ${agents} push channels open after ${opened.toFixed(1)} s; polling`);
 
     await sleep(5_000);
     const from = Date.now();
@@ -546,10 +555,7 @@ async function benchReplicas(options: FleetBenchOptions, dir: string, report: (l
     const cores = pids.map((pid, index) => (cpuSeconds(pid) - cpuBefore[index]!) / seconds);
     const databaseCores = (cpuSeconds(database.pid!) - databaseCpuBefore) / seconds;
     const peaks = samplers.map((sampler) => sampler.stop());
-    const windows = await Promise.all(generators.map((generator) => generator.ask({ type: 'window', from, to })));
-    const latencies = windows.flatMap((answer) => (answer.type === 'window' ? answer.latenciesMs : []));
-    const errors = windows.reduce((sum, answer) => sum + (answer.type === 'window' ? answer.errors : 0), 0);
-    const windowError = windows.find((answer) => answer.type === 'window' && answer.firstError);
+    const { latencies, errors, firstError: windowError } = await pollsIn(generators, from, to);
     const pollRate = latencies.length / seconds;
     const offered = agents / (intervalS + jitterS / 2);
     report(
