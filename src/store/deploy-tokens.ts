@@ -8,8 +8,8 @@
  * - an admin makes one (`gantry cluster token`) and installs it;
  * - or the agent rotates by itself. The server tells it in its ping's answer (rotationDue) when its token is older than
  *   the server's maximum age or an admin asked for a rotation (requestTokenRotation). The agent then fetches a new
- *   token (issueDeployToken), stores it where it reads its token from, and switches. Its first request with the new
- *   token starts the old one's expiry.
+ *   token (POST /v1/agent/token, insertDeployToken), stores it where it reads its token from, and switches. Its
+ *   first request with the new token starts the old one's expiry.
  *
  * An agent that crashes between fetching and storing keeps its old token. It is asked again and fetches another, and
  * the unused one expires with the rest once a newer token is used.

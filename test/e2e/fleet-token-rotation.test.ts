@@ -165,7 +165,10 @@ describe('agents rotating their deploy tokens', () => {
 
   test('an agent whose token is only in its environment says it cannot rotate, and keeps working on the old one', async () => {
     const token = await agentFor('env', async () => undefined);
-    await client.requestTokenRotation('env');
+    const env = { GANTRY_SERVER: server.url, GANTRY_TOKEN: adminToken };
+    const waited = await gantry(['cluster', 'rotate-token', 'env', '--wait', '--timeout', '2s'], { env });
+    expect(waited.code).not.toBe(0);
+    expect(waited.stderr).toMatch(/the agent of cluster env did not rotate its deploy token within 2 s \(last ping: \S+\)/);
     await waitFor('the warning', () => lines.some((line) => String(line['msg']).includes('cannot store a new one')));
     await commitArrives('env', 'two', 2);
     const found = await client.getCluster('env');
