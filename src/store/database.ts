@@ -97,6 +97,16 @@ async function migrate(db: Kysely<Database>): Promise<void> {
   throw new Error(`database: migration ${failed ?? '(none ran)'} failed: ${reason}`);
 }
 
+/** Ids per `IN (…)` list: well under SQLite's 32,766 bound parameters and PostgreSQL's 65,535. */
+export const IN_CHUNK = 1000;
+
+/** Runs `query` over `ids` in chunks of IN_CHUNK and concatenates the rows (none, and no query, for no ids). */
+export async function inChunks<T>(ids: readonly string[], query: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let start = 0; start < ids.length; start += IN_CHUNK) rows.push(...(await query(ids.slice(start, start + IN_CHUNK))));
+  return rows;
+}
+
 /** Whether `error` is a unique-constraint violation, on either database (SQLite's code, PostgreSQL's SQLSTATE 23505). */
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
+import { inChunks } from './database.ts';
 import type { Database, DeployTokenTable } from './schema.ts';
 import { hashToken, newToken } from '../crypto/tokens.ts';
 
@@ -141,18 +142,15 @@ export function rotationDue(
 
 /** Which of the tokens with these ids are still valid (neither revoked nor expired, their cluster not deleted). */
 export async function validDeployTokens(db: Kysely<Database>, ids: readonly string[], now = new Date()): Promise<Set<string>> {
-  const valid = new Set<string>();
   const time = now.toISOString();
-  // Chunks keep each statement well under SQLite's and PostgreSQL's limits on bound parameters.
-  for (let start = 0; start < ids.length; start += 500) {
-    const rows = await db
+  const rows = await inChunks(ids, (chunk) =>
+    db
       .selectFrom('deploy_tokens')
       .select('id')
-      .where('id', 'in', ids.slice(start, start + 500))
+      .where('id', 'in', chunk)
       .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', time)]))
-      .execute();
-    for (const row of rows) valid.add(row.id);
-  }
-  return valid;
+      .execute(),
+  );
+  return new Set(rows.map((row) => row.id));
 }

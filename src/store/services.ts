@@ -11,7 +11,7 @@ import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { ComponentDrift, ComponentState, ServiceStatus } from '../api/services.ts';
-import { isUniqueViolation } from './database.ts';
+import { inChunks, isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
 import type { SealContext, SecretBox } from '../crypto/secret-box.ts';
@@ -546,16 +546,10 @@ export async function servicesForAgent(
 ): Promise<Array<{ service: Service; secrets: ServiceSecrets }>> {
   const rows = await db.selectFrom('services').selectAll().where('cluster_id', '=', clusterId).orderBy('name').execute();
   const rowById = new Map(rows.map((row) => [row.id, row]));
-  return (await servicesOf(db, rows, { components: false })).map((service) => {
-    const row = rowById.get(service.id)!;
-    return {
-      service,
-      secrets: {
-        configuration: openObject(box, row.configuration, row.id, 'configuration'),
-        secretValues: openObject(box, row.secret_values, row.id, 'secret_values'),
-      },
-    };
-  });
+  return (await servicesOf(db, rows, { components: false })).map((service) => ({
+    service,
+    secrets: secretsOf(box, rowById.get(service.id)!),
+  }));
 }
 
 /**
@@ -584,9 +578,6 @@ export async function getServiceById(db: Kysely<Database>, id: string): Promise<
   if (!service) throw new NotFoundError('service', id);
   return service;
 }
-
-/** Ids per `IN (…)` list: well under SQLite's 32,766 bound parameters and PostgreSQL's 65,535. */
-const IN_CHUNK = 1000;
 
 /**
  * The services of `rows`, in their order, with their revisions and components read in a few queries (`components:
@@ -687,13 +678,6 @@ export async function waitingRevisions(
   );
 }
 
-/** Runs `query` over `ids` in chunks of IN_CHUNK and concatenates the rows. */
-async function inChunks<T>(ids: readonly string[], query: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
-  const rows: T[] = [];
-  for (let start = 0; start < ids.length; start += IN_CHUNK) rows.push(...(await query(ids.slice(start, start + IN_CHUNK))));
-  return rows;
-}
-
 /** What a service keeps sealed, in clear. */
 export interface ServiceSecrets {
   configuration: Record<string, string>;
@@ -712,15 +696,15 @@ export async function serviceSecrets(
   const rows = await inChunks(serviceIds, (ids) =>
     db.selectFrom('services').select(['id', 'configuration', 'secret_values']).where('id', 'in', ids).execute(),
   );
-  return new Map(
-    rows.map((row) => [
-      row.id,
-      {
-        configuration: openObject(box, row.configuration, row.id, 'configuration'),
-        secretValues: openObject(box, row.secret_values, row.id, 'secret_values'),
-      },
-    ]),
-  );
+  return new Map(rows.map((row) => [row.id, secretsOf(box, row)]));
+}
+
+/** The row's configuration and secret values, opened for their place. @throws Error when one does not open with `box`. */
+function secretsOf(box: SecretBox, row: Pick<Selectable<ServiceTable>, 'id' | 'configuration' | 'secret_values'>): ServiceSecrets {
+  return {
+    configuration: openObject(box, row.configuration, row.id, 'configuration'),
+    secretValues: openObject(box, row.secret_values, row.id, 'secret_values'),
+  };
 }
 
 /** Marks the service for deletion: its agent deletes its objects (unless detached) and reports, then it is gone. */
