@@ -4,6 +4,7 @@
  * follows, and the wakeups that end a loop's wait early (a kick, a due repair, a gate Job, a watched change). Every loop runs on the same event loop, so the
  * state needs no locking: a loop only reads or writes it between its awaits.
  */
+import type { AgentDeployment } from '../api/services.ts';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentClient } from '../client/agent-client.ts';
@@ -29,6 +30,11 @@ export interface AgentOptions {
   client: AgentClient;
   /** Where the deploy token is kept across restarts; without one the agent does not rotate it (token-rotation.ts). */
   tokenStore?: TokenStore | undefined;
+  /**
+   * How this agent runs when it is the install's Deployment (its server URL and token Secret), told to the server in
+   * each ping so that it keeps the agent as the service gantry-agent; undefined for an agent run otherwise.
+   */
+  deployment?: AgentDeployment | undefined;
   /** False: poll only, no push channel. */
   pushChannel: boolean;
   engine: Engine;

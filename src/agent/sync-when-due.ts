@@ -3,7 +3,8 @@
  * is due (repair.ts), its resync interval passed (the safety net of drift repair: the service's
  * `syncConfig.resyncInterval`, at least a minute, else the agent's; neither with `selfHeal: false`),
  * or a failed revision's backoff is over (5 s, doubling, at most 5 min; a failing revision is not tried on every
- * poll). A service waiting for its dependencies to be healthy is not synced. The outcome is recorded in the service's
+ * poll). A service waiting for its dependencies to be healthy is not synced, nor the agent's own Deployment when it
+ * is not this agent's (own-service.ts). The outcome is recorded in the service's
  * state with what its objects should look like from now on (observe.ts), its report queued (reports.ts), and the
  * drift loop asked to look at it again (a change made during the sync was not drift it could judge).
  */
@@ -13,6 +14,7 @@ import { expectationsOf } from './observe.ts';
 import { queueReport } from './reports.ts';
 import { deleteService, type SyncOutcome, syncService } from './sync.ts';
 import { messageOf } from '../problems.ts';
+import { ownServiceRefusal } from './own-service.ts';
 import { parseDuration } from '../duration.ts';
 
 /** Syncs (or deletes) `service` when due; never throws (a failed sync is logged, one cut short by the stop is not). */
@@ -33,7 +35,12 @@ export async function syncWhenDue(state: AgentState, service: AgentService): Pro
   const log = agentLog.child({ service: service.name, revision: service.revision.number });
   try {
     state.syncing = service.id;
-    const outcome = service.deleting ? await deleteService(service, state.context) : await syncSource(state, service);
+    const refusal = ownServiceRefusal(service, state.options.deployment);
+    const outcome: SyncOutcome = refusal
+      ? { applied: false, components: [], errors: [{ source: 'sync', message: refusal }] }
+      : service.deleting
+        ? await deleteService(service, state.context)
+        : await syncSource(state, service);
     if (outcome.applied) {
       // A new revision starts the repair window afresh: its objects may no longer be fought over.
       if (serviceState.appliedRevisionId !== service.revision.id) serviceState.repairs = [];

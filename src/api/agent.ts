@@ -6,13 +6,23 @@
 import { Type, type Static } from 'typebox';
 import { ClusterSchema } from './clusters.ts';
 import { ContextConfiguration } from './contexts.ts';
-import { ComponentSchema, PathRendererSchema, RendererSchema, ServiceErrorSchema, SyncConfigSchema } from './services.ts';
+import {
+  AgentDeploymentSchema,
+  AgentSourceSchema,
+  ComponentSchema,
+  PathRendererSchema,
+  RendererSchema,
+  ServiceErrorSchema,
+  SyncConfigSchema,
+} from './services.ts';
 
 export const PingSchema = Type.Object(
   {
     kubernetesVersion: Type.String({ minLength: 1, maxLength: 64 }),
     agentVersion: Type.String({ minLength: 1, maxLength: 64 }),
     distro: Type.Optional(Type.String({ maxLength: 63 })),
+    /** Absent when the agent runs otherwise (a process beside the cluster): the server then keeps no service of it. */
+    deployment: Type.Optional(AgentDeploymentSchema),
   },
   { additionalProperties: false },
 );
@@ -70,6 +80,8 @@ export const AgentServiceSchema = Type.Object({
   /** Whether its `*.liquid` files are rendered (Plural's templated). */
   templated: Type.Boolean(),
   deleting: Type.Boolean(),
+  /** Set on the cluster's own agent service (gantry-agent): the agent applies it only when it runs as that Deployment. */
+  agent: Type.Optional(AgentSourceSchema),
 });
 
 export const ReportSchema = Type.Object(

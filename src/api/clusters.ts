@@ -24,7 +24,30 @@ export const ClusterSchema = Type.Object({
   deployTokenCreatedAt: Type.Union([Time, Type.Null()], {
     description: 'when the newest deploy token the agent has made a request with was made; null before its first request',
   }),
+  agentVersionPin: Type.Union([Type.String(), Type.Null()], {
+    description: "the agent version an admin holds the cluster at (PUT /v1/clusters/{name}/agent-version); null: the server's own",
+  }),
+  wantedAgentVersion: Type.String({
+    description:
+      "the version its agent should run: the pin, else the server's own; an agent run from the install's Deployment is moved to it " +
+      'through its service gantry-agent. It differs from agentVersion while an upgrade is under way or stuck (version skew).',
+  }),
 });
+
+/**
+ * An image tag (OCI distribution spec: `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`), which is what an agent version names:
+ * the agent's image is `<repository>:<version>`.
+ */
+export const AgentVersion = Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$', description: 'an image tag, e.g. 0.2.0' });
+
+export const AgentVersionPinSchema = Type.Object(
+  {
+    version: Type.Union([AgentVersion, Type.Null()], {
+      description: "hold the cluster's agent at this version; null lets it follow the server's own",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export const NewClusterSchema = Type.Object(
   {

@@ -319,6 +319,30 @@ export type ServiceStatus = Static<typeof ServiceStatusSchema>;
 
 export const ServiceErrorSchema = Type.Object({ source: Type.String(), message: Type.String() });
 
+const AgentServer = Type.String({ pattern: '^https?://\\S+$', maxLength: 2048, description: 'the server URL the agent dials' });
+const AgentTokenSecret = Type.String({
+  pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$',
+  description: "namespace/name of the Secret holding its deploy token; the namespace is the Deployment's",
+});
+
+/**
+ * How an agent runs when it is the install's Deployment (src/install/agent.ts), as it says in its ping: the server
+ * URL it dials and its token Secret. The server renders the agent's own service (gantry-agent) with them; the agent
+ * applies that service only while they are still its own, so a leaked deploy token cannot point it elsewhere.
+ */
+export const AgentDeploymentSchema = Type.Object({ server: AgentServer, tokenSecret: AgentTokenSecret }, { additionalProperties: false });
+export type AgentDeployment = Static<typeof AgentDeploymentSchema>;
+
+/** The source of a cluster's own agent service: its Deployment as the agent reported it, at the image the server chose. */
+export const AgentSourceSchema = Type.Object({
+  image: Type.String({
+    description: "the image the server wants it to run: its --agent-image repository, tagged with the cluster's wanted version",
+  }),
+  server: AgentServer,
+  tokenSecret: AgentTokenSecret,
+});
+export type AgentSource = Static<typeof AgentSourceSchema>;
+
 export const RevisionSchema = Type.Object({
   id: Type.String(),
   number: Type.Integer(),
@@ -331,6 +355,8 @@ export const RevisionSchema = Type.Object({
   namespace: Type.String(),
   git: Type.Union([GitSourceSchema, Type.Null()]),
   helm: Type.Union([HelmSourceSchema, Type.Null()]),
+  /** Set on the revisions of the cluster's own agent (gantry-agent). */
+  agent: Type.Optional(AgentSourceSchema),
   renderer: RendererSchema,
   contexts: Type.Array(Type.String()),
   version: Type.Union([Type.String(), Type.Null()], { description: "the service's version when the revision was made" }),
@@ -367,6 +393,8 @@ export const ServiceSchema = Type.Object({
     ),
   ),
   renderers: Type.Optional(Type.Array(PathRendererSchema, { description: 'its renderers per folder, when it has them' })),
+  /** Set on the cluster's own agent (gantry-agent), which the server keeps: what its Deployment runs. */
+  agent: Type.Optional(AgentSourceSchema),
   configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
   secretValues: Type.Array(Type.String(), { description: 'top-level keys of the secret helm values; values are never returned' }),
   contexts: Type.Array(Type.String(), { description: 'bound service contexts' }),

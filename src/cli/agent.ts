@@ -15,6 +15,8 @@ import { defaultCacheDir, serverEngineConfig } from '../engine-config.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { createLogger } from '../logger.ts';
 import { agentInstallCommand } from './agent-install.ts';
+import { AGENT_IMAGE_ENV } from '../install/agent.ts';
+import type { AgentDeployment } from '../api/services.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg } from './options.ts';
 
@@ -119,6 +121,7 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
   const agent = startAgent({
     client,
     tokenStore,
+    deployment: deploymentOf(server, flags.tokenSecret, process.env),
     pushChannel: flags.pushChannel,
     engine,
     kubeConfig,
@@ -136,6 +139,14 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     await agent.stop();
     await engine.close();
   });
+}
+
+/**
+ * How the agent runs when it is the install's Deployment, which sets $GANTRY_AGENT_IMAGE (install/agent.ts) and
+ * --token-secret; undefined otherwise (a process beside the cluster, which the server does not keep as a service).
+ */
+function deploymentOf(server: string, tokenSecret: string | undefined, env: NodeJS.ProcessEnv): AgentDeployment | undefined {
+  return env[AGENT_IMAGE_ENV] && tokenSecret ? { server, tokenSecret } : undefined;
 }
 
 /**

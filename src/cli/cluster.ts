@@ -1,7 +1,8 @@
 /**
- * `gantry cluster create|list|get|tag|delete|token|rotate-token|kubeconfig`: the fleet's clusters through the server's
- * API, as Plural's `plural cd clusters …`. Creating a cluster (or making a token) prints its agent's deploy token once;
- * `rotate-token` has the agent rotate its token by itself; `kubeconfig` writes one for the auth proxy.
+ * `gantry cluster create|list|get|tag|agent-version|delete|token|rotate-token|kubeconfig`: the fleet's clusters through
+ * the server's API, as Plural's `plural cd clusters …`. Creating a cluster (or making a token) prints its agent's deploy
+ * token once; `agent-version` holds its agent at a version; `rotate-token` has the agent rotate its token by itself;
+ * `kubeconfig` writes one for the auth proxy.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
@@ -63,7 +64,7 @@ export function clusterCommand(): Command {
                 formatTags(c.tags),
                 c.distro ?? '',
                 c.kubernetesVersion ?? '',
-                c.agentVersion ?? '',
+                agentState(c),
                 c.health,
                 c.pingedAt ?? 'never',
               ]),
@@ -94,6 +95,25 @@ export function clusterCommand(): Command {
       withFleetClient(async (client) => {
         const tagged = await client.setClusterTags(name, flags.tag, flags.confirm ?? false);
         printFleet(flags.output, tagged, () => formatCluster(tagged));
+      }),
+    ),
+  );
+
+  cluster.addCommand(
+    addFleetOutputFlag(
+      new Command('agent-version')
+        .description(
+          "hold the cluster's agent at a version (an image tag), or let it follow the server's own with --unpin; an agent " +
+            "running as the install's Deployment moves to it through its service gantry-agent",
+        )
+        .argument('<name>')
+        .argument('[version]', 'e.g. 0.2.0')
+        .option('--unpin', "follow the server's own version again"),
+    ).action((name: string, version: string | undefined, flags: { unpin?: boolean; output: FleetOutput }) =>
+      withFleetClient(async (client) => {
+        if ((version === undefined) === !flags.unpin) throw new Error('give a version or --unpin, not both');
+        const pinned = await client.setAgentVersion(name, flags.unpin ? null : (version ?? null));
+        printFleet(flags.output, pinned, () => formatCluster(pinned));
       }),
     ),
   );
@@ -221,6 +241,12 @@ async function tokenRotated(client: FleetClient, requested: ApiCluster, timeoutM
   }
 }
 
+/** The agent's version, and the one it should move to when they differ (version skew); empty before its first ping. */
+function agentState(cluster: ApiCluster): string {
+  const running = cluster.agentVersion;
+  return running === null || running === cluster.wantedAgentVersion ? (running ?? '') : `${running} → ${cluster.wantedAgentVersion}`;
+}
+
 function formatTags(tags: Record<string, string>): string {
   return Object.entries(tags)
     .map(([key, value]) => `${key}=${value}`)
@@ -234,7 +260,8 @@ function formatCluster(cluster: ApiCluster): string {
     ['tags', formatTags(cluster.tags)],
     ['distro', cluster.distro ?? ''],
     ['kubernetes', cluster.kubernetesVersion ?? ''],
-    ['agent', cluster.agentVersion ?? ''],
+    ['agent', agentState(cluster)],
+    ['wanted', `${cluster.wantedAgentVersion} (${cluster.agentVersionPin === null ? "the server's own" : 'pinned'})`],
     ['health', cluster.health],
     ['pinged', cluster.pingedAt ?? 'never'],
     ['created', cluster.createdAt],

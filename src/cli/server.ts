@@ -16,7 +16,7 @@ import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
 import { DEFAULT_DEPLOY_TOKEN_POLICY, loadEncryptionKey, startFleetServer } from '../server/index.ts';
 import { isApiTokenForm } from '../crypto/tokens.ts';
-import { GANTRY_VERSION } from '../version.ts';
+import { GANTRY_IMAGE_REPOSITORY, GANTRY_VERSION } from '../version.ts';
 
 interface ServerFlags {
   listen: Address;
@@ -35,6 +35,7 @@ interface ServerFlags {
   publicUrl?: URL;
   deployTokenOverlap: number;
   deployTokenMaxAge: number;
+  agentImage: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -102,6 +103,11 @@ export function serverCommand(): Command {
       durationArg,
       DEFAULT_DEPLOY_TOKEN_POLICY.maxAgeMs,
     )
+    .option(
+      '--agent-image <repository>',
+      "the agents' image repository (a mirror, say): each cluster's agent runs <repository>:<its wanted version> ($GANTRY_AGENT_IMAGE_REPOSITORY)",
+      process.env['GANTRY_AGENT_IMAGE_REPOSITORY'] || GANTRY_IMAGE_REPOSITORY,
+    )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addCommand(serverInstallCommand())
     .action((flags: ServerFlags) => runServer(flags));
@@ -138,6 +144,7 @@ async function runServer(flags: ServerFlags): Promise<void> {
       .map((cidr) => cidr.trim())
       .filter((cidr) => cidr !== ''),
     deployTokens: { overlapMs: flags.deployTokenOverlap, maxAgeMs: flags.deployTokenMaxAge },
+    agentImage: flags.agentImage,
   });
   log.info({ url: server.url, database: server.store.kind }, 'serving the fleet API');
   if (server.adminToken && !adminTokenFile) {

@@ -109,6 +109,11 @@ export class FleetClient {
     return this.#call('PUT', `/v1/clusters/${encodeURIComponent(name)}/tags${confirm ? '?confirm=true' : ''}`, { tags });
   }
 
+  /** Holds the cluster's agent at `version`; null lets it follow the server's own. */
+  setAgentVersion(name: string, version: string | null): Promise<ApiCluster> {
+    return this.#call('PUT', `/v1/clusters/${encodeURIComponent(name)}/agent-version`, { version });
+  }
+
   async deleteCluster(name: string): Promise<void> {
     await this.#call('DELETE', `/v1/clusters/${encodeURIComponent(name)}`);
   }

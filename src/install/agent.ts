@@ -5,12 +5,18 @@
  * `gantry agent run` from Gantry's image. Objects as
  * data, deployed by the engine like any rendered project.
  */
+import type { AgentSource } from '../api/services.ts';
 import type { KubeObject } from '../kube/object.ts';
 
 export const AGENT_NAMESPACE = 'gantry-agent';
 export const AGENT_NAME = 'gantry-agent';
 /** Discriminator of the install's objects, so a re-install prunes what an older one made and nothing else. */
 export const AGENT_INSTALL_DISCRIMINATOR = 'gantry-agent-install';
+/**
+ * The agent container's own image, which no API tells a process: an agent that has it (and a --token-secret) runs as
+ * this Deployment, and reports how (AgentDeployment) so that the server keeps it as the service gantry-agent.
+ */
+export const AGENT_IMAGE_ENV = 'GANTRY_AGENT_IMAGE';
 
 /**
  * V8's limits for the agent's Node (its container's NODE_OPTIONS): semi-spaces of 2 MiB instead of V8's 16 MiB on
@@ -19,6 +25,8 @@ export const AGENT_INSTALL_DISCRIMINATOR = 'gantry-agent-install';
  * collects hard before the kernel kills. `npm run bench -- --only fleet` runs its agents with these flags.
  */
 export const AGENT_NODE_FLAGS = ['--max-semi-space-size=2', '--max-old-space-size=320'] as const;
+
+const AGENT_LABELS = { 'app.kubernetes.io/name': AGENT_NAME, 'app.kubernetes.io/part-of': 'gantry' };
 
 export interface AgentInstall {
   server: string;
@@ -35,7 +43,7 @@ export interface AgentInstall {
 
 /** The install's objects: the namespace first when it is the agent's own. */
 export function agentInstallManifests(install: AgentInstall): KubeObject[] {
-  const labels = { 'app.kubernetes.io/name': AGENT_NAME, 'app.kubernetes.io/part-of': 'gantry' };
+  const labels = AGENT_LABELS;
   const namespace = install.namespace ?? AGENT_NAMESPACE;
   const metadata = (name: string) => ({ name, namespace, labels });
   const tokenSecret = 'secretName' in install.token ? install.token.secretName : `${AGENT_NAME}-token`;
@@ -82,6 +90,7 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
                   '/var/lib/gantry/agent',
                 ],
                 env: [
+                  { name: AGENT_IMAGE_ENV, value: install.image },
                   { name: 'GANTRY_CACHE_DIR', value: '/var/cache/gantry' },
                   { name: 'NODE_OPTIONS', value: AGENT_NODE_FLAGS.join(' ') },
                 ],
@@ -106,4 +115,22 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
       },
     },
   ];
+}
+
+/**
+ * The objects of the cluster's own agent service (server/agent-service.ts): the install's, less the namespace (the
+ * service's namespace, which the agent keeps) and with the token Secret's metadata only, so the service owns the
+ * Secret while its token stays the agent's to rotate (a Secret applied with data would put an old token back). Each
+ * is force-applied (Kluctl's `kluctl.io/force-apply`): the service takes over the fields the bootstrap install's
+ * field manager set, from then on the server keeps them.
+ * @param agent the Deployment's image, server URL and token Secret (namespace/name, in the agent's namespace).
+ */
+export function agentServiceManifests(agent: AgentSource): KubeObject[] {
+  const [namespace, secretName] = agent.tokenSecret.split('/') as [string, string];
+  const installed = agentInstallManifests({ server: agent.server, token: { secretName }, image: agent.image, namespace });
+  const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName, namespace, labels: AGENT_LABELS } };
+  return [...installed.filter((object) => object.kind !== 'Namespace'), secret].map((object) => ({
+    ...object,
+    metadata: { ...object.metadata, annotations: { 'kluctl.io/force-apply': 'true' } },
+  }));
 }

@@ -47,6 +47,7 @@ export async function agentServices(db: Kysely<Database>, box: SecretBox, cluste
     ...(service.revision.spec.syncConfig ? { syncConfig: service.revision.spec.syncConfig } : {}),
     templated: service.revision.spec.templated !== false,
     deleting: service.deletedAt !== null,
+    ...(service.revision.spec.agent ? { agent: service.revision.spec.agent } : {}),
   }));
 }
 

@@ -20,6 +20,7 @@ import type { PushChannels } from './push-channels.ts';
 import type { ReplicaSet } from './replica-set.ts';
 import { serviceRoutes } from './routes/services.ts';
 import { GlobalServices } from './global-services.ts';
+import { KeptAgents } from './kept-agents.ts';
 import { globalServiceRoutes } from './routes/global-services.ts';
 import { registerErrorHandlers } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
@@ -94,6 +95,8 @@ export interface AppOptions {
   outboundAllow?: readonly string[] | undefined;
   /** Deploy tokens' overlap and maximum age. */
   deployTokens: DeployTokenPolicy;
+  /** The agents' image repository (kept-agents.ts). */
+  agentImage: string;
 }
 
 const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -134,7 +137,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     previews: options.previews,
     rollouts: options.rollouts,
   });
-  clusterRoutes(app, { db, globals, notifier: options.notifier, announce: options.announce, channels: options.channels });
+  const agents = new KeptAgents({
+    db,
+    box: options.box,
+    sources: options.sources,
+    imageRepository: options.agentImage,
+    onChange: options.onServiceChange,
+    log: options.log.child({ component: 'kept-agents' }),
+  });
+  clusterRoutes(app, { db, globals, agents, notifier: options.notifier, announce: options.announce, channels: options.channels });
   const outbound = { allow: options.outboundAllow ?? [] };
   globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources, outbound, rollouts: options.rollouts });
   agentRoutes(app, {
@@ -143,6 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tarballs: options.tarballs,
     channels: options.channels,
     tokens: options.deployTokens,
+    agents,
     replicaId: options.replicas.id,
     onServiceChange: options.onServiceChange,
     notifier: options.notifier,

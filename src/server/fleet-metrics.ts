@@ -32,6 +32,14 @@ export function registerFleetMetrics(registry: Registry, deps: { db: Kysely<Data
     },
   });
   new Gauge({
+    name: 'gantry_fleet_agent_version_skew',
+    help: "Clusters whose agent last reported another version than the one it should run (its pin, else the server's own).",
+    registers: [registry],
+    async collect() {
+      this.set((await countClusters(db, new Date())).skewed);
+    },
+  });
+  new Gauge({
     name: 'gantry_fleet_services',
     help: 'Services not being deleted, by status (as Plural derives it from the agents reports).',
     labelNames: ['status'],

@@ -3,6 +3,7 @@
  * database, starts the repository poller and serves the API until closed. The CLI (cli/server.ts) and the tests
  * start it the same way.
  */
+import { GANTRY_IMAGE_REPOSITORY } from '../version.ts';
 import { Engine } from '../engine.ts';
 import { serverEngineConfig } from '../engine-config.ts';
 import type { Logger } from '../logger.ts';
@@ -71,6 +72,8 @@ export interface FleetServerOptions {
   outboundAllow?: readonly string[];
   /** See DeployTokenPolicy; default DEFAULT_DEPLOY_TOKEN_POLICY. */
   deployTokens?: DeployTokenPolicy;
+  /** The agents' image repository, tagged with each cluster's wanted agent version (default GANTRY_IMAGE_REPOSITORY). */
+  agentImage?: string;
 }
 
 /**
@@ -237,6 +240,7 @@ export async function startFleetServer(options: FleetServerOptions): Promise<Fle
       publicUrl: options.publicUrl,
       outboundAllow: options.outboundAllow,
       deployTokens: options.deployTokens ?? DEFAULT_DEPLOY_TOKEN_POLICY,
+      agentImage: options.agentImage ?? GANTRY_IMAGE_REPOSITORY,
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

@@ -2,9 +2,10 @@
  * Turns a service's source into what a revision pins: for a folder of a repository (`git: {ref, folder}`,
  * Plural's fields) the commit the ref points to and the digest of the folder's tarball (a ref is a branch, else a
  * tag, or a full commit sha); for a Helm chart the version it resolves to and the digest of the Kluctl project
- * built around it (helm-sources.ts), with valuesFiles read from the git folder when the service has one.
+ * built around it (helm-sources.ts), with valuesFiles read from the git folder when the service has one; for a
+ * cluster's own agent (kept-agents.ts) the objects of its Deployment, rendered here.
  */
-import { cp, lstat, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { cp, lstat, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
@@ -21,6 +22,9 @@ import { PathEscapeError, resolveInside } from '../files.ts';
 import { HttpError } from '../http/errors.ts';
 import { packHelmProject, resolveChartVersion } from './helm-sources.ts';
 import type { TarballStore } from './tarballs.ts';
+import type { AgentSource } from '../api/services.ts';
+import { agentServiceManifests } from '../install/agent.ts';
+import { toYamlDocuments } from '../yaml.ts';
 
 export interface ServiceSourcesOptions {
   db: Kysely<Database>;
@@ -93,6 +97,7 @@ export class ServiceSources {
    */
   async resolveSpec(spec: ServiceSpec, options: ResolveOptions = { fresh: false }): Promise<ResolvedSource> {
     const { helm, git, repositoryId } = spec;
+    if (spec.agent) return { commit: '', digest: await this.#packAgent(spec.agent) };
     if (!helm) {
       if (!git || repositoryId === undefined) throw new Error('a service spec needs git (with a repository) or helm');
       if (spec.sources?.length) return await this.#resolveCombined(repositoryId, git, spec.sources, options);
@@ -113,6 +118,17 @@ export class ServiceSources {
       digest: await pack(folder),
       chartVersion,
     }));
+  }
+
+  /** Packs the agent service's objects (install/agent.ts: agentServiceManifests) as its one file, agent.yaml. */
+  async #packAgent(agent: AgentSource): Promise<string> {
+    const temp = await mkdtemp(path.join(os.tmpdir(), 'gantry-agent-service-'));
+    try {
+      await writeFile(path.join(temp, 'agent.yaml'), toYamlDocuments(agentServiceManifests(agent)));
+      return await this.#options.tarballs.pack(temp);
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
   }
 
   /** The chart version the helm source's version (or range) resolves to now. @throws HttpError 400 (see resolveChartVersion). */

@@ -8,6 +8,7 @@ import { isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { ClusterTable, Database } from './schema.ts';
 import { hashToken } from '../crypto/tokens.ts';
+import { GANTRY_VERSION } from '../version.ts';
 import { DEPLOY_TOKEN_PREFIX, type DeployTokenUse, insertDeployToken } from './deploy-tokens.ts';
 
 export interface Cluster {
@@ -27,6 +28,10 @@ export interface Cluster {
   tokenRotationRequestedAt: string | null;
   /** When the newest deploy token the agent has used was made; null before its first request. */
   deployTokenCreatedAt: string | null;
+  /** The agent version an admin holds the cluster at; null: it follows the server's own. */
+  agentVersionPin: string | null;
+  /** The version its agent should run: the pin, else the server's own (GANTRY_VERSION). */
+  wantedAgentVersion: string;
 }
 
 export type ClusterHealth = 'HEALTHY' | 'UNHEALTHY' | 'UNKNOWN';
@@ -82,6 +87,7 @@ export async function createCluster(db: Kysely<Database>, input: NewCluster, now
     updated_at: time,
     token_rotation_requested_at: null,
     deploy_token_created_at: null,
+    agent_version_pin: null,
   };
   let deployToken: string;
   try {
@@ -114,6 +120,20 @@ export async function setClusterTags(db: Kysely<Database>, name: string, tags: R
   const result = await db
     .updateTable('clusters')
     .set({ tags: JSON.stringify(tags), updated_at: now.toISOString() })
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw new NotFoundError('cluster', name);
+  return await getCluster(db, name);
+}
+
+/**
+ * Holds the cluster's agent at `version` (an image tag), or lets it follow the server's own with null.
+ * @throws NotFoundError
+ */
+export async function setAgentVersionPin(db: Kysely<Database>, name: string, version: string | null, now = new Date()): Promise<Cluster> {
+  const result = await db
+    .updateTable('clusters')
+    .set({ agent_version_pin: version, updated_at: now.toISOString() })
     .where('name', '=', name)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw new NotFoundError('cluster', name);
@@ -178,17 +198,31 @@ function toCluster(row: Selectable<ClusterTable>): Cluster {
     createdAt: row.created_at,
     tokenRotationRequestedAt: row.token_rotation_requested_at,
     deployTokenCreatedAt: row.deploy_token_created_at,
+    agentVersionPin: row.agent_version_pin,
+    wantedAgentVersion: row.agent_version_pin ?? GANTRY_VERSION,
   };
 }
 
-/** How many clusters there are, and how many agents pinged at or after `pingedSince`. */
-export async function countClusters(db: Kysely<Database>, pingedSince: Date): Promise<{ total: number; pinged: number }> {
+/**
+ * How many clusters there are, how many agents pinged at or after `pingedSince`, and how many agents reported a
+ * version other than the one they should run (their pin, else GANTRY_VERSION): the fleet's version skew.
+ */
+export async function countClusters(db: Kysely<Database>, pingedSince: Date): Promise<{ total: number; pinged: number; skewed: number }> {
   const row = await db
     .selectFrom('clusters')
     .select((eb) => [
       eb.fn.countAll<number | string>().as('total'),
       eb.fn.count<number | string>(eb.case().when('pinged_at', '>=', pingedSince.toISOString()).then(1).end()).as('pinged'),
+      eb.fn
+        .count<number | string>(
+          eb
+            .case()
+            .when('agent_version', '<>', eb.fn.coalesce('agent_version_pin', eb.val(GANTRY_VERSION)))
+            .then(1)
+            .end(),
+        )
+        .as('skewed'),
     ])
     .executeTakeFirstOrThrow();
-  return { total: Number(row.total), pinged: Number(row.pinged) };
+  return { total: Number(row.total), pinged: Number(row.pinged), skewed: Number(row.skewed) };
 }

@@ -435,6 +435,11 @@ async function deployTokenRotation(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('clusters').addColumn('deploy_token_created_at', 'text').execute();
 }
 
+/** A cluster's agent held at a version other than the server's own (clusters.ts: wantedAgentVersion). */
+async function agentVersionPin(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('clusters').addColumn('agent_version_pin', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -458,4 +463,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-global-service-ignore-clusters': { up: globalServiceIgnoreClusters },
   '0020-service-sources': { up: serviceSources },
   '0021-deploy-token-rotation': { up: deployTokenRotation },
+  '0022-agent-version-pin': { up: agentVersionPin },
 };

@@ -26,6 +26,8 @@ export interface ClusterTable {
   token_rotation_requested_at: string | null;
   /** created_at of the newest deploy token the agent has made a request with. */
   deploy_token_created_at: string | null;
+  /** The agent version an admin holds the cluster at; null: the server's own. */
+  agent_version_pin: string | null;
 }
 
 /** Per-cluster agent credentials: only a SHA-256 of the token is kept; a revoked token stays for the audit. */

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
-import type { ComponentDrift, ComponentState, ServiceStatus } from '../api/services.ts';
+import type { AgentSource, ComponentDrift, ComponentState, ServiceStatus } from '../api/services.ts';
 import { inChunks, isUniqueViolation } from './database.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import type { Database, RevisionTable, ServiceTable } from './schema.ts';
@@ -75,6 +75,11 @@ export interface ServiceSpec {
   sources?: ExtraSource[];
   /** Folders of the combined source each rendered on its own, their objects applied together (Plural's renderers). */
   renderers?: PathRenderer[];
+  /**
+   * The cluster's own agent as its source instead of git or helm (server/agent-service.ts): the install's objects
+   * for this image, server URL and token Secret, which the server renders into the tarball.
+   */
+  agent?: AgentSource;
 }
 
 /** One of a service's extra git sources: `git.folder` of the repository at `git.ref`, packed at `path`. */

@@ -177,6 +177,22 @@ describe('the web UI', () => {
     await page.getByLabel('Search clusters, services, tags').fill('');
   });
 
+  test('a cluster whose agent should move to another version shows both; the skew is gone once it is unpinned', async () => {
+    const admin = new FleetClient({ server: server.url, token: server.adminToken! });
+    const skew = page.locator(`tr[data-cluster="${PROD}"] .agent-skew`);
+    try {
+      await admin.setAgentVersion(PROD, '9.9.9');
+      await skew.waitFor();
+      expect(await skew.textContent()).toBe('→ 9.9.9');
+      expect(await skew.getAttribute('title')).toBe('its agent should run 9.9.9, its pinned version');
+      expect(await page.locator(`tr[data-cluster="${DEV}"] .agent-skew`).count()).toBe(0);
+      await screenshot(page, 'agent-skew');
+    } finally {
+      await admin.setAgentVersion(PROD, null);
+    }
+    await skew.waitFor({ state: 'detached' });
+  });
+
   test("a service shows its component tree, an object as the cluster has it, its revisions' diff and its configuration masked", async () => {
     await page.locator(`tr[data-service="${DEV}/web"]`).getByRole('link', { name: 'web' }).click();
     await page.getByRole('heading', { level: 1, name: /^web/ }).waitFor();

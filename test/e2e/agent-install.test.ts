@@ -2,10 +2,13 @@
  * `gantry agent install` into the local cluster: the agent's namespace, RBAC, token Secret and Deployment, applied
  * by the engine; a re-install with a new token changes the Secret and never prints a token.
  */
-import { afterAll, describe, expect, test } from 'vitest';
-import { gantry, kubectl, kubectlJson, localContext } from '../support/cli.ts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { gantry, kubectl, kubectlJson, localContext, namespaceGone } from '../support/cli.ts';
 
 describe('gantry agent install', () => {
+  // fleet-kept-agent.test.ts uses the same namespace, and deletes it without waiting.
+  beforeAll(() => namespaceGone('gantry-agent'));
+
   afterAll(async () => {
     await kubectl(['delete', 'namespace', 'gantry-agent', '--ignore-not-found', '--wait=false']);
     await kubectl(['delete', 'clusterrolebinding', 'gantry-agent-cluster-admin', '--ignore-not-found']);

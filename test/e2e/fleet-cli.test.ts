@@ -59,6 +59,7 @@ describe('gantry server and the cluster commands', () => {
     expect(list.stdout).toMatch(/^dev\s+dev\s+tier=web,region=eu\s+UNKNOWN\s+never$/m);
     expect((await gantry(['cluster', 'get', 'dev', '-o', 'yaml'], { env })).stdout).toContain('name: dev\n');
     expect((await gantry(['cluster', 'get', 'dev'], { env })).stdout).toMatch(/^tags:\s+tier=web,region=eu$/m);
+    expect((await gantry(['cluster', 'get', 'dev'], { env })).stdout).toMatch(/^wanted:\s+\S+ \(the server's own\)$/m);
 
     const token = await gantry(['cluster', 'token', 'dev', '--revoke-others'], { env });
     expect(token.stdout).toMatch(/^gantry-deploy-\S+\n$/);

@@ -1,6 +1,7 @@
 /**
  * End-to-end tests drive Gantry as a user does, through its binary, and check the cluster with the real kubectl.
  */
+import { waitFor } from '../../src/controller/test-support.ts';
 import { EventEmitter, once } from 'node:events';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -141,6 +142,15 @@ export async function kubectlJson<T = { items: Array<Record<string, any>> }>(arg
 /** `kubectl <args>` against the local cluster; returns stdout. */
 export async function kubectl(args: readonly string[], input?: string): Promise<string> {
   return (await execa(KUBECTL, args, { env: { KUBECONFIG }, input })).stdout;
+}
+
+/**
+ * Resolves once the namespace does not exist (test files that share one, deleting it without waiting, start on a
+ * clean cluster). @throws Error after `timeoutMs`.
+ */
+export async function namespaceGone(name: string, timeoutMs = 120_000): Promise<void> {
+  const listed = () => kubectl(['get', 'namespace', '--field-selector', `metadata.name=${name}`, '-o', 'name']);
+  await waitFor(`namespace ${name} to be gone`, async () => (await listed()) === '', timeoutMs);
 }
 
 /** The current context of the local cluster's kubeconfig (the fixtures' targets name a context of their own). */

@@ -1,7 +1,8 @@
 /**
  * The ping loop: every `pingIntervalMs`, tells the server the cluster's Kubernetes version (without its `v`) and the
- * agent's version, which is also how the server knows the agent is alive; the answer may ask it to rotate its deploy
- * token, which it does at once (token-rotation.ts).
+ * agent's version, which is also how the server knows the agent is alive, and how it runs when it is the install's
+ * Deployment (the server then keeps it as a service: server/kept-agents.ts); the answer may ask it to rotate its
+ * deploy token, which it does at once (token-rotation.ts).
  */
 import { sleep } from '../../sleep.ts';
 import { GANTRY_VERSION } from '../../version.ts';
@@ -14,7 +15,9 @@ export function pingLoop(state: AgentState): Loop {
     name: 'ping',
     work: async () => {
       const version = (await state.cluster.version()).replace(/^v/, '');
-      const answer = await state.options.client.ping({ kubernetesVersion: version, agentVersion: GANTRY_VERSION }, state.signal);
+      const { deployment } = state.options;
+      const ping = { kubernetesVersion: version, agentVersion: GANTRY_VERSION, ...(deployment ? { deployment } : {}) };
+      const answer = await state.options.client.ping(ping, state.signal);
       if (answer.rotateToken) await rotateDeployToken(state);
     },
     wait: (ms) => sleep(ms, state.signal).catch(() => undefined),

@@ -1,6 +1,7 @@
 /**
  * /v1/agent: what an agent may do with its cluster's deploy token, and nothing else: read its own cluster, ping
- * (Kubernetes and agent versions, as Plural's pingCluster; the answer says when its token is due for rotation),
+ * (Kubernetes and agent versions, as Plural's pingCluster; the answer says when its token is due for rotation; an
+ * agent running as the install's Deployment says so, and the server keeps its agent service: kept-agents.ts),
  * fetch a new deploy token when one is due (deploy-tokens.ts), hold a push channel (push-channels.ts), list its
  * services with their configuration in clear and what their templates bind (the cluster, bound contexts),
  * download a service's tarball by digest, and report a service's components. A service of another cluster is a 403.
@@ -40,6 +41,7 @@ import type { PushChannels } from '../push-channels.ts';
 import { recordReport } from '../service-reports.ts';
 import { pendingPreviewOf } from '../../store/previews.ts';
 import type { TarballStore } from '../tarballs.ts';
+import type { KeptAgents } from '../kept-agents.ts';
 
 export interface AgentRouteDeps {
   db: Kysely<Database>;
@@ -50,6 +52,8 @@ export interface AgentRouteDeps {
   channels: PushChannels;
   /** How long an older deploy token lives on after a newer one's first use, and when a token is due for rotation. */
   tokens: DeployTokenPolicy;
+  /** Keeps the agent service of a cluster whose agent runs as the install's Deployment. */
+  agents: KeptAgents;
   /** This replica's id, recorded as the holder of the agents' sockets it accepts (the auth proxy's tunnels). */
   replicaId: string;
   /** Kicks the service's agent, on whichever replica holds its channel. */
@@ -94,6 +98,12 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
       await recordPing(db, cluster.id, request.body);
       deps.announce({ kind: 'cluster', id: cluster.id });
       const pinged = await getCluster(db, cluster.name);
+      const { deployment } = request.body;
+      // The ping is answered whatever becomes of the agent service: a failure shows in the log, and the next ping tries again.
+      if (deployment)
+        await deps.agents.keep(pinged, deployment).catch((error: unknown) => {
+          request.log.error({ err: error, cluster: cluster.name }, 'the agent service could not be kept');
+        });
       return { ...pinged, rotateToken: rotationDue(pinged, agentToken(request), deps.tokens.maxAgeMs) };
     },
   );

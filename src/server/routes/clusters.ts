@@ -1,6 +1,6 @@
 /**
  * /v1/clusters: the fleet's clusters and their agents' deploy tokens. Each is read by those with a role on it;
- * creating, tagging, deleting and token rotation need an admin of the whole fleet. A token revoked here, or a cluster
+ * creating, tagging, deleting, token rotation and the agent version need an admin of the whole fleet. A token revoked here, or a cluster
  * deleted, closes this replica's push channels opened with its tokens at once (the other replicas' within 30 s).
  */
 import type { FastifyInstance } from 'fastify';
@@ -10,12 +10,14 @@ import { createCluster, deleteCluster, getCluster, listClusters } from '../../st
 import { requestTokenRotation, rotateDeployToken } from '../../store/deploy-tokens.ts';
 import type { PushChannels } from '../push-channels.ts';
 import type { GlobalServices } from '../global-services.ts';
+import type { KeptAgents } from '../kept-agents.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import { authorize, mayDo, userAccess } from '../auth.ts';
 import type { FleetChange } from '../../api/events.ts';
 import type { FleetEvent, Notifier } from '../notifier.ts';
 import {
+  AgentVersionPinSchema,
   ClusterNameParams,
   ClusterSchema,
   CreatedClusterSchema,
@@ -31,6 +33,8 @@ export function clusterRoutes(
   deps: {
     db: Kysely<Database>;
     globals: GlobalServices;
+    /** Revises a cluster's agent service when its pin changes. */
+    agents: KeptAgents;
     notifier: Notifier;
     announce: (change: FleetChange) => void;
     channels: PushChannels;
@@ -84,6 +88,27 @@ export function clusterRoutes(
     // Global services follow the tags; a change that would delete too many of one's copies is held (409).
     async (request) => {
       const cluster = await globals.setClusterTags(request.params.name, request.body.tags, request.query.confirm === 'true');
+      deps.announce({ kind: 'cluster', id: cluster.id });
+      return cluster;
+    },
+  );
+
+  api.put(
+    '/v1/clusters/:name/agent-version',
+    {
+      ...admins,
+      schema: {
+        tags: ['clusters'],
+        description:
+          "Holds the cluster's agent at a version (null: the server's own). An agent running as the install's Deployment " +
+          'gets a revision of its service gantry-agent at once, and its Deployment rolls to the image of that version.',
+        params: ClusterNameParams,
+        body: AgentVersionPinSchema,
+        response: { 200: ClusterSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const cluster = await deps.agents.pin(request.params.name, request.body.version);
       deps.announce({ kind: 'cluster', id: cluster.id });
       return cluster;
     },

@@ -3,6 +3,7 @@
  * more than the server's share of one global service's copies answers 409 with the list, and goes ahead only when
  * repeated with ?confirm=true (see global-services.ts).
  */
+import { AGENT_SERVICE_NAME } from '../kept-agents.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
@@ -53,6 +54,9 @@ export function globalServiceRoutes(
   const errors = ErrorResponses;
   const tags = ['globalservices'];
   const template = async (body: TemplateBody): Promise<ServiceTemplate> => {
+    // Its copies take this name, which is each cluster's own agent service's (kept-agents.ts).
+    if (body.name === AGENT_SERVICE_NAME)
+      throw new HttpError(400, `the name ${AGENT_SERVICE_NAME} is kept for each cluster's own agent`, 'body.template.name');
     await checkedContexts(db, body.contexts, 'body.template.contexts');
     const spec = await checkedSpec(sources, body, body.name, 'body.template');
     // Admins only reach here, but the server's network position is not theirs to give either.

@@ -5,6 +5,7 @@
  * chart or version is a 400 naming the field and no revision. Reading a service needs a role on it (or its
  * cluster), writing one a writer's or admin's (rights.ts); lists show only what the caller may read.
  */
+import { AGENT_SERVICE_NAME } from '../kept-agents.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
@@ -111,6 +112,12 @@ export function serviceRoutes(app: FastifyInstance, deps: ServiceRouteDeps): voi
       const body = request.body;
       // Creating needs write on the cluster itself, not a binding on the name alone (rights.ts).
       authorize(request, 'write', { cluster, service: { name: body.name }, creating: true });
+      if (body.name === AGENT_SERVICE_NAME)
+        throw new HttpError(
+          400,
+          `the name ${AGENT_SERVICE_NAME} is kept for the cluster's own agent (the server makes that service)`,
+          'body.name',
+        );
       await checkedContexts(db, body.contexts, 'body.contexts');
       const spec = await checkedSpec(sources, body, body.name, 'body');
       await checkSourceRights(request, deps, spec, undefined, 'body');
@@ -305,7 +312,17 @@ async function authorizedService(
   const cluster = await getCluster(db, request.params.cluster);
   const service = await getService(db, cluster.id, request.params.name);
   authorize(request, action, { cluster, service });
+  if (action === 'write' && service.spec.agent) throw keptAgentError(cluster.name);
   return service;
+}
+
+/** The cluster's own agent service is the server's to change (kept-agents.ts); a change by hand could cut the agent off. */
+function keptAgentError(cluster: string): HttpError {
+  return new HttpError(
+    409,
+    `service ${AGENT_SERVICE_NAME} of cluster ${cluster} is its agent, which the server keeps: change the agent's version with ` +
+      `gantry cluster agent-version ${cluster} VERSION (PUT /v1/clusters/${cluster}/agent-version)`,
+  );
 }
 
 /**
@@ -363,6 +380,7 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
         : { id: service.spec.repositoryId, url: repositoryUrls.get(service.spec.repositoryId) ?? '' },
     git: service.spec.git ?? null,
     helm: service.spec.helm ?? null,
+    ...(service.spec.agent ? { agent: service.spec.agent } : {}),
     renderer: service.spec.renderer,
     ...(service.spec.syncConfig ? { syncConfig: service.spec.syncConfig } : {}),
     templated: service.spec.templated !== false,
@@ -406,6 +424,7 @@ function toApiRevision(revision: Revision): Static<typeof RevisionSchema> {
     namespace: revision.spec.namespace,
     git: revision.spec.git ?? null,
     helm: revision.spec.helm ?? null,
+    ...(revision.spec.agent ? { agent: revision.spec.agent } : {}),
     renderer: revision.spec.renderer,
     contexts: revision.spec.contexts ?? [],
     version: revision.spec.version ?? null,

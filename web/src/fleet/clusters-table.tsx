@@ -1,4 +1,4 @@
-/** The clusters: agent health, Kubernetes and agent versions, last ping, tags and how many services are healthy. */
+/** The clusters: agent health, Kubernetes and agent versions (with the wanted one when they differ), last ping, tags and how many services are healthy. */
 import type { Cluster, Service } from '../api/types.ts';
 import { clusterHealth } from '../health.ts';
 import { StatusBadge } from '../ui/status-badge.tsx';
@@ -39,7 +39,9 @@ export function ClustersTable(props: { clusters: Cluster[]; services: Service[];
                   <StatusBadge {...clusterHealth(cluster)} />
                 </td>
                 <td>{cluster.kubernetesVersion ?? <span className="muted">—</span>}</td>
-                <td>{cluster.agentVersion ?? <span className="muted">—</span>}</td>
+                <td>
+                  <AgentVersion cluster={cluster} />
+                </td>
                 <td>
                   <TimeAgo time={cluster.pingedAt} />
                 </td>
@@ -55,6 +57,22 @@ export function ClustersTable(props: { clusters: Cluster[]; services: Service[];
           {props.clusters.length === 0 && <EmptyRow columns={7} text={props.total === 0 ? 'No clusters yet.' : undefined} />}
         </tbody>
       </table>
+    </>
+  );
+}
+
+/** The agent's version, and the one it should run while they differ (an upgrade under way or stuck). */
+function AgentVersion(props: { cluster: Cluster }) {
+  const { agentVersion, wantedAgentVersion, agentVersionPin } = props.cluster;
+  if (agentVersion === null) return <span className="muted">—</span>;
+  if (agentVersion === wantedAgentVersion) return <>{agentVersion}</>;
+  const why = agentVersionPin === null ? "the server's own version" : 'its pinned version';
+  return (
+    <>
+      {agentVersion}{' '}
+      <span className="tag warn agent-skew" title={`its agent should run ${wantedAgentVersion}, ${why}`}>
+        → {wantedAgentVersion}
+      </span>
     </>
   );
 }
