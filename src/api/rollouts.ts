@@ -67,10 +67,13 @@ export type CopyState = (typeof CopyStates)[number];
 export const RolloutSchema = Type.Object({
   id: Type.String(),
   globalService: Type.Union([Type.String(), Type.Null()], {
-    description: "the global service whose copies it moves, or null for a stage's",
+    description: "the global service whose copies it moves, or null for a stage's or the agents'",
   }),
   pipeline: Type.Union([Type.Object({ name: Type.String(), stage: Type.String() }), Type.Null()], {
     description: "the pipeline stage whose promoted services it moves, or null for a global service's",
+  }),
+  agentVersion: Type.Union([Type.String(), Type.Null()], {
+    description: "for a rollout of the fleet's agents (their services gantry-agent), the version it moves them to; null otherwise",
   }),
   state: LiteralUnion(RolloutStates),
   cause: Type.String({ description: 'what started it: a template change, a commit' }),
@@ -99,5 +102,23 @@ export type ApiRollout = Static<typeof RolloutSchema>;
 
 export const RolloutActionParams = Type.Object({
   name: Type.String(),
+  action: Type.Union([Type.Literal('pause'), Type.Literal('resume'), Type.Literal('abort')]),
+});
+
+/** POST /v1/agents/rollout: the fleet's agents to a version, wave by wave. */
+export const AgentRolloutRequestSchema = Type.Object(
+  {
+    version: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$',
+        description: "an image tag; default the server's own version",
+      }),
+    ),
+    rollout: RolloutSpecSchema,
+  },
+  { additionalProperties: false },
+);
+
+export const AgentRolloutActionParams = Type.Object({
   action: Type.Union([Type.Literal('pause'), Type.Literal('resume'), Type.Literal('abort')]),
 });

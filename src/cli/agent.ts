@@ -15,6 +15,7 @@ import { defaultCacheDir, serverEngineConfig } from '../engine-config.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { createLogger } from '../logger.ts';
 import { agentInstallCommand } from './agent-install.ts';
+import { agentRolloutCommand, agentUpgradeCommand } from './agent-upgrade.ts';
 import { AGENT_IMAGE_ENV } from '../install/agent.ts';
 import type { AgentDeployment } from '../api/services.ts';
 import { runUntilSignalled } from './signals.ts';
@@ -40,7 +41,11 @@ interface AgentRunFlags {
 }
 
 export function agentCommand(): Command {
-  return new Command('agent').addCommand(agentInstallCommand()).addCommand(agentRunCommand());
+  return new Command('agent')
+    .addCommand(agentInstallCommand())
+    .addCommand(agentRunCommand())
+    .addCommand(agentUpgradeCommand())
+    .addCommand(agentRolloutCommand());
 }
 
 function agentRunCommand(): Command {

@@ -1,5 +1,6 @@
 /**
- * A progressive rollout as the CLI shows it, for `gantry globalservice rollout` and `gantry pipeline rollout`: its
+ * A progressive rollout as the CLI shows it, for `gantry globalservice rollout`, `gantry pipeline rollout` and
+ * `gantry agent upgrade`/`rollout`: its
  * state, each wave with its copies' states and revisions, and what it waits for.
  */
 import type { ApiRollout } from '../api/rollouts.ts';
@@ -11,8 +12,9 @@ export const rolloutActions = [
   ['abort', 'stop for good: the copies it changed go back to the revision they ran'],
 ] as const;
 
-/** What the rollout moves: the global service's name, or `<pipeline>/<stage>`. */
-export function rolloutName(rollout: Pick<ApiRollout, 'globalService' | 'pipeline'>): string {
+/** What the rollout moves: the global service's name, `<pipeline>/<stage>`, or the agents (to their version). */
+export function rolloutName(rollout: Pick<ApiRollout, 'globalService' | 'pipeline' | 'agentVersion'>): string {
+  if (rollout.agentVersion !== null) return `the agents to ${rollout.agentVersion}`;
   return rollout.globalService ?? `${rollout.pipeline!.name}/${rollout.pipeline!.stage}`;
 }
 

@@ -6,7 +6,7 @@
 import type { Static } from 'typebox';
 import type { ClusterSchema, CreatedClusterSchema, NewClusterBody } from '../api/clusters.ts';
 import type { ContextUpsertBody, ServiceContextSchema } from '../api/contexts.ts';
-import type { ApiRollout } from '../api/rollouts.ts';
+import type { ApiRollout, RolloutSpec } from '../api/rollouts.ts';
 import type { GlobalServiceSchema, GlobalServiceUpdateBody, NewGlobalServiceBody } from '../api/global-services.ts';
 import type { RouterSchema, RouterUpsertBody, SinkSchema, SinkUpsertBody } from '../api/notifications.ts';
 import type { PipelineSchema, PipelineUpsertBody, PromotionSchema } from '../api/pipelines.ts';
@@ -229,6 +229,20 @@ export class FleetClient {
 
   rolloutAction(name: string, action: 'pause' | 'resume' | 'abort'): Promise<ApiRollout> {
     return this.#call('POST', `/v1/globalservices/${encodeURIComponent(name)}/rollout/${action}`);
+  }
+
+  /** Upgrades the agents the server keeps to `version` (default the server's own), wave by wave. */
+  startAgentRollout(body: { version?: string; rollout: RolloutSpec }): Promise<ApiRollout> {
+    return this.#call('POST', '/v1/agents/rollout', body);
+  }
+
+  /** The agents' newest rollout. */
+  getAgentRollout(): Promise<ApiRollout> {
+    return this.#call('GET', '/v1/agents/rollout');
+  }
+
+  agentRolloutAction(action: 'pause' | 'resume' | 'abort'): Promise<ApiRollout> {
+    return this.#call('POST', `/v1/agents/rollout/${action}`);
   }
 
   getStageRollout(pipeline: string, stage: string): Promise<ApiRollout> {

@@ -26,6 +26,13 @@ export const AGENT_IMAGE_ENV = 'GANTRY_AGENT_IMAGE';
  */
 export const AGENT_NODE_FLAGS = ['--max-semi-space-size=2', '--max-old-space-size=320'] as const;
 
+/** The tag of an image reference (`repo:tag`, `host:port/repo:tag@sha256:…`), or undefined when it has none. */
+export function imageTag(image: string): string | undefined {
+  const name = image.split('@')[0]!;
+  const colon = name.lastIndexOf(':');
+  return colon > name.lastIndexOf('/') ? name.slice(colon + 1) : undefined;
+}
+
 const AGENT_LABELS = { 'app.kubernetes.io/name': AGENT_NAME, 'app.kubernetes.io/part-of': 'gantry' };
 
 export interface AgentInstall {

@@ -26,6 +26,7 @@ import { registerErrorHandlers } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
 import { registerFleetMetrics } from './fleet-metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
+import { agentRolloutRoutes } from './routes/agent-rollouts.ts';
 import { clusterRoutes } from './routes/clusters.ts';
 import { contextRoutes } from './routes/contexts.ts';
 import { helmRepositoryRoutes } from './routes/helm-repositories.ts';
@@ -143,8 +144,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sources: options.sources,
     imageRepository: options.agentImage,
     onChange: options.onServiceChange,
+    rollouts: options.rollouts,
     log: options.log.child({ component: 'kept-agents' }),
   });
+  agentRolloutRoutes(app, { db, agents, rollouts: options.rollouts });
   clusterRoutes(app, { db, globals, agents, notifier: options.notifier, announce: options.announce, channels: options.channels });
   const outbound = { allow: options.outboundAllow ?? [] };
   globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources, outbound, rollouts: options.rollouts });

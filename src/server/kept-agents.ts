@@ -6,21 +6,34 @@
  * wantedAgentVersion). The agent applies it like any service, so an upgrade is a revision and the Deployment rolls
  * the pod. The image's repository is the server's to choose, never the ping's: a leaked deploy token must not pick
  * what runs with the agent's rights; and the agent applies the service only while its server and Secret are its own
- * (agent/own-service.ts).
+ * (agent/own-service.ts). Upgrades of the whole fleet go wave by wave through a rollout of the agent services.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { AgentDeployment } from '../api/services.ts';
+import { AGENT_NAME } from '../install/agent.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Logger } from '../logger.ts';
-import { type Cluster, getCluster, setAgentVersionPin } from '../store/clusters.ts';
+import type { RolloutSpec } from '../api/rollouts.ts';
+import { HttpError } from '../http/errors.ts';
+import { type Cluster, getCluster, listClusters, setAgentVersionPin } from '../store/clusters.ts';
+import { GANTRY_VERSION } from '../version.ts';
+import { agentsSubject, type RolloutRunner, type RolloutSubject } from './rollouts.ts';
 import { ConflictError, NotFoundError } from '../store/errors.ts';
 import type { Database } from '../store/schema.ts';
-import { createService, getService, type Service, type ServiceRef, type ServiceSpec, updateService } from '../store/services.ts';
+import {
+  createService,
+  getService,
+  listServices,
+  type Service,
+  type ServiceRef,
+  type ServiceSpec,
+  updateService,
+} from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 /** The name of every cluster's own agent service; a user's service may not take it (routes/services.ts). */
-export const AGENT_SERVICE_NAME = 'gantry-agent';
+export const AGENT_SERVICE_NAME = AGENT_NAME;
 
 export interface KeptAgentsDeps {
   db: Kysely<Database>;
@@ -30,6 +43,8 @@ export interface KeptAgentsDeps {
   imageRepository: string;
   /** Kicks the agent of a service that got a revision. */
   onChange: (service: ServiceRef) => void;
+  /** Moves agent upgrades wave by wave. */
+  rollouts: RolloutRunner;
   log: Logger;
 }
 
@@ -60,6 +75,8 @@ export class KeptAgents {
     const spec = agentServiceSpec(deployment, this.#deps.imageRepository, cluster.wantedAgentVersion);
     const existing = await this.#agentService(cluster);
     if (existing === 'foreign' || (existing && isDeepStrictEqual(existing.spec, spec))) return undefined;
+    // Held (an agents' rollout failed) at the revision it wants: its newer revision waits, and another would repeat it.
+    if (existing?.pinned && isDeepStrictEqual(existing.revision.spec, spec)) return undefined;
     const source = await this.#deps.sources.resolveSpec(spec);
     const author = { by: 'gantry', message: `agent ${cluster.wantedAgentVersion}` };
     const { db, box } = this.#deps;
@@ -91,6 +108,31 @@ export class KeptAgents {
       await this.keep(cluster, { server, tokenSecret });
     }
     return await getCluster(this.#deps.db, clusterName);
+  }
+
+  /**
+   * Upgrades the fleet's agents to `version` wave by wave (Plural's agents follow their console at once): a rollout
+   * (rollouts.ts) of every agent service, pinned where it is, then each cluster's pin set to `version` and its
+   * revision recorded, waiting for its wave. A copy is healthy once its agent pings with `version`; one that does not
+   * within `spec.progressDeadline` fails the rollout, and with `onFailure: rollback` every cluster it changed goes back
+   * to the revision it ran, pinned to its version again.
+   * @throws HttpError 409 when no cluster's agent runs as the install's Deployment.
+   */
+  async upgrade(version: string, spec: RolloutSpec, by: string): Promise<RolloutSubject> {
+    const { db, rollouts } = this.#deps;
+    const services = (await listServices(db)).filter((service) => service.spec.agent && service.deletedAt === null);
+    if (services.length === 0)
+      throw new HttpError(409, "no cluster's agent runs as the install's Deployment: there is no agent service to upgrade");
+    const subject = await rollouts.beginAgents(agentsSubject(version), spec, services, `agent upgrade to ${version} by ${by}`);
+    const clusters = new Map((await listClusters(db)).map((cluster) => [cluster.id, cluster]));
+    for (const service of services) {
+      const cluster = clusters.get(service.clusterId);
+      if (!cluster || !service.spec.agent) continue;
+      const pinned = await setAgentVersionPin(db, cluster.name, version === GANTRY_VERSION ? null : version);
+      await this.keep(pinned, { server: service.spec.agent.server, tokenSecret: service.spec.agent.tokenSecret });
+    }
+    await rollouts.evaluateAll([subject]);
+    return subject;
   }
 
   /** The cluster's agent service; 'foreign' for a service of that name the server does not keep. */

@@ -31,7 +31,9 @@ import type { FleetEvent, Notifier } from './notifier.ts';
 import { checkHealth } from '../pipeline/health-gate.ts';
 import { messageOf } from '../problems.ts';
 import { type CopyFacts, copyOutcome, type PlannedCluster, planCopies, type RolloutCopy, waveNames } from '../rollout/plan.ts';
-import { listClusters } from '../store/clusters.ts';
+import { type Cluster, getCluster, listClusters, setAgentVersionPin } from '../store/clusters.ts';
+import { AGENT_NAME, imageTag } from '../install/agent.ts';
+import { GANTRY_VERSION } from '../version.ts';
 import { type GlobalService, globalServiceById, listGlobalServices } from '../store/global-services.ts';
 import { listPipelines, type Pipeline } from '../store/pipelines.ts';
 import { addRejection, rejectedDigests } from '../store/rejections.ts';
@@ -47,7 +49,7 @@ import {
   unfinishedRollouts,
 } from '../store/rollouts.ts';
 import type { Database } from '../store/schema.ts';
-import { getServiceById, listServices, type Service, type ServiceRef } from '../store/services.ts';
+import { getService, getServiceById, listServices, type Service, type ServiceRef } from '../store/services.ts';
 
 export interface RolloutDeps {
   db: Kysely<Database>;
@@ -84,6 +86,15 @@ export interface RolloutSubject {
 
 export function globalServiceSubject(global: Pick<GlobalService, 'id' | 'name'>): RolloutSubject {
   return { owner: { globalServiceId: global.id }, name: global.name, path: `globalservice/${global.name}` };
+}
+
+/**
+ * The fleet's agents moving to `version` (kept-agents.ts): the copies are the clusters' agent services, and a copy is
+ * healthy only once its agent pings with that version. `@agents` has a character no global service's or pipeline's
+ * name has, so its pin is no other rollout's.
+ */
+export function agentsSubject(version: string): RolloutSubject {
+  return { owner: { agentVersion: version }, name: '@agents', path: 'agents' };
 }
 
 export function stageSubject(pipeline: Pick<Pipeline, 'id' | 'name'>, stage: string): RolloutSubject {
@@ -148,6 +159,27 @@ export class RolloutRunner {
     const ids = new Set(services.map((service) => service.id));
     const subject = stageSubject(pipeline, stage);
     return this.#startRollout(subject, spec, await this.#copiesOf(subject, (service) => ids.has(service.id)), cause);
+  }
+
+  /**
+   * Called before the agent services get revisions for `subject`'s version (kept-agents.ts): a rollout of them starts
+   * (superseding the agents' rollout under way) and pins them, so the new revisions wait for their wave.
+   * @returns the subject; `evaluateAll` it once the revisions are recorded.
+   */
+  async beginAgents(
+    subject: RolloutSubject,
+    spec: RolloutSpec,
+    services: ReadonlyArray<Pick<Service, 'id'>>,
+    cause: string,
+  ): Promise<RolloutSubject> {
+    const ids = new Set(services.map((service) => service.id));
+    return this.#startRollout(subject, spec, await this.#copiesOf(subject, (service) => ids.has(service.id)), cause);
+  }
+
+  /** An agent pinged with another version than before: the agents' rollout holding its agent service may move on. Never throws. */
+  async agentPinged(cluster: Pick<Cluster, 'id' | 'name'>): Promise<void> {
+    const service = await getService(this.#deps.db, cluster.id, AGENT_NAME).catch(() => undefined);
+    if (service?.spec.agent) await this.serviceReported(service);
   }
 
   async #startRollout(subject: RolloutSubject, spec: RolloutSpec, services: PlannedCluster[], cause: string): Promise<RolloutSubject> {
@@ -227,7 +259,8 @@ export class RolloutRunner {
       revisions.set(copy.serviceId, (await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined))?.revision.number ?? null);
     return {
       id: rollout.id,
-      globalService: subject.pipeline ? null : subject.name,
+      globalService: 'globalServiceId' in subject.owner ? subject.name : null,
+      agentVersion: 'agentVersion' in subject.owner ? subject.owner.agentVersion : null,
       pipeline: subject.pipeline && subject.stage ? { name: subject.pipeline, stage: subject.stage } : null,
       state: rollout.state,
       cause: rollout.cause,
@@ -281,7 +314,7 @@ export class RolloutRunner {
     const copies = rollout.copies.map((copy) => ({ ...copy }));
     let soonest: Date | undefined;
     for (const copy of copies.filter((candidate) => candidate.state === 'RELEASED')) {
-      const outcome = copyOutcome(rollout.spec, copy, await this.#facts(copy), now);
+      const outcome = copyOutcome(rollout.spec, copy, await this.#facts(subject, copy), now);
       if (outcome.state === 'RELEASED') soonest = earlier(soonest, outcome.deadline);
       else if (outcome.state === 'HEALTHY') copy.state = 'HEALTHY';
       else return { rollout: failed({ ...rollout, copies }, copy, outcome.reason, now), changed: true };
@@ -317,7 +350,10 @@ export class RolloutRunner {
       },
       new Date(soakingSince),
       now,
-      await this.#unhealthy(copies.filter((copy) => copy.wave <= rollout.wave && copy.state === 'HEALTHY')),
+      await this.#unhealthy(
+        subject,
+        copies.filter((copy) => copy.wave <= rollout.wave && copy.state === 'HEALTHY'),
+      ),
     );
     if (check.state === 'CLOSED') {
       const message = `wave ${waves[rollout.wave]}: ${check.reason}`;
@@ -362,6 +398,10 @@ export class RolloutRunner {
         cleared = true;
       }
     }
+    // Also an abort before any release, which rolls nothing back.
+    const untouched = rollout.copies.every((copy) => copy.state === 'WAITING' || copy.state === 'SKIPPED');
+    const ended = rollout.state === 'FAILED' || rollout.state === 'ABORTED';
+    if ('agentVersion' in subject.owner && (cleared || (ended && untouched))) await this.#restoreAgentPins(rollout);
     if (cleared) {
       const saved = await saveRollout(this.#deps.db, rollout, this.#now());
       if (saved) Object.assign(rollout, saved);
@@ -403,24 +443,46 @@ export class RolloutRunner {
     }
   }
 
-  /** What the copy's service says now. */
-  async #facts(copy: RolloutCopy): Promise<CopyFacts> {
+  /**
+   * What the copy's service says now. An agent service applied and healthy is not enough for the agents' rollout: its
+   * Deployment can be ready while the new agent never reached the server, so the agent must have pinged with the
+   * version (the issue's rule: a new agent that does not ping with it in time is rolled back).
+   */
+  async #facts(subject: RolloutSubject, copy: RolloutCopy): Promise<CopyFacts> {
     const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
     if (!service || service.deletedAt !== null) return { gone: true, status: 'gone', applied: false, revision: 0, errors: [] };
-    return {
+    const facts = {
       gone: false,
       status: service.status,
       applied: service.appliedRevisionNumber === service.revision.number && service.pinned === null,
       revision: service.revision.number,
       errors: service.errors.map((error) => `${error.source}: ${error.message}`),
     };
+    if (!('agentVersion' in subject.owner) || facts.status !== 'healthy') return facts;
+    const wanted = subject.owner.agentVersion;
+    const running = (await getCluster(this.#deps.db, copy.cluster).catch(() => undefined))?.agentVersion ?? null;
+    return running === wanted ? facts : { ...facts, status: `running agent ${running ?? 'none'}, not ${wanted}` };
+  }
+
+  /**
+   * After the agents' rollout FAILED or was ABORTED (its rollbacks made): each cluster is pinned to the version its
+   * agent service runs again, so that the cluster wants what it runs, and its next ping makes no revision of the
+   * version that failed.
+   */
+  async #restoreAgentPins(rollout: Rollout): Promise<void> {
+    for (const copy of rollout.copies) {
+      const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
+      const version = service?.revision.spec.agent && imageTag(service.revision.spec.agent.image);
+      if (!version) continue;
+      await setAgentVersionPin(this.#deps.db, copy.cluster, version === GANTRY_VERSION ? null : version).catch(() => undefined);
+    }
   }
 
   /** The copies among `copies` whose service is not healthy now (a soak fails on any). */
-  async #unhealthy(copies: readonly RolloutCopy[]): Promise<Array<{ name: string; status: string }>> {
+  async #unhealthy(subject: RolloutSubject, copies: readonly RolloutCopy[]): Promise<Array<{ name: string; status: string }>> {
     const unhealthy: Array<{ name: string; status: string }> = [];
     for (const copy of copies) {
-      const facts = await this.#facts(copy);
+      const facts = await this.#facts(subject, copy);
       if (!facts.gone && facts.status !== 'healthy') unhealthy.push({ name: `${copy.cluster}/${copy.service}`, status: facts.status });
     }
     return unhealthy;
@@ -455,6 +517,7 @@ export class RolloutRunner {
       const global = await globalServiceById(this.#deps.db, this.#deps.box, owner.globalServiceId);
       return global && globalServiceSubject(global);
     }
+    if ('agentVersion' in owner) return agentsSubject(owner.agentVersion);
     const pipeline = (await listPipelines(this.#deps.db)).find((candidate) => candidate.id === owner.pipelineId);
     return pipeline && stageSubject(pipeline, owner.stage);
   }

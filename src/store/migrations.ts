@@ -440,6 +440,11 @@ async function agentVersionPin(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('clusters').addColumn('agent_version_pin', 'text').execute();
 }
 
+/** Rollouts of the fleet's agents to a version (server/agent-upgrades.ts): the version, set on no other rollout. */
+async function agentRollouts(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('rollouts').addColumn('agent_version', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -464,4 +469,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0020-service-sources': { up: serviceSources },
   '0021-deploy-token-rotation': { up: deployTokenRotation },
   '0022-agent-version-pin': { up: agentVersionPin },
+  '0023-agent-rollouts': { up: agentRollouts },
 };

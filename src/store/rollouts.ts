@@ -1,6 +1,6 @@
 /**
- * Progressive rollouts in the store (issue 43, part 2). A rollout belongs to an owner, a global service (its copies)
- * or a pipeline stage (its services a promotion moves), and holds each of its services at the revision it runs with
+ * Progressive rollouts in the store (issue 43, part 2). A rollout belongs to an owner, a global service (its copies),
+ * a pipeline stage (its services a promotion moves) or the fleet's agents (their services gantry-agent), and holds each of its services at the revision it runs with
  * the rollback pin of part 3 (`pinned: {by: 'rollout/<owner>'}`): the new revision is then recorded on each as one
  * that waits, and the runner (src/server/rollouts.ts) releases them wave by wave. Starting one supersedes the owner's
  * rollout under way and pins in the same transaction, so no service moves ahead of its wave. Every write goes over the version read (compare and set): two replicas acting on one report never
@@ -13,8 +13,11 @@ import type { RolloutCopy } from '../rollout/plan.ts';
 import type { Database, RolloutTable } from './schema.ts';
 import type { Pin } from './services.ts';
 
-/** Whose rollout it is: a global service's, or a pipeline stage's. */
-export type RolloutOwner = { globalServiceId: string } | { pipelineId: string; stage: string };
+/**
+ * Whose rollout it is: a global service's, a pipeline stage's, or the fleet's agents' (to `agentVersion`; one such
+ * rollout at a time, whatever its version).
+ */
+export type RolloutOwner = { globalServiceId: string } | { pipelineId: string; stage: string } | { agentVersion: string };
 
 export interface Rollout {
   id: string;
@@ -163,19 +166,28 @@ function ownedBy(owner: RolloutOwner): (eb: ExpressionBuilder<Database, 'rollout
   return (eb) =>
     'globalServiceId' in owner
       ? eb('global_service_id', '=', owner.globalServiceId)
-      : eb.and([eb('pipeline_id', '=', owner.pipelineId), eb('stage', '=', owner.stage)]);
+      : 'agentVersion' in owner
+        ? eb('agent_version', 'is not', null)
+        : eb.and([eb('pipeline_id', '=', owner.pipelineId), eb('stage', '=', owner.stage)]);
 }
 
-function ownerColumns(owner: RolloutOwner): Pick<RolloutTable, 'global_service_id' | 'pipeline_id' | 'stage'> {
-  return 'globalServiceId' in owner
-    ? { global_service_id: owner.globalServiceId, pipeline_id: null, stage: null }
-    : { global_service_id: null, pipeline_id: owner.pipelineId, stage: owner.stage };
+function ownerColumns(owner: RolloutOwner): Pick<RolloutTable, 'global_service_id' | 'pipeline_id' | 'stage' | 'agent_version'> {
+  const none = { global_service_id: null, pipeline_id: null, stage: null, agent_version: null };
+  if ('globalServiceId' in owner) return { ...none, global_service_id: owner.globalServiceId };
+  if ('agentVersion' in owner) return { ...none, agent_version: owner.agentVersion };
+  return { ...none, pipeline_id: owner.pipelineId, stage: owner.stage };
+}
+
+function ownerOf(row: Selectable<RolloutTable>): RolloutOwner {
+  if (row.global_service_id) return { globalServiceId: row.global_service_id };
+  if (row.agent_version) return { agentVersion: row.agent_version };
+  return { pipelineId: row.pipeline_id!, stage: row.stage! };
 }
 
 function toRollout(row: Selectable<RolloutTable>): Rollout {
   return {
     id: row.id,
-    owner: row.global_service_id ? { globalServiceId: row.global_service_id } : { pipelineId: row.pipeline_id!, stage: row.stage! },
+    owner: ownerOf(row),
     state: row.state as RolloutState,
     cause: row.cause,
     reason: row.reason,

@@ -198,6 +198,8 @@ export interface RolloutTable {
   /** A pipeline stage's rollout (with stage); null for a global service's. */
   pipeline_id: string | null;
   stage: string | null;
+  /** The version a rollout of the fleet's agents moves them to; null for the others. */
+  agent_version: string | null;
   /** A RolloutState. */
   state: string;
   cause: string;

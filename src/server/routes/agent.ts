@@ -100,10 +100,13 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
       const pinged = await getCluster(db, cluster.name);
       const { deployment } = request.body;
       // The ping is answered whatever becomes of the agent service: a failure shows in the log, and the next ping tries again.
-      if (deployment)
+      if (deployment) {
         await deps.agents.keep(pinged, deployment).catch((error: unknown) => {
           request.log.error({ err: error, cluster: cluster.name }, 'the agent service could not be kept');
         });
+        // A new agent's first ping is what an agents' rollout waits for.
+        if (cluster.agentVersion !== request.body.agentVersion) await deps.rollouts.agentPinged(cluster);
+      }
       return { ...pinged, rotateToken: rotationDue(pinged, agentToken(request), deps.tokens.maxAgeMs) };
     },
   );
