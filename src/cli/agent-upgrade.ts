@@ -14,7 +14,6 @@ import { durationArg, positiveIntegerArg } from './options.ts';
 import { formatRollout, rolloutActions } from './rollout-output.ts';
 
 interface UpgradeFlags {
-  version?: string;
   canary: string[];
   batchSize?: number;
   timeout: string;
@@ -34,7 +33,7 @@ export function agentUpgradeCommand(): Command {
       .description(
         'upgrade every agent the server keeps (its service gantry-agent) to a version, a canary cluster first, then the rest in batches (admins)',
       )
-      .option('--version <tag>', "the agents' version (an image tag); default the server's own")
+      .argument('[version]', "the agents' version (an image tag); default the server's own")
       .option('--canary <cluster>', 'a cluster of the first wave (repeatable); default the first cluster by name', collect, [])
       .option('--batch-size <count>', 'clusters upgraded at once after the canary (default a quarter of them)', positiveIntegerArg)
       .option(
@@ -51,12 +50,12 @@ export function agentUpgradeCommand(): Command {
       )
       .option('--rollout-file <file>', 'the whole rollout (waves, batchSize, soak, progressDeadline, onFailure) from YAML or JSON instead')
       .option('--wait', 'return once the rollout is done (exit 0) or failed, aborted or superseded (exit 1)'),
-  ).action((flags: UpgradeFlags) =>
+  ).action((version: string | undefined, flags: UpgradeFlags) =>
     withFleetClient(async (client) => {
       const rollout = flags.rolloutFile
         ? (parseYaml(await readFile(flags.rolloutFile, 'utf8'), flags.rolloutFile) as RolloutSpec)
         : await defaultSpec(client, flags);
-      const started = await client.startAgentRollout({ ...(flags.version ? { version: flags.version } : {}), rollout });
+      const started = await client.startAgentRollout({ ...(version ? { version } : {}), rollout });
       const shown = flags.wait ? await rolloutEnded(client, started) : started;
       printFleet(flags.output, shown, () => formatRollout(shown));
       if (flags.wait && shown.state !== 'DONE') process.exitCode = 1;

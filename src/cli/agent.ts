@@ -19,7 +19,7 @@ import { agentRolloutCommand, agentUpgradeCommand } from './agent-upgrade.ts';
 import { AGENT_IMAGE_ENV } from '../install/agent.ts';
 import type { AgentDeployment } from '../api/services.ts';
 import { runUntilSignalled } from './signals.ts';
-import { durationArg } from './options.ts';
+import { durationArg, parseAddress } from './options.ts';
 
 interface AgentRunFlags {
   server?: string;
@@ -37,6 +37,7 @@ interface AgentRunFlags {
   healthInterval: number;
   syncTimeout: number;
   pushChannel: boolean;
+  healthAddr?: { host: string; port: number };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -80,6 +81,7 @@ function agentRunCommand(): Command {
     .option('--health-interval <duration>', 'how often components not yet running are looked at again', durationArg, 5_000)
     .option('--sync-timeout <duration>', 'readiness waits and deletions of one sync', durationArg, 5 * 60_000)
     .option('--no-push-channel', 'poll only: no WebSocket to the server')
+    .option('--health-addr <host:port>', 'serve GET /healthz and /readyz (ready once a ping reached the server) here', parseAddress)
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: AgentRunFlags) => runAgent(flags));
 }
@@ -127,6 +129,7 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     client,
     tokenStore,
     deployment: deploymentOf(server, flags.tokenSecret, process.env),
+    healthAddress: flags.healthAddr,
     pushChannel: flags.pushChannel,
     engine,
     kubeConfig,

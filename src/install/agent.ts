@@ -17,6 +17,8 @@ export const AGENT_INSTALL_DISCRIMINATOR = 'gantry-agent-install';
  * this Deployment, and reports how (AgentDeployment) so that the server keeps it as the service gantry-agent.
  */
 export const AGENT_IMAGE_ENV = 'GANTRY_AGENT_IMAGE';
+/** The port of the agent's probes (agent/health-server.ts). */
+export const AGENT_HEALTH_PORT = 8081;
 
 /**
  * V8's limits for the agent's Node (its container's NODE_OPTIONS): semi-spaces of 2 MiB instead of V8's 16 MiB on
@@ -73,8 +75,10 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
       metadata: metadata(AGENT_NAME),
       spec: {
         replicas: 1,
-        // One agent per cluster: the old one stops before the new one starts.
-        strategy: { type: 'Recreate' },
+        // The new pod first, the old one stopped only once the new one is ready (its agent reached the server): a new
+        // agent that cannot start or reach the server leaves the old one running, which an agents' rollout rolls back
+        // to. For the moment of a handover two agents apply the same services with the same field manager.
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
         selector: { matchLabels: { 'app.kubernetes.io/name': AGENT_NAME } },
         template: {
           metadata: { labels },
@@ -95,7 +99,11 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
                   `${namespace}/${tokenSecret}`,
                   '--data-dir',
                   '/var/lib/gantry/agent',
+                  '--health-addr',
+                  `:${AGENT_HEALTH_PORT}`,
                 ],
+                ports: [{ name: 'health', containerPort: AGENT_HEALTH_PORT }],
+                readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 2 },
                 env: [
                   { name: AGENT_IMAGE_ENV, value: install.image },
                   { name: 'GANTRY_CACHE_DIR', value: '/var/cache/gantry' },

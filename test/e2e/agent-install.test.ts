@@ -49,6 +49,8 @@ describe('gantry agent install', () => {
         'gantry-agent/gantry-agent-token',
         '--data-dir',
         '/var/lib/gantry/agent',
+        '--health-addr',
+        ':8081',
       ],
     });
     expect(deployment.status.availableReplicas).toBe(1);

@@ -139,6 +139,8 @@ describe('the agent the server keeps', () => {
       TOKEN_SECRET,
       '--data-dir',
       '/var/lib/gantry/agent',
+      '--health-addr',
+      ':8081',
     ]);
     // The agent's field manager owns the image now: the next install by hand is a conflict Kluctl's rules resolve, not a silent fight.
     const managed = await kubectlJson<DeploymentObject>(['get', 'deployment', 'gantry-agent', '-n', NS, '--show-managed-fields']);

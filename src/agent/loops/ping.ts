@@ -16,8 +16,10 @@ export function pingLoop(state: AgentState): Loop {
     work: async () => {
       const version = (await state.cluster.version()).replace(/^v/, '');
       const { deployment } = state.options;
-      const ping = { kubernetesVersion: version, agentVersion: GANTRY_VERSION, ...(deployment ? { deployment } : {}) };
+      const agentVersion = state.options.version ?? GANTRY_VERSION;
+      const ping = { kubernetesVersion: version, agentVersion, ...(deployment ? { deployment } : {}) };
       const answer = await state.options.client.ping(ping, state.signal);
+      state.pingedAt = Date.now();
       if (answer.rotateToken) await rotateDeployToken(state);
     },
     wait: (ms) => sleep(ms, state.signal).catch(() => undefined),

@@ -1,0 +1,111 @@
+/**
+ * The test's part of an agent upgrade, not Gantry's (docs/fleet.md says which is which): the local clusters' kwok
+ * nodes run no containers, so this plays the kubelet and the Deployment controller for the agent's Deployment
+ * (gantry-agent/gantry-agent) on one cluster. It follows the Deployment's pod template; when its image's tag is one
+ * the runner "can pull" (the same build, started as that version, as the issue allows), it starts a new agent (the
+ * real agent code, in this process, reporting that version, with the Deployment's server, token Secret and
+ * environment), waits until its ping reached the server (the readiness probe on /readyz), then stops the agent it ran
+ * before (RollingUpdate with maxUnavailable 0). An image it cannot pull is an ImagePullBackOff: the new pod never
+ * turns ready, and the agent running goes on.
+ */
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { AGENT_FIELD_MANAGER } from '../../src/agent/agent-state.ts';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { secretTokenStore } from '../../src/agent/token-store.ts';
+import type { FleetClient } from '../../src/client/fleet-client.ts';
+import { waitFor } from '../../src/controller/test-support.ts';
+import type { Engine } from '../../src/engine.ts';
+import { imageTag } from '../../src/install/agent.ts';
+import type { Logger } from '../../src/logger.ts';
+import { pushedAgentOptions } from './fleet.ts';
+
+export interface AgentRunnerOptions {
+  /** The cluster's name on the server. */
+  cluster: string;
+  kubeConfig: KubeConfig;
+  engine: Engine;
+  /** Reads the cluster's agent version, to see a new agent's ping arrive. */
+  admin: FleetClient;
+  /** The tags whose images can be pulled; any other is an ImagePullBackOff. */
+  pullable: ReadonlySet<string>;
+  /** Each agent's data folder is a new folder below this one (a new pod's emptyDir). */
+  dataDir: string;
+  log: Logger;
+}
+
+export interface AgentRunner {
+  /** The versions started, in order, with when (epoch ms). */
+  readonly started: ReadonlyArray<{ version: string; at: number }>;
+  /** The version of the agent running now. */
+  running(): string | undefined;
+  stop(): Promise<void>;
+}
+
+interface Container {
+  image: string;
+  args: string[];
+}
+
+/** Follows the cluster's agent Deployment (every 300 ms) until stopped. */
+export function runAgentDeployment(options: AgentRunnerOptions): AgentRunner {
+  const cluster = options.engine.clusters.get(options.kubeConfig, options.kubeConfig.getCurrentContext());
+  const started: Array<{ version: string; at: number }> = [];
+  const stopping = new AbortController();
+  let current: { version: string; agent: RunningAgent } | undefined;
+
+  /** A new pod of `container`: its agent, once its ping reached the server; the pod before it stopped then. */
+  async function roll(container: Container, version: string): Promise<void> {
+    const flag = (name: string) => container.args[container.args.indexOf(name) + 1]!;
+    const server = flag('--server');
+    const tokenSecret = flag('--token-secret');
+    const tokenStore = secretTokenStore(cluster, tokenSecret, AGENT_FIELD_MANAGER);
+    const agent = startAgent(
+      pushedAgentOptions(
+        {
+          server,
+          token: await tokenStore.read(),
+          engine: options.engine,
+          kubeConfig: options.kubeConfig,
+          dataDir: path.join(options.dataDir, `${version}-${started.length}`),
+          log: options.log.child({ pod: `${options.cluster}/${version}` }),
+        },
+        { tokenStore, deployment: { server, tokenSecret }, version, pingIntervalMs: 1_000 },
+      ),
+    );
+    started.push({ version, at: Date.now() });
+    await waitFor(
+      `the ${version} agent of ${options.cluster} to ping`,
+      async () => (await options.admin.getCluster(options.cluster)).agentVersion === version,
+      30_000,
+    );
+    await current?.agent.stop();
+    current = { version, agent };
+  }
+
+  const followed = (async () => {
+    while (!stopping.signal.aborted) {
+      const deployment = await cluster.client
+        .request<{ spec: { template: { spec: { containers: Container[] } } } }>(
+          'GET',
+          '/apis/apps/v1/namespaces/gantry-agent/deployments/gantry-agent',
+        )
+        .catch(() => undefined);
+      const container = deployment?.spec.template.spec.containers[0];
+      const version = container && imageTag(container.image);
+      if (container && version && version !== current?.version && options.pullable.has(version))
+        await roll(container, version).catch((error: unknown) => options.log.error({ error: String(error) }, 'the new agent pod failed'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+  })();
+
+  return {
+    started,
+    running: () => current?.version,
+    async stop() {
+      stopping.abort();
+      await followed.catch(() => undefined);
+      await current?.agent.stop();
+    },
+  };
+}
