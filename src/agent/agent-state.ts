@@ -37,8 +37,6 @@ export interface AgentOptions {
   deployment?: AgentDeployment | undefined;
   /** The version the agent reports; default GANTRY_VERSION (tests run one build as several versions). */
   version?: string | undefined;
-  /** Where /healthz and /readyz are served (health-server.ts); undefined: not served. */
-  healthAddress?: { host: string; port: number } | undefined;
   /** False: poll only, no push channel. */
   pushChannel: boolean;
   engine: Engine;
@@ -113,8 +111,6 @@ export class AgentState {
   readonly driftWakeup = new Wakeup();
   /** The service the poll is syncing now: its objects change under the agent's own hand, which is no drift. */
   syncing: string | undefined;
-  /** When a ping last reached the server (epoch ms); undefined before the first: the agent is not ready. */
-  pingedAt: number | undefined;
   /** Fires when the deploy token is replaced: the push channel opened with it reconnects with the new one. */
   #tokenReplaced = new AbortController();
 

@@ -29,8 +29,6 @@ import { pollLoop } from './loops/poll.ts';
 import { previewsLoop } from './loops/previews.ts';
 import { runPush, startApiProxy } from './loops/push.ts';
 import { supervise } from './supervise.ts';
-import { serveHealth } from './health-server.ts';
-import { messageOf } from '../problems.ts';
 
 export interface RunningAgent {
   /** Resolves when every loop has stopped; a sync under way is cancelled. */
@@ -38,7 +36,7 @@ export interface RunningAgent {
 }
 
 /**
- * Starts the agent: the auth proxy and the probes (`options.healthAddress`), then the ping, health, drift, gates and poll loops, each running its first round at
+ * Starts the agent: the auth proxy, then the ping, health, drift, gates and poll loops, each running its first round at
  * once, and the push channel when `options.pushChannel`. Intervals are `options`' milliseconds (the poll's plus up
  * to `jitterMs`); files go under `options.dataDir` (`sources/`, `work/`, `services.sealed`).
  * Never throws and its loops never reject: every failure (server away, cluster unreachable, a sync or a report that
@@ -49,13 +47,6 @@ export function startAgent(options: AgentOptions): RunningAgent {
   const stopping = new AbortController();
   const state = new AgentState(options, stopping.signal);
   const proxy = startApiProxy(state);
-  // A probe server that cannot listen leaves the pod unready, which its Deployment shows; the agent works on.
-  const health =
-    options.healthAddress &&
-    serveHealth(options.healthAddress, state).catch((error: unknown) => {
-      options.log.error({ error: messageOf(error), address: options.healthAddress }, 'the probes cannot be served');
-      return undefined;
-    });
   const loops = [
     ...[pingLoop(state), healthLoop(state), driftLoop(state), gatesLoop(state), previewsLoop(state), pollLoop(state)].map((loop) =>
       supervise(loop, options.log, stopping.signal),
@@ -67,8 +58,6 @@ export function startAgent(options: AgentOptions): RunningAgent {
       stopping.abort(new Error('agent stopping'));
       await Promise.all(loops);
       await proxy.then((ready) => ready.close()).catch(() => undefined);
-      const server = await health;
-      if (server) await new Promise((resolve) => server.close(resolve));
     },
   };
 }

@@ -8,7 +8,16 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { AGENT_FIELD_MANAGER, fileTokenStore, secretTokenStore, startAgent, type TokenStore } from '../agent/index.ts';
+import {
+  AGENT_FIELD_MANAGER,
+  type AgentOptions,
+  fileTokenStore,
+  secretTokenStore,
+  serveHealth,
+  startAgent,
+  startElectedAgent,
+  type TokenStore,
+} from '../agent/index.ts';
 import { AgentClient } from '../client/agent-client.ts';
 import { Engine } from '../engine.ts';
 import { defaultCacheDir, serverEngineConfig } from '../engine-config.ts';
@@ -16,7 +25,7 @@ import { loadKubeConfig } from '../kube/client.ts';
 import { createLogger } from '../logger.ts';
 import { agentInstallCommand } from './agent-install.ts';
 import { agentRolloutCommand, agentUpgradeCommand } from './agent-upgrade.ts';
-import { AGENT_IMAGE_ENV } from '../install/agent.ts';
+import { AGENT_IMAGE_ENV, AGENT_NAME, AGENT_NAMESPACE } from '../install/agent.ts';
 import type { AgentDeployment } from '../api/services.ts';
 import { runUntilSignalled } from './signals.ts';
 import { durationArg, parseAddress } from './options.ts';
@@ -38,6 +47,7 @@ interface AgentRunFlags {
   syncTimeout: number;
   pushChannel: boolean;
   healthAddr?: { host: string; port: number };
+  leaderElect?: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -81,7 +91,11 @@ function agentRunCommand(): Command {
     .option('--health-interval <duration>', 'how often components not yet running are looked at again', durationArg, 5_000)
     .option('--sync-timeout <duration>', 'readiness waits and deletions of one sync', durationArg, 5 * 60_000)
     .option('--no-push-channel', 'poll only: no WebSocket to the server')
-    .option('--health-addr <host:port>', 'serve GET /healthz and /readyz (ready once a ping reached the server) here', parseAddress)
+    .option('--health-addr <host:port>', 'serve GET /healthz and /readyz here once the server took the deploy token', parseAddress)
+    .option(
+      '--leader-elect',
+      "campaign for the Lease gantry-agent in --token-secret's namespace: only its holder works (a rolling upgrade's two pods)",
+    )
     .addOption(new Option('--log-level <level>', 'lowest level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action((flags: AgentRunFlags) => runAgent(flags));
 }
@@ -124,12 +138,18 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     await engine.close();
     return;
   }
+  const health = flags.healthAddr ? await serveHealth(flags.healthAddr).catch((error: Error) => error) : undefined;
+  if (health instanceof Error) {
+    process.stderr.write(`error: --health-addr: ${health.message}\n`);
+    process.exitCode = 1;
+    await engine.close();
+    return;
+  }
   log.info({ server, cluster: identity.name, context: kubeConfig.getCurrentContext() }, 'agent started');
-  const agent = startAgent({
+  const options: AgentOptions = {
     client,
     tokenStore,
     deployment: deploymentOf(server, flags.tokenSecret, process.env),
-    healthAddress: flags.healthAddr,
     pushChannel: flags.pushChannel,
     engine,
     kubeConfig,
@@ -142,9 +162,12 @@ async function runAgent(flags: AgentRunFlags): Promise<void> {
     pingIntervalMs: flags.pingInterval,
     healthIntervalMs: flags.healthInterval,
     syncTimeoutMs: flags.syncTimeout,
-  });
+  };
+  const lease = { namespace: flags.tokenSecret?.split('/')[0] ?? AGENT_NAMESPACE, name: AGENT_NAME };
+  const agent = flags.leaderElect ? startElectedAgent(options, lease) : startAgent(options);
   await runUntilSignalled(log, async () => {
     await agent.stop();
+    health?.close();
     await engine.close();
   });
 }

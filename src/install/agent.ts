@@ -77,8 +77,10 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
         replicas: 1,
         // The new pod first, the old one stopped only once the new one is ready (its agent reached the server): a new
         // agent that cannot start or reach the server leaves the old one running, which an agents' rollout rolls back
-        // to. For the moment of a handover two agents apply the same services with the same field manager.
+        // to. The two pods' agents campaign for a Lease (--leader-elect): only one works at a time.
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+        // A new agent that dies at once after its start is not ready long enough to replace the old one.
+        minReadySeconds: 5,
         selector: { matchLabels: { 'app.kubernetes.io/name': AGENT_NAME } },
         template: {
           metadata: { labels },
@@ -101,6 +103,7 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
                   '/var/lib/gantry/agent',
                   '--health-addr',
                   `:${AGENT_HEALTH_PORT}`,
+                  '--leader-elect',
                 ],
                 ports: [{ name: 'health', containerPort: AGENT_HEALTH_PORT }],
                 readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 2 },

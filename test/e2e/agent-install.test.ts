@@ -51,6 +51,7 @@ describe('gantry agent install', () => {
         '/var/lib/gantry/agent',
         '--health-addr',
         ':8081',
+        '--leader-elect',
       ],
     });
     expect(deployment.status.availableReplicas).toBe(1);

@@ -70,7 +70,6 @@ describe("an upgrade of the fleet's agents", () => {
         cluster: name,
         kubeConfig: workloadKubeConfig(workload),
         engine,
-        admin,
         pullable: new Set([GANTRY_VERSION, NEXT]),
         dataDir: path.join(dir, name),
         log,
@@ -134,15 +133,17 @@ describe("an upgrade of the fleet's agents", () => {
     ]);
   });
 
+  // The timeout outlasts the Deployment's minReadySeconds, so dev's Deployment is ready (kwok's pods) and what is
+  // missing is the new agent's ping.
   test('a version whose image cannot be pulled fails on the canary and is rolled back by itself; prod never sees it', async () => {
-    const run = await gantry(['agent', 'upgrade', BROKEN, '--canary', 'dev', '--timeout', '5s', '--wait', '-o', 'json'], {
+    const run = await gantry(['agent', 'upgrade', BROKEN, '--canary', 'dev', '--timeout', '15s', '--wait', '-o', 'json'], {
       env,
     });
     expect(run.code).toBe(1);
     const rollout = JSON.parse(run.stdout) as { state: string; reason: string };
     expect(rollout.state).toBe('FAILED');
     expect(rollout.reason).toContain(
-      `dev/gantry-agent (wave canary): not healthy 5s after its release: it is running agent ${NEXT}, not ${BROKEN}`,
+      `dev/gantry-agent (wave canary): not healthy 15s after its release: it is running agent ${NEXT}, not ${BROKEN}`,
     );
     // The old agent went on, and put its own Deployment back.
     expect(runners.get('dev')!.running()).toBe(NEXT);

@@ -141,6 +141,7 @@ describe('the agent the server keeps', () => {
       '/var/lib/gantry/agent',
       '--health-addr',
       ':8081',
+      '--leader-elect',
     ]);
     // The agent's field manager owns the image now: the next install by hand is a conflict Kluctl's rules resolve, not a silent fight.
     const managed = await kubectlJson<DeploymentObject>(['get', 'deployment', 'gantry-agent', '-n', NS, '--show-managed-fields']);

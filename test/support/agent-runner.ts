@@ -3,20 +3,21 @@
  * nodes run no containers, so this plays the kubelet and the Deployment controller for the agent's Deployment
  * (gantry-agent/gantry-agent) on one cluster. It follows the Deployment's pod template; when its image's tag is one
  * the runner "can pull" (the same build, started as that version, as the issue allows), it starts a new agent (the
- * real agent code, in this process, reporting that version, with the Deployment's server, token Secret and
- * environment), waits until its ping reached the server (the readiness probe on /readyz), then stops the agent it ran
- * before (RollingUpdate with maxUnavailable 0). An image it cannot pull is an ImagePullBackOff: the new pod never
+ * real agent code, in this process, as a candidate for the Lease as `--leader-elect` makes it, reporting that
+ * version, with the Deployment's server and token Secret) once the server takes its token (the startup check after
+ * which /readyz answers), then stops the agent it ran before (RollingUpdate with maxUnavailable 0), which releases
+ * the Lease to the new one. An image it cannot pull is an ImagePullBackOff: the new pod never
  * turns ready, and the agent running goes on.
  */
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { AGENT_FIELD_MANAGER } from '../../src/agent/agent-state.ts';
-import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import type { RunningAgent } from '../../src/agent/agent.ts';
+import { startElectedAgent } from '../../src/agent/leader-election.ts';
+import { AgentClient } from '../../src/client/agent-client.ts';
 import { secretTokenStore } from '../../src/agent/token-store.ts';
-import type { FleetClient } from '../../src/client/fleet-client.ts';
-import { waitFor } from '../../src/controller/test-support.ts';
 import type { Engine } from '../../src/engine.ts';
-import { imageTag } from '../../src/install/agent.ts';
+import { AGENT_NAME, imageTag } from '../../src/install/agent.ts';
 import type { Logger } from '../../src/logger.ts';
 import { pushedAgentOptions } from './fleet.ts';
 
@@ -25,8 +26,6 @@ export interface AgentRunnerOptions {
   cluster: string;
   kubeConfig: KubeConfig;
   engine: Engine;
-  /** Reads the cluster's agent version, to see a new agent's ping arrive. */
-  admin: FleetClient;
   /** The tags whose images can be pulled; any other is an ImagePullBackOff. */
   pullable: ReadonlySet<string>;
   /** Each agent's data folder is a new folder below this one (a new pod's emptyDir). */
@@ -54,17 +53,20 @@ export function runAgentDeployment(options: AgentRunnerOptions): AgentRunner {
   const stopping = new AbortController();
   let current: { version: string; agent: RunningAgent } | undefined;
 
-  /** A new pod of `container`: its agent, once its ping reached the server; the pod before it stopped then. */
+  /** A new pod of `container`: its agent, a candidate once the server took its token; the pod before it stopped then. */
   async function roll(container: Container, version: string): Promise<void> {
     const flag = (name: string) => container.args[container.args.indexOf(name) + 1]!;
     const server = flag('--server');
     const tokenSecret = flag('--token-secret');
     const tokenStore = secretTokenStore(cluster, tokenSecret, AGENT_FIELD_MANAGER);
-    const agent = startAgent(
+    const token = await tokenStore.read();
+    // The startup check of `gantry agent run`, after which it serves its probes: the pod is ready.
+    await new AgentClient({ server, token }).cluster();
+    const agent = startElectedAgent(
       pushedAgentOptions(
         {
           server,
-          token: await tokenStore.read(),
+          token,
           engine: options.engine,
           kubeConfig: options.kubeConfig,
           dataDir: path.join(options.dataDir, `${version}-${started.length}`),
@@ -72,13 +74,10 @@ export function runAgentDeployment(options: AgentRunnerOptions): AgentRunner {
         },
         { tokenStore, deployment: { server, tokenSecret }, version, pingIntervalMs: 1_000 },
       ),
+      { namespace: tokenSecret.split('/')[0]!, name: AGENT_NAME },
     );
     started.push({ version, at: Date.now() });
-    await waitFor(
-      `the ${version} agent of ${options.cluster} to ping`,
-      async () => (await options.admin.getCluster(options.cluster)).agentVersion === version,
-      30_000,
-    );
+    // The old pod goes once the new one is ready; its agent releases the Lease, and the new one takes over.
     await current?.agent.stop();
     current = { version, agent };
   }

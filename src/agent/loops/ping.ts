@@ -19,7 +19,6 @@ export function pingLoop(state: AgentState): Loop {
       const agentVersion = state.options.version ?? GANTRY_VERSION;
       const ping = { kubernetesVersion: version, agentVersion, ...(deployment ? { deployment } : {}) };
       const answer = await state.options.client.ping(ping, state.signal);
-      state.pingedAt = Date.now();
       if (answer.rotateToken) await rotateDeployToken(state);
     },
     wait: (ms) => sleep(ms, state.signal).catch(() => undefined),
