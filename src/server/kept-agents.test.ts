@@ -102,6 +102,13 @@ describe.each(DATABASE_KINDS)('agents the server keeps, on %s', (kind) => {
     expect(JSON.stringify(objects)).not.toContain(tokens['kept']);
     for (const object of objects) expect(object.metadata.annotations).toEqual({ 'kluctl.io/force-apply': 'true' });
 
+    // The cluster is held at the version its agent service was made at: a server of another version does not move it.
+    expect((await apiCall(server, 'GET', '/v1/clusters/kept', admin)).body).toMatchObject({
+      agentVersionPin: GANTRY_VERSION,
+      wantedAgentVersion: GANTRY_VERSION,
+    });
+    expect((await apiCall(server, 'GET', '/v1/clusters/beside', admin)).body.agentVersionPin).toBeNull();
+
     // The same ping again changes nothing.
     await ping('kept', { deployment: DEPLOYMENT });
     expect((await revisions('kept')).length).toBe(1);

@@ -17,7 +17,6 @@ import type { Logger } from '../logger.ts';
 import type { RolloutSpec } from '../api/rollouts.ts';
 import { HttpError } from '../http/errors.ts';
 import { type Cluster, getCluster, listClusters, setAgentVersionPin } from '../store/clusters.ts';
-import { GANTRY_VERSION } from '../version.ts';
 import { agentsSubject, type RolloutRunner, type RolloutSubject } from './rollouts.ts';
 import { ConflictError, NotFoundError } from '../store/errors.ts';
 import type { Database } from '../store/schema.ts';
@@ -71,9 +70,15 @@ export class KeptAgents {
    * Deployment or the wanted version changed. A user's service already named gantry-agent is left alone.
    * @returns the service when it was made or revised.
    */
-  async keep(cluster: Cluster, deployment: AgentDeployment): Promise<Service | undefined> {
+  async keep(found: Cluster, deployment: AgentDeployment): Promise<Service | undefined> {
+    const existing = await this.#agentService(found);
+    // A new agent service holds the cluster at the version it is made at, so that a server of another version (the
+    // next release, or a replica of a rolling server upgrade) never moves it: only an upgrade or an admin's pin does.
+    const cluster =
+      existing === undefined && found.agentVersionPin === null
+        ? await setAgentVersionPin(this.#deps.db, found.name, found.wantedAgentVersion)
+        : found;
     const spec = agentServiceSpec(deployment, this.#deps.imageRepository, cluster.wantedAgentVersion);
-    const existing = await this.#agentService(cluster);
     if (existing === 'foreign' || (existing && isDeepStrictEqual(existing.spec, spec))) return undefined;
     // Held (an agents' rollout failed) at the revision it wants: its newer revision waits, and another would repeat it.
     if (existing?.pinned && isDeepStrictEqual(existing.revision.spec, spec)) return undefined;
@@ -128,7 +133,7 @@ export class KeptAgents {
     for (const service of services) {
       const cluster = clusters.get(service.clusterId);
       if (!cluster || !service.spec.agent) continue;
-      const pinned = await setAgentVersionPin(db, cluster.name, version === GANTRY_VERSION ? null : version);
+      const pinned = await setAgentVersionPin(db, cluster.name, version);
       await this.keep(pinned, { server: service.spec.agent.server, tokenSecret: service.spec.agent.tokenSecret });
     }
     await rollouts.evaluateAll([subject]);

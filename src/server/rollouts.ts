@@ -33,7 +33,6 @@ import { messageOf } from '../problems.ts';
 import { type CopyFacts, copyOutcome, type PlannedCluster, planCopies, type RolloutCopy, waveNames } from '../rollout/plan.ts';
 import { type Cluster, getCluster, listClusters, setAgentVersionPin } from '../store/clusters.ts';
 import { AGENT_NAME, imageTag } from '../install/agent.ts';
-import { GANTRY_VERSION } from '../version.ts';
 import { type GlobalService, globalServiceById, listGlobalServices } from '../store/global-services.ts';
 import { listPipelines, type Pipeline } from '../store/pipelines.ts';
 import { addRejection, rejectedDigests } from '../store/rejections.ts';
@@ -474,7 +473,7 @@ export class RolloutRunner {
       const service = await getServiceById(this.#deps.db, copy.serviceId).catch(() => undefined);
       const version = service?.revision.spec.agent && imageTag(service.revision.spec.agent.image);
       if (!version) continue;
-      await setAgentVersionPin(this.#deps.db, copy.cluster, version === GANTRY_VERSION ? null : version).catch(() => undefined);
+      await setAgentVersionPin(this.#deps.db, copy.cluster, version).catch(() => undefined);
     }
   }
 
