@@ -3,43 +3,30 @@
  * rest in batches, each cluster done only once its agent pings with the version; a new agent that never pings fails
  * the rollout, and the clusters it changed go back and want their version again; and who may start one.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
-import { apiCall, testServerOptions, userToken } from '../../test/support/fleet.ts';
+import { DATABASE_KINDS } from '../../test/support/databases.ts';
+import { apiCall, serverWithClusters, type ServerWithClusters, userToken } from '../../test/support/fleet.ts';
 import { capturedLogger, waitFor } from '../controller/test-support.ts';
 import { GANTRY_VERSION } from '../version.ts';
-import { type FleetServer, startFleetServer } from './server.ts';
+import type { FleetServer } from './server.ts';
 
 const IMAGE = 'registry.example.com/gantry';
 const DEPLOYMENT = { server: 'https://gantry.example.com', tokenSecret: 'gantry-agent/gantry-agent-token' };
 const CLUSTERS = ['a', 'b', 'c'];
 
 describe.each(DATABASE_KINDS)("upgrades of the fleet's agents on %s", (kind) => {
-  let database: TestDatabase;
-  let dir: string;
+  let fleet: ServerWithClusters;
   let server: FleetServer;
   let admin: string;
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string>;
   const { log } = capturedLogger('info');
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind);
-    dir = await mkdtemp(path.join(tmpdir(), 'gantry-agent-rollouts-'));
-    server = await startFleetServer(
-      testServerOptions({ databaseUrl: database.url, cacheDir: path.join(dir, 'cache'), log }, { agentImage: IMAGE }),
-    );
-    admin = server.adminToken!;
-    for (const name of CLUSTERS) tokens[name] = (await apiCall(server, 'POST', '/v1/clusters', admin, { name })).body.deployToken;
+    fleet = await serverWithClusters(kind, CLUSTERS, { log }, { agentImage: IMAGE });
+    ({ server, admin, tokens } = fleet);
   });
 
-  afterAll(async () => {
-    await server?.close();
-    await database?.drop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => fleet?.close());
 
   /** The cluster's agent pings as the install's Deployment, running `version`. */
   const ping = (cluster: string, version: string) =>

@@ -8,41 +8,33 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { extract } from 'tar';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../../test/support/databases.ts';
-import { apiCall, testServerOptions, userToken } from '../../test/support/fleet.ts';
+import { DATABASE_KINDS } from '../../test/support/databases.ts';
+import { apiCall, serverWithClusters, type ServerWithClusters, userToken } from '../../test/support/fleet.ts';
 import { capturedLogger } from '../controller/test-support.ts';
 import type { KubeObject } from '../kube/object.ts';
 import { GANTRY_VERSION } from '../version.ts';
 import { parseYamlDocuments } from '../yaml.ts';
-import { type FleetServer, startFleetServer } from './server.ts';
+import type { FleetServer } from './server.ts';
 
 const IMAGE = 'registry.example.com/mirror/gantry';
 const DEPLOYMENT = { server: 'https://gantry.example.com', tokenSecret: 'gantry-agent/gantry-agent-token' };
 
 describe.each(DATABASE_KINDS)('agents the server keeps, on %s', (kind) => {
-  let database: TestDatabase;
+  let fleet: ServerWithClusters;
   let dir: string;
   let server: FleetServer;
   let admin: string;
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string>;
   const { log } = capturedLogger('info');
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind);
+    fleet = await serverWithClusters(kind, ['kept', 'beside', 'neighbour', 'race'], { log }, { agentImage: IMAGE });
+    ({ server, admin, tokens } = fleet);
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-kept-agents-'));
-    server = await startFleetServer(
-      testServerOptions({ databaseUrl: database.url, cacheDir: path.join(dir, 'cache'), log }, { agentImage: IMAGE }),
-    );
-    admin = server.adminToken!;
-    for (const name of ['kept', 'beside', 'neighbour', 'race']) {
-      const created = await apiCall(server, 'POST', '/v1/clusters', admin, { name });
-      tokens[name] = created.body.deployToken as string;
-    }
   });
 
   afterAll(async () => {
-    await server?.close();
-    await database?.drop();
+    await fleet?.close();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -3,11 +3,16 @@
  * one is given (replicas of one database must share theirs).
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AgentOptions } from '../../src/agent/agent-state.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
 import type { ApiService, FleetClient } from '../../src/client/fleet-client.ts';
 import { waitFor } from '../../src/controller/test-support.ts';
-import type { FleetServerOptions } from '../../src/server/server.ts';
+import { type FleetServer, type FleetServerOptions, startFleetServer } from '../../src/server/server.ts';
+import type { DatabaseKind } from '../../src/store/database.ts';
+import { createTestDatabase } from './databases.ts';
 import { SecretBox } from '../../src/crypto/secret-box.ts';
 
 export function testServerOptions(
@@ -24,6 +29,44 @@ export function testServerOptions(
     outboundAllow,
     ...required,
     ...overrides,
+  };
+}
+
+/** A test server on a database of its own, with clusters registered. */
+export interface ServerWithClusters {
+  server: FleetServer;
+  /** The admin's token. */
+  admin: string;
+  /** Each cluster's first deploy token, by name. */
+  tokens: Record<string, string>;
+  /** Stops the server, drops its database and removes its folder. */
+  close(): Promise<void>;
+}
+
+/** Starts a server on a new `kind` database and registers `clusters` through its API. */
+export async function serverWithClusters(
+  kind: DatabaseKind,
+  clusters: readonly string[],
+  required: Pick<FleetServerOptions, 'log'>,
+  overrides: Partial<FleetServerOptions> = {},
+): Promise<ServerWithClusters> {
+  const database = await createTestDatabase(kind);
+  const dir = await mkdtemp(path.join(tmpdir(), 'gantry-server-'));
+  const server = await startFleetServer(
+    testServerOptions({ databaseUrl: database.url, cacheDir: path.join(dir, 'cache'), ...required }, overrides),
+  );
+  const admin = server.adminToken!;
+  const tokens: Record<string, string> = {};
+  for (const name of clusters) tokens[name] = (await apiCall(server, 'POST', '/v1/clusters', admin, { name })).body.deployToken as string;
+  return {
+    server,
+    admin,
+    tokens,
+    async close() {
+      await server.close();
+      await database.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
