@@ -1,6 +1,6 @@
 /**
- * The fleet half of `npm run bench` (`--only fleet`): the real `gantry server` process and real agents. Two parts
- * (`--fleet-part load|apply` runs one):
+ * The fleet half of `npm run bench` (`--only fleet`): the real `gantry server` process and real agents. Four parts
+ * (`--fleet-part load|replicas|apply|agents` runs one; agents: scripts/bench/agent-upgrade.ts):
  *
  * load: one server on SQLite (a data folder) and one on PostgreSQL (a fresh database on the project's PostgreSQL,
  * scripts/postgres), each with `--agents` simulated agents (default 10,000; scripts/bench/agent-load.ts, in child
@@ -70,6 +70,7 @@ import { TarballStore } from '../src/server/tarballs.ts';
 import { waitFor } from '../src/controller/test-support.ts';
 import { git } from '../test/support/git-repo.ts';
 import type { LoadAnswer, LoadCommand } from './bench/agent-load.ts';
+import { benchAgentUpgrade } from './bench/agent-upgrade.ts';
 import { cpuSeconds, memoryOf, percentile, RssSampler, sampleFor } from './bench/measure.ts';
 import { announceGithubPush, benchControllerWebhook, type BenchRow, type ControllerBenchOptions } from './bench-controller.ts';
 import { clusterUp } from './cluster/cluster.ts';
@@ -86,7 +87,7 @@ export interface FleetBenchOptions {
   intervalS: number;
   jitterS: number;
   windowS: number;
-  part: 'load' | 'replicas' | 'apply' | undefined;
+  part: 'load' | 'replicas' | 'apply' | 'agents' | undefined;
   /** Simulated agents of the replicas part, spread over its three servers. */
   replicaAgents: number;
   /** For the controller's webhook baseline (the local cluster). */
@@ -153,6 +154,18 @@ export async function benchFleet(options: FleetBenchOptions): Promise<FleetBench
     }
     if (options.part === undefined || options.part === 'apply') {
       const figures = await benchApply(options, path.join(scratch, 'apply'), report);
+      rows.push(...figures.rows);
+      notes.push(...figures.notes);
+    }
+    if (options.part === undefined || options.part === 'agents') {
+      // The agents inherit this process's environment, as benchApply's do.
+      process.env['PATH'] = options.controller.env['PATH'];
+      const kubeconfigs = { dev: '', prod: '' };
+      for (const name of APPLY_CLUSTERS)
+        kubeconfigs[name] = (
+          await clusterUp({ layout: clusterLayout(name), report: (line) => report(`cluster ${name}: ${line}`) })
+        ).kubeconfig;
+      const figures = await benchAgentUpgrade(kubeconfigs, path.join(scratch, 'agents'), report);
       rows.push(...figures.rows);
       notes.push(...figures.notes);
     }

@@ -33,7 +33,7 @@
  * and the agent's RSS idle and applying the microservices demo against Plural's agent's 600 MiB request.
  * replicas: three servers on one PostgreSQL with `--replica-agents` (default 30,000) simulated agents spread over
  * them, the same window: polls held, p50/p99, each replica's CPU and RSS, PostgreSQL's CPU, and the kick to every
- * agent through whichever replica holds its socket. `--fleet-part load|replicas|apply` runs one part.
+ * agent through whichever replica holds its socket. `--fleet-part load|replicas|apply|agents` runs one part.
  *
  * render: `gantry render --offline-kubernetes` of generated projects of 1,000, 5,000 and 20,000 templated ConfigMaps
  * (wall time, peak RSS) against Jinja2 alone and the goal; see bench-render.ts.
@@ -72,8 +72,9 @@ const runs = positive('runs');
 const halves = ['cli', 'controller', 'fleet', 'render'];
 if (values.only !== undefined && !halves.includes(values.only)) throw new Error(`--only takes ${halves.join(', ')}, not '${values.only}'`);
 const fleetPart = values['fleet-part'];
-if (fleetPart !== undefined && fleetPart !== 'load' && fleetPart !== 'replicas' && fleetPart !== 'apply')
-  throw new Error(`--fleet-part takes load, replicas or apply, not '${fleetPart}'`);
+const FLEET_PARTS = ['load', 'replicas', 'apply', 'agents'] as const;
+if (fleetPart !== undefined && !(FLEET_PARTS as readonly string[]).includes(fleetPart))
+  throw new Error(`--fleet-part takes ${FLEET_PARTS.join(', ')}, not '${fleetPart}'`);
 const wanted = (half: string) => values.only === undefined || values.only === half;
 const started = performance.now();
 
@@ -112,7 +113,7 @@ if (wanted('fleet'))
         windowS: positive('window'),
         intervalS: positive('interval'),
         jitterS: Number(values.jitter),
-        part: fleetPart,
+        part: fleetPart as (typeof FLEET_PARTS)[number] | undefined,
         controller: controllerOptions,
         report: (line) => console.error(line),
       }),

@@ -62,7 +62,9 @@ export function agentInstallManifests(install: AgentInstall): KubeObject[] {
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
-      metadata: { name: `${AGENT_NAME}-cluster-admin`, labels },
+      // Named after a namespace other than the agent's own, so that two installs in one cluster (the management
+      // cluster's own agent in gantry-system beside one in gantry-agent) never take each other's binding.
+      metadata: { name: namespace === AGENT_NAMESPACE ? `${AGENT_NAME}-cluster-admin` : `${AGENT_NAME}-${namespace}-cluster-admin`, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
       subjects: [{ kind: 'ServiceAccount', name: AGENT_NAME, namespace }],
     },

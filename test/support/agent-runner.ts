@@ -1,7 +1,7 @@
 /**
  * The test's part of an agent upgrade, not Gantry's (docs/fleet.md says which is which): the local clusters' kwok
  * nodes run no containers, so this plays the kubelet and the Deployment controller for the agent's Deployment
- * (gantry-agent/gantry-agent) on one cluster. It follows the Deployment's pod template; when its image's tag is one
+ * (gantry-agent in its namespace) on one cluster. It follows the Deployment's pod template; when its image's tag is one
  * the runner "can pull" (the same build, started as that version, as the issue allows), it starts a new agent (the
  * real agent code, in this process, as a candidate for the Lease as `--leader-elect` makes it, reporting that
  * version, with the Deployment's server and token Secret) once the server takes its token (the startup check after
@@ -17,7 +17,7 @@ import { startElectedAgent } from '../../src/agent/leader-election.ts';
 import { AgentClient } from '../../src/client/agent-client.ts';
 import { secretTokenStore } from '../../src/agent/token-store.ts';
 import type { Engine } from '../../src/engine.ts';
-import { AGENT_NAME, imageTag } from '../../src/install/agent.ts';
+import { AGENT_NAME, AGENT_NAMESPACE, imageTag } from '../../src/install/agent.ts';
 import type { Logger } from '../../src/logger.ts';
 import { pushedAgentOptions } from './fleet.ts';
 
@@ -31,6 +31,13 @@ export interface AgentRunnerOptions {
   /** Each agent's data folder is a new folder below this one (a new pod's emptyDir). */
   dataDir: string;
   log: Logger;
+  /** The agent's namespace, where its Deployment is; default gantry-agent. */
+  namespace?: string;
+  /**
+   * An agent to start before any Deployment exists, as the Deployment would run it (the bench's agents, which no
+   * `gantry agent install` made): its first ping makes the agent service, which then applies the Deployment.
+   */
+  first?: { server: string; tokenSecret: string; version: string };
 }
 
 export interface AgentRunner {
@@ -82,13 +89,14 @@ export function runAgentDeployment(options: AgentRunnerOptions): AgentRunner {
     current = { version, agent };
   }
 
+  const deploymentPath = `/apis/apps/v1/namespaces/${options.namespace ?? AGENT_NAMESPACE}/deployments/${AGENT_NAME}`;
   const followed = (async () => {
+    const { first } = options;
+    if (first)
+      await roll({ image: `first:${first.version}`, args: ['--server', first.server, '--token-secret', first.tokenSecret] }, first.version);
     while (!stopping.signal.aborted) {
       const deployment = await cluster.client
-        .request<{ spec: { template: { spec: { containers: Container[] } } } }>(
-          'GET',
-          '/apis/apps/v1/namespaces/gantry-agent/deployments/gantry-agent',
-        )
+        .request<{ spec: { template: { spec: { containers: Container[] } } } }>('GET', deploymentPath)
         .catch(() => undefined);
       const container = deployment?.spec.template.spec.containers[0];
       const version = container && imageTag(container.image);
