@@ -128,7 +128,7 @@ export class KeptAgents {
     const services = (await listServices(db)).filter((service) => service.spec.agent && service.deletedAt === null);
     if (services.length === 0)
       throw new HttpError(409, "no cluster's agent runs as the install's Deployment: there is no agent service to upgrade");
-    const subject = await rollouts.beginAgents(agentsSubject(version), spec, services, `agent upgrade to ${version} by ${by}`);
+    const subject = await rollouts.beginServices(agentsSubject(version), spec, services, `agent upgrade to ${version} by ${by}`);
     const clusters = new Map((await listClusters(db)).map((cluster) => [cluster.id, cluster]));
     for (const service of services) {
       const cluster = clusters.get(service.clusterId);

@@ -155,17 +155,16 @@ export class RolloutRunner {
     services: ReadonlyArray<Pick<Service, 'id'>>,
     cause: string,
   ): Promise<RolloutSubject> {
-    const ids = new Set(services.map((service) => service.id));
-    const subject = stageSubject(pipeline, stage);
-    return this.#startRollout(subject, spec, await this.#copiesOf(subject, (service) => ids.has(service.id)), cause);
+    return this.beginServices(stageSubject(pipeline, stage), spec, services, cause);
   }
 
   /**
-   * Called before the agent services get revisions for `subject`'s version (kept-agents.ts): a rollout of them starts
-   * (superseding the agents' rollout under way) and pins them, so the new revisions wait for their wave.
+   * Called before `services` get new revisions for `subject` (a stage's promotion, the agents' upgrade in
+   * kept-agents.ts): a rollout of them starts (superseding the subject's one under way) and pins them, so the new
+   * revisions wait for their wave.
    * @returns the subject; `evaluateAll` it once the revisions are recorded.
    */
-  async beginAgents(
+  async beginServices(
     subject: RolloutSubject,
     spec: RolloutSpec,
     services: ReadonlyArray<Pick<Service, 'id'>>,
