@@ -76,14 +76,15 @@ export interface CliRun {
   stderr: string;
 }
 
-export const KUBECONFIG = path.join(REPO_ROOT, '.cluster/kubeconfig');
+/** The local cluster of this test file: $KUBECONFIG, which vitest.config.ts sets per group of files. */
+export const KUBECONFIG = process.env['KUBECONFIG'] ?? path.join(REPO_ROOT, '.cluster/kubeconfig');
 const BIN = path.join(REPO_ROOT, 'bin/gantry.js');
 const NODE = path.join(REPO_ROOT, 'node_modules/.bin/node');
 /** The kubectl the local cluster's setup built (the machine's own may be years older). */
 const KUBECTL = path.join(REPO_ROOT, '.cluster/bin/kubectl');
 
 /**
- * Runs `gantry <args>` against the local cluster (with `env` added to its environment, `input` on its stdin) and
+ * Runs `gantry <args>` against the file's local cluster (with `env` added to its environment, `input` on its stdin) and
  * returns its exit code and output.
  */
 export async function gantry(
