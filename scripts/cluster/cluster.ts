@@ -98,6 +98,47 @@ export async function clusterUp(options: ClusterOptions = {}): Promise<ClusterSt
   });
 }
 
+/** A process run beside a cluster's own components (Cluster API's controllers, see scripts/capi). */
+export interface AddOn {
+  /** Component name, also its log file's (`<logs>/<name>.log`). */
+  name: string;
+  /** Absolute path of the program. */
+  program: string;
+  args: string[];
+  /** True once it serves (polled every 100 ms). */
+  ready: () => Promise<boolean>;
+}
+
+/**
+ * Starts add-ons beside the running cluster's components and records them in state.json, so that `down` stops them
+ * with the cluster (first, as the newest). When every add-on of these names still runs, nothing is started; when
+ * only some do, those are stopped and all started afresh. `make` gets the cluster's state and is called only when
+ * something starts (it may pick ports and write configuration).
+ * @throws Error when the cluster is not running, or an add-on exits or is not ready within 90 s (naming its log).
+ */
+export async function startAddOns(
+  layout: ClusterLayout,
+  names: readonly string[],
+  make: (state: ClusterState) => Promise<AddOn[]>,
+  report: (line: string) => void = () => {},
+): Promise<ClusterState> {
+  return await withLock(layout.lock, LOCK_TIMEOUT_MS, async () => {
+    const state = await runningState(layout);
+    const present = state.components.filter((component) => names.includes(component.name));
+    if (present.length === names.length && present.every(isRunning)) return state;
+    await stopComponents(present, report);
+    state.components = state.components.filter((component) => !names.includes(component.name));
+    for (const addOn of await make(state)) {
+      report(`starting ${addOn.name}`);
+      const component = startComponent(addOn.name, addOn.program, addOn.args, layout.logs);
+      state.components.push(component);
+      await writeState(layout, state);
+      await waitUntil(target(layout, component, `${addOn.name} readiness`), 90_000, addOn.ready);
+    }
+    return state;
+  });
+}
+
 /** Stops exactly the processes recorded in state.json, then removes the data dir, the state and the kubeconfig. */
 export async function clusterDown(options: ClusterOptions = {}): Promise<void> {
   const layout = options.layout ?? clusterLayout();

@@ -23,7 +23,7 @@ export interface ClusterLayout {
   root: string;
   /** Links to the tools (kubectl, helm, kustomize, kube-apiserver, etcd, kwok, python3, ...); put it on PATH. */
   bin: string;
-  /** CRDs of other projects the tests install, by `<plural>.<group>.yaml` (links into the tool cache). */
+  /** CRDs of other projects the tests install, by `<plural>.<group>.yaml`, and Cluster API's webhook configurations (links into the tool cache). */
   crds: string;
   /** kwok's stage definitions (a link into the tool cache). */
   kwokStages: string;

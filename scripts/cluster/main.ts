@@ -1,13 +1,14 @@
 /**
- * `npm run cluster -- up|down|status [--name NAME] [--all] [-o json]`: the local clusters from the command line
- * (see cluster.ts). Without `--name`, up and down act on the default cluster `local`; `down --all` stops every
- * cluster; `status` lists every cluster unless `--name` picks one. Progress goes to stderr; `status` prints to stdout.
+ * `npm run cluster -- up|down|status [--name NAME] [--all] [--capi] [-o json]`: the local clusters from the command
+ * line (see cluster.ts). Without `--name`, up and down act on the default cluster `local`; `up --capi` also makes it
+ * a Cluster API management cluster (scripts/capi); `down --all` stops every cluster; `status` lists every cluster unless `--name` picks one. Progress goes to stderr; `status` prints to stdout.
  */
 import { parseArgs } from 'node:util';
 import { type ClusterStatus, clusterDown, clusterStatus, clusterUp } from './cluster.ts';
 import { clusterLayout, knownClusters } from './layout.ts';
+import { capiUp } from '../capi/capi.ts';
 
-const USAGE = 'usage: npm run cluster -- up [--name NAME] | down [--name NAME | --all] | status [--name NAME] [-o json]';
+const USAGE = 'usage: npm run cluster -- up [--name NAME] [--capi] | down [--name NAME | --all] | status [--name NAME] [-o json]';
 
 function formatStatus(status: ClusterStatus): string {
   if (status.state === 'stopped') return `cluster ${status.name}: stopped\n`;
@@ -40,15 +41,17 @@ async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { output: { type: 'string', short: 'o' }, name: { type: 'string' }, all: { type: 'boolean' } },
+    options: { output: { type: 'string', short: 'o' }, name: { type: 'string' }, all: { type: 'boolean' }, capi: { type: 'boolean' } },
   });
   const report = (line: string) => console.error(`cluster${values.name === undefined ? '' : ` ${values.name}`}: ${line}`);
   const command = positionals.length === 1 ? positionals[0] : undefined;
   if (values.all && command !== 'down') throw new Error(`--all applies to down only; ${USAGE}`);
+  if (values.capi && command !== 'up') throw new Error(`--capi applies to up only; ${USAGE}`);
   if (values.all && values.name !== undefined) throw new Error(`down takes --name or --all, not both; ${USAGE}`);
   switch (command) {
     case 'up': {
-      const state = await clusterUp({ layout: clusterLayout(values.name), report });
+      const options = { layout: clusterLayout(values.name), report };
+      const state = values.capi ? await capiUp(options) : await clusterUp(options);
       console.error(`cluster: export KUBECONFIG=${state.kubeconfig}`);
       return;
     }

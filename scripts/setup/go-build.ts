@@ -159,15 +159,15 @@ async function downloadModule(moduleAtVersion: string): Promise<DownloadedModule
 /**
  * A module that requires `tool.module` and imports `packages` (or holds `tool.mainSource`), repeating the
  * upstream settings a dependency's go.mod cannot pass on: its go version, its godebug defaults, and its replaces
- * of ./staging modules (redirected to their published versions, which `go install` cannot do). Upstream's other
- * replaces are dropped, so a module replaced by a folder of upstream's tree is taken at the published version
- * upstream requires. With `resolve: 'build'` its go.sum starts as upstream's and `go build -mod=mod` resolves the rest.
+ * of modules in folders of its own tree (redirected to `tool.treeVersion`, which `go install` cannot do). Without
+ * `treeVersion` upstream's replaces are all dropped, so a module replaced by a folder of upstream's tree is taken at
+ * the published version upstream requires. With `resolve: 'build'` its go.sum starts as upstream's and `go build -mod=mod` resolves the rest.
  */
 async function writeWrapperModule(dir: string, tool: GoTool, packages: string[], upstream: DownloadedModule): Promise<void> {
   const lines = ['module gantry.dev/toolbuild', '', `go ${upstream.goMod.Go ?? '1.25.0'}`, ''];
   for (const { Key, Value } of upstream.goMod.Godebug ?? []) lines.push(`godebug ${Key}=${Value}`);
   lines.push('', `require ${tool.module} ${tool.version}`, '');
-  for (const replace of stagingReplaces(tool, upstream.goMod)) lines.push(`replace ${replace} => ${replace} ${tool.stagingVersion}`);
+  for (const replace of treeReplaces(tool, upstream.goMod)) lines.push(`replace ${replace} => ${replace} ${tool.treeVersion}`);
   await writeFile(join(dir, 'go.mod'), `${lines.join('\n')}\n`);
   if (tool.mainSource) await writeFile(join(dir, 'main.go'), tool.mainSource);
   if (tool.resolve === 'build') {
@@ -184,7 +184,7 @@ async function writeWrapperModule(dir: string, tool: GoTool, packages: string[],
   await go(['mod', 'tidy'], dir);
 }
 
-function stagingReplaces(tool: GoTool, upstream: GoModFile): string[] {
-  if (!tool.stagingVersion) return [];
-  return (upstream.Replace ?? []).filter((r) => r.New.Path.startsWith('./staging/')).map((r) => r.Old.Path);
+function treeReplaces(tool: GoTool, upstream: GoModFile): string[] {
+  if (!tool.treeVersion) return [];
+  return (upstream.Replace ?? []).filter((r) => r.New.Path.startsWith('./')).map((r) => r.Old.Path);
 }

@@ -20,8 +20,11 @@ export interface GoTool {
   via: 'install' | 'wrapper';
   /** For `wrapper`: a main.go to build instead of `package`, when the module ships no main package. */
   mainSource?: string;
-  /** For `wrapper`: upstream replaces pointing at its own ./staging tree are redirected to this published version. */
-  stagingVersion?: string;
+  /**
+   * For `wrapper`: upstream's replaces pointing at folders of its own tree (Kubernetes' ./staging/..., Cluster API's
+   * ./api), which a module zip leaves out, are redirected to this published version of those modules.
+   */
+  treeVersion?: string;
   /**
    * For `wrapper`: how its requirements are resolved. `tidy` (the default): `go mod tidy`, which also fetches what the
    * tests of every imported package import. `build`: `go build -mod=mod` fetches only what the binary imports,
@@ -34,7 +37,7 @@ export interface GoTool {
   files?: Array<{ from: string; to: string }>;
 }
 
-const KUBERNETES_VERSION = 'v1.35.4';
+export const KUBERNETES_VERSION = 'v1.35.4';
 // Upstream tags each staging module (k8s.io/api, client-go, ...) v0.X.Y alongside kubernetes v1.X.Y.
 const KUBERNETES_STAGING_VERSION = 'v0.35.4';
 // What kubernetes v1.35.4's go.mod pins, so etcd matches what that release is tested against.
@@ -60,6 +63,12 @@ const PROMETHEUS_VERSION = 'v0.316.0';
  */
 const OPENBAO_VERSION = 'v0.0.0-20250828202315-f9407a27fbee';
 const OPENBAO_RELEASE = '2.4.0';
+/**
+ * Cluster API's core controllers (the Cluster, ClusterClass topology, Machine* and ClusterResourceSet controllers of
+ * `sigs.k8s.io/cluster-api/core`), run on the management cluster of the Cluster API tests (scripts/capi). v1.14.x
+ * builds with Go 1.26; its go.mod replaces its api module by the folder ./api, published as the same version.
+ */
+export const CLUSTER_API_VERSION = 'v1.14.2';
 // Assembles, pushes and pulls Gantry's image (scripts/image) and lets its test unpack it; v0.22.x builds with Go 1.26.
 const CRANE_VERSION = 'v0.22.1';
 
@@ -81,7 +90,7 @@ function kubernetesTool(name: string): GoTool {
     version: KUBERNETES_VERSION,
     package: `k8s.io/kubernetes/cmd/${name}`,
     via: 'wrapper',
-    stagingVersion: KUBERNETES_STAGING_VERSION,
+    treeVersion: KUBERNETES_STAGING_VERSION,
     stamps: kubernetesVersionStamps,
   };
 }
@@ -133,7 +142,41 @@ export interface ModuleFiles {
 /** The source-controller release whose GitRepository, HelmRepository and OCIRepository CRDs the Flux tests install (v1.10.x needs Go 1.27). */
 const FLUX_SOURCE_CONTROLLER_VERSION = 'v1.9.6';
 
+/** The CRDs of Cluster API's core as `<group>_<plural>`, installed by scripts/capi beside its controllers. */
+export const CLUSTER_API_CORE_CRDS = [
+  'addons.cluster.x-k8s.io_clusterresourcesetbindings',
+  'addons.cluster.x-k8s.io_clusterresourcesets',
+  'cluster.x-k8s.io_clusterclasses',
+  'cluster.x-k8s.io_clusters',
+  'cluster.x-k8s.io_machinedeployments',
+  'cluster.x-k8s.io_machinedrainrules',
+  'cluster.x-k8s.io_machinehealthchecks',
+  'cluster.x-k8s.io_machinepools',
+  'cluster.x-k8s.io_machines',
+  'cluster.x-k8s.io_machinesets',
+  'ipam.cluster.x-k8s.io_ipaddressclaims',
+  'ipam.cluster.x-k8s.io_ipaddresses',
+  'runtime.cluster.x-k8s.io_extensionconfigs',
+];
+/** The file of Cluster API core's admission webhook configurations among the linked CRDs (ClusterLayout.crds). */
+export const CLUSTER_API_WEBHOOKS_FILE = 'webhooks.cluster.x-k8s.io.yaml';
+
+/** `<group>_<plural>` (controller-gen's file name) as `<plural>.<group>.yaml`, the name ClusterLayout.crds uses. */
+export function crdFileName(controllerGenName: string): string {
+  const [group, plural] = controllerGenName.split('_');
+  return `${plural}.${group}.yaml`;
+}
+
 export const MODULE_FILES: readonly ModuleFiles[] = [
+  {
+    name: 'cluster-api-core-config',
+    module: 'sigs.k8s.io/cluster-api',
+    version: CLUSTER_API_VERSION,
+    files: [
+      ...CLUSTER_API_CORE_CRDS.map((crd) => ({ from: `core/config/crd/bases/${crd}.yaml`, to: `crds/${crdFileName(crd)}` })),
+      { from: 'core/config/webhook/manifests.yaml', to: `crds/${CLUSTER_API_WEBHOOKS_FILE}` },
+    ],
+  },
   {
     // kwok's kubelet serves `kubectl logs` for the Pods a Logs object maps to a file (see scripts/cluster/components.ts).
     name: 'kwok-logs-crd',
@@ -235,6 +278,27 @@ export const TOOLS: readonly GoTool[] = [
       `github.com/openbao/openbao/version.fullVersion=${OPENBAO_RELEASE}`,
       `github.com/openbao/openbao/version.GitCommit=${OPENBAO_VERSION.split('-').pop()}`,
     ],
+  },
+  {
+    name: 'cluster-api-manager',
+    module: 'sigs.k8s.io/cluster-api',
+    version: CLUSTER_API_VERSION,
+    package: 'sigs.k8s.io/cluster-api/core',
+    via: 'wrapper',
+    treeVersion: CLUSTER_API_VERSION,
+    // go mod tidy would fetch what the tests of every imported package import; the binary needs far less.
+    resolve: 'build',
+    // As its release Makefile stamps it (a plain build reports no version, and clusterctl's checks read it).
+    stamps: () => {
+      const [major, minor] = CLUSTER_API_VERSION.slice(1).split('.');
+      const pkg = 'sigs.k8s.io/cluster-api/version';
+      return [
+        `${pkg}.gitVersion=${CLUSTER_API_VERSION}`,
+        `${pkg}.gitMajor=${major}`,
+        `${pkg}.gitMinor=${minor}`,
+        `${pkg}.gitTreeState=clean`,
+      ];
+    },
   },
   {
     name: 'crane',

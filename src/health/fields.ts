@@ -84,7 +84,7 @@ export function describeCondition(condition: Condition): string {
 
 /**
  * For kinds whose controller always writes `status.observedGeneration` (Deployment, StatefulSet, DaemonSet,
- * ReplicaSet): InProgress while the controller has not yet seen the latest spec, because until then the rest of the
+ * ReplicaSet, Cluster API's Cluster): InProgress while the controller has not yet seen the latest spec, because until then the rest of the
  * status describes the previous spec. A missing observedGeneration means the controller has not seen the object at
  * all, as kubectl rollout status and kstatus read it. Undefined when the status is current.
  */

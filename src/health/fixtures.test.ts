@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../kube/object.ts';
 import { parseYaml } from '../yaml.ts';
 import { apiServiceReadiness } from './apiservice.ts';
+import { capiClusterReadiness } from './capi-cluster.ts';
 import { crdReadiness } from './crd.ts';
 import { daemonSetReadiness } from './daemonset.ts';
 import { deploymentReadiness } from './deployment.ts';
@@ -25,6 +26,7 @@ import type { Readiness } from './types.ts';
 
 const rulesByDirectory: Record<string, (object: KubeObject) => Readiness> = {
   apiservice: apiServiceReadiness,
+  'capi-cluster': capiClusterReadiness,
   crd: crdReadiness,
   daemonset: daemonSetReadiness,
   deployment: deploymentReadiness,

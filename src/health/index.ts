@@ -5,6 +5,7 @@
  */
 import { splitApiVersion, type KubeObject } from '../kube/object.ts';
 import { apiServiceReadiness } from './apiservice.ts';
+import { capiClusterReadiness } from './capi-cluster.ts';
 import { crdReadiness } from './crd.ts';
 import { daemonSetReadiness } from './daemonset.ts';
 import { deploymentReadiness } from './deployment.ts';
@@ -33,6 +34,7 @@ const readinessByKind = new Map<string, (object: KubeObject) => Readiness>([
   ['Service', serviceReadiness],
   ['apiextensions.k8s.io/CustomResourceDefinition', crdReadiness],
   ['apiregistration.k8s.io/APIService', apiServiceReadiness],
+  ['cluster.x-k8s.io/Cluster', capiClusterReadiness],
 ]);
 
 const isReadyAnnotation = 'kluctl.io/is-ready';
