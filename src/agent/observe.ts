@@ -11,7 +11,7 @@ import { driftOf, type Expected, expectationOf } from './drift.ts';
 import { planRepair } from './repair.ts';
 import { queueReport, sendPending } from './reports.ts';
 import { serviceDiscriminator } from './service-project.ts';
-import { componentStateOf, refreshComponents, type SyncOutcome } from './sync.ts';
+import { componentHealthOf, refreshComponents, type SyncOutcome } from './sync.ts';
 
 type Component = AgentReport['components'][number];
 
@@ -77,11 +77,11 @@ async function observeComponents(
   if (!labelled || !expected) return await refreshComponents(state.cluster, outcome.components);
   const live = byKey(await labelled.withValue(serviceDiscriminator(service)));
   const normalizers = service.syncConfig?.diffNormalizers ?? [];
-  return outcome.components.map(({ state: _state, synced: _synced, drift: _drift, ...ref }) => {
+  return outcome.components.map(({ state: _state, message: _message, synced: _synced, drift: _drift, ...ref }) => {
     const object = live.get(refKey(ref));
     const wanted = expected.get(refKey(ref));
     const drift = wanted ? driftOf(wanted, object, normalizers, AGENT_FIELD_MANAGER) : undefined;
-    return { ...ref, state: componentStateOf(object), synced: wanted !== undefined && !drift, ...(drift ? { drift } : {}) };
+    return { ...ref, ...componentHealthOf(object), synced: wanted !== undefined && !drift, ...(drift ? { drift } : {}) };
   });
 }
 

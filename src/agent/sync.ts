@@ -9,6 +9,7 @@
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentReport, AgentService } from '../api/agent.ts';
+import { COMPONENT_MESSAGE_MAX } from '../api/services.ts';
 import { deployTarget } from '../deploy/deploy.ts';
 import { TargetLockedError } from '../deploy/target-lock.ts';
 import { prepareTarget } from '../target/prepare.ts';
@@ -194,17 +195,24 @@ async function componentsOf(cluster: Cluster, refs: readonly ObjectRef[], result
 export async function refreshComponents(cluster: Cluster, components: readonly Component[]): Promise<Component[]> {
   return await Promise.all(
     components.map(async (component) => {
-      const { state: _state, synced, ...ref } = component;
+      const { state: _state, message: _message, synced, ...ref } = component;
       const live = await cluster.get(ref).catch(() => undefined);
-      return { ...ref, state: componentStateOf(live), synced: live !== undefined && synced } satisfies Component;
+      return { ...ref, ...componentHealthOf(live), synced: live !== undefined && synced } satisfies Component;
     }),
   );
 }
 
-/** A component's state from its object's readiness (health/): RUNNING ready, FAILED failed, PENDING otherwise or gone. */
-export function componentStateOf(live: KubeObject | undefined): Component['state'] {
-  const readiness = live ? readinessOf(live).status : 'InProgress';
-  return readiness === 'Ready' ? 'RUNNING' : readiness === 'Failed' ? 'FAILED' : 'PENDING';
+/**
+ * A component's state from its object's readiness (health/): RUNNING ready, FAILED failed, PENDING otherwise or gone;
+ * with the readiness rule's reason as its message while it is not RUNNING (e.g. a Cluster API Cluster's phase and
+ * what it waits for), so the server can say why without reading the cluster.
+ */
+export function componentHealthOf(live: KubeObject | undefined): Pick<Component, 'state' | 'message'> {
+  if (!live) return { state: 'PENDING', message: 'not found in the cluster' };
+  const readiness = readinessOf(live);
+  if (readiness.status === 'Ready') return { state: 'RUNNING' };
+  const message = readiness.message.slice(0, COMPONENT_MESSAGE_MAX);
+  return { state: readiness.status === 'Failed' ? 'FAILED' : 'PENDING', ...(message === '' ? {} : { message }) };
 }
 
 function resultErrors(result: CommandResult): ServiceError[] {

@@ -4,6 +4,53 @@
  */
 import { Type, type Static } from 'typebox';
 import { Name, Tags, Time } from './common.ts';
+import { ComponentStateSchema } from './services.ts';
+
+/**
+ * How a cluster is made through Cluster API (src/capi): a Cluster with a managed topology of a ClusterClass, on the
+ * fleet cluster that runs Cluster API (`management`, its management cluster), in `namespace` (default `default`),
+ * where the ClusterClass `class` is; `workers` are machine deployments of the class's worker classes, `variables`
+ * the class's variables by name. Plural's Cluster has `version` and node pools for its own providers; these are
+ * Cluster API's topology fields.
+ */
+export const ClusterProvisioningSchema = Type.Object(
+  {
+    management: Name,
+    namespace: Type.Optional(Name),
+    class: Name,
+    version: Type.String({ pattern: '^v\\d+\\.\\d+\\.\\d+$', description: 'Kubernetes version, e.g. v1.35.4' }),
+    controlPlaneReplicas: Type.Optional(Type.Integer({ minimum: 1, maximum: 99 })),
+    workers: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            class: Name,
+            name: Name,
+            replicas: Type.Integer({ minimum: 0, maximum: 10_000 }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 50 },
+      ),
+    ),
+    variables: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,62}$' }), Type.Unknown(), {
+        description: "values of the ClusterClass's variables by name",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Where the provisioning stands, from what the management cluster's agent reports of the Cluster API Cluster. */
+export const ProvisioningStatusSchema = Type.Object({
+  service: Type.String({ description: "the management cluster's service holding the Cluster API objects" }),
+  state: Type.Union([ComponentStateSchema, Type.Literal('WAITING')], {
+    description:
+      "the Cluster API Cluster's readiness as a component state (RUNNING: available); WAITING until the management cluster's agent applied it",
+  }),
+  message: Type.String({ description: "Cluster API's phase and what it waits for (src/health/capi-cluster.ts)" }),
+});
 
 export const ClusterSchema = Type.Object({
   id: Type.String(),
@@ -27,6 +74,8 @@ export const ClusterSchema = Type.Object({
   agentVersionPin: Type.Union([Type.String(), Type.Null()], {
     description: "the agent version an admin holds the cluster at (PUT /v1/clusters/{name}/agent-version); null: the server's own",
   }),
+  provisioning: Type.Union([ClusterProvisioningSchema, Type.Null()], { description: 'how Cluster API makes it; null: made elsewhere' }),
+  provisioningStatus: Type.Optional(ProvisioningStatusSchema),
   wantedAgentVersion: Type.String({
     description:
       "the version its agent should run: the pin, else the server's own; an agent run from the install's Deployment is moved to it " +
@@ -55,6 +104,7 @@ export const NewClusterSchema = Type.Object(
     handle: Type.Optional(Name),
     tags: Type.Optional(Tags),
     distro: Type.Optional(Type.String({ maxLength: 63 })),
+    provisioning: Type.Optional(ClusterProvisioningSchema),
   },
   { additionalProperties: false },
 );

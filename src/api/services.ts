@@ -296,6 +296,9 @@ export const ComponentDriftSchema = Type.Object(
 );
 export type ComponentDrift = Static<typeof ComponentDriftSchema>;
 
+/** The longest component message an agent sends (a longer reason is cut). */
+export const COMPONENT_MESSAGE_MAX = 1000;
+
 /** One object of a service, as its agent reports it. */
 export const ComponentSchema = Type.Object({
   group: Type.String(),
@@ -304,6 +307,9 @@ export const ComponentSchema = Type.Object({
   namespace: Type.String(),
   name: Type.String(),
   state: ComponentStateSchema,
+  message: Type.Optional(
+    Type.String({ maxLength: COMPONENT_MESSAGE_MAX, description: "why it is not RUNNING: its readiness rule's reason (src/health)" }),
+  ),
   synced: Type.Boolean(),
   drift: Type.Optional(ComponentDriftSchema),
 });
@@ -395,6 +401,9 @@ export const ServiceSchema = Type.Object({
   renderers: Type.Optional(Type.Array(PathRendererSchema, { description: 'its renderers per folder, when it has them' })),
   /** Set on the cluster's own agent (gantry-agent), which the server keeps: what its Deployment runs. */
   agent: Type.Optional(AgentSourceSchema),
+  provisions: Type.Optional(
+    Type.String({ description: 'the fleet cluster whose Cluster API objects it holds, which the server keeps (cluster create --class)' }),
+  ),
   configuration: Type.Array(Type.String(), { description: 'configuration keys; values are never returned' }),
   secretValues: Type.Array(Type.String(), { description: 'top-level keys of the secret helm values; values are never returned' }),
   contexts: Type.Array(Type.String(), { description: 'bound service contexts' }),

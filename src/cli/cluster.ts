@@ -1,7 +1,8 @@
 /**
  * `gantry cluster create|list|get|tag|agent-version|delete|token|rotate-token|kubeconfig`: the fleet's clusters through
  * the server's API, as Plural's `plural cd clusters …`. Creating a cluster (or making a token) prints its agent's deploy
- * token once; `agent-version` holds its agent at a version; `rotate-token` has the agent rotate its token by itself;
+ * token once, or, with `--management` and `--class`, has Cluster API make it (and `--wait` follows that until it is
+ * available); `agent-version` holds its agent at a version; `rotate-token` has the agent rotate its token by itself;
  * `kubeconfig` writes one for the auth proxy.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -10,13 +11,21 @@ import { toYaml } from '../yaml.ts';
 import { type Login, readLogin } from '../client/login.ts';
 import type { ApiCluster, FleetClient } from '../client/fleet-client.ts';
 import { sleep } from '../sleep.ts';
-import { durationArg } from './options.ts';
+import { durationArg, positiveIntegerArg } from './options.ts';
 import { addFleetOutputFlag, type FleetOutput, formatTable, keyValueArg, printFleet, withFleetClient } from './fleet-output.ts';
 
 interface CreateFlags {
   handle?: string;
   tag: Record<string, string>;
   distro?: string;
+  management?: string;
+  class?: string;
+  kubernetesVersion?: string;
+  namespace?: string;
+  controlPlaneReplicas?: number;
+  var: Record<string, string>;
+  wait?: boolean;
+  timeout: number;
   output: FleetOutput;
 }
 
@@ -30,21 +39,32 @@ export function clusterCommand(): Command {
         .argument('<name>', 'cluster name (lower-case letters, digits and -)')
         .option('--handle <handle>', 'stable identity across renames (default: the name)')
         .option('--tag <key=value>', 'a tag (repeatable); global services select clusters by tags', keyValueArg, {})
-        .option('--distro <distro>', 'generic, eks, aks, gke, k3s, openshift, …'),
+        .option('--distro <distro>', 'generic, eks, aks, gke, k3s, openshift, …')
+        .option('--management <cluster>', 'have Cluster API make it: the fleet cluster that runs Cluster API (needs --class)')
+        .option('--class <name>', 'the ClusterClass on the management cluster')
+        .option('--kubernetes-version <version>', 'with --class: its Kubernetes version, e.g. v1.35.4')
+        .option('--namespace <namespace>', 'with --class: namespace of the ClusterClass and its Cluster API objects (default: default)')
+        .option('--control-plane-replicas <n>', 'with --class: control plane machines', positiveIntegerArg)
+        .option('--var <name=value>', 'with --class: a ClusterClass variable (repeatable); a JSON value is read as JSON', keyValueArg, {})
+        .option('--wait', 'with --class: follow the provisioning until Cluster API reports it available')
+        .option('--timeout <duration>', 'how long --wait waits', durationArg, 15 * 60_000),
     ).action((name: string, flags: CreateFlags) =>
       withFleetClient(async (client) => {
+        const provisioning = provisioningOf(flags);
         const created = await client.createCluster({
           name,
           handle: flags.handle,
           tags: flags.tag,
           distro: flags.distro,
+          ...(provisioning ? { provisioning } : {}),
         });
-        printFleet(
-          flags.output,
-          created,
-          () =>
-            `cluster ${created.cluster.name} created\ndeploy token (shown only now):\n\n  ${created.deployToken}\n\n` +
-            `install its agent with: gantry agent install --server URL --token <deploy token> --context <kubeconfig context>\n`,
+        const done = provisioning && flags.wait ? await provisioned(client, name, flags.timeout) : undefined;
+        printFleet(flags.output, done ? { ...created, cluster: done } : created, () =>
+          provisioning
+            ? `cluster ${name} created: Cluster API makes it on cluster ${provisioning.management} (class ${provisioning.class})\n` +
+              (done ? `provisioned: ${provisioningText(done)}\n` : `follow it with: gantry cluster get ${name}\n`)
+            : `cluster ${created.cluster.name} created\ndeploy token (shown only now):\n\n  ${created.deployToken}\n\n` +
+              `install its agent with: gantry agent install --server URL --token <deploy token> --context <kubeconfig context>\n`,
         );
       }),
     ),
@@ -213,6 +233,66 @@ function proxyKubeconfig(login: Login, cluster: string, ca: Buffer | undefined):
   };
 }
 
+/** The create flags' provisioning spec; undefined without --management and --class. @throws Error when only some are given. */
+function provisioningOf(flags: CreateFlags): NonNullable<ApiCluster['provisioning']> | undefined {
+  const given = flags.management !== undefined || flags.class !== undefined;
+  if (!given) {
+    const stray =
+      flags.kubernetesVersion ?? flags.namespace ?? flags.controlPlaneReplicas ?? (Object.keys(flags.var).length > 0 ? '--var' : undefined);
+    if (stray !== undefined || flags.wait)
+      throw new Error('--kubernetes-version, --namespace, --control-plane-replicas, --var and --wait need --management and --class');
+    return undefined;
+  }
+  if (!flags.management || !flags.class || !flags.kubernetesVersion)
+    throw new Error('a cluster Cluster API makes needs --management, --class and --kubernetes-version');
+  const variables = Object.fromEntries(Object.entries(flags.var).map(([key, value]) => [key, jsonOrText(value)]));
+  return {
+    management: flags.management,
+    class: flags.class,
+    version: flags.kubernetesVersion,
+    ...(flags.namespace ? { namespace: flags.namespace } : {}),
+    ...(flags.controlPlaneReplicas ? { controlPlaneReplicas: flags.controlPlaneReplicas } : {}),
+    ...(Object.keys(variables).length > 0 ? { variables } : {}),
+  };
+}
+
+function jsonOrText(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+function provisioningSpecText(spec: NonNullable<ApiCluster['provisioning']>): string {
+  const replicas = spec.controlPlaneReplicas ? `, ${spec.controlPlaneReplicas} control plane machines` : '';
+  return `Cluster API on ${spec.management}: class ${spec.class} (namespace ${spec.namespace ?? 'default'}), Kubernetes ${spec.version}${replicas}`;
+}
+
+function provisioningText(cluster: ApiCluster): string {
+  const status = cluster.provisioningStatus;
+  return status ? `${status.state}: ${status.message} (service ${status.service} of ${cluster.provisioning?.management ?? ''})` : '';
+}
+
+/**
+ * The cluster once Cluster API reports it available, looked at every second; each new state is printed to stderr.
+ * @throws Error when it FAILED or after `timeoutMs`, with the last status.
+ */
+async function provisioned(client: FleetClient, name: string, timeoutMs: number): Promise<ApiCluster> {
+  const deadline = Date.now() + timeoutMs;
+  let said = '';
+  for (;;) {
+    const cluster = await client.getCluster(name);
+    const text = provisioningText(cluster);
+    if (text !== said) process.stderr.write(`${name}: ${text}\n`);
+    said = text;
+    if (cluster.provisioningStatus?.state === 'RUNNING') return cluster;
+    if (cluster.provisioningStatus?.state === 'FAILED') throw new Error(`cluster ${name} failed to provision: ${text}`);
+    if (Date.now() > deadline) throw new Error(`cluster ${name} was not provisioned within ${timeoutMs / 1000} s: ${text}`);
+    await sleep(1_000);
+  }
+}
+
 /** The deploy token the agent uses, and a rotation under way. */
 function tokenState(cluster: ApiCluster): string {
   const inUse = cluster.deployTokenCreatedAt ? `made ${cluster.deployTokenCreatedAt}` : 'not used yet';
@@ -266,6 +346,12 @@ function formatCluster(cluster: ApiCluster): string {
     ['pinged', cluster.pingedAt ?? 'never'],
     ['created', cluster.createdAt],
     ['token', tokenState(cluster)],
+    ...(cluster.provisioning
+      ? ([
+          ['made by', provisioningSpecText(cluster.provisioning)],
+          ['provisioned', provisioningText(cluster)],
+        ] as Array<[string, string]>)
+      : []),
   ];
-  return rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${value}\n`).join('');
+  return rows.map(([key, value]) => `${`${key}:`.padEnd(13)}${value}\n`).join('');
 }

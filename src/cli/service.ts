@@ -300,7 +300,8 @@ async function waitHealthy(client: FleetClient, service: ApiService, timeoutMs: 
 function whyNot(service: ApiService): string {
   const reasons = [`status ${service.status}`, `applied revision ${service.appliedRevision ?? 'none'}`];
   for (const error of service.errors) reasons.push(`${error.source} error: ${error.message}`);
-  for (const c of service.components.filter((c) => c.state !== 'RUNNING')) reasons.push(`${c.kind} ${c.namespace}/${c.name} is ${c.state}`);
+  for (const c of service.components.filter((c) => c.state !== 'RUNNING'))
+    reasons.push(`${c.kind} ${c.namespace}/${c.name} is ${c.state}${c.message ? ` (${c.message})` : ''}`);
   for (const c of service.components.filter((c) => c.drift)) reasons.push(`${c.kind} ${c.namespace}/${c.name} drifted: ${driftText(c)}`);
   return reasons.join('; ');
 }
@@ -367,8 +368,8 @@ function formatService(service: ApiService): string {
     service.components.length === 0
       ? ''
       : `\n${formatTable(
-          ['KIND', 'NAMESPACE', 'NAME', 'STATE', 'SYNCED', 'DRIFT'],
-          service.components.map((c) => [c.kind, c.namespace, c.name, c.state, c.synced ? 'yes' : 'no', driftText(c)]),
+          ['KIND', 'NAMESPACE', 'NAME', 'STATE', 'SYNCED', 'DRIFT', 'MESSAGE'],
+          service.components.map((c) => [c.kind, c.namespace, c.name, c.state, c.synced ? 'yes' : 'no', driftText(c), c.message ?? '']),
         )}`;
   return head + errors + components;
 }
@@ -393,6 +394,7 @@ function sourceRows(service: ApiService): Array<[string, string]> {
       `${source.repository.url} ${source.git.ref} ${source.git.folder || '.'} at ${source.path}${commit ? ` (${commit})` : ''}`,
     ]);
   }
+  if (service.provisions) rows.push(['source', `the Cluster API objects of cluster ${service.provisions}, kept by the server`]);
   if (helm) {
     const version = service.revision.chartVersion ?? helm.version;
     const range = version === helm.version ? '' : ` (${helm.version})`;

@@ -21,6 +21,7 @@ import type { ReplicaSet } from './replica-set.ts';
 import { serviceRoutes } from './routes/services.ts';
 import { GlobalServices } from './global-services.ts';
 import { KeptAgents } from './kept-agents.ts';
+import { ProvisionedClusters } from './provisioned-clusters.ts';
 import { globalServiceRoutes } from './routes/global-services.ts';
 import { registerErrorHandlers } from '../http/errors.ts';
 import type { Notifier } from './notifier.ts';
@@ -147,8 +148,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     rollouts: options.rollouts,
     log: options.log.child({ component: 'kept-agents' }),
   });
+  const provisioned = new ProvisionedClusters({
+    db,
+    box: options.box,
+    sources: options.sources,
+    onChange: options.onServiceChange,
+    log: options.log.child({ component: 'provisioned-clusters' }),
+  });
   agentRolloutRoutes(app, { db, agents, rollouts: options.rollouts });
-  clusterRoutes(app, { db, globals, agents, notifier: options.notifier, announce: options.announce, channels: options.channels });
+  clusterRoutes(app, {
+    db,
+    globals,
+    agents,
+    provisioned,
+    notifier: options.notifier,
+    announce: options.announce,
+    channels: options.channels,
+  });
   const outbound = { allow: options.outboundAllow ?? [] };
   globalServiceRoutes(app, { db, box: options.box, globals, sources: options.sources, outbound, rollouts: options.rollouts });
   agentRoutes(app, {

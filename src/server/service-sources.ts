@@ -3,7 +3,8 @@
  * Plural's fields) the commit the ref points to and the digest of the folder's tarball (a ref is a branch, else a
  * tag, or a full commit sha); for a Helm chart the version it resolves to and the digest of the Kluctl project
  * built around it (helm-sources.ts), with valuesFiles read from the git folder when the service has one; for a
- * cluster's own agent (kept-agents.ts) the objects of its Deployment, rendered here.
+ * cluster's own agent (kept-agents.ts) the objects of its Deployment, and for a cluster the fleet makes through Cluster
+ * API (provisioned-clusters.ts) its Cluster API objects, both rendered here.
  */
 import { cp, lstat, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,7 +23,8 @@ import { PathEscapeError, resolveInside } from '../files.ts';
 import { HttpError } from '../http/errors.ts';
 import { packHelmProject, resolveChartVersion } from './helm-sources.ts';
 import type { TarballStore } from './tarballs.ts';
-import type { AgentSource } from '../api/services.ts';
+import { capiClusterManifests } from '../capi/cluster-manifests.ts';
+import type { KubeObject } from '../kube/object.ts';
 import { agentServiceManifests } from '../install/agent.ts';
 import { toYamlDocuments } from '../yaml.ts';
 
@@ -97,7 +99,8 @@ export class ServiceSources {
    */
   async resolveSpec(spec: ServiceSpec, options: ResolveOptions = { fresh: false }): Promise<ResolvedSource> {
     const { helm, git, repositoryId } = spec;
-    if (spec.agent) return { commit: '', digest: await this.#packAgent(spec.agent) };
+    if (spec.agent) return { commit: '', digest: await this.#packObjects('agent.yaml', agentServiceManifests(spec.agent)) };
+    if (spec.capi) return { commit: '', digest: await this.#packObjects('capi-cluster.yaml', capiClusterManifests(spec.capi)) };
     if (!helm) {
       if (!git || repositoryId === undefined) throw new Error('a service spec needs git (with a repository) or helm');
       if (spec.sources?.length) return await this.#resolveCombined(repositoryId, git, spec.sources, options);
@@ -120,11 +123,11 @@ export class ServiceSources {
     }));
   }
 
-  /** Packs the agent service's objects (install/agent.ts: agentServiceManifests) as its one file, agent.yaml. */
-  async #packAgent(agent: AgentSource): Promise<string> {
-    const temp = await mkdtemp(path.join(os.tmpdir(), 'gantry-agent-service-'));
+  /** Packs objects the server renders (an agent service's, a provisioned cluster's) as the one file `file`. */
+  async #packObjects(file: string, objects: KubeObject[]): Promise<string> {
+    const temp = await mkdtemp(path.join(os.tmpdir(), 'gantry-server-objects-'));
     try {
-      await writeFile(path.join(temp, 'agent.yaml'), toYamlDocuments(agentServiceManifests(agent)));
+      await writeFile(path.join(temp, file), toYamlDocuments(objects));
       return await this.#options.tarballs.pack(temp);
     } finally {
       await rm(temp, { recursive: true, force: true });

@@ -2,6 +2,7 @@
  * Clusters, and which cluster a deploy token authenticates. An agent authenticates with its cluster's deploy token,
  * shown once when made (deploy-tokens.ts: rotation and expiry).
  */
+import type { CapiClusterSpec } from '../capi/cluster-manifests.ts';
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './database.ts';
@@ -32,6 +33,8 @@ export interface Cluster {
   agentVersionPin: string | null;
   /** The version its agent should run: the pin, else the server's own (GANTRY_VERSION). */
   wantedAgentVersion: string;
+  /** How Cluster API makes it (server/provisioned-clusters.ts); null for a cluster made elsewhere. */
+  provisioning: CapiClusterSpec | null;
 }
 
 export type ClusterHealth = 'HEALTHY' | 'UNHEALTHY' | 'UNKNOWN';
@@ -54,6 +57,7 @@ export interface NewCluster {
   handle?: string;
   tags?: Record<string, string>;
   distro?: string;
+  provisioning?: CapiClusterSpec;
 }
 
 /** A cluster just made, with the only copy of its first deploy token. */
@@ -88,6 +92,7 @@ export async function createCluster(db: Kysely<Database>, input: NewCluster, now
     token_rotation_requested_at: null,
     deploy_token_created_at: null,
     agent_version_pin: null,
+    provisioning: input.provisioning ? JSON.stringify(input.provisioning) : null,
   };
   let deployToken: string;
   try {
@@ -200,6 +205,7 @@ function toCluster(row: Selectable<ClusterTable>): Cluster {
     deployTokenCreatedAt: row.deploy_token_created_at,
     agentVersionPin: row.agent_version_pin,
     wantedAgentVersion: row.agent_version_pin ?? GANTRY_VERSION,
+    provisioning: row.provisioning === null ? null : (JSON.parse(row.provisioning) as CapiClusterSpec),
   };
 }
 

@@ -445,6 +445,16 @@ async function agentRollouts(db: AnyDatabase): Promise<void> {
   await db.schema.alterTable('rollouts').addColumn('agent_version', 'text').execute();
 }
 
+/** Why a component is not RUNNING, as its agent's readiness rules say (a Cluster API Cluster's phase and reason). */
+async function componentMessages(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('service_components').addColumn('message', 'text').execute();
+}
+
+/** Clusters Cluster API makes (src/capi): how, as JSON. */
+async function clusterProvisioning(db: AnyDatabase): Promise<void> {
+  await db.schema.alterTable('clusters').addColumn('provisioning', 'text').execute();
+}
+
 /** By name; Kysely runs them in name order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial-schema': { up: initialSchema },
@@ -470,4 +480,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0021-deploy-token-rotation': { up: deployTokenRotation },
   '0022-agent-version-pin': { up: agentVersionPin },
   '0023-agent-rollouts': { up: agentRollouts },
+  '0024-component-messages': { up: componentMessages },
+  '0025-cluster-provisioning': { up: clusterProvisioning },
 };

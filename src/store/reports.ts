@@ -47,9 +47,10 @@ export async function recordServiceReport(
     await db
       .insertInto('service_components')
       .values(
-        report.components.map(({ drift, ...c }) => ({
+        report.components.map(({ drift, message, ...c }) => ({
           service_id: serviceId,
           ...c,
+          message: message ?? null,
           synced: c.synced ? 1 : 0,
           drift: drift === undefined ? null : JSON.stringify(drift),
         })),

@@ -28,6 +28,8 @@ export interface ClusterTable {
   deploy_token_created_at: string | null;
   /** The agent version an admin holds the cluster at; null: the server's own. */
   agent_version_pin: string | null;
+  /** JSON CapiClusterSpec (src/capi): how Cluster API makes it; null for a cluster made elsewhere. */
+  provisioning: string | null;
 }
 
 /** Per-cluster agent credentials: only a SHA-256 of the token is kept; a revoked token stays for the audit. */
@@ -169,6 +171,8 @@ export interface ServiceComponentTable {
   name: string;
   /** A ComponentState (src/api/services.ts), as Plural's component states. */
   state: string;
+  /** Why it is not RUNNING (Component.message); null when RUNNING or unsaid. */
+  message: string | null;
   synced: number;
   /** JSON ComponentDrift (src/api/services.ts), null when the object is as applied. */
   drift: string | null;

@@ -6,6 +6,7 @@
  * Revising a service in place and rolling it back are in revisions.ts; the agent's reports, which set the
  * service's components, errors, applied revision and status, in reports.ts.
  */
+import type { CapiClusterSource } from '../capi/cluster-manifests.ts';
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
@@ -80,6 +81,11 @@ export interface ServiceSpec {
    * for this image, server URL and token Secret, which the server renders into the tarball.
    */
   agent?: AgentSource;
+  /**
+   * A cluster the fleet makes through Cluster API as its source (server/provisioned-clusters.ts): the management
+   * cluster's Cluster API objects for it (src/capi/cluster-manifests.ts), which the server renders into the tarball.
+   */
+  capi?: CapiClusterSource;
 }
 
 /** One of a service's extra git sources: `git.folder` of the repository at `git.ref`, packed at `path`. */
@@ -124,6 +130,8 @@ export interface Component {
   namespace: string;
   name: string;
   state: ComponentState;
+  /** Why it is not RUNNING, as its agent's readiness rules say; absent when RUNNING or when they say nothing. */
+  message?: string;
   synced: boolean;
   /** How it differs from what the agent applied, when it does. */
   drift?: ComponentDrift;
@@ -634,9 +642,10 @@ async function servicesOf(
       pendingRevisionNumber: (newest.get(row.id) ?? 0) > revision.number ? newest.get(row.id)! : null,
       appliedRevisionId: row.applied_revision_id,
       appliedRevisionNumber: row.applied_revision_id === null ? null : (revisionById.get(row.applied_revision_id)?.number ?? null),
-      components: (componentsOf.get(row.id) ?? []).map(({ service_id: _serviceId, drift, ...c }) => ({
+      components: (componentsOf.get(row.id) ?? []).map(({ service_id: _serviceId, drift, message, ...c }) => ({
         ...c,
         state: c.state as ComponentState,
+        ...(message === null ? {} : { message }),
         synced: c.synced === 1,
         ...(drift === null ? {} : { drift: JSON.parse(drift) as ComponentDrift }),
       })),

@@ -11,6 +11,7 @@ import { requestTokenRotation, rotateDeployToken } from '../../store/deploy-toke
 import type { PushChannels } from '../push-channels.ts';
 import type { GlobalServices } from '../global-services.ts';
 import type { KeptAgents } from '../kept-agents.ts';
+import type { ProvisionedClusters } from '../provisioned-clusters.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.ts';
 import { authorize, mayDo, userAccess } from '../auth.ts';
@@ -35,6 +36,8 @@ export function clusterRoutes(
     globals: GlobalServices;
     /** Revises a cluster's agent service when its pin changes. */
     agents: KeptAgents;
+    /** Registers clusters Cluster API makes, and reads how far they are. */
+    provisioned: ProvisionedClusters;
     notifier: Notifier;
     announce: (change: FleetChange) => void;
     channels: PushChannels;
@@ -48,14 +51,16 @@ export function clusterRoutes(
   api.get(
     '/v1/clusters',
     { ...readers, schema: { tags: ['clusters'], response: { 200: Type.Array(ClusterSchema), ...errors } } },
-    async (request) => (await listClusters(db)).filter((cluster) => mayDo(request, 'read', { cluster })),
+    async (request) => await deps.provisioned.withStatus((await listClusters(db)).filter((cluster) => mayDo(request, 'read', { cluster }))),
   );
 
   api.post(
     '/v1/clusters',
     { ...admins, schema: { tags: ['clusters'], body: NewClusterSchema, response: { 201: CreatedClusterSchema, ...errors } } },
     async (request, reply) => {
-      const created = await createCluster(db, request.body);
+      const { provisioning, ...plain } = request.body;
+      // With a provisioning spec its management cluster's agent gets the Cluster API objects at once.
+      const created = provisioning ? await deps.provisioned.create({ ...plain, provisioning }) : await createCluster(db, plain);
       await globals.clusterAdded();
       deps.notifier.notify(clusterEvent('cluster.create', created.cluster));
       deps.announce({ kind: 'cluster', id: created.cluster.id });
@@ -69,7 +74,7 @@ export function clusterRoutes(
     async (request) => {
       const cluster = await getCluster(db, request.params.name);
       authorize(request, 'read', { cluster });
-      return cluster;
+      return (await deps.provisioned.withStatus([cluster]))[0];
     },
   );
 

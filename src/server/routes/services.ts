@@ -313,7 +313,17 @@ async function authorizedService(
   const service = await getService(db, cluster.id, request.params.name);
   authorize(request, action, { cluster, service });
   if (action === 'write' && service.spec.agent) throw keptAgentError(cluster.name);
+  if (action === 'write' && service.spec.capi) throw provisioningServiceError(cluster.name, service.spec.capi.cluster);
   return service;
+}
+
+/** A provisioned cluster's Cluster API objects are the server's to change (provisioned-clusters.ts), from the cluster's spec. */
+function provisioningServiceError(management: string, cluster: string): HttpError {
+  return new HttpError(
+    409,
+    `this service of cluster ${management} holds the Cluster API objects that make cluster ${cluster}, which the server keeps: ` +
+      `change cluster ${cluster} instead`,
+  );
 }
 
 /** The cluster's own agent service is the server's to change (kept-agents.ts); a change by hand could cut the agent off. */
@@ -381,6 +391,7 @@ async function toApiServices(db: Kysely<Database>, box: SecretBox, services: rea
     git: service.spec.git ?? null,
     helm: service.spec.helm ?? null,
     ...(service.spec.agent ? { agent: service.spec.agent } : {}),
+    ...(service.spec.capi ? { provisions: service.spec.capi.cluster } : {}),
     renderer: service.spec.renderer,
     ...(service.spec.syncConfig ? { syncConfig: service.spec.syncConfig } : {}),
     templated: service.spec.templated !== false,

@@ -1,0 +1,208 @@
+/**
+ * Clusters the fleet makes through Cluster API (issue 42), for real: a gantry server, the agent of a management
+ * cluster that runs Cluster API's controllers (`npm run cluster -- up --capi`, with the test's local provider), and
+ * `gantry cluster create --management --class --wait`. The server hands the Cluster API Cluster to the management
+ * cluster's agent as a protected service; the agent applies it and reports its readiness, which `cluster get` shows
+ * until Cluster API reports the new API server available. A version the provider cannot run stalls with its
+ * reason; bad specs are refused naming the field; the objects' service is the server's to change.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { capiUp } from '../../scripts/capi/capi.ts';
+import { CONTROL_PLANE_GROUP, INFRASTRUCTURE_GROUP, PROVIDER_VERSION } from '../../scripts/capi/provider-crds.ts';
+import { clusterLayout } from '../../scripts/cluster/layout.ts';
+import { KUBERNETES_VERSION } from '../../scripts/setup/tools.ts';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
+import { capturedLogger, waitFor } from '../../src/controller/test-support.ts';
+import { Engine } from '../../src/engine.ts';
+import { run } from '../../src/exec.ts';
+import { loadKubeConfig } from '../../src/kube/client.ts';
+import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
+import { toYamlDocuments } from '../../src/yaml.ts';
+import { gantry } from '../support/cli.ts';
+import { testConfig } from '../support/engine.ts';
+import { apiCall, pushedAgentOptions, testServerOptions, userToken } from '../support/fleet.ts';
+
+const MANAGEMENT = clusterLayout('test-capi');
+const NS = 'fleet-capi';
+
+async function kubectl(args: readonly string[], input?: string): Promise<string> {
+  return (await run('kubectl', ['--kubeconfig', MANAGEMENT.kubeconfig, ...args], input === undefined ? {} : { input })).stdout;
+}
+
+const classObjects = [
+  { kind: 'LocalClusterTemplate', group: INFRASTRUCTURE_GROUP },
+  { kind: 'LocalControlPlaneTemplate', group: CONTROL_PLANE_GROUP },
+].map(({ kind, group }) => ({
+  apiVersion: `${group}/${PROVIDER_VERSION}`,
+  kind,
+  metadata: { name: 'local', namespace: NS },
+  spec: { template: { spec: {} } },
+}));
+const clusterClass = {
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'ClusterClass',
+  metadata: { name: 'local', namespace: NS },
+  spec: {
+    infrastructure: {
+      templateRef: { apiVersion: `${INFRASTRUCTURE_GROUP}/${PROVIDER_VERSION}`, kind: 'LocalClusterTemplate', name: 'local' },
+    },
+    controlPlane: {
+      templateRef: { apiVersion: `${CONTROL_PLANE_GROUP}/${PROVIDER_VERSION}`, kind: 'LocalControlPlaneTemplate', name: 'local' },
+    },
+  },
+};
+
+describe('clusters made through Cluster API', () => {
+  let dir: string;
+  let server: FleetServer;
+  let agent: RunningAgent;
+  let admin: string;
+  const { log } = capturedLogger('info');
+  const env = () => ({ XDG_CONFIG_HOME: path.join(dir, 'config') });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'gantry-fleet-capi-'));
+    await capiUp({ layout: MANAGEMENT });
+    await kubectl(['create', 'namespace', NS]).catch(() => undefined);
+    await kubectl(['apply', '--server-side', '-f', '-'], toYamlDocuments([...classObjects, clusterClass]));
+    server = await startFleetServer(
+      testServerOptions(
+        { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
+        { gitPollIntervalMs: 300 },
+      ),
+    );
+    admin = server.adminToken!;
+    const made = await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'mgmt' });
+    agent = startAgent(
+      pushedAgentOptions({
+        server: server.url,
+        token: made.body.deployToken,
+        engine: new Engine(testConfig({ watchDiscriminated: true })),
+        kubeConfig: loadKubeConfig({ kubeconfig: MANAGEMENT.kubeconfig }),
+        dataDir: path.join(dir, 'agent'),
+        log,
+      }),
+    );
+    expect((await gantry(['login', '--server', server.url, '--token', admin], { env: env() })).code).toBe(0);
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await server?.close();
+    await kubectl(['delete', 'clusters.v1beta2.cluster.x-k8s.io', '--all', '-n', NS, '--wait=true', '--timeout=120s']).catch(
+      () => undefined,
+    );
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('cluster create --class hands the Cluster to the management cluster, and cluster get follows it until available', async () => {
+    const created = await gantry(
+      [
+        'cluster',
+        'create',
+        'alpha',
+        '--management',
+        'mgmt',
+        '--class',
+        'local',
+        '--kubernetes-version',
+        KUBERNETES_VERSION,
+        '--namespace',
+        NS,
+      ],
+      { env: { ...env() } },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain('Cluster API makes it on cluster mgmt (class local)');
+    // The deploy token is not printed for a cluster whose agent Gantry installs.
+    expect(created.stdout).not.toContain('deploy token');
+
+    const json = await gantry(['cluster', 'get', 'alpha', '-o', 'json'], { env: env() });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      provisioning: { management: 'mgmt', class: 'local', namespace: NS, version: KUBERNETES_VERSION },
+      provisioningStatus: { service: 'capi-alpha' },
+    });
+    const available = await waitFor(
+      'alpha available',
+      async () => {
+        const cluster = (await apiCall(server, 'GET', '/v1/clusters/alpha', admin)).body;
+        return cluster.provisioningStatus?.state === 'RUNNING' ? cluster : undefined;
+      },
+      180_000,
+    );
+    expect(available.provisioningStatus).toEqual({ service: 'capi-alpha', state: 'RUNNING', message: 'available' });
+    const shown = await gantry(['cluster', 'get', 'alpha'], { env: env() });
+    expect(shown.stdout).toMatch(/made by: +Cluster API on mgmt: class local \(namespace fleet-capi\), Kubernetes v1\.\d+\.\d+/);
+    expect(shown.stdout).toMatch(/provisioned: +RUNNING: available \(service capi-alpha of mgmt\)/);
+    // The management cluster's agent applied the Cluster API Cluster, labelled with the fleet cluster it makes.
+    const objects = JSON.parse(
+      await kubectl(['get', 'clusters.v1beta2.cluster.x-k8s.io', '-n', NS, '-l', 'gantry.dev/cluster=alpha', '-o', 'json']),
+    );
+    expect(objects.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual(['alpha']);
+  });
+
+  test('--wait prints each state and a version Cluster API cannot make stalls with the reason', async () => {
+    const waited = await gantry(
+      [
+        'cluster',
+        'create',
+        'beta',
+        '--management',
+        'mgmt',
+        '--class',
+        'local',
+        '--kubernetes-version',
+        'v1.30.0',
+        '--namespace',
+        NS,
+        '--wait',
+        '--timeout',
+        '20s',
+      ],
+      { env: env() },
+    );
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toContain('beta: WAITING');
+    expect(waited.stderr).toMatch(
+      /cluster beta was not provisioned within 20 s: PENDING: .*ControlPlaneAvailable: this machine builds Kubernetes v1\.\d+\.\d+ only/,
+    );
+  });
+
+  test('bad specs are refused naming the field, and nothing is registered', async () => {
+    const body = (provisioning: Record<string, unknown>) => ({
+      name: 'gamma',
+      provisioning: { management: 'mgmt', class: 'local', version: KUBERNETES_VERSION, ...provisioning },
+    });
+    const unknown = await apiCall(server, 'POST', '/v1/clusters', admin, body({ management: 'nowhere' }));
+    expect(unknown).toMatchObject({ status: 400, body: { field: 'body.provisioning.management' } });
+    expect(unknown.body.message).toContain('management cluster nowhere is not registered');
+    const itself = await apiCall(server, 'POST', '/v1/clusters', admin, body({ management: 'gamma' }));
+    expect(itself).toMatchObject({ status: 400, body: { field: 'body.provisioning.management' } });
+    const version = await apiCall(server, 'POST', '/v1/clusters', admin, body({ version: 'latest' }));
+    expect(version.status).toBe(400);
+    expect(JSON.stringify(version.body)).toContain('version');
+    const flags = await gantry(['cluster', 'create', 'gamma', '--class', 'local'], { env: env() });
+    expect(flags.code).not.toBe(0);
+    expect(flags.stderr).toContain('needs --management, --class and --kubernetes-version');
+    expect((await apiCall(server, 'GET', '/v1/clusters/gamma', admin)).status).toBe(404);
+  });
+
+  test("the Cluster API objects' service is the server's: neither an admin nor a writer of the management cluster changes it", async () => {
+    const writer = await userToken(server, 'capi-writer', 'writer', { clusters: ['mgmt'] });
+    for (const token of [admin, writer]) {
+      const changed = await apiCall(server, 'PATCH', '/v1/clusters/mgmt/services/capi-alpha', token, { namespace: 'elsewhere' });
+      expect(changed.status).toBe(409);
+      expect(changed.body.message).toContain('holds the Cluster API objects that make cluster alpha');
+      expect((await apiCall(server, 'DELETE', '/v1/clusters/mgmt/services/capi-alpha', token)).status).toBe(409);
+    }
+    // A writer may not make clusters at all.
+    const made = await apiCall(server, 'POST', '/v1/clusters', writer, {
+      name: 'delta',
+      provisioning: { management: 'mgmt', class: 'local', version: KUBERNETES_VERSION },
+    });
+    expect(made.status).toBe(403);
+  });
+});
