@@ -109,6 +109,8 @@ export class AgentState {
   /** When the drift loop looks at a service again (epoch ms, by service id): a repair's backoff or hold ends. */
   readonly driftChecks = new Map<string, number>();
   readonly driftWakeup = new Wakeup();
+  /** Provisioned clusters whose agent this (management) cluster's agent installed, or found installed. */
+  readonly installedAgents = new Set<string>();
   /** The service the poll is syncing now: its objects change under the agent's own hand, which is no drift. */
   syncing: string | undefined;
   /** Fires when the deploy token is replaced: the push channel opened with it reconnects with the new one. */

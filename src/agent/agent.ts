@@ -15,7 +15,9 @@
  *   poll at once, and tunnels users' Kubernetes API requests (the auth proxy, api-proxy.ts) to be sent on
  *   impersonating them;
  * - gates (loops/gates.ts): the pipeline JOB gates of this cluster, listed on each poll, their Jobs followed every
- *   half second while any runs.
+ *   half second while any runs;
+ * - provisioned agents (loops/provisioned-agents.ts): on a management cluster, the agent of each cluster its Cluster
+ *   API made is installed once that cluster is available.
  * The agent dials out only. When the server cannot be reached it keeps syncing the services it last heard of from
  * the sources on its disk (also across its own restarts: desired-state.ts), and picks up again when the server
  * answers; reports are sent only when they change (reports.ts).
@@ -27,6 +29,7 @@ import { healthLoop } from './loops/health.ts';
 import { pingLoop } from './loops/ping.ts';
 import { pollLoop } from './loops/poll.ts';
 import { previewsLoop } from './loops/previews.ts';
+import { provisionedAgentsLoop } from './loops/provisioned-agents.ts';
 import { runPush, startApiProxy } from './loops/push.ts';
 import { supervise } from './supervise.ts';
 
@@ -36,7 +39,7 @@ export interface RunningAgent {
 }
 
 /**
- * Starts the agent: the auth proxy, then the ping, health, drift, gates and poll loops, each running its first round at
+ * Starts the agent: the auth proxy, then the ping, health, drift, gates, previews, provisioned-agents and poll loops, each running its first round at
  * once, and the push channel when `options.pushChannel`. Intervals are `options`' milliseconds (the poll's plus up
  * to `jitterMs`); files go under `options.dataDir` (`sources/`, `work/`, `services.sealed`).
  * Never throws and its loops never reject: every failure (server away, cluster unreachable, a sync or a report that
@@ -48,9 +51,15 @@ export function startAgent(options: AgentOptions): RunningAgent {
   const state = new AgentState(options, stopping.signal);
   const proxy = startApiProxy(state);
   const loops = [
-    ...[pingLoop(state), healthLoop(state), driftLoop(state), gatesLoop(state), previewsLoop(state), pollLoop(state)].map((loop) =>
-      supervise(loop, options.log, stopping.signal),
-    ),
+    ...[
+      pingLoop(state),
+      healthLoop(state),
+      driftLoop(state),
+      gatesLoop(state),
+      previewsLoop(state),
+      provisionedAgentsLoop(state),
+      pollLoop(state),
+    ].map((loop) => supervise(loop, options.log, stopping.signal)),
     ...(options.pushChannel ? [runPush(state, proxy)] : []),
   ];
   return {

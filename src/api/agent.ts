@@ -82,6 +82,22 @@ export const AgentServiceSchema = Type.Object({
   deleting: Type.Boolean(),
   /** Set on the cluster's own agent service (gantry-agent): the agent applies it only when it runs as that Deployment. */
   agent: Type.Optional(AgentSourceSchema),
+  /**
+   * Set on a management cluster's service holding the Cluster API objects of a fleet cluster (cluster create
+   * --class): once Cluster API reports that cluster available, this agent installs the cluster's agent.
+   */
+  provisions: Type.Optional(Type.String()),
+});
+
+/**
+ * What a management cluster's agent installs into a cluster its Cluster API made: a fresh deploy token of that
+ * cluster (every earlier one revoked), the image its agent runs, and the server URL it dials when the server has a
+ * public one (otherwise the management agent's own).
+ */
+export const ProvisionedAgentInstallSchema = Type.Object({
+  deployToken: Type.String({ description: 'Shown only here.' }),
+  image: Type.String(),
+  server: Type.Union([Type.String(), Type.Null()]),
 });
 
 export const ReportSchema = Type.Object(
@@ -131,4 +147,5 @@ export type AgentService = Static<typeof AgentServiceSchema>;
 export type AgentReport = Static<typeof ReportSchema>;
 /** A JOB gate for its cluster's agent to run. */
 export type AgentGate = Static<typeof AgentGateSchema>;
+export type ProvisionedAgentInstall = Static<typeof ProvisionedAgentInstallSchema>;
 export type GateReport = Static<typeof GateReportSchema>;

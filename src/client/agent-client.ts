@@ -1,7 +1,7 @@
 /**
  * The agent's side of the fleet API (/v1/agent), authenticated with its cluster's deploy token.
  */
-import type { AgentGate, AgentPing, AgentReport, AgentService, GateReport, PingAnswer } from '../api/agent.ts';
+import type { AgentGate, AgentPing, AgentReport, AgentService, GateReport, PingAnswer, ProvisionedAgentInstall } from '../api/agent.ts';
 import type { AgentPreview, PreviewReport } from '../api/previews.ts';
 import { type ApiCluster, ApiError } from './fleet-client.ts';
 
@@ -53,6 +53,16 @@ export class AgentClient {
   /** A new deploy token for this cluster. @throws ApiError 409 when this token is not due for rotation. */
   async newDeployToken(signal?: AbortSignal): Promise<string> {
     return ((await this.#json('POST', '/v1/agent/token', undefined, signal)) as { deployToken: string }).deployToken;
+  }
+
+  /**
+   * What to install as the agent of `cluster`, which this (management) cluster's Cluster API made: a fresh deploy
+   * token of it (earlier ones revoked), its image, and the server's public URL if it has one.
+   * @throws ApiError 404 when it is no cluster this one makes, 409 when its agent already pinged.
+   */
+  async provisionedAgentInstall(cluster: string, signal?: AbortSignal): Promise<ProvisionedAgentInstall> {
+    const path = `/v1/agent/provisioned-clusters/${encodeURIComponent(cluster)}/agent-install`;
+    return (await this.#json('POST', path, undefined, signal)) as ProvisionedAgentInstall;
   }
 
   async services(signal?: AbortSignal): Promise<AgentService[]> {

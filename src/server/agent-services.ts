@@ -48,6 +48,7 @@ export async function agentServices(db: Kysely<Database>, box: SecretBox, cluste
     templated: service.revision.spec.templated !== false,
     deleting: service.deletedAt !== null,
     ...(service.revision.spec.agent ? { agent: service.revision.spec.agent } : {}),
+    ...(service.revision.spec.capi ? { provisions: service.revision.spec.capi.cluster } : {}),
   }));
 }
 

@@ -13,6 +13,7 @@ import { apiCall, serverWithClusters, type ServerWithClusters, userToken } from 
 import { createRepo } from '../../test/support/git-repo.ts';
 import { capiClusterManifests } from '../capi/cluster-manifests.ts';
 import { capturedLogger } from '../controller/test-support.ts';
+import { GANTRY_VERSION } from '../version.ts';
 import { parseYamlDocuments } from '../yaml.ts';
 import { provisioningServiceName, provisioningStatusOf } from './provisioned-clusters.ts';
 import type { FleetServer } from './server.ts';
@@ -159,6 +160,25 @@ describe.each(DATABASE_KINDS)('clusters Cluster API makes, on %s', (kind) => {
     const listed = (await apiCall(server, 'GET', '/v1/clusters', admin)).body as any[];
     expect(listed.find((cluster) => cluster.name === 'edge').provisioningStatus.state).toBe('RUNNING');
     expect(listed.find((cluster) => cluster.name === 'mgmt').provisioningStatus).toBeUndefined();
+  });
+
+  test('the management agent alone takes install tokens, each revoking the one before it, until the new agent pinged', async () => {
+    const install = (token: string, cluster = 'edge') =>
+      apiCall(server, 'POST', `/v1/agent/provisioned-clusters/${cluster}/agent-install`, token);
+    const first = await install(tokens['mgmt']!);
+    expect(first).toMatchObject({ status: 201, body: { image: `ghcr.io/gantry-dev/gantry:${GANTRY_VERSION}`, server: null } });
+    const second = await install(tokens['mgmt']!);
+    expect(second.status).toBe(201);
+    const ping = (token: string) =>
+      apiCall(server, 'POST', '/v1/agent/ping', token, { kubernetesVersion: '1.35.4', agentVersion: GANTRY_VERSION });
+    // An install that crashed half-way leaves no working token behind.
+    expect((await ping(first.body.deployToken)).status).toBe(401);
+    expect((await install(tokens['other']!)).status).toBe(404);
+    expect((await install(tokens['mgmt']!, 'other')).status).toBe(404);
+    expect((await install(tokens['mgmt']!, 'nowhere')).status).toBe(404);
+    expect((await install(admin)).status).toBe(401);
+    expect((await ping(second.body.deployToken)).status).toBe(200);
+    expect((await install(tokens['mgmt']!)).status).toBe(409);
   });
 
   test('a report cannot carry a component message longer than the API allows', async () => {

@@ -14,6 +14,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
 import { type Cluster, type CreatedCluster, createCluster, deleteCluster, getCluster, listClusters } from '../store/clusters.ts';
+import { rotateDeployToken } from '../store/deploy-tokens.ts';
 import { NotFoundError } from '../store/errors.ts';
 import type { Database } from '../store/schema.ts';
 import { createService, listServices, type Service, type ServiceRef, type ServiceSpec } from '../store/services.ts';
@@ -99,6 +100,24 @@ export class ProvisionedClusters {
       throw error;
     }
     return created;
+  }
+
+  /**
+   * A fresh deploy token for the agent the management cluster's agent installs into `name`, every earlier token of
+   * the cluster revoked (an install that crashed half-way asks again), with the image its agent runs.
+   * @throws NotFoundError when `name` is no cluster that `management`'s Cluster API makes (the same answer as for a
+   *   cluster that does not exist, so a token learns nothing of other clusters); HttpError 409 once its agent pinged.
+   */
+  async agentInstall(management: Cluster, name: string, imageRepository: string): Promise<{ deployToken: string; image: string }> {
+    const cluster = await getCluster(this.#deps.db, name);
+    if (cluster.provisioning?.management !== management.name) throw new NotFoundError('cluster', name);
+    if (cluster.pingedAt !== null) throw new HttpError(409, `the agent of cluster ${name} is installed: it pinged at ${cluster.pingedAt}`);
+    const deployToken = await rotateDeployToken(this.#deps.db, cluster.id, { revokeOthers: true });
+    this.#deps.log.info(
+      { cluster: name, management: management.name },
+      'deploy token issued for the agent install of a provisioned cluster',
+    );
+    return { deployToken, image: `${imageRepository}:${cluster.wantedAgentVersion}` };
   }
 
   /** `clusters` with the provisioningStatus of those Cluster API makes (one read of the services when there are any). */

@@ -58,7 +58,8 @@ it('rejects the request of a killed worker with its stderr tail, then renders wi
     source: '{{ debug_print("about to loop") }}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
     context: {},
   });
-  await expect.poll(() => stderr).toContain('debug_print: about to loop');
+  // A worker's start takes Python's import of Jinja2: seconds on a loaded machine, which poll's default 1 s missed.
+  await expect.poll(() => stderr, { timeout: 30_000 }).toContain('debug_print: about to loop');
   const [victim] = await workerPids();
   if (victim === undefined) throw new Error('no worker process found');
   process.kill(victim, 'SIGKILL');
@@ -90,7 +91,7 @@ it('release() lets the idle workers exit, the next render starts new ones, and c
   const first = await workerPids();
   expect(first).toHaveLength(2);
   pool.release();
-  await expect.poll(workerPids).toEqual([]);
+  await expect.poll(workerPids, { timeout: 30_000 }).toEqual([]);
   const rendered = await pool.renderFiles({ rootDir: project.root, files: fileNames, context: { n: 2 } });
   expect(rendered[0]).toEqual({ path: fileNames[0], text: '2-0' });
   const second = await workerPids();

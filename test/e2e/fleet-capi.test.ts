@@ -3,10 +3,14 @@
  * cluster that runs Cluster API's controllers (`npm run cluster -- up --capi`, with the test's local provider), and
  * `gantry cluster create --management --class --wait`. The server hands the Cluster API Cluster to the management
  * cluster's agent as a protected service; the agent applies it and reports its readiness, which `cluster get` shows
- * until Cluster API reports the new API server available. A version the provider cannot run stalls with its
- * reason; bad specs are refused naming the field; the objects' service is the server's to change.
+ * until Cluster API reports the new API server available. Then the management agent installs the new cluster's
+ * agent through Cluster API's kubeconfig Secret with a fresh deploy token; the new agent (run by the test's agent
+ * runner, which plays the kubelet: the local clusters run no containers) pings, and a global service arrives on
+ * the new cluster without anything run against it by hand. A version the provider cannot run stalls with its
+ * reason; bad specs are refused naming the field; the objects' service is the server's to change, and its install
+ * tokens are the management agent's alone.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -21,7 +25,11 @@ import { run } from '../../src/exec.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { type FleetServer, startFleetServer } from '../../src/server/server.ts';
 import { toYamlDocuments } from '../../src/yaml.ts';
+import { GANTRY_VERSION } from '../../src/version.ts';
+import { type AgentRunner, runAgentDeployment } from '../support/agent-runner.ts';
 import { gantry } from '../support/cli.ts';
+import { createRepo, type TestRepo } from '../support/git-repo.ts';
+import { configMapYaml } from '../support/manifests.ts';
 import { testConfig } from '../support/engine.ts';
 import { apiCall, pushedAgentOptions, testServerOptions, userToken } from '../support/fleet.ts';
 
@@ -60,6 +68,9 @@ describe('clusters made through Cluster API', () => {
   let server: FleetServer;
   let agent: RunningAgent;
   let admin: string;
+  let mgmtToken: string;
+  let runner: AgentRunner | undefined;
+  const repos: TestRepo[] = [];
   const { log } = capturedLogger('info');
   const env = () => ({ XDG_CONFIG_HOME: path.join(dir, 'config') });
 
@@ -76,10 +87,11 @@ describe('clusters made through Cluster API', () => {
     );
     admin = server.adminToken!;
     const made = await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'mgmt' });
+    mgmtToken = made.body.deployToken;
     agent = startAgent(
       pushedAgentOptions({
         server: server.url,
-        token: made.body.deployToken,
+        token: mgmtToken,
         engine: new Engine(testConfig({ watchDiscriminated: true })),
         kubeConfig: loadKubeConfig({ kubeconfig: MANAGEMENT.kubeconfig }),
         dataDir: path.join(dir, 'agent'),
@@ -90,7 +102,9 @@ describe('clusters made through Cluster API', () => {
   });
 
   afterAll(async () => {
+    await runner?.stop();
     await agent?.stop();
+    for (const repo of repos) await repo.remove();
     await server?.close();
     await kubectl(['delete', 'clusters.v1beta2.cluster.x-k8s.io', '--all', '-n', NS, '--wait=true', '--timeout=120s']).catch(
       () => undefined,
@@ -142,6 +156,62 @@ describe('clusters made through Cluster API', () => {
       await kubectl(['get', 'clusters.v1beta2.cluster.x-k8s.io', '-n', NS, '-l', 'gantry.dev/cluster=alpha', '-o', 'json']),
     );
     expect(objects.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual(['alpha']);
+  });
+
+  test("the management cluster's agent installs the new cluster's agent; it pings, and a global service arrives", async () => {
+    const repo = await createRepo({ 'web/settings.yaml': configMapYaml('settings', 'from-the-fleet') });
+    repos.push(repo);
+    expect((await apiCall(server, 'POST', '/v1/repositories', admin, { url: repo.url })).status).toBe(201);
+    expect(
+      (
+        await apiCall(server, 'POST', '/v1/globalservices', admin, {
+          name: 'edge-web',
+          tags: { tier: 'edge' },
+          template: { name: 'web', namespace: 'edge-web', repository: repo.url, git: { ref: 'main', folder: 'web' } },
+        })
+      ).status,
+    ).toBe(201);
+    expect((await apiCall(server, 'PUT', '/v1/clusters/alpha/tags', admin, { tags: { tier: 'edge' } })).status).toBe(200);
+
+    const secret = JSON.parse(await kubectl(['get', 'secret', 'alpha-kubeconfig', '-n', NS, '-o', 'json'])) as { data: { value: string } };
+    const alphaKubeconfig = path.join(dir, 'alpha.kubeconfig');
+    await writeFile(alphaKubeconfig, Buffer.from(secret.data.value, 'base64'), { mode: 0o600 });
+    runner = runAgentDeployment({
+      cluster: 'alpha',
+      kubeConfig: loadKubeConfig({ kubeconfig: alphaKubeconfig }),
+      engine: new Engine(testConfig({ watchDiscriminated: true })),
+      pullable: new Set([GANTRY_VERSION]),
+      dataDir: path.join(dir, 'alpha-agents'),
+      log,
+    });
+    const healthy = await waitFor(
+      'alpha healthy',
+      async () => {
+        const cluster = (await apiCall(server, 'GET', '/v1/clusters/alpha', admin)).body;
+        return cluster.health === 'HEALTHY' ? cluster : undefined;
+      },
+      120_000,
+    );
+    expect(healthy.agentVersion).toBe(GANTRY_VERSION);
+    const alpha = async (args: string[]) => (await run('kubectl', ['--kubeconfig', alphaKubeconfig, ...args])).stdout;
+    const deployment = JSON.parse(await alpha(['get', 'deployment', 'gantry-agent', '-n', 'gantry-agent', '-o', 'json']));
+    expect(deployment.spec.template.spec.containers[0].image).toMatch(new RegExp(`:${GANTRY_VERSION.replace(/\./g, '\\.')}$`));
+    const settings = await waitFor(
+      'the global service on alpha',
+      async () => (await alpha(['get', 'configmap', 'settings', '-n', 'edge-web', '-o', 'json', '--ignore-not-found'])) || undefined,
+      120_000,
+    );
+    expect(JSON.parse(settings).data).toEqual({ value: 'from-the-fleet' });
+    // Its install token is the management agent's alone, and only until the new agent pinged.
+    expect((await apiCall(server, 'POST', '/v1/agent/provisioned-clusters/alpha/agent-install', mgmtToken)).status).toBe(409);
+  });
+
+  test("a cluster's install token is not for another cluster's agent, nor for a cluster the agent's cluster does not make", async () => {
+    const other = await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'bystander' });
+    expect((await apiCall(server, 'POST', '/v1/agent/provisioned-clusters/alpha/agent-install', other.body.deployToken)).status).toBe(404);
+    expect((await apiCall(server, 'POST', '/v1/agent/provisioned-clusters/bystander/agent-install', mgmtToken)).status).toBe(404);
+    expect((await apiCall(server, 'POST', '/v1/agent/provisioned-clusters/nowhere/agent-install', mgmtToken)).status).toBe(404);
+    expect((await apiCall(server, 'POST', '/v1/agent/provisioned-clusters/alpha/agent-install', admin)).status).toBe(401);
   });
 
   test('--wait prints each state and a version Cluster API cannot make stalls with the reason', async () => {

@@ -32,16 +32,18 @@ import {
   GateReportSchema,
   PingAnswerSchema,
   PingSchema,
+  ProvisionedAgentInstallSchema,
   ReportSchema,
   TarballQuery,
 } from '../../api/agent.ts';
-import { ClusterSchema, DeployTokenSchema } from '../../api/clusters.ts';
+import { ClusterNameParams, ClusterSchema, DeployTokenSchema } from '../../api/clusters.ts';
 import { ErrorResponses, ServiceIdParams } from '../../api/common.ts';
 import type { PushChannels } from '../push-channels.ts';
 import { recordReport } from '../service-reports.ts';
 import { pendingPreviewOf } from '../../store/previews.ts';
 import type { TarballStore } from '../tarballs.ts';
 import type { KeptAgents } from '../kept-agents.ts';
+import type { ProvisionedClusters } from '../provisioned-clusters.ts';
 
 export interface AgentRouteDeps {
   db: Kysely<Database>;
@@ -54,6 +56,12 @@ export interface AgentRouteDeps {
   tokens: DeployTokenPolicy;
   /** Keeps the agent service of a cluster whose agent runs as the install's Deployment. */
   agents: KeptAgents;
+  /** Hands a management cluster's agent the deploy tokens of the clusters its Cluster API made. */
+  provisioned: ProvisionedClusters;
+  /** The agents' image repository (`gantry server --agent-image`). */
+  agentImage: string;
+  /** The server's public URL, which the agents of provisioned clusters dial when it is set. */
+  publicUrl: URL | undefined;
   /** This replica's id, recorded as the holder of the agents' sockets it accepts (the auth proxy's tunnels). */
   replicaId: string;
   /** Kicks the service's agent, on whichever replica holds its channel. */
@@ -120,6 +128,15 @@ export function agentRoutes(app: FastifyInstance, deps: AgentRouteDeps): void {
     request.log.info({ cluster: cluster.name }, 'deploy token issued to the agent for rotation');
     return reply.code(201).send({ deployToken });
   });
+
+  api.post(
+    '/v1/agent/provisioned-clusters/:name/agent-install',
+    { ...agents, schema: { tags, params: ClusterNameParams, response: { 201: ProvisionedAgentInstallSchema, ...errors } } },
+    async (request, reply) => {
+      const install = await deps.provisioned.agentInstall(agentCluster(request), request.params.name, deps.agentImage);
+      return reply.code(201).send({ ...install, server: deps.publicUrl ? deps.publicUrl.toString().replace(/\/$/, '') : null });
+    },
+  );
 
   api.get(
     '/v1/agent/services',
