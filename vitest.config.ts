@@ -27,7 +27,6 @@ const LOCAL_CLUSTER_TESTS = [
   'test/e2e/controller-install.test.ts',
   'test/e2e/faults.test.ts',
   'test/e2e/fleet-*.test.ts',
-  'test/e2e/image.test.ts',
   'test/e2e/npm-package.test.ts',
   'test/e2e/operator*.test.ts',
   'test/e2e/pipelines.test.ts',

@@ -116,6 +116,24 @@ describe.each(DATABASE_KINDS)('clusters Cluster API makes, on %s', (kind) => {
   });
 
   const agentServices = async (cluster: string) => (await apiCall(server, 'GET', '/v1/agent/services', tokens[cluster]!)).body as any[];
+  /** The management agent's report of the service holding edge's objects: its Cluster in `state`, with `message`. */
+  const reportCluster = async (state: string, message?: string) => {
+    const [service] = (await agentServices('mgmt')).filter((each) => each.name === 'capi-edge');
+    const component = {
+      group: 'cluster.x-k8s.io',
+      version: 'v1beta2',
+      kind: 'Cluster',
+      namespace: 'clusters',
+      name: 'edge',
+      state,
+      synced: true,
+    };
+    return await apiCall(server, 'POST', `/v1/agent/services/${service.id}/report`, tokens['mgmt']!, {
+      revisionId: service.revision.id,
+      errors: [],
+      components: [{ ...component, ...(message === undefined ? {} : { message }) }],
+    });
+  };
 
   test("registering one hands its Cluster API Cluster to the management cluster's agent, and the agent's report is its status", async () => {
     const created = await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'edge', tags: { tier: 'edge' }, provisioning: spec });
@@ -136,26 +154,9 @@ describe.each(DATABASE_KINDS)('clusters Cluster API makes, on %s', (kind) => {
 
     const status = async () => (await apiCall(server, 'GET', '/v1/clusters/edge', admin)).body.provisioningStatus;
     expect(await status()).toMatchObject({ service: 'capi-edge', state: 'WAITING' });
-    const report = (state: string, message?: string) =>
-      apiCall(server, 'POST', `/v1/agent/services/${service.id}/report`, tokens['mgmt']!, {
-        revisionId: service.revision.id,
-        errors: [],
-        components: [
-          {
-            group: 'cluster.x-k8s.io',
-            version: 'v1beta2',
-            kind: 'Cluster',
-            namespace: 'clusters',
-            name: 'edge',
-            state,
-            synced: true,
-            ...(message ? { message } : {}),
-          },
-        ],
-      });
-    expect((await report('PENDING', 'Provisioning: ControlPlaneAvailable: not yet')).status).toBeLessThan(300);
+    expect((await reportCluster('PENDING', 'Provisioning: ControlPlaneAvailable: not yet')).status).toBeLessThan(300);
     expect(await status()).toEqual({ service: 'capi-edge', state: 'PENDING', message: 'Provisioning: ControlPlaneAvailable: not yet' });
-    await report('RUNNING');
+    await reportCluster('RUNNING');
     expect(await status()).toEqual({ service: 'capi-edge', state: 'RUNNING', message: 'available' });
     const listed = (await apiCall(server, 'GET', '/v1/clusters', admin)).body as any[];
     expect(listed.find((cluster) => cluster.name === 'edge').provisioningStatus.state).toBe('RUNNING');
@@ -182,23 +183,7 @@ describe.each(DATABASE_KINDS)('clusters Cluster API makes, on %s', (kind) => {
   });
 
   test('a report cannot carry a component message longer than the API allows', async () => {
-    const [service] = (await agentServices('mgmt')).filter((each) => each.name === 'capi-edge');
-    const long = await apiCall(server, 'POST', `/v1/agent/services/${service.id}/report`, tokens['mgmt']!, {
-      revisionId: service.revision.id,
-      errors: [],
-      components: [
-        {
-          group: 'cluster.x-k8s.io',
-          version: 'v1beta2',
-          kind: 'Cluster',
-          namespace: 'clusters',
-          name: 'edge',
-          state: 'PENDING',
-          synced: true,
-          message: 'x'.repeat(1001),
-        },
-      ],
-    });
+    const long = await reportCluster('PENDING', 'x'.repeat(1001));
     expect(long.status).toBe(400);
   });
 

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capiUp } from '../../scripts/capi/capi.ts';
 import { workloadClusterName } from '../../scripts/capi/provider.ts';
-import { CONTROL_PLANE_GROUP, INFRASTRUCTURE_GROUP, PROVIDER_VERSION } from '../../scripts/capi/provider-crds.ts';
+import { localClusterClass } from '../../scripts/capi/local-class.ts';
 import { clusterStatus } from '../../scripts/cluster/cluster.ts';
 import { clusterLayout } from '../../scripts/cluster/layout.ts';
 import { KUBERNETES_VERSION } from '../../scripts/setup/tools.ts';
@@ -48,34 +48,6 @@ function conditionOf(cluster: CapiCluster | undefined, type: string): Condition 
   return cluster?.status?.conditions?.find((condition) => condition.type === type);
 }
 
-const classObjects = [
-  {
-    apiVersion: `${INFRASTRUCTURE_GROUP}/${PROVIDER_VERSION}`,
-    kind: 'LocalClusterTemplate',
-    metadata: { name: 'local', namespace: NS },
-    spec: { template: { spec: {} } },
-  },
-  {
-    apiVersion: `${CONTROL_PLANE_GROUP}/${PROVIDER_VERSION}`,
-    kind: 'LocalControlPlaneTemplate',
-    metadata: { name: 'local', namespace: NS },
-    spec: { template: { spec: {} } },
-  },
-  {
-    apiVersion: 'cluster.x-k8s.io/v1beta2',
-    kind: 'ClusterClass',
-    metadata: { name: 'local', namespace: NS },
-    spec: {
-      infrastructure: {
-        templateRef: { apiVersion: `${INFRASTRUCTURE_GROUP}/${PROVIDER_VERSION}`, kind: 'LocalClusterTemplate', name: 'local' },
-      },
-      controlPlane: {
-        templateRef: { apiVersion: `${CONTROL_PLANE_GROUP}/${PROVIDER_VERSION}`, kind: 'LocalControlPlaneTemplate', name: 'local' },
-      },
-    },
-  },
-];
-
 function topologyCluster(name: string, version: string) {
   return {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
@@ -88,7 +60,7 @@ function topologyCluster(name: string, version: string) {
 beforeAll(async () => {
   await capiUp({ layout: MANAGEMENT });
   await kubectl(['create', 'namespace', NS]).catch(() => undefined);
-  await kubectl(['apply', '--server-side', '-f', '-'], toYamlDocuments(classObjects));
+  await kubectl(['apply', '--server-side', '-f', '-'], toYamlDocuments(localClusterClass(NS)));
 });
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { capiUp } from '../../scripts/capi/capi.ts';
-import { CONTROL_PLANE_GROUP, INFRASTRUCTURE_GROUP, PROVIDER_VERSION } from '../../scripts/capi/provider-crds.ts';
+import { localClusterClass } from '../../scripts/capi/local-class.ts';
 import { clusterLayout } from '../../scripts/cluster/layout.ts';
 import { KUBERNETES_VERSION } from '../../scripts/setup/tools.ts';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
@@ -40,29 +40,6 @@ async function kubectl(args: readonly string[], input?: string): Promise<string>
   return (await run('kubectl', ['--kubeconfig', MANAGEMENT.kubeconfig, ...args], input === undefined ? {} : { input })).stdout;
 }
 
-const classObjects = [
-  { kind: 'LocalClusterTemplate', group: INFRASTRUCTURE_GROUP },
-  { kind: 'LocalControlPlaneTemplate', group: CONTROL_PLANE_GROUP },
-].map(({ kind, group }) => ({
-  apiVersion: `${group}/${PROVIDER_VERSION}`,
-  kind,
-  metadata: { name: 'local', namespace: NS },
-  spec: { template: { spec: {} } },
-}));
-const clusterClass = {
-  apiVersion: 'cluster.x-k8s.io/v1beta2',
-  kind: 'ClusterClass',
-  metadata: { name: 'local', namespace: NS },
-  spec: {
-    infrastructure: {
-      templateRef: { apiVersion: `${INFRASTRUCTURE_GROUP}/${PROVIDER_VERSION}`, kind: 'LocalClusterTemplate', name: 'local' },
-    },
-    controlPlane: {
-      templateRef: { apiVersion: `${CONTROL_PLANE_GROUP}/${PROVIDER_VERSION}`, kind: 'LocalControlPlaneTemplate', name: 'local' },
-    },
-  },
-};
-
 describe('clusters made through Cluster API', () => {
   let dir: string;
   let server: FleetServer;
@@ -78,7 +55,7 @@ describe('clusters made through Cluster API', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gantry-fleet-capi-'));
     await capiUp({ layout: MANAGEMENT });
     await kubectl(['create', 'namespace', NS]).catch(() => undefined);
-    await kubectl(['apply', '--server-side', '-f', '-'], toYamlDocuments([...classObjects, clusterClass]));
+    await kubectl(['apply', '--server-side', '-f', '-'], toYamlDocuments(localClusterClass(NS)));
     server = await startFleetServer(
       testServerOptions(
         { databaseUrl: path.join(dir, 'gantry.db'), cacheDir: path.join(dir, 'server-cache'), log },
