@@ -140,7 +140,9 @@ export function clusterCommand(): Command {
 
   cluster.addCommand(
     new Command('delete')
-      .description("forget a cluster and its services' records (objects in the cluster are left as they are)")
+      .description(
+        "forget a cluster and its services' records (objects in the cluster are left as they are); a cluster Cluster API made is torn down by it",
+      )
       .argument('<name>')
       .action((name: string) =>
         withFleetClient(async (client) => {

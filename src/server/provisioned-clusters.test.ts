@@ -182,6 +182,17 @@ describe.each(DATABASE_KINDS)('clusters Cluster API makes, on %s', (kind) => {
     expect((await install(tokens['mgmt']!)).status).toBe(409);
   });
 
+  test('deleting a cluster Cluster API made hands its objects to the management agent for deletion; its management cluster stays while it makes one', async () => {
+    await apiCall(server, 'POST', '/v1/clusters', admin, { name: 'doomed', provisioning: spec });
+    const held = await apiCall(server, 'DELETE', '/v1/clusters/mgmt', admin);
+    expect(held.status).toBe(409);
+    expect(held.body.message).toBe('cluster mgmt makes doomed, edge through Cluster API: delete them first');
+    expect((await apiCall(server, 'DELETE', '/v1/clusters/doomed', admin)).status).toBe(204);
+    const [service] = (await agentServices('mgmt')).filter((each) => each.name === 'capi-doomed');
+    expect(service).toMatchObject({ deleting: true, provisions: 'doomed' });
+    expect((await apiCall(server, 'GET', '/v1/clusters/doomed', admin)).status).toBe(404);
+  });
+
   test('a report cannot carry a component message longer than the API allows', async () => {
     const long = await reportCluster('PENDING', 'x'.repeat(1001));
     expect(long.status).toBe(400);

@@ -17,7 +17,7 @@ import { type Cluster, type CreatedCluster, createCluster, deleteCluster, getClu
 import { rotateDeployToken } from '../store/deploy-tokens.ts';
 import { NotFoundError } from '../store/errors.ts';
 import type { Database } from '../store/schema.ts';
-import { createService, listServices, type Service, type ServiceRef, type ServiceSpec } from '../store/services.ts';
+import { createService, listServices, markServiceDeleted, type Service, type ServiceRef, type ServiceSpec } from '../store/services.ts';
 import type { ServiceSources } from './service-sources.ts';
 
 export type ProvisioningStatus = Static<typeof ProvisioningStatusSchema>;
@@ -118,6 +118,32 @@ export class ProvisionedClusters {
       'deploy token issued for the agent install of a provisioned cluster',
     );
     return { deployToken, image: `${imageRepository}:${cluster.wantedAgentVersion}` };
+  }
+
+  /**
+   * Before `cluster` is deleted: a cluster Cluster API makes has its objects' service deleted by its management
+   * cluster's agent, which deletes the Cluster API Cluster, and Cluster API tears the cluster down.
+   * @throws HttpError 409 naming the clusters `cluster` makes, which would be left without their management cluster.
+   */
+  async beforeDelete(cluster: Cluster): Promise<void> {
+    const { db } = this.#deps;
+    const clusters = await listClusters(db);
+    const made = clusters.filter((other) => other.provisioning?.management === cluster.name).map((other) => other.name);
+    if (made.length > 0)
+      throw new HttpError(
+        409,
+        `cluster ${cluster.name} makes ${made.join(', ')} through Cluster API: delete ${made.length === 1 ? 'it' : 'them'} first`,
+      );
+    const management = clusters.find((other) => other.name === cluster.provisioning?.management);
+    if (!management) return;
+    const service = (await listServices(db, { clusterId: management.id })).find((each) => each.spec.capi?.cluster === cluster.name);
+    if (!service || service.deletedAt !== null) return;
+    await markServiceDeleted(db, service.id);
+    this.#deps.log.info(
+      { cluster: cluster.name, management: management.name },
+      'Cluster API objects of a deleted cluster handed to its management cluster for deletion',
+    );
+    this.#deps.onChange(service);
   }
 
   /** `clusters` with the provisioningStatus of those Cluster API makes (one read of the services when there are any). */

@@ -16,6 +16,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { capiUp } from '../../scripts/capi/capi.ts';
 import { localClusterClass } from '../../scripts/capi/local-class.ts';
+import { workloadClusterName } from '../../scripts/capi/provider.ts';
+import { clusterStatus } from '../../scripts/cluster/cluster.ts';
 import { clusterLayout } from '../../scripts/cluster/layout.ts';
 import { KUBERNETES_VERSION } from '../../scripts/setup/tools.ts';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.ts';
@@ -251,5 +253,27 @@ describe('clusters made through Cluster API', () => {
       provisioning: { management: 'mgmt', class: 'local', version: KUBERNETES_VERSION },
     });
     expect(made.status).toBe(403);
+  });
+
+  test('deleting the cluster has the management agent delete its Cluster API objects, and Cluster API tears it down', async () => {
+    await runner?.stop();
+    runner = undefined;
+    const capiCluster = JSON.parse(await kubectl(['get', 'clusters.v1beta2.cluster.x-k8s.io', 'alpha', '-n', NS, '-o', 'json']));
+    const workload = clusterLayout(workloadClusterName(NS, capiCluster.spec.controlPlaneRef.name));
+    expect((await clusterStatus(workload)).state).toBe('running');
+    const deleted = await gantry(['cluster', 'delete', 'alpha'], { env: env() });
+    expect(deleted.code, deleted.stderr).toBe(0);
+    await waitFor(
+      'the Cluster API Cluster alpha gone',
+      async () =>
+        (await kubectl(['get', 'clusters.v1beta2.cluster.x-k8s.io', 'alpha', '-n', NS, '--ignore-not-found', '-o', 'name'])) === '',
+      120_000,
+    );
+    expect((await clusterStatus(workload)).state).toBe('stopped');
+    await waitFor(
+      'the service capi-alpha gone',
+      async () => (await apiCall(server, 'GET', '/v1/clusters/mgmt/services/capi-alpha', admin)).status === 404,
+      60_000,
+    );
   });
 });

@@ -124,6 +124,7 @@ export function clusterRoutes(
     { ...admins, schema: { tags: ['clusters'], params: ClusterNameParams, response: { 204: Type.Null(), ...errors } } },
     async (request, reply) => {
       const cluster = await getCluster(db, request.params.name);
+      await deps.provisioned.beforeDelete(cluster);
       await deleteCluster(db, request.params.name);
       await deps.channels.checkTokens();
       deps.notifier.notify(clusterEvent('cluster.delete', cluster));
