@@ -376,6 +376,26 @@ describe('the web UI', () => {
     }
   });
 
+  test('a cluster Cluster API makes shows where its provisioning stands, with the reason as the title', async () => {
+    const admin = new FleetClient({ server: server.url, token: server.adminToken! });
+    // A management cluster with no agent: the Cluster API objects wait for it.
+    await admin.createCluster({ name: 'ui-mgmt' });
+    try {
+      await admin.createCluster({ name: 'ui-made', provisioning: { management: 'ui-mgmt', class: 'local', version: 'v1.35.4' } });
+      await page.goto('/fleet');
+      const tag = page.locator('tr[data-cluster="ui-made"] .provisioning');
+      await tag.waitFor();
+      expect(await tag.textContent()).toBe('provisioning: waiting');
+      expect(await tag.getAttribute('title')).toBe("waiting for the management cluster's agent to apply it");
+      expect(await page.locator('tr[data-cluster="ui-mgmt"] .provisioning').count()).toBe(0);
+      expect(await page.locator('tr[data-service="ui-mgmt/capi-ui-made"] .source').textContent()).toBe('Cluster API objects of ui-made');
+      await screenshot(page, 'cluster-provisioning');
+    } finally {
+      await admin.deleteCluster('ui-made').catch(() => undefined);
+      await admin.deleteCluster('ui-mgmt').catch(() => undefined);
+    }
+  });
+
   test('a user changes their own password from the user menu; their other sessions end and only the new one logs in', async () => {
     const admin = new FleetClient({ server: server.url, token: server.adminToken! });
     await admin.createUser(PAULA);

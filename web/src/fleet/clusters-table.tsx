@@ -1,4 +1,7 @@
-/** The clusters: agent health, Kubernetes and agent versions (with the wanted one when they differ), last ping, tags and how many services are healthy. */
+/**
+ * The clusters: agent health (and, for a cluster Cluster API makes, where its provisioning stands until it is done),
+ * Kubernetes and agent versions (with the wanted one when they differ), last ping, tags and how many services are healthy.
+ */
 import type { Cluster, Service } from '../api/types.ts';
 import { clusterHealth } from '../health.ts';
 import { StatusBadge } from '../ui/status-badge.tsx';
@@ -36,7 +39,7 @@ export function ClustersTable(props: { clusters: Cluster[]; services: Service[];
                   </button>
                 </td>
                 <td>
-                  <StatusBadge {...clusterHealth(cluster)} />
+                  <StatusBadge {...clusterHealth(cluster)} /> <Provisioning cluster={cluster} />
                 </td>
                 <td>{cluster.kubernetesVersion ?? <span className="muted">—</span>}</td>
                 <td>
@@ -58,6 +61,17 @@ export function ClustersTable(props: { clusters: Cluster[]; services: Service[];
         </tbody>
       </table>
     </>
+  );
+}
+
+/** Where Cluster API's making of the cluster stands, with Cluster API's reason as the title; nothing once it is available. */
+function Provisioning(props: { cluster: Cluster }) {
+  const status = props.cluster.provisioningStatus;
+  if (!status || status.state === 'RUNNING') return null;
+  return (
+    <span className={`tag ${status.state === 'FAILED' ? 'bad' : 'warn'} provisioning`} title={status.message}>
+      provisioning: {status.state.toLowerCase()}
+    </span>
   );
 }
 

@@ -1,7 +1,11 @@
-/** Where a service's revision comes from, in one line: `folder @ ref` of its repository, or `chart @ version`. */
+/**
+ * Where a service's revision comes from, in one line: `folder @ ref` of its repository, `chart @ version`, or, for
+ * the service holding a cluster's Cluster API objects, that cluster.
+ */
 import type { Revision, Service } from '../api/types.ts';
 
-export function sourceText(source: Pick<Service, 'git' | 'helm'> | Pick<Revision, 'git' | 'helm'>): string {
+export function sourceText(source: Pick<Service, 'git' | 'helm' | 'provisions'> | Pick<Revision, 'git' | 'helm'>): string {
+  if ('provisions' in source && source.provisions) return `Cluster API objects of ${source.provisions}`;
   if (source.helm) return `${source.helm.chart} @ ${source.helm.version}`;
   if (source.git) return `${source.git.folder || '/'} @ ${shortRef(source.git.ref)}`;
   return '—';
