@@ -133,10 +133,12 @@ export class KeptAgents {
     for (const service of services) {
       const cluster = clusters.get(service.clusterId);
       if (!cluster || !service.spec.agent) continue;
+      if (await rollouts.settleAgentPins(subject)) return subject;
       const pinned = await setAgentVersionPin(db, cluster.name, version);
       await this.keep(pinned, { server: service.spec.agent.server, tokenSecret: service.spec.agent.tokenSecret });
     }
     await rollouts.evaluateAll([subject]);
+    await rollouts.settleAgentPins(subject);
     return subject;
   }
 

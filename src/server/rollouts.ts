@@ -174,6 +174,20 @@ export class RolloutRunner {
     return this.#startRollout(subject, spec, await this.#copiesOf(subject, (service) => ids.has(service.id)), cause);
   }
 
+  /**
+   * For the agents' upgrade (kept-agents.ts), which sets each cluster's pin after the rollout began: when the
+   * rollout has already ended (a canary past its deadline while the pins were still being set, on a loaded server),
+   * every cluster is pinned again to the version its agent service runs, undoing pins set after the rollout's own
+   * restore.
+   * @returns whether the rollout ended, so the upgrade sets no more pins.
+   */
+  async settleAgentPins(subject: RolloutSubject): Promise<boolean> {
+    const rollout = await currentRollout(this.#deps.db, subject.owner);
+    if (!rollout || (rollout.state !== 'FAILED' && rollout.state !== 'ABORTED')) return false;
+    await this.#restoreAgentPins(rollout);
+    return true;
+  }
+
   /** An agent pinged with another version than before: the agents' rollout holding its agent service may move on. Never throws. */
   async agentPinged(cluster: Pick<Cluster, 'id' | 'name'>): Promise<void> {
     const service = await getService(this.#deps.db, cluster.id, AGENT_NAME).catch(() => undefined);
